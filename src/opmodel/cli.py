@@ -1,0 +1,116 @@
+"""The ``opmodel`` command line: thin wrappers that print JSON on stdout, errors on stderr.
+
+Bad input prints one line per problem on stderr and exits with status 2; no tracebacks.
+argparse rather than click: the interpreter alone takes most of the 0.25 s start-up budget
+of ``opmodel predict`` on a small machine, and argparse costs a few milliseconds to import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any, NoReturn
+
+from opmodel import __version__
+from opmodel.core.errors import OpModelError, UnsupportedOpError
+from opmodel.core.jsonify import to_jsonable
+
+__all__ = ["main"]
+
+EXIT_BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr, exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(EXIT_BAD_INPUT, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _emit(value: Any) -> None:
+    sys.stdout.write(json.dumps(to_jsonable(value), indent=2) + "\n")
+
+
+def _cmd_predict(args: argparse.Namespace) -> None:
+    from opmodel.hardware import load_hardware
+    from opmodel.models import get_model
+    from opmodel.parsing import load_op
+
+    model = get_model(args.model)
+    hardware = load_hardware(args.hardware)
+    op = load_op(args.op)
+    if not model.supports(op):
+        kinds = ", ".join(sorted(model.supported_kinds))
+        raise UnsupportedOpError(f"model '{model.name}' does not support {op.kind} (supports: {kinds})")
+    _emit(model.predict(op, hardware).to_dict())
+
+
+def _cmd_models(_args: argparse.Namespace) -> None:
+    from opmodel.models import get_model, model_names
+
+    _emit([{"name": name, "supported_kinds": sorted(get_model(name).supported_kinds)}
+           for name in model_names()])
+
+
+def _cmd_hardware_list(_args: argparse.Namespace) -> None:
+    from opmodel.hardware import load_hardware, shipped_hardware_names
+    from opmodel.hardware.summary import hardware_summary
+
+    _emit([hardware_summary(load_hardware(name)) for name in shipped_hardware_names()])
+
+
+def _cmd_hardware_show(args: argparse.Namespace) -> None:
+    from opmodel.hardware import load_hardware
+
+    _emit(load_hardware(args.name))
+
+
+def _cmd_hardware_check(args: argparse.Namespace) -> None:
+    from pathlib import Path
+
+    from opmodel.hardware import load_hardware
+
+    spec = load_hardware(Path(args.file))
+    _emit({"file": args.file, "valid": True, "name": spec.name, "kind": spec.kind})
+
+
+def _build_parser() -> _Parser:
+    parser = _Parser(prog="opmodel", description="Predict how one accelerator op performs.")
+    parser.add_argument("--version", action="version", version=f"opmodel {__version__}")
+    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    predict = commands.add_parser("predict", help="predict one op (JSON profile on stdout)")
+    predict.add_argument("--hardware", required=True, help="hardware YAML path or shipped name")
+    predict.add_argument("--op", required=True, help="op YAML file")
+    predict.add_argument("--model", default="roofline", help="model name (default: roofline)")
+    predict.set_defaults(handler=_cmd_predict)
+    commands.add_parser("models", help="list the registered models").set_defaults(
+        handler=_cmd_models)
+    hardware = commands.add_parser("hardware", help="list, show or check hardware configs")
+    hw_commands = hardware.add_subparsers(dest="hw_command", required=True, parser_class=_Parser)
+    hw_commands.add_parser("list", help="summarise the shipped configs").set_defaults(
+        handler=_cmd_hardware_list)
+    show = hw_commands.add_parser("show", help="print a resolved config")
+    show.add_argument("name", help="shipped name or YAML path")
+    show.set_defaults(handler=_cmd_hardware_show)
+    check = hw_commands.add_parser("check", help="validate a config file")
+    check.add_argument("file", help="YAML path")
+    check.set_defaults(handler=_cmd_hardware_check)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the CLI; returns the exit status (0 success, 2 bad input)."""
+    args = _build_parser().parse_args(argv)
+    handler: Callable[[argparse.Namespace], None] = args.handler
+    try:
+        handler(args)
+    except OpModelError as exc:
+        sys.stderr.writelines(f"opmodel: {line}\n" for line in str(exc).splitlines())
+        return EXIT_BAD_INPUT
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

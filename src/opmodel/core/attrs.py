@@ -1,0 +1,220 @@
+"""The typed schema of op attributes, per op kind, and their validation.
+
+``LocalOp.attrs`` is free-form at the API boundary but checked here once, at construction:
+unknown names are errors with a did-you-mean, booleans must be real booleans, integers must be
+integers within range and strings must be one of the accepted values. Models then read typed
+values through the op's view or their own parameter objects, never raw lookups with aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind
+from opmodel.core.errors import did_you_mean
+
+__all__ = [
+    "ELEMENTWISE_FLOPS_PER_ELEMENT",
+    "AttrSpec",
+    "AttrValue",
+    "FrozenAttrs",
+    "attr_specs",
+    "validate_attrs",
+]
+
+AttrValue = bool | int | float | str
+
+# FLOPs charged per output element by elementwise function. Counting convention (documented in
+# docs/models/roofline.md): one FLOP per add/sub/mul/div/compare/max; transcendental functions
+# (exp, tanh, erf) count one FLOP each on the vector engine; composite activations count their
+# scalar operations, e.g. silu(x) = x * sigmoid(x) = x / (1 + exp(-x)): neg, exp, add, div = 4;
+# gelu (tanh form, Hendrycks & Gimpel 2016, eq. for the approximation)
+# 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): 3 mul for x^3 term, add, mul, tanh, add, 2 mul = 9.
+ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
+    "add": 1,
+    "sub": 1,
+    "mul": 1,
+    "div": 1,
+    "maximum": 1,
+    "minimum": 1,
+    "scalar_add": 1,
+    "scalar_mul": 1,
+    "relu": 1,
+    "neg": 1,
+    "exp": 1,
+    "tanh": 1,
+    "sigmoid": 3,
+    "silu": 4,
+    "gelu": 9,
+    "silu_and_mul": 5,
+    "gelu_and_mul": 10,
+    "fma": 2,
+    "cast": 1,
+    "rope": 3,
+    "dropout": 2,
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttrSpec:
+    """One accepted attribute: its Python type, accepted strings, and integer minimum."""
+
+    name: str
+    kind: type
+    choices: tuple[str, ...] = ()
+    minimum: int | None = None
+    doc: str = ""
+
+    def check(self, value: object) -> str | None:
+        """Return a problem description for ``value``, or None when it is acceptable."""
+        if self.kind is bool:
+            if not isinstance(value, bool):
+                return f"must be a boolean true/false (got {value!r})"
+            return None
+        if self.kind is int:
+            if isinstance(value, bool) or not isinstance(value, int):
+                return f"must be an integer (got {value!r})"
+            if self.minimum is not None and value < self.minimum:
+                return f"must be >= {self.minimum} (got {value!r})"
+            return None
+        if not isinstance(value, str) or (self.choices and value not in self.choices):
+            hint = did_you_mean(value, self.choices) if isinstance(value, str) else ""
+            return f"must be one of {', '.join(self.choices)} (got {value!r}){hint}"
+        return None
+
+
+def _ints(names: tuple[str, ...], doc: str) -> tuple[AttrSpec, ...]:
+    return tuple(AttrSpec(name=n, kind=int, minimum=1, doc=doc) for n in names)
+
+
+_COMMON = (
+    AttrSpec(
+        name="compute_dtype",
+        kind=str,
+        choices=tuple(d.value for d in DType),
+        doc="data type the arithmetic runs in (default: see the op kind)",
+    ),
+)
+_GEMM = (
+    AttrSpec(name="transpose_a", kind=bool, doc="A is stored [k, m]"),
+    AttrSpec(name="transpose_b", kind=bool, doc="B is stored [n, k]"),
+    *_ints(
+        (
+            "cta_tile_m",
+            "cta_tile_n",
+            "cta_tile_k",
+            "warp_tile_m",
+            "warp_tile_n",
+            "warp_tile_k",
+            "pipeline_stages",
+            "warps_per_cta",
+            "registers_per_thread",
+            "split_k",
+            "gemm_selection_shortlist_size",
+        ),
+        "kernel parameter used by kernel-level GEMM models; ignored by the roofline",
+    ),
+    AttrSpec(
+        name="gemm_selection_backend",
+        kind=str,
+        choices=("effective_roofline",),
+        doc="model that ranks the kernel shortlist",
+    ),
+    AttrSpec(
+        name="gemm_selection_objective",
+        kind=str,
+        choices=("latency", "energy"),
+        doc="what automatic kernel selection minimises",
+    ),
+)
+_ATTENTION = (AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),)
+_ROW = (AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),)
+_REDUCTION = (
+    AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
+)
+_ELEMENTWISE = (
+    AttrSpec(
+        name="function",
+        kind=str,
+        choices=tuple(ELEMENTWISE_FLOPS_PER_ELEMENT),
+        doc="elementwise function (default: one FLOP per output element per extra input)",
+    ),
+)
+
+_BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
+    kind: {spec.name: spec for spec in (*_COMMON, *extra)}
+    for kind, extra in (
+        (OpKind.GEMM, _GEMM),
+        (OpKind.BATCHED_GEMM, _GEMM),
+        (OpKind.ATTENTION_PREFILL, _ATTENTION),
+        (OpKind.ATTENTION_DECODE, _ATTENTION),
+        (OpKind.SOFTMAX, _ROW),
+        (OpKind.LAYERNORM, _ROW),
+        (OpKind.RMSNORM, _ROW),
+        (OpKind.ELEMENTWISE, _ELEMENTWISE),
+        (OpKind.REDUCTION, _REDUCTION),
+        (OpKind.EMBEDDING, ()),
+        (OpKind.COPY, ()),
+    )
+}
+
+
+def attr_specs(kind: OpKind) -> Mapping[str, AttrSpec]:
+    """The attributes accepted for ``kind``, by name."""
+    return _BY_KIND[kind]
+
+
+def validate_attrs(kind: OpKind, attrs: Mapping[str, object]) -> list[str]:
+    """Return one ``attrs.NAME: problem`` line per invalid attribute (empty when all are valid)."""
+    specs = _BY_KIND[kind]
+    problems: list[str] = []
+    for name, value in attrs.items():
+        if not isinstance(name, str):
+            problems.append(f"attrs: names must be strings (got {name!r})")
+            continue
+        spec = specs.get(name)
+        if spec is None:
+            accepted = ", ".join(sorted(specs))
+            hint = did_you_mean(name, specs)
+            problems.append(
+                f"attrs.{name}: unknown attribute for {kind.value}{hint} (accepted: {accepted})"
+            )
+            continue
+        problem = spec.check(value)
+        if problem is not None:
+            problems.append(f"attrs.{name}: {problem}")
+    return problems
+
+
+class FrozenAttrs(Mapping[str, AttrValue]):
+    """An immutable, hashable mapping of attribute names to values."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, AttrValue] | None = None) -> None:
+        self._data: dict[str, AttrValue] = dict(data or {})
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> AttrValue:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Mapping):
+            return dict(self._data) == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenAttrs({self._data!r})"

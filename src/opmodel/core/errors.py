@@ -1,0 +1,64 @@
+"""Error types and the one error-message helper used across opmodel.
+
+Every error the library raises for bad input derives from :class:`OpModelError` and renders as
+one line per problem: ``where: field.path: problem (got X)``. The CLI prints ``str(error)`` and
+exits with status 2, so a message must be complete on its own.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "ConfigError",
+    "OpModelError",
+    "OpValidationError",
+    "UnknownNameError",
+    "UnsupportedDTypeError",
+    "UnsupportedOpError",
+    "did_you_mean",
+]
+
+
+class OpModelError(Exception):
+    """Base class of every error opmodel raises on purpose."""
+
+
+class ConfigError(OpModelError, ValueError):
+    """A hardware or op file is unreadable or invalid; ``problems`` holds one line per issue."""
+
+    def __init__(self, problems: Iterable[str]) -> None:
+        self.problems: tuple[str, ...] = tuple(problems)
+        super().__init__("\n".join(self.problems))
+
+
+class OpValidationError(OpModelError, ValueError):
+    """A :class:`~opmodel.LocalOp` or :class:`~opmodel.TensorSpec` is malformed."""
+
+
+class UnsupportedOpError(OpModelError):
+    """A model was asked to predict an op kind it does not model."""
+
+
+class UnsupportedDTypeError(OpModelError):
+    """The hardware has no throughput for the data type an op computes in."""
+
+
+class UnknownNameError(OpModelError, LookupError):
+    """A model, hardware config or other named item does not exist."""
+
+    def __str__(self) -> str:  # LookupError would quote the message like a dict key
+        return str(self.args[0]) if self.args else ""
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """Return ``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    return f"; did you mean '{close[0]}'?" if close else ""
+
+
+def unknown_name_message(what: str, word: str, choices: Iterable[str]) -> str:
+    """Render the standard "unknown X 'w'; did you mean ...; valid: a, b" message."""
+    valid = sorted(choices)
+    return f"unknown {what} '{word}'{did_you_mean(word, valid)} (valid: {', '.join(valid)})"

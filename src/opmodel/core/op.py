@@ -1,0 +1,138 @@
+"""The op vocabulary: :class:`TensorSpec` and :class:`LocalOp`, validated at construction."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from opmodel.core.attrs import AttrValue, FrozenAttrs, validate_attrs
+from opmodel.core.dtypes import DType, nbytes_of
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import OpValidationError, did_you_mean
+from opmodel.core.profile import Footprint, footprint_of
+
+if TYPE_CHECKING:
+    from opmodel.core.views import OpView
+
+__all__ = ["LocalOp", "TensorSpec", "coerce_enum"]
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
+    """Convert ``value`` (an enum member or its string) to ``enum_cls`` or raise a clear error."""
+    if isinstance(value, enum_cls):
+        return value
+    if isinstance(value, str):
+        try:
+            return enum_cls(value)
+        except ValueError:
+            pass
+    valid = [m.value for m in enum_cls]
+    hint = did_you_mean(value, valid) if isinstance(value, str) else ""
+    raise OpValidationError(f"{where}: must be one of {', '.join(valid)} (got {value!r}){hint}")
+
+
+def _check_shape(shape: object, where: str) -> tuple[int, ...]:
+    if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
+        raise OpValidationError(
+            f"{where}: must be a list or tuple of positive integers (got {shape!r})"
+        )
+    if len(shape) == 0:
+        raise OpValidationError(f"{where}: must have at least one dimension (got {shape!r})")
+    for dim in shape:
+        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
+            raise OpValidationError(
+                f"{where}: every dimension must be a positive integer (got {shape!r})"
+            )
+    return tuple(shape)
+
+
+@dataclass(frozen=True, slots=True)
+class TensorSpec:
+    """A tensor an op touches: its role, shape (elements per dim), dtype and optional layout tag.
+
+    ``layout`` is a free-form tag; attention uses ``q``/``k``/``v``/``o`` to name its operands.
+    ``num_elements`` and ``nbytes`` are derived at construction.
+    """
+
+    role: TensorRole
+    shape: tuple[int, ...]
+    dtype: DType
+    layout: str | None = None
+    num_elements: int = field(init=False, repr=False, compare=False)
+    nbytes: int = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        set_ = object.__setattr__
+        set_(self, "role", coerce_enum(TensorRole, self.role, "TensorSpec.role"))
+        set_(self, "dtype", coerce_enum(DType, self.dtype, "TensorSpec.dtype"))
+        shape = _check_shape(self.shape, "TensorSpec.shape")
+        set_(self, "shape", shape)
+        if self.layout is not None and not isinstance(self.layout, str):
+            raise OpValidationError(
+                f"TensorSpec.layout: must be a string or None (got {self.layout!r})"
+            )
+        count = 1
+        for dim in shape:
+            count *= dim
+        set_(self, "num_elements", count)
+        set_(self, "nbytes", nbytes_of(count, self.dtype))
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LocalOp:
+    """One already-partitioned operation on one device.
+
+    Strings are accepted for the enum fields. Construction validates the tensors against the
+    kind's shape conventions (see :mod:`opmodel.core.views`) and the attrs against the kind's
+    attribute schema; the parsed, typed view is kept in :attr:`view` and the bytes its tensors
+    occupy, by role, in :attr:`footprint`. ``derived_cache`` memoises hardware-independent values
+    that are pure functions of the op (its FLOPs and compulsory bytes), so repeated predictions
+    of one op do not recompute them; it takes no part in equality, hashing or repr.
+    """
+
+    name: str
+    kind: OpKind
+    phase: Phase
+    tensors: tuple[TensorSpec, ...]
+    attrs: Mapping[str, AttrValue] = field(default_factory=FrozenAttrs)
+    view: OpView = field(init=False, repr=False, compare=False)
+    footprint: Footprint = field(init=False, repr=False, compare=False)
+    derived_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        from opmodel.core.views import build_view  # views import this module
+
+        set_ = object.__setattr__
+        if not isinstance(self.name, str) or not self.name:
+            raise OpValidationError(f"LocalOp.name: must be a non-empty string (got {self.name!r})")
+        where = f"op '{self.name}'"
+        set_(self, "kind", coerce_enum(OpKind, self.kind, f"{where}: kind"))
+        set_(self, "phase", coerce_enum(Phase, self.phase, f"{where}: phase"))
+        tensors = self.tensors
+        if isinstance(tensors, TensorSpec) or not isinstance(tensors, tuple | list) or not tensors:
+            raise OpValidationError(
+                f"{where}: tensors: must be a non-empty list of TensorSpec (got {tensors!r})"
+            )
+        for index, tensor in enumerate(tensors):
+            if not isinstance(tensor, TensorSpec):
+                raise OpValidationError(
+                    f"{where}: tensors[{index}]: must be a TensorSpec (got {tensor!r})"
+                )
+        set_(self, "tensors", tuple(tensors))
+        if not isinstance(self.attrs, Mapping):
+            raise OpValidationError(f"{where}: attrs: must be a mapping (got {self.attrs!r})")
+        problems = validate_attrs(self.kind, self.attrs)
+        if problems:
+            raise OpValidationError(f"{where} ({self.kind.value}): {'; '.join(problems)}")
+        set_(self, "attrs", FrozenAttrs(self.attrs))
+        set_(self, "view", build_view(self))
+        set_(self, "footprint", footprint_of(self.tensors))
+        set_(self, "derived_cache", {})
+
+    def tensors_with(self, role: TensorRole) -> tuple[TensorSpec, ...]:
+        """The op's tensors that have ``role``, in order."""
+        return tuple(t for t in self.tensors if t.role is role)

@@ -1,0 +1,41 @@
+"""Small checks shared by the shape views; every failure names the op and its kind."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import TensorRole
+from opmodel.core.errors import OpValidationError
+
+if TYPE_CHECKING:
+    from opmodel.core.op import LocalOp, TensorSpec
+
+__all__ = ["compute_dtype", "fail", "one", "only_roles"]
+
+
+def fail(op: LocalOp, problem: str) -> OpValidationError:
+    """Build the error ``op 'NAME' (KIND): problem``."""
+    return OpValidationError(f"op '{op.name}' ({op.kind.value}): {problem}")
+
+
+def one(op: LocalOp, role: TensorRole, what: str) -> TensorSpec:
+    """The single tensor of ``role``; an error when there are none or several."""
+    found = op.tensors_with(role)
+    if len(found) != 1:
+        raise fail(op, f"needs exactly one {role.value} tensor ({what}), got {len(found)}")
+    return found[0]
+
+
+def compute_dtype(op: LocalOp, default: DType) -> DType:
+    """The ``compute_dtype`` attr when given (already validated), else ``default``."""
+    value = op.attrs.get("compute_dtype")
+    return DType(value) if isinstance(value, str) else default
+
+
+def only_roles(op: LocalOp, allowed: tuple[TensorRole, ...]) -> None:
+    """Reject tensors whose role the kind does not use."""
+    for index, tensor in enumerate(op.tensors):
+        if tensor.role not in allowed:
+            roles = ", ".join(r.value for r in allowed)
+            raise fail(op, f"tensors[{index}]: role {tensor.role.value} not accepted ({roles})")

@@ -1,0 +1,198 @@
+"""Typed shape views of every op kind, built once when a :class:`LocalOp` is constructed.
+
+A view checks the tensors against the kind's convention and exposes the sizes models need.
+Matrix-multiply views live in :mod:`opmodel.core.views_matmul`; this module holds the row,
+elementwise, reduction, embedding and copy views and the dispatcher :func:`build_view`.
+
+Vector-engine ops (everything but GEMM and attention) compute in fp32 unless their input is
+fp64 or the ``compute_dtype`` attr says otherwise: GPU kernels for softmax, norms and
+activations upcast 16- and 8-bit floats to fp32 registers, so fp32 throughput is what limits them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, TensorRole
+from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.views_matmul import AttentionView, GemmView, attention_view, gemm_view
+
+if TYPE_CHECKING:
+    from opmodel.core.op import LocalOp, TensorSpec
+
+__all__ = [
+    "AttentionView",
+    "CopyView",
+    "ElementwiseView",
+    "EmbeddingView",
+    "GemmView",
+    "OpView",
+    "ReductionView",
+    "RowView",
+    "build_view",
+]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RowView:
+    """A row-wise op (softmax, layernorm, rmsnorm): ``rows`` rows of ``row_length`` elements."""
+
+    rows: int
+    row_length: int
+    x: TensorSpec
+    y: TensorSpec
+    weights: tuple[TensorSpec, ...]
+    compute_dtype: DType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ElementwiseView:
+    """``y = f(x1, ..., xn)`` with numpy broadcasting of inputs to the output shape."""
+
+    num_elements: int
+    inputs: tuple[TensorSpec, ...]
+    y: TensorSpec
+    function: str | None
+    compute_dtype: DType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReductionView:
+    """``y[r] = reduce(x[r, :])``: ``output elements`` rows of ``reduce_length`` each."""
+
+    reduce_length: int
+    x: TensorSpec
+    y: TensorSpec
+    function: str
+    compute_dtype: DType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EmbeddingView:
+    """``y[i, :] = table[indices[i], :]``: a gather of ``tokens`` rows of ``hidden`` elements."""
+
+    tokens: int
+    hidden: int
+    vocab: int
+    indices: TensorSpec
+    table: TensorSpec
+    y: TensorSpec
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CopyView:
+    """``y = x`` (possibly with a dtype cast) over ``num_elements`` elements."""
+
+    num_elements: int
+    x: TensorSpec
+    y: TensorSpec
+
+
+OpView = GemmView | AttentionView | RowView | ElementwiseView | ReductionView | EmbeddingView | CopyView
+
+
+def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
+    return compute_dtype(op, DType.FP64 if source.dtype is DType.FP64 else DType.FP32)
+
+
+def _row_view(op: LocalOp) -> RowView:
+    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    x = one(op, TensorRole.INPUT, "x")
+    y = one(op, TensorRole.OUTPUT, "y")
+    length_attr = op.attrs.get("row_length")
+    row_length = length_attr if isinstance(length_attr, int) else x.shape[-1]
+    if x.num_elements % row_length:
+        raise fail(op, f"row_length {row_length} does not divide the {x.num_elements} "
+                       f"elements of input {list(x.shape)}")
+    if y.num_elements != x.num_elements:
+        raise fail(op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}")
+    weights = op.tensors_with(TensorRole.WEIGHT)
+    if op.kind is OpKind.SOFTMAX and weights:
+        raise fail(op, "softmax takes no weight tensor")
+    for w in weights:
+        if w.num_elements != row_length:
+            raise fail(op, f"weight {list(w.shape)} must have row_length={row_length} elements")
+    return RowView(rows=x.num_elements // row_length, row_length=row_length, x=x, y=y,
+                   weights=weights, compute_dtype=_vector_dtype(op, x))
+
+
+def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    if len(shape) > len(target):
+        return False
+    return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target), strict=False))
+
+
+def _elementwise_view(op: LocalOp) -> ElementwiseView:
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    inputs = op.tensors_with(TensorRole.INPUT)
+    if not inputs:
+        raise fail(op, "needs at least one input tensor")
+    y = one(op, TensorRole.OUTPUT, "y")
+    for index, x in enumerate(inputs):
+        if not _broadcasts(x.shape, y.shape):
+            raise fail(op, f"input {index} shape {list(x.shape)} does not broadcast to "
+                           f"output {list(y.shape)}")
+    function = op.attrs.get("function")
+    return ElementwiseView(num_elements=y.num_elements, inputs=inputs, y=y,
+                           function=function if isinstance(function, str) else None,
+                           compute_dtype=_vector_dtype(op, inputs[0]))
+
+
+def _reduction_view(op: LocalOp) -> ReductionView:
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    x = one(op, TensorRole.INPUT, "x")
+    y = one(op, TensorRole.OUTPUT, "y")
+    if x.num_elements % y.num_elements:
+        raise fail(op, f"output {list(y.shape)} elements must divide input {list(x.shape)} elements")
+    function = op.attrs.get("function", "sum")
+    return ReductionView(reduce_length=x.num_elements // y.num_elements, x=x, y=y,
+                         function=str(function), compute_dtype=_vector_dtype(op, x))
+
+
+def _embedding_view(op: LocalOp) -> EmbeddingView:
+    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    indices = one(op, TensorRole.INPUT, "indices")
+    table = one(op, TensorRole.WEIGHT, "table [vocab, hidden]")
+    y = one(op, TensorRole.OUTPUT, "y [..., hidden]")
+    if indices.dtype.is_float:
+        raise fail(op, f"indices must have an integer dtype (got {indices.dtype.value})")
+    if len(table.shape) != 2:
+        raise fail(op, f"table must be [vocab, hidden]; got {list(table.shape)}")
+    vocab, hidden = table.shape
+    if y.num_elements != indices.num_elements * hidden or y.shape[-1] != hidden:
+        raise fail(op, f"output must be [*indices.shape, {hidden}] = "
+                       f"{[*indices.shape, hidden]}; got {list(y.shape)}")
+    return EmbeddingView(tokens=indices.num_elements, hidden=hidden, vocab=vocab,
+                         indices=indices, table=table, y=y)
+
+
+def _copy_view(op: LocalOp) -> CopyView:
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
+    x = one(op, TensorRole.INPUT, "x")
+    y = one(op, TensorRole.OUTPUT, "y")
+    if x.num_elements != y.num_elements:
+        raise fail(op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}")
+    return CopyView(num_elements=x.num_elements, x=x, y=y)
+
+
+_BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
+    OpKind.GEMM: gemm_view,
+    OpKind.BATCHED_GEMM: gemm_view,
+    OpKind.ATTENTION_PREFILL: attention_view,
+    OpKind.ATTENTION_DECODE: attention_view,
+    OpKind.SOFTMAX: _row_view,
+    OpKind.LAYERNORM: _row_view,
+    OpKind.RMSNORM: _row_view,
+    OpKind.ELEMENTWISE: _elementwise_view,
+    OpKind.REDUCTION: _reduction_view,
+    OpKind.EMBEDDING: _embedding_view,
+    OpKind.COPY: _copy_view,
+}
+
+
+def build_view(op: LocalOp) -> OpView:
+    """Parse ``op``'s tensors into the typed view of its kind (raises OpValidationError)."""
+    return _BUILDERS[op.kind](op)

@@ -1,0 +1,148 @@
+"""Typed shape views of matrix-multiply ops: GEMM, batched GEMM and attention.
+
+Conventions (CONTRACT.md): A ``[m, k]`` INPUT, B ``[k, n]`` WEIGHT, C ``[m, n]`` OUTPUT; a batched
+GEMM adds a leading batch dim to A and C, and B is ``[batch, k, n]`` or broadcast ``[k, n]``;
+``transpose_a`` / ``transpose_b`` store A as ``[k, m]`` and B as ``[n, k]``. Attention Q/K/V/O are
+``[batch, heads, seq, head_dim]``; K and V may have fewer heads (GQA/MQA) if they divide Q's.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, TensorRole
+from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+
+if TYPE_CHECKING:
+    from opmodel.core.op import LocalOp, TensorSpec
+
+__all__ = ["AttentionView", "GemmView", "causal_score_pairs", "gemm_view", "attention_view"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmView:
+    """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n]`` with its operands."""
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    a: TensorSpec
+    b: TensorSpec
+    c: TensorSpec
+    transpose_a: bool
+    transpose_b: bool
+    broadcast_b: bool
+    compute_dtype: DType
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class AttentionView:
+    """``O = softmax(Q K^T / sqrt(d)) V`` over ``[batch, heads, seq, head_dim]`` operands."""
+
+    batch: int
+    heads_q: int
+    heads_kv: int
+    seq_q: int
+    seq_kv: int
+    head_dim_qk: int
+    head_dim_v: int
+    causal: bool
+    q: TensorSpec
+    k: TensorSpec
+    v: TensorSpec
+    o: TensorSpec
+    compute_dtype: DType
+
+    @property
+    def score_pairs(self) -> int:
+        """Valid (query, key) pairs per (batch, head): the softmax elements actually computed."""
+        if not self.causal:
+            return self.seq_q * self.seq_kv
+        return causal_score_pairs(self.seq_q, self.seq_kv)
+
+
+def causal_score_pairs(seq_q: int, seq_kv: int) -> int:
+    """Unmasked pairs of a bottom-right-aligned causal mask, in closed form.
+
+    Query row ``i`` (0-based) sees keys ``j <= i + (seq_kv - seq_q)``, i.e.
+    ``c_i = i + seq_kv - seq_q + 1`` keys for ``seq_q <= seq_kv``. Summing over rows:
+    ``seq_q * (seq_kv - seq_q) + seq_q * (seq_q + 1) / 2`` (FlashAttention-2's convention for
+    ``seq_q != seq_kv``, Dao 2023, README "causal" note).
+    """
+    return seq_q * (seq_kv - seq_q) + seq_q * (seq_q + 1) // 2
+
+
+def gemm_view(op: LocalOp) -> GemmView:
+    """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
+    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    a = one(op, TensorRole.INPUT, "A")
+    b = one(op, TensorRole.WEIGHT, "B")
+    c = one(op, TensorRole.OUTPUT, "C")
+    ta = op.attrs.get("transpose_a", False) is True
+    tb = op.attrs.get("transpose_b", False) is True
+    batched = op.kind is OpKind.BATCHED_GEMM
+    rank = 3 if batched else 2
+    form = "[batch, m, k]" if batched else "[m, k]"
+    for name, tensor, want in (("A", a, (rank,)), ("B", b, (2, 3) if batched else (2,)),
+                               ("C", c, (rank,))):
+        if len(tensor.shape) not in want:
+            dims = " or ".join(str(w) for w in want)
+            raise fail(op, f"{name} must have {dims} dims (A {form}); got shape {list(tensor.shape)}")
+    batch = a.shape[0] if batched else 1
+    m, k = (a.shape[-1], a.shape[-2]) if ta else (a.shape[-2], a.shape[-1])
+    kb, n = (b.shape[-1], b.shape[-2]) if tb else (b.shape[-2], b.shape[-1])
+    if k != kb:
+        raise fail(op, f"inner dimensions differ: A has k={k} but B has k={kb} "
+                        f"(A {list(a.shape)}, B {list(b.shape)}, transpose_a={ta}, transpose_b={tb})")
+    broadcast_b = batched and len(b.shape) == 2
+    if batched and not broadcast_b and b.shape[0] != batch:
+        raise fail(op, f"B batch {b.shape[0]} differs from A batch {batch}")
+    want_c = (batch, m, n) if batched else (m, n)
+    if c.shape != want_c:
+        raise fail(op, f"C must be {list(want_c)} for A {list(a.shape)} and B {list(b.shape)}; "
+                        f"got {list(c.shape)}")
+    return GemmView(batch=batch, m=m, n=n, k=k, a=a, b=b, c=c, transpose_a=ta, transpose_b=tb,
+                    broadcast_b=broadcast_b, compute_dtype=compute_dtype(op, a.dtype))
+
+
+def _qkv(op: LocalOp) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
+    inputs = op.tensors_with(TensorRole.INPUT)
+    tagged = {t.layout: t for t in inputs if t.layout in ("q", "k", "v")}
+    if len(inputs) != 3:
+        raise fail(op, f"needs three input tensors Q, K, V; got {len(inputs)}")
+    if tagged and len(tagged) != 3:
+        raise fail(op, "tag all of Q, K, V with layout q/k/v, or none (then they are in order)")
+    if tagged:
+        return tagged["q"], tagged["k"], tagged["v"]
+    return inputs[0], inputs[1], inputs[2]
+
+
+def attention_view(op: LocalOp) -> AttentionView:
+    """Parse and check attention Q/K/V/O; raise OpValidationError naming the problem."""
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    q, k, v = _qkv(op)
+    o = one(op, TensorRole.OUTPUT, "O")
+    for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
+        if len(tensor.shape) != 4:
+            raise fail(op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}")
+    b, hq, sq, dqk = q.shape
+    _, hkv, skv, dk = k.shape
+    if k.shape[0] != b or v.shape[0] != b or o.shape[0] != b:
+        raise fail(op, "Q, K, V and O must share the batch dim")
+    if v.shape[1] != hkv or v.shape[2] != skv:
+        raise fail(op, f"K {list(k.shape)} and V {list(v.shape)} must share heads and seq")
+    if dk != dqk:
+        raise fail(op, f"Q head_dim {dqk} differs from K head_dim {dk}")
+    if hq % hkv:
+        raise fail(op, f"K/V heads {hkv} must divide Q heads {hq} (GQA/MQA)")
+    if o.shape != (b, hq, sq, v.shape[3]):
+        raise fail(op, f"O must be {[b, hq, sq, v.shape[3]]}; got {list(o.shape)}")
+    causal = op.attrs.get("causal", False) is True
+    if causal and sq > skv:
+        raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
+    return AttentionView(batch=b, heads_q=hq, heads_kv=hkv, seq_q=sq, seq_kv=skv, head_dim_qk=dqk,
+                         head_dim_v=v.shape[3], causal=causal, q=q, k=k, v=v, o=o,
+                         compute_dtype=compute_dtype(op, q.dtype))

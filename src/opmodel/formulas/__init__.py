@@ -1,0 +1,1 @@
+"""Pure equations: FLOPs, compulsory bytes, roofline times and energy; one quantity per function."""

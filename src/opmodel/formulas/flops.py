@@ -1,0 +1,73 @@
+"""FLOP counts per op, one formula per function (multiply-add = 2 FLOPs).
+
+Per-element counts of row ops are a documented convention (docs/models/roofline.md); they
+count the scalar arithmetic a straightforward kernel issues per element, transcendental
+functions (exp, tanh) as one FLOP each.
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "LAYERNORM_FLOPS_PER_ELEMENT",
+    "RMSNORM_FLOPS_PER_ELEMENT",
+    "SOFTMAX_FLOPS_PER_ELEMENT",
+    "attention_matmul_flops",
+    "elementwise_flops",
+    "gemm_flops",
+    "layernorm_flops",
+    "reduction_flops",
+    "rmsnorm_flops",
+    "softmax_flops",
+]
+
+# softmax(x)_j = exp(x_j - max x) / sum exp(x - max x): compare (max), subtract, exp, add (sum),
+# multiply by the reciprocal of the sum -> 5 per element.
+SOFTMAX_FLOPS_PER_ELEMENT = 5
+# layernorm (Ba et al. 2016): sum for the mean, subtract mean, square, sum for the variance,
+# multiply by rsqrt(var + eps) -> 5 per element; each affine weight (gamma, beta) adds 1.
+LAYERNORM_FLOPS_PER_ELEMENT = 5
+# rmsnorm (Zhang & Sennrich 2019): square, sum, multiply by rsqrt(mean + eps) -> 3 per element;
+# each weight (gamma) adds 1.
+RMSNORM_FLOPS_PER_ELEMENT = 3
+
+
+def gemm_flops(batch: int, m: int, n: int, k: int) -> int:
+    """FLOPs of ``C[b,m,n] = A[b,m,k] @ B[b,k,n]``: ``2 * b * m * n * k``."""
+    return 2 * batch * m * n * k
+
+
+def attention_matmul_flops(
+    batch_heads: int, score_pairs: int, head_dim_qk: int, head_dim_v: int
+) -> int:
+    """FLOPs of ``S = Q K^T`` and ``O = P V`` over the unmasked (query, key) pairs.
+
+    ``2 * batch_heads * pairs * head_dim_qk`` for the scores plus
+    ``2 * batch_heads * pairs * head_dim_v`` for the output (FlashAttention-2 counts the same
+    two GEMMs; masked pairs are skipped by the kernel and not counted).
+    """
+    return 2 * batch_heads * score_pairs * (head_dim_qk + head_dim_v)
+
+
+def softmax_flops(elements: int) -> int:
+    """FLOPs of a softmax over ``elements`` scores: ``5 * elements``."""
+    return SOFTMAX_FLOPS_PER_ELEMENT * elements
+
+
+def layernorm_flops(elements: int, weights: int) -> int:
+    """FLOPs of layernorm over ``elements`` with ``weights`` affine vectors: ``(5 + weights) * e``."""
+    return (LAYERNORM_FLOPS_PER_ELEMENT + weights) * elements
+
+
+def rmsnorm_flops(elements: int, weights: int) -> int:
+    """FLOPs of rmsnorm over ``elements`` with ``weights`` scale vectors: ``(3 + weights) * e``."""
+    return (RMSNORM_FLOPS_PER_ELEMENT + weights) * elements
+
+
+def elementwise_flops(elements: int, flops_per_element: int) -> int:
+    """FLOPs of an elementwise function producing ``elements`` outputs."""
+    return flops_per_element * elements
+
+
+def reduction_flops(input_elements: int) -> int:
+    """FLOPs of reducing ``input_elements`` values: one combine per input element."""
+    return input_elements

@@ -1,0 +1,72 @@
+"""Cross-field rules of a hardware config, checked after the per-field schema passes."""
+
+from __future__ import annotations
+
+from opmodel.hardware.spec import ComputeSpec, HardwareKind, HardwareSpec, SmSpec
+
+__all__ = ["cross_field_problems"]
+
+
+def _level_problems(spec: HardwareSpec) -> list[str]:
+    problems: list[str] = []
+    names = [level.name for level in spec.memory.levels]
+    for name in sorted({n for n in names if names.count(n) > 1}):
+        problems.append(f"memory.levels: level name '{name}' appears more than once")
+    if "hbm" not in names:
+        problems.append(
+            f"memory.levels: a level named 'hbm' (off-chip main memory) is required "
+            f"(got {', '.join(names) or 'no levels'})"
+        )
+    for name in spec.utilization.memory_fraction:
+        if name not in names:
+            problems.append(
+                f"utilization.memory_fraction.{name}: no memory level named '{name}' "
+                f"(levels: {', '.join(names)})"
+            )
+    return problems
+
+
+def _energy_problems(compute: ComputeSpec) -> list[str]:
+    problems: list[str] = []
+    pairs = (
+        ("tensor", compute.tensor_flops_per_s, compute.tensor_energy_j_per_flop),
+        ("vector", compute.vector_flops_per_s, compute.vector_energy_j_per_flop),
+    )
+    for engine, peaks, energies in pairs:
+        for dtype in peaks:
+            if dtype not in energies:
+                problems.append(
+                    f"compute.{engine}_energy_j_per_flop: missing {dtype.value} "
+                    f"(every dtype in compute.{engine}_flops_per_s needs an energy per FLOP)"
+                )
+    return problems
+
+
+def _sm_problems(sm: SmSpec) -> list[str]:
+    problems: list[str] = []
+    if sm.max_shared_memory_per_cta_bytes > sm.shared_memory_per_sm_bytes:
+        problems.append(
+            "compute.sm.max_shared_memory_per_cta_bytes: must not exceed "
+            f"shared_memory_per_sm_bytes ({sm.shared_memory_per_sm_bytes}) "
+            f"(got {sm.max_shared_memory_per_cta_bytes})"
+        )
+    if sm.max_threads_per_cta > sm.max_warps_per_sm * sm.warp_size:
+        problems.append(
+            "compute.sm.max_threads_per_cta: must not exceed max_warps_per_sm x warp_size "
+            f"({sm.max_warps_per_sm * sm.warp_size}) (got {sm.max_threads_per_cta})"
+        )
+    if min(sm.mma_shape_mnk) <= 0:
+        problems.append(f"compute.sm.mma_shape_mnk: must be positive (got {list(sm.mma_shape_mnk)})")
+    return problems
+
+
+def cross_field_problems(spec: HardwareSpec) -> list[str]:
+    """Every rule that spans fields: hbm present, unique levels, energy coverage, SM limits."""
+    problems = _level_problems(spec) + _energy_problems(spec.compute)
+    if spec.kind is HardwareKind.GPU and spec.compute.sm is None:
+        problems.append("compute.sm: required for kind gpu (SM count and per-SM limits)")
+    if spec.kind is HardwareKind.TPU and spec.compute.mxu is None:
+        problems.append("compute.mxu: required for kind tpu (TensorCores and MXU shape)")
+    if spec.compute.sm is not None:
+        problems += _sm_problems(spec.compute.sm)
+    return problems

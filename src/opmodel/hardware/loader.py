@@ -1,0 +1,72 @@
+"""Load hardware configs from YAML: a path or the name of a shipped config (``a10``)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+
+from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
+from opmodel.hardware.checks import cross_field_problems
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.parsing.schema import parse_dataclass
+from opmodel.parsing.yamlfile import read_yaml_mapping
+
+__all__ = ["load_hardware", "shipped_config_path", "shipped_hardware_names"]
+
+_PACKAGE = "opmodel.configs.hardware"
+
+
+def _shipped_dir() -> Path:
+    return Path(str(resources.files(_PACKAGE)))
+
+
+def shipped_hardware_names() -> list[str]:
+    """Names of the configs shipped with the package, sorted."""
+    return sorted(p.stem for p in _shipped_dir().glob("*.yaml"))
+
+
+def shipped_config_path(name: str) -> Path:
+    """Path of the shipped config ``name``; UnknownNameError listing the shipped names."""
+    path = _shipped_dir() / f"{name}.yaml"
+    if not path.is_file():
+        raise UnknownNameError(unknown_name_message("hardware config", name, shipped_hardware_names()))
+    return path
+
+
+def _looks_like_path(text: str) -> bool:
+    return text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text or Path(text).exists()
+
+
+def load_hardware(path_or_name: str | Path) -> HardwareSpec:
+    """Load and validate a hardware config.
+
+    ``path_or_name`` is a path to a YAML file or the name of a shipped config (see
+    :func:`shipped_hardware_names`). Every problem in the file is reported at once in a
+    :class:`~opmodel.core.errors.ConfigError`, one ``file: field.path: problem`` line each.
+    Results are cached per file path and modification time.
+    """
+    if isinstance(path_or_name, Path):
+        path = path_or_name
+    elif isinstance(path_or_name, str) and path_or_name:
+        path = Path(path_or_name) if _looks_like_path(path_or_name) else shipped_config_path(path_or_name)
+    else:
+        msg = f"load_hardware: expected a path or a config name (got {path_or_name!r})"
+        raise ConfigError([msg])
+    try:
+        stat = path.stat()
+    except OSError:
+        raise ConfigError([f"{path}: file not found"]) from None
+    return _load_cached(str(path), stat.st_mtime_ns, stat.st_size)
+
+
+@lru_cache(maxsize=64)
+def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
+    data = read_yaml_mapping(Path(path))
+    errors: list[str] = []
+    spec = parse_dataclass(HardwareSpec, data, errors)
+    if spec is not None:
+        errors += cross_field_problems(spec)
+    if errors or spec is None:
+        raise ConfigError(f"{path}: {problem}" for problem in errors)
+    return spec

@@ -1,0 +1,233 @@
+"""Hardware description types: :class:`HardwareSpec` and its frozen parts (SI units throughout).
+
+Field meanings and sources are documented in ``docs/hardware.md``; the loader
+(:mod:`opmodel.hardware.loader`) builds these from YAML and checks cross-field rules.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import StrValueEnum
+from opmodel.parsing.schema import Check
+
+__all__ = [
+    "ClockDomain",
+    "ComputeSpec",
+    "HardwareKind",
+    "HardwareSpec",
+    "MemoryLevel",
+    "MemorySpec",
+    "MxuSpec",
+    "OverheadSpec",
+    "PowerSpec",
+    "SmSpec",
+    "UtilizationSpec",
+]
+
+_POS = {"check": Check.POSITIVE}
+_NONNEG = {"check": Check.NON_NEGATIVE}
+_FRAC = {"check": Check.FRACTION}
+
+
+def _empty() -> Mapping[Any, Any]:
+    return MappingProxyType({})
+
+
+class HardwareKind(StrValueEnum):
+    """Device family; drives which kernel machinery applies."""
+
+    GPU = "gpu"
+    TPU = "tpu"
+
+
+class ClockDomain(StrValueEnum):
+    """Which clock a memory level's bandwidth and latency follow when the SM clock changes."""
+
+    CORE = "core"
+    MEMORY = "memory"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SmSpec:
+    """GPU streaming-multiprocessor structure and per-SM limits (CUDA occupancy limits)."""
+
+    sm_count: int = field(metadata=_POS)
+    smsps_per_sm: int = field(metadata=_POS)
+    warp_size: int = field(metadata=_POS)
+    max_ctas_per_sm: int = field(metadata=_POS)
+    max_warps_per_sm: int = field(metadata=_POS)
+    max_threads_per_cta: int = field(metadata=_POS)
+    registers_per_sm: int = field(metadata=_POS)
+    max_registers_per_thread: int = field(metadata=_POS)
+    shared_memory_per_sm_bytes: int = field(metadata=_POS)
+    max_shared_memory_per_cta_bytes: int = field(metadata=_POS)
+    mma_shape_mnk: tuple[int, int, int]
+    tensor_latency_cycles: int = field(metadata=_POS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MxuSpec:
+    """TPU TensorCore / matrix-unit (systolic array) structure."""
+
+    tensor_cores: int = field(metadata=_POS)
+    mxus_per_core: int = field(metadata=_POS)
+    mxu_rows: int = field(metadata=_POS)
+    mxu_cols: int = field(metadata=_POS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ComputeSpec:
+    """Clock, dense peak throughput and energy per FLOP per engine, keyed by dtype.
+
+    Peaks keyed by ``fp8`` apply to ``fp8_e4m3`` and ``fp8_e5m2`` unless those are listed.
+    """
+
+    clock_hz: float = field(metadata=_POS)
+    tensor_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
+    vector_flops_per_s: Mapping[DType, float] = field(metadata=_POS)
+    tensor_energy_j_per_flop: Mapping[DType, float] = field(default_factory=_empty, metadata=_NONNEG)
+    vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=_NONNEG)
+    sm: SmSpec | None = None
+    mxu: MxuSpec | None = None
+
+    def tensor_peak(self, dtype: DType) -> float | None:
+        """Dense tensor-engine FLOP/s for ``dtype`` (fp8 variants fall back to ``fp8``)."""
+        peaks = self.tensor_flops_per_s
+        return peaks.get(dtype) or peaks.get(dtype.family)
+
+    def vector_peak(self, dtype: DType) -> float | None:
+        """Vector-engine FLOP/s for ``dtype`` (fp8 variants fall back to ``fp8``)."""
+        peaks = self.vector_flops_per_s
+        return peaks.get(dtype) or peaks.get(dtype.family)
+
+    def energy_per_flop(self, *, tensor: bool, dtype: DType) -> float:
+        """J per FLOP on the tensor or vector engine for ``dtype`` (present for every peak)."""
+        table = self.tensor_energy_j_per_flop if tensor else self.vector_energy_j_per_flop
+        value = table.get(dtype)
+        return table[dtype.family] if value is None else value
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryLevel:
+    """One level of the memory hierarchy (``hbm``, ``l2``, ``smem``, ``registers``, ...).
+
+    ``bandwidth_bytes_per_s`` is the device-wide peak; ``latency_s`` the load-to-use latency of
+    one access; ``energy_j_per_byte`` the dynamic energy of moving one byte at this level.
+    """
+
+    name: str
+    size_bytes: int = field(metadata=_POS)
+    bandwidth_bytes_per_s: float = field(metadata=_POS)
+    latency_s: float = field(metadata=_NONNEG)
+    energy_j_per_byte: float = field(metadata=_NONNEG)
+    clock_domain: ClockDomain
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemorySpec:
+    """The memory hierarchy, outermost (``hbm``) first by convention."""
+
+    levels: tuple[MemoryLevel, ...]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class UtilizationSpec:
+    """Achievable fraction of each peak; 1.0 (the peak) where omitted."""
+
+    tensor_fraction: float = field(default=1.0, metadata=_FRAC)
+    vector_fraction: float = field(default=1.0, metadata=_FRAC)
+    memory_fraction: Mapping[str, float] = field(default_factory=_empty, metadata=_FRAC)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PowerSpec:
+    """Board power: static (idle at the config clock) and thermal design power."""
+
+    static_w: float = field(metadata=_NONNEG)
+    tdp_w: float = field(metadata=_POS)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OverheadSpec:
+    """Per-kernel costs outside the op's own work."""
+
+    kernel_launch_overhead_s: float = field(metadata=_NONNEG)
+    fixed_device_overhead_cycles: int = field(metadata=_NONNEG)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class HardwareSpec:
+    """A device: compute engines, memory levels, utilisation factors, power and overheads.
+
+    ``derived_cache`` memoises values that models derive from the spec alone (rates times
+    utilisation); it takes no part in equality or repr, and :meth:`at_clock` starts a new one.
+    """
+
+    name: str
+    kind: HardwareKind
+    architecture: str | None = None
+    description: str | None = None
+    compute: ComputeSpec
+    memory: MemorySpec
+    utilization: UtilizationSpec = field(default_factory=UtilizationSpec)
+    power: PowerSpec
+    overhead: OverheadSpec
+    levels_by_name: Mapping[str, MemoryLevel] = field(init=False, repr=False, compare=False)
+    derived_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        by_name = MappingProxyType({level.name: level for level in self.memory.levels})
+        object.__setattr__(self, "levels_by_name", by_name)
+        object.__setattr__(self, "derived_cache", {})
+
+    def level(self, name: str) -> MemoryLevel:
+        """The memory level called ``name`` (KeyError when absent)."""
+        return self.levels_by_name[name]
+
+    @property
+    def hbm(self) -> MemoryLevel:
+        """The off-chip main memory level (required in every config)."""
+        return self.levels_by_name["hbm"]
+
+    def memory_fraction(self, name: str) -> float:
+        """Achievable fraction of level ``name``'s bandwidth (1.0 when not configured)."""
+        return self.utilization.memory_fraction.get(name, 1.0)
+
+    def at_clock(self, clock_hz: float) -> HardwareSpec:
+        """The same device at SM clock ``clock_hz``.
+
+        Engine peaks and the bandwidth of ``core``-domain levels scale by
+        ``clock_hz / compute.clock_hz``; their latency in seconds scales by the inverse (a fixed
+        number of cycles). ``memory``-domain levels (HBM, GDDR) are unchanged.
+        """
+        if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
+            msg = f"{self.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
+            raise ValueError(msg)
+        ratio = clock_hz / self.compute.clock_hz
+        compute = dataclasses.replace(
+            self.compute,
+            clock_hz=float(clock_hz),
+            tensor_flops_per_s=_scaled(self.compute.tensor_flops_per_s, ratio),
+            vector_flops_per_s=_scaled(self.compute.vector_flops_per_s, ratio),
+        )
+        levels = tuple(
+            dataclasses.replace(
+                level,
+                bandwidth_bytes_per_s=level.bandwidth_bytes_per_s * ratio,
+                latency_s=level.latency_s / ratio,
+            )
+            if level.clock_domain is ClockDomain.CORE
+            else level
+            for level in self.memory.levels
+        )
+        return dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels))
+
+
+def _scaled(peaks: Mapping[DType, float], ratio: float) -> Mapping[DType, float]:
+    return MappingProxyType({dtype: value * ratio for dtype, value in peaks.items()})

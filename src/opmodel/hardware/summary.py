@@ -1,0 +1,26 @@
+"""A one-row summary of a hardware config, for listings."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from opmodel.hardware.spec import HardwareSpec
+
+__all__ = ["hardware_summary"]
+
+
+def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
+    """Name, kind, architecture, dense peaks by dtype, HBM and L2 size/bandwidth of ``spec``."""
+    l2 = spec.levels_by_name.get("l2")
+    return {
+        "name": spec.name,
+        "kind": spec.kind.value,
+        "architecture": spec.architecture,
+        "clock_hz": spec.compute.clock_hz,
+        "tensor_flops_per_s": {d.value: v for d, v in spec.compute.tensor_flops_per_s.items()},
+        "vector_flops_per_s": {d.value: v for d, v in spec.compute.vector_flops_per_s.items()},
+        "hbm_size_bytes": spec.hbm.size_bytes,
+        "hbm_bandwidth_bytes_per_s": spec.hbm.bandwidth_bytes_per_s,
+        "l2_size_bytes": l2.size_bytes if l2 else None,
+        "l2_bandwidth_bytes_per_s": l2.bandwidth_bytes_per_s if l2 else None,
+    }

@@ -1,0 +1,53 @@
+"""Model registry: ``register_model`` (a class decorator), ``get_model`` and ``model_names``."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import TypeVar
+
+from opmodel.core.errors import UnknownNameError, unknown_name_message
+from opmodel.core.model import OpModel
+
+__all__ = ["get_model", "model_names", "register_model"]
+
+_T = TypeVar("_T")
+_FACTORIES: dict[str, Callable[[], OpModel]] = {}
+_BUILTIN_MODULES = ("opmodel.models.roofline",)
+
+
+def register_model(cls: type[_T]) -> type[_T]:
+    """Register a model class under its ``name`` attribute; a duplicate name is an error."""
+    name = getattr(cls, "name", None)
+    if not isinstance(name, str) or not name:
+        msg = f"register_model: {cls.__name__} needs a non-empty string attribute 'name'"
+        raise TypeError(msg)
+    if name in _FACTORIES:
+        msg = f"register_model: a model named '{name}' is already registered"
+        raise ValueError(msg)
+    _FACTORIES[name] = cls  # type: ignore[assignment]
+    return cls
+
+
+def _load_builtins() -> None:
+    for module in _BUILTIN_MODULES:
+        importlib.import_module(module)
+
+
+def model_names() -> list[str]:
+    """Names of every registered model, sorted."""
+    _load_builtins()
+    return sorted(_FACTORIES)
+
+
+def get_model(name: str) -> OpModel:
+    """A new instance of the model registered as ``name``.
+
+    Raises :class:`~opmodel.core.errors.UnknownNameError` listing the valid names and the
+    nearest one.
+    """
+    _load_builtins()
+    factory = _FACTORIES.get(name) if isinstance(name, str) else None
+    if factory is None:
+        raise UnknownNameError(unknown_name_message("model", str(name), _FACTORIES))
+    return factory()

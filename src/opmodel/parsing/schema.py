@@ -1,0 +1,204 @@
+"""Validate a plain mapping against a frozen dataclass, collecting every problem in one pass.
+
+Field types drive parsing (``int``, ``float``, ``str``, ``bool``, ``StrEnum``, nested dataclasses,
+``tuple[T, ...]`` lists, ``Mapping[K, V]`` maps, ``T | None`` and ``object``, which passes a
+value through for a later semantic check). Field metadata ``{"check":
+Check.X}`` adds a value constraint. Unknown keys are errors with a did-you-mean; missing required
+fields, wrong types and out-of-range values are each reported as ``path: problem (got X)``.
+Types are strict: booleans are never numbers, a float is an integer only when it is integral,
+and strings are never numbers.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Mapping
+from enum import Enum, StrEnum
+from functools import cache
+from typing import Any
+
+from opmodel.core.errors import did_you_mean
+
+__all__ = ["Check", "parse_dataclass"]
+
+
+class Check(StrEnum):
+    """Value constraints attached to fields with ``metadata={"check": Check.X}``."""
+
+    POSITIVE = "positive"
+    NON_NEGATIVE = "non_negative"
+    FRACTION = "fraction"
+
+
+_CHECKS = {
+    Check.POSITIVE: (lambda x: x > 0, "must be > 0"),
+    Check.NON_NEGATIVE: (lambda x: x >= 0, "must be >= 0"),
+    Check.FRACTION: (lambda x: 0 < x <= 1, "must be in (0, 1]"),
+}
+
+
+class _Invalid(Exception):
+    """Raised inside a subtree after its problems were recorded."""
+
+
+@cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _number(value: object, path: str, want_int: bool, errors: list[str]) -> float | int:
+    noun = "an integer" if want_int else "a number"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        hint = ""
+        if isinstance(value, str):
+            hint = ", a string"
+        errors.append(f"{path}: expected {noun} (got {_show(value)}{hint})")
+        raise _Invalid
+    if isinstance(value, float) and not math.isfinite(value):
+        errors.append(f"{path}: expected a finite number (got {_show(value)})")
+        raise _Invalid
+    if want_int:
+        if isinstance(value, float) and not value.is_integer():
+            errors.append(f"{path}: expected an integer, not a fraction (got {_show(value)})")
+            raise _Invalid
+        return int(value)
+    return float(value)
+
+
+def _parse(tp: Any, value: object, path: str, errors: list[str]) -> Any:  # noqa: PLR0911, C901
+    origin = typing.get_origin(tp)
+    if origin in (types.UnionType, typing.Union):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        return None if value is None else _parse(args[0], value, path, errors)
+    if tp is object:  # passed through for a later, semantic check
+        return value
+    if tp is bool:
+        if not isinstance(value, bool):
+            errors.append(f"{path}: expected true or false (got {_show(value)})")
+            raise _Invalid
+        return value
+    if tp is int or tp is float:
+        return _number(value, path, tp is int, errors)
+    if tp is str:
+        if not isinstance(value, str) or not value:
+            errors.append(f"{path}: expected a non-empty string (got {_show(value)})")
+            raise _Invalid
+        return value
+    if isinstance(tp, type) and issubclass(tp, Enum):
+        valid = [m.value for m in tp]
+        if value not in valid:
+            hint = did_you_mean(value, valid) if isinstance(value, str) else ""
+            errors.append(f"{path}: must be one of {', '.join(valid)} (got {_show(value)}){hint}")
+            raise _Invalid
+        return tp(value)
+    if dataclasses.is_dataclass(tp):
+        return _parse_fields(typing.cast(type, tp), value, path, errors)
+    if origin is tuple:
+        return _parse_tuple(tp, value, path, errors)
+    if origin is Mapping or origin is dict:
+        return _parse_mapping(tp, value, path, errors)
+    msg = f"schema type {tp!r} at {path} is not supported"
+    raise TypeError(msg)
+
+
+def _parse_tuple(tp: Any, value: object, path: str, errors: list[str]) -> tuple[Any, ...]:
+    args = typing.get_args(tp)
+    if not isinstance(value, list):
+        errors.append(f"{path}: expected a list (got {_show(value)})")
+        raise _Invalid
+    fixed = not (len(args) == 2 and args[1] is Ellipsis)
+    if fixed and len(value) != len(args):
+        errors.append(f"{path}: expected a list of {len(args)} items (got {_show(value)})")
+        raise _Invalid
+    items, failed = [], False
+    for index, item in enumerate(value):
+        try:
+            items.append(_parse(args[index] if fixed else args[0], item, f"{path}[{index}]", errors))
+        except _Invalid:
+            failed = True
+    if failed:
+        raise _Invalid
+    return tuple(items)
+
+
+def _parse_mapping(tp: Any, value: object, path: str, errors: list[str]) -> Mapping[Any, Any]:
+    key_tp, value_tp = typing.get_args(tp)
+    if not isinstance(value, dict):
+        errors.append(f"{path}: expected a mapping (got {_show(value)})")
+        raise _Invalid
+    out, failed = {}, False
+    for key, item in value.items():
+        sub = _join(path, str(key))
+        try:
+            out[_parse(key_tp, key, sub, errors)] = _parse(value_tp, item, sub, errors)
+        except _Invalid:
+            failed = True
+    if failed:
+        raise _Invalid
+    return types.MappingProxyType(out)
+
+
+def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) -> None:
+    check = meta.get("check")
+    if check is None or value is None:
+        return
+    accept, problem = _CHECKS[check]
+    values = value.items() if isinstance(value, Mapping) else [("", value)]
+    for key, item in values:
+        if not accept(item):
+            errors.append(f"{_join(path, str(key)) if key else path}: {problem} (got {_show(item)})")
+
+
+def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any:
+    if not isinstance(value, dict):
+        errors.append(f"{path or 'top level'}: expected a mapping (got {_show(value)})")
+        raise _Invalid
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    failed = False
+    for key in value:
+        if key not in fields:
+            hint = did_you_mean(str(key), fields)
+            errors.append(
+                f"{_join(path, str(key))}: unknown key{hint} (accepted: {', '.join(fields)})"
+            )
+            failed = True
+    kwargs: dict[str, Any] = {}
+    hints = _hints(cls)
+    for name, field in fields.items():
+        sub = _join(path, name)
+        if name not in value:
+            no_default = field.default is dataclasses.MISSING
+            if no_default and field.default_factory is dataclasses.MISSING:
+                errors.append(f"{sub}: missing required field")
+                failed = True
+            continue
+        try:
+            kwargs[name] = _parse(hints[name], value[name], sub, errors)
+            _check(field.metadata, kwargs[name], sub, errors)
+        except _Invalid:
+            failed = True
+    if failed:
+        raise _Invalid
+    return cls(**kwargs)
+
+
+def parse_dataclass(cls: type, data: Mapping[str, Any], errors: list[str]) -> Any | None:
+    """Build ``cls`` from ``data``; on problems append ``path: problem`` lines and return None."""
+    before = len(errors)
+    try:
+        result = _parse_fields(cls, dict(data), "", errors)
+    except _Invalid:
+        return None
+    return result if len(errors) == before else None

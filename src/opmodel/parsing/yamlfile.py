@@ -1,0 +1,61 @@
+"""Read a YAML file into a mapping, turning every I/O or syntax problem into one-line errors."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from opmodel.core.errors import ConfigError
+
+__all__ = ["read_yaml_mapping", "read_yaml_text"]
+
+_BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BASE):  # type: ignore[misc,valid-type]
+    """Safe loader that also reads YAML 1.2 exponent floats such as ``1e9`` and ``1.5e12``.
+
+    PyYAML follows YAML 1.1, where a float needs a dot and a signed exponent (``1.0e+9``);
+    datasheet numbers are naturally written ``1.555e12``, which 1.1 would read as a string.
+    """
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:[0-9][0-9_]*)(?:\.[0-9_]*)?[eE][-+]?[0-9]+$"),
+    list("-+0123456789"),
+)
+
+
+def read_yaml_text(text: str, source: str) -> dict[str, Any]:
+    """Parse ``text`` as a YAML mapping; ``source`` names it in error messages."""
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ConfigError([f"{source}: malformed YAML{where}: {problem}"]) from None
+    if not isinstance(data, dict):
+        raise ConfigError([f"{source}: expected a YAML mapping at the top level (got {_kind(data)})"])
+    return data
+
+
+def read_yaml_mapping(path: Path) -> dict[str, Any]:
+    """Read and parse the YAML mapping in ``path``."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError([f"{path}: file not found"]) from None
+    except IsADirectoryError:
+        raise ConfigError([f"{path}: is a directory, expected a YAML file"]) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{path}: cannot read ({exc.__class__.__name__}: {exc})"]) from None
+    return read_yaml_text(text, str(path))
+
+
+def _kind(value: object) -> str:
+    return "an empty file" if value is None else f"a {type(value).__name__}"
