@@ -11,11 +11,16 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from opmodel import __version__
 from opmodel.core.errors import OpModelError, UnsupportedOpError
 from opmodel.core.jsonify import to_jsonable
+from opmodel.hardware import load_hardware, shipped_hardware_names
+from opmodel.hardware.summary import hardware_summary
+from opmodel.models import get_model, model_names
+from opmodel.parsing import load_op
 
 __all__ = ["main"]
 
@@ -34,43 +39,39 @@ def _emit(value: Any) -> None:
 
 
 def _cmd_predict(args: argparse.Namespace) -> None:
-    from opmodel.hardware import load_hardware
-    from opmodel.models import get_model
-    from opmodel.parsing import load_op
 
     model = get_model(args.model)
     hardware = load_hardware(args.hardware)
     op = load_op(args.op)
     if not model.supports(op):
         kinds = ", ".join(sorted(model.supported_kinds))
-        raise UnsupportedOpError(f"model '{model.name}' does not support {op.kind} (supports: {kinds})")
+        raise UnsupportedOpError(
+            f"model '{model.name}' does not support {op.kind} (supports: {kinds})"
+        )
     _emit(model.predict(op, hardware).to_dict())
 
 
 def _cmd_models(_args: argparse.Namespace) -> None:
-    from opmodel.models import get_model, model_names
 
-    _emit([{"name": name, "supported_kinds": sorted(get_model(name).supported_kinds)}
-           for name in model_names()])
+    _emit(
+        [
+            {"name": name, "supported_kinds": sorted(get_model(name).supported_kinds)}
+            for name in model_names()
+        ]
+    )
 
 
 def _cmd_hardware_list(_args: argparse.Namespace) -> None:
-    from opmodel.hardware import load_hardware, shipped_hardware_names
-    from opmodel.hardware.summary import hardware_summary
 
     _emit([hardware_summary(load_hardware(name)) for name in shipped_hardware_names()])
 
 
 def _cmd_hardware_show(args: argparse.Namespace) -> None:
-    from opmodel.hardware import load_hardware
 
     _emit(load_hardware(args.name))
 
 
 def _cmd_hardware_check(args: argparse.Namespace) -> None:
-    from pathlib import Path
-
-    from opmodel.hardware import load_hardware
 
     spec = load_hardware(Path(args.file))
     _emit({"file": args.file, "valid": True, "name": spec.name, "kind": spec.kind})
@@ -86,11 +87,13 @@ def _build_parser() -> _Parser:
     predict.add_argument("--model", default="roofline", help="model name (default: roofline)")
     predict.set_defaults(handler=_cmd_predict)
     commands.add_parser("models", help="list the registered models").set_defaults(
-        handler=_cmd_models)
+        handler=_cmd_models
+    )
     hardware = commands.add_parser("hardware", help="list, show or check hardware configs")
     hw_commands = hardware.add_subparsers(dest="hw_command", required=True, parser_class=_Parser)
     hw_commands.add_parser("list", help="summarise the shipped configs").set_defaults(
-        handler=_cmd_hardware_list)
+        handler=_cmd_hardware_list
+    )
     show = hw_commands.add_parser("show", help="print a resolved config")
     show.add_argument("name", help="shipped name or YAML path")
     show.set_defaults(handler=_cmd_hardware_show)

@@ -1,4 +1,4 @@
-"""Vocabulary shared by every layer: dtypes, ops and their views, profiles, errors, the model Protocol."""
+"""Vocabulary shared by every layer: dtypes, ops and views, profiles, errors, the model Protocol."""
 
 from opmodel.core.attrs import AttrValue, FrozenAttrs
 from opmodel.core.dtypes import DType, nbytes_of

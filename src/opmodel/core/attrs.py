@@ -30,8 +30,8 @@ AttrValue = bool | int | float | str
 # docs/models/roofline.md): one FLOP per add/sub/mul/div/compare/max; transcendental functions
 # (exp, tanh, erf) count one FLOP each on the vector engine; composite activations count their
 # scalar operations, e.g. silu(x) = x * sigmoid(x) = x / (1 + exp(-x)): neg, exp, add, div = 4;
-# gelu (tanh form, Hendrycks & Gimpel 2016, eq. for the approximation)
-# 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))): 3 mul for x^3 term, add, mul, tanh, add, 2 mul = 9.
+# gelu (tanh form, Hendrycks & Gimpel 2016) 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))):
+# 3 mul for the x^3 term, add, mul, tanh, add, 2 mul = 9.
 ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "add": 1,
     "sub": 1,
@@ -70,18 +70,21 @@ class AttrSpec:
     def check(self, value: object) -> str | None:
         """Return a problem description for ``value``, or None when it is acceptable."""
         if self.kind is bool:
-            if not isinstance(value, bool):
-                return f"must be a boolean true/false (got {value!r})"
-            return None
+            return (
+                None if isinstance(value, bool) else f"must be a boolean true/false (got {value!r})"
+            )
         if self.kind is int:
-            if isinstance(value, bool) or not isinstance(value, int):
-                return f"must be an integer (got {value!r})"
-            if self.minimum is not None and value < self.minimum:
-                return f"must be >= {self.minimum} (got {value!r})"
-            return None
+            return self._check_int(value)
         if not isinstance(value, str) or (self.choices and value not in self.choices):
             hint = did_you_mean(value, self.choices) if isinstance(value, str) else ""
             return f"must be one of {', '.join(self.choices)} (got {value!r}){hint}"
+        return None
+
+    def _check_int(self, value: object) -> str | None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            return f"must be an integer (got {value!r})"
+        if self.minimum is not None and value < self.minimum:
+            return f"must be >= {self.minimum} (got {value!r})"
         return None
 
 
@@ -130,7 +133,9 @@ _GEMM = (
     ),
 )
 _ATTENTION = (AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),)
-_ROW = (AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),)
+_ROW = (
+    AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),
+)
 _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
 )

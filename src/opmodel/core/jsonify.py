@@ -25,7 +25,9 @@ def to_jsonable(value: Any) -> Any:
     if isinstance(value, float):
         return value if math.isfinite(value) else None
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out = {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr}
+        out = {
+            f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value) if f.repr
+        }
         for name in getattr(value, "json_properties", ()):
             out[name] = to_jsonable(getattr(value, name))
         return out

@@ -5,16 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from opmodel.core.attrs import AttrValue, FrozenAttrs, validate_attrs
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.profile import Footprint, footprint_of
-
-if TYPE_CHECKING:
-    from opmodel.core.views import OpView
+from opmodel.core.views import OpView, build_view
 
 __all__ = ["LocalOp", "TensorSpec", "coerce_enum"]
 
@@ -101,11 +99,9 @@ class LocalOp:
     attrs: Mapping[str, AttrValue] = field(default_factory=FrozenAttrs)
     view: OpView = field(init=False, repr=False, compare=False)
     footprint: Footprint = field(init=False, repr=False, compare=False)
-    derived_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
+    derived_cache: dict[object, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        from opmodel.core.views import build_view  # views import this module
-
         set_ = object.__setattr__
         if not isinstance(self.name, str) or not self.name:
             raise OpValidationError(f"LocalOp.name: must be a non-empty string (got {self.name!r})")

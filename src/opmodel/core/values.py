@@ -17,7 +17,9 @@ __all__ = ["value_type"]
 _T = TypeVar("_T")
 
 
-@dataclass_transform(frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,))
+@dataclass_transform(
+    frozen_default=True, kw_only_default=True, field_specifiers=(dataclasses.field,)
+)
 def value_type(cls: type[_T]) -> type[_T]:
     """Decorate ``cls`` as a frozen, slotted, keyword-only dataclass with a fast ``__init__``.
 
@@ -40,7 +42,7 @@ def value_type(cls: type[_T]) -> type[_T]:
     if namespace["_post"] is not None:
         body.append("    _post(self)")
     source = f"def __init__(self, *, {', '.join(params)}):\n" + "\n".join(body or ["    pass"])
-    exec(source, namespace)  # noqa: S102 - generated from field names only, as dataclasses does
+    exec(source, namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{made.__qualname__}.__init__"
     init.__doc__ = made.__init__.__doc__

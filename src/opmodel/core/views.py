@@ -91,7 +91,9 @@ class CopyView:
     y: TensorSpec
 
 
-OpView = GemmView | AttentionView | RowView | ElementwiseView | ReductionView | EmbeddingView | CopyView
+OpView = (
+    GemmView | AttentionView | RowView | ElementwiseView | ReductionView | EmbeddingView | CopyView
+)
 
 
 def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
@@ -105,18 +107,29 @@ def _row_view(op: LocalOp) -> RowView:
     length_attr = op.attrs.get("row_length")
     row_length = length_attr if isinstance(length_attr, int) else x.shape[-1]
     if x.num_elements % row_length:
-        raise fail(op, f"row_length {row_length} does not divide the {x.num_elements} "
-                       f"elements of input {list(x.shape)}")
+        raise fail(
+            op,
+            f"row_length {row_length} does not divide the {x.num_elements} "
+            f"elements of input {list(x.shape)}",
+        )
     if y.num_elements != x.num_elements:
-        raise fail(op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}")
+        raise fail(
+            op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}"
+        )
     weights = op.tensors_with(TensorRole.WEIGHT)
     if op.kind is OpKind.SOFTMAX and weights:
         raise fail(op, "softmax takes no weight tensor")
     for w in weights:
         if w.num_elements != row_length:
             raise fail(op, f"weight {list(w.shape)} must have row_length={row_length} elements")
-    return RowView(rows=x.num_elements // row_length, row_length=row_length, x=x, y=y,
-                   weights=weights, compute_dtype=_vector_dtype(op, x))
+    return RowView(
+        rows=x.num_elements // row_length,
+        row_length=row_length,
+        x=x,
+        y=y,
+        weights=weights,
+        compute_dtype=_vector_dtype(op, x),
+    )
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
@@ -133,12 +146,18 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
     y = one(op, TensorRole.OUTPUT, "y")
     for index, x in enumerate(inputs):
         if not _broadcasts(x.shape, y.shape):
-            raise fail(op, f"input {index} shape {list(x.shape)} does not broadcast to "
-                           f"output {list(y.shape)}")
+            raise fail(
+                op,
+                f"input {index} shape {list(x.shape)} does not broadcast to output {list(y.shape)}",
+            )
     function = op.attrs.get("function")
-    return ElementwiseView(num_elements=y.num_elements, inputs=inputs, y=y,
-                           function=function if isinstance(function, str) else None,
-                           compute_dtype=_vector_dtype(op, inputs[0]))
+    return ElementwiseView(
+        num_elements=y.num_elements,
+        inputs=inputs,
+        y=y,
+        function=function if isinstance(function, str) else None,
+        compute_dtype=_vector_dtype(op, inputs[0]),
+    )
 
 
 def _reduction_view(op: LocalOp) -> ReductionView:
@@ -146,10 +165,17 @@ def _reduction_view(op: LocalOp) -> ReductionView:
     x = one(op, TensorRole.INPUT, "x")
     y = one(op, TensorRole.OUTPUT, "y")
     if x.num_elements % y.num_elements:
-        raise fail(op, f"output {list(y.shape)} elements must divide input {list(x.shape)} elements")
+        raise fail(
+            op, f"output {list(y.shape)} elements must divide input {list(x.shape)} elements"
+        )
     function = op.attrs.get("function", "sum")
-    return ReductionView(reduce_length=x.num_elements // y.num_elements, x=x, y=y,
-                         function=str(function), compute_dtype=_vector_dtype(op, x))
+    return ReductionView(
+        reduce_length=x.num_elements // y.num_elements,
+        x=x,
+        y=y,
+        function=str(function),
+        compute_dtype=_vector_dtype(op, x),
+    )
 
 
 def _embedding_view(op: LocalOp) -> EmbeddingView:
@@ -163,10 +189,14 @@ def _embedding_view(op: LocalOp) -> EmbeddingView:
         raise fail(op, f"table must be [vocab, hidden]; got {list(table.shape)}")
     vocab, hidden = table.shape
     if y.num_elements != indices.num_elements * hidden or y.shape[-1] != hidden:
-        raise fail(op, f"output must be [*indices.shape, {hidden}] = "
-                       f"{[*indices.shape, hidden]}; got {list(y.shape)}")
-    return EmbeddingView(tokens=indices.num_elements, hidden=hidden, vocab=vocab,
-                         indices=indices, table=table, y=y)
+        raise fail(
+            op,
+            f"output must be [*indices.shape, {hidden}] = "
+            f"{[*indices.shape, hidden]}; got {list(y.shape)}",
+        )
+    return EmbeddingView(
+        tokens=indices.num_elements, hidden=hidden, vocab=vocab, indices=indices, table=table, y=y
+    )
 
 
 def _copy_view(op: LocalOp) -> CopyView:
@@ -174,7 +204,9 @@ def _copy_view(op: LocalOp) -> CopyView:
     x = one(op, TensorRole.INPUT, "x")
     y = one(op, TensorRole.OUTPUT, "y")
     if x.num_elements != y.num_elements:
-        raise fail(op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}")
+        raise fail(
+            op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}"
+        )
     return CopyView(num_elements=x.num_elements, x=x, y=y)
 
 

@@ -18,7 +18,7 @@ from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
 
-__all__ = ["AttentionView", "GemmView", "causal_score_pairs", "gemm_view", "attention_view"]
+__all__ = ["AttentionView", "GemmView", "attention_view", "causal_score_pairs", "gemm_view"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,26 +86,48 @@ def gemm_view(op: LocalOp) -> GemmView:
     batched = op.kind is OpKind.BATCHED_GEMM
     rank = 3 if batched else 2
     form = "[batch, m, k]" if batched else "[m, k]"
-    for name, tensor, want in (("A", a, (rank,)), ("B", b, (2, 3) if batched else (2,)),
-                               ("C", c, (rank,))):
+    for name, tensor, want in (
+        ("A", a, (rank,)),
+        ("B", b, (2, 3) if batched else (2,)),
+        ("C", c, (rank,)),
+    ):
         if len(tensor.shape) not in want:
             dims = " or ".join(str(w) for w in want)
-            raise fail(op, f"{name} must have {dims} dims (A {form}); got shape {list(tensor.shape)}")
+            raise fail(
+                op, f"{name} must have {dims} dims (A {form}); got shape {list(tensor.shape)}"
+            )
     batch = a.shape[0] if batched else 1
     m, k = (a.shape[-1], a.shape[-2]) if ta else (a.shape[-2], a.shape[-1])
     kb, n = (b.shape[-1], b.shape[-2]) if tb else (b.shape[-2], b.shape[-1])
     if k != kb:
-        raise fail(op, f"inner dimensions differ: A has k={k} but B has k={kb} "
-                        f"(A {list(a.shape)}, B {list(b.shape)}, transpose_a={ta}, transpose_b={tb})")
+        raise fail(
+            op,
+            f"inner dimensions differ: A has k={k} but B has k={kb} "
+            f"(A {list(a.shape)}, B {list(b.shape)}, transpose_a={ta}, transpose_b={tb})",
+        )
     broadcast_b = batched and len(b.shape) == 2
     if batched and not broadcast_b and b.shape[0] != batch:
         raise fail(op, f"B batch {b.shape[0]} differs from A batch {batch}")
     want_c = (batch, m, n) if batched else (m, n)
     if c.shape != want_c:
-        raise fail(op, f"C must be {list(want_c)} for A {list(a.shape)} and B {list(b.shape)}; "
-                        f"got {list(c.shape)}")
-    return GemmView(batch=batch, m=m, n=n, k=k, a=a, b=b, c=c, transpose_a=ta, transpose_b=tb,
-                    broadcast_b=broadcast_b, compute_dtype=compute_dtype(op, a.dtype))
+        raise fail(
+            op,
+            f"C must be {list(want_c)} for A {list(a.shape)} and B {list(b.shape)}; "
+            f"got {list(c.shape)}",
+        )
+    return GemmView(
+        batch=batch,
+        m=m,
+        n=n,
+        k=k,
+        a=a,
+        b=b,
+        c=c,
+        transpose_a=ta,
+        transpose_b=tb,
+        broadcast_b=broadcast_b,
+        compute_dtype=compute_dtype(op, a.dtype),
+    )
 
 
 def _qkv(op: LocalOp) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
@@ -127,7 +149,9 @@ def attention_view(op: LocalOp) -> AttentionView:
     o = one(op, TensorRole.OUTPUT, "O")
     for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
         if len(tensor.shape) != 4:
-            raise fail(op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}")
+            raise fail(
+                op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}"
+            )
     b, hq, sq, dqk = q.shape
     _, hkv, skv, dk = k.shape
     if k.shape[0] != b or v.shape[0] != b or o.shape[0] != b:
@@ -143,6 +167,18 @@ def attention_view(op: LocalOp) -> AttentionView:
     causal = op.attrs.get("causal", False) is True
     if causal and sq > skv:
         raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
-    return AttentionView(batch=b, heads_q=hq, heads_kv=hkv, seq_q=sq, seq_kv=skv, head_dim_qk=dqk,
-                         head_dim_v=v.shape[3], causal=causal, q=q, k=k, v=v, o=o,
-                         compute_dtype=compute_dtype(op, q.dtype))
+    return AttentionView(
+        batch=b,
+        heads_q=hq,
+        heads_kv=hkv,
+        seq_q=sq,
+        seq_kv=skv,
+        head_dim_qk=dqk,
+        head_dim_v=v.shape[3],
+        causal=causal,
+        q=q,
+        k=k,
+        v=v,
+        o=o,
+        compute_dtype=compute_dtype(op, q.dtype),
+    )

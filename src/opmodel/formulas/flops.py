@@ -54,7 +54,7 @@ def softmax_flops(elements: int) -> int:
 
 
 def layernorm_flops(elements: int, weights: int) -> int:
-    """FLOPs of layernorm over ``elements`` with ``weights`` affine vectors: ``(5 + weights) * e``."""
+    """FLOPs of layernorm over ``elements`` with ``weights`` affine vectors: ``(5 + w) * e``."""
     return (LAYERNORM_FLOPS_PER_ELEMENT + weights) * elements
 
 

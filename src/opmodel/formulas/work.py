@@ -20,7 +20,11 @@ from opmodel.core.views import (
     RowView,
 )
 from opmodel.formulas import flops as f
-from opmodel.formulas.traffic import compulsory_read_bytes, compulsory_write_bytes, gather_read_bytes
+from opmodel.formulas.traffic import (
+    compulsory_read_bytes,
+    compulsory_write_bytes,
+    gather_read_bytes,
+)
 
 __all__ = ["OpWork", "op_work"]
 
@@ -55,7 +59,7 @@ def op_work(op: LocalOp) -> OpWork:
     work = op.derived_cache.get("work")
     if work is None:
         work = op.derived_cache["work"] = _op_work(op)
-    return work  # type: ignore[no-any-return]
+    return work
 
 
 def _op_work(op: LocalOp) -> OpWork:  # noqa: PLR0911 - one branch per view type
@@ -64,16 +68,26 @@ def _op_work(op: LocalOp) -> OpWork:  # noqa: PLR0911 - one branch per view type
     write = compulsory_write_bytes(op.tensors)
     if isinstance(view, GemmView):
         mm = f.gemm_flops(view.batch, view.m, view.n, view.k)
-        return OpWork(matmul_flops=mm, matmul_dtype=view.compute_dtype, vector_flops=0,
-                      vector_dtype=None, read_bytes=read, write_bytes=write)
+        return OpWork(
+            matmul_flops=mm,
+            matmul_dtype=view.compute_dtype,
+            vector_flops=0,
+            vector_dtype=None,
+            read_bytes=read,
+            write_bytes=write,
+        )
     if isinstance(view, AttentionView):
         pairs = view.score_pairs
         batch_heads = view.batch * view.heads_q
         mm = f.attention_matmul_flops(batch_heads, pairs, view.head_dim_qk, view.head_dim_v)
-        return OpWork(matmul_flops=mm, matmul_dtype=view.compute_dtype,
-                      vector_flops=f.softmax_flops(batch_heads * pairs),
-                      vector_dtype=_attention_softmax_dtype(view), read_bytes=read,
-                      write_bytes=write)
+        return OpWork(
+            matmul_flops=mm,
+            matmul_dtype=view.compute_dtype,
+            vector_flops=f.softmax_flops(batch_heads * pairs),
+            vector_dtype=_attention_softmax_dtype(view),
+            read_bytes=read,
+            write_bytes=write,
+        )
     if isinstance(view, RowView):
         elements = view.x.num_elements
         weights = len(view.weights)
@@ -85,8 +99,11 @@ def _op_work(op: LocalOp) -> OpWork:  # noqa: PLR0911 - one branch per view type
             vec = f.rmsnorm_flops(elements, weights)
         return _vector(vec, view.compute_dtype, read, write)
     if isinstance(view, ElementwiseView):
-        per = (ELEMENTWISE_FLOPS_PER_ELEMENT[view.function] if view.function
-               else max(1, len(view.inputs) - 1))
+        per = (
+            ELEMENTWISE_FLOPS_PER_ELEMENT[view.function]
+            if view.function
+            else max(1, len(view.inputs) - 1)
+        )
         return _vector(f.elementwise_flops(view.num_elements, per), view.compute_dtype, read, write)
     if isinstance(view, ReductionView):
         return _vector(f.reduction_flops(view.x.num_elements), view.compute_dtype, read, write)
@@ -99,5 +116,11 @@ def _op_work(op: LocalOp) -> OpWork:  # noqa: PLR0911 - one branch per view type
 
 
 def _vector(flops: int, dtype: DType | None, read: int, write: int) -> OpWork:
-    return OpWork(matmul_flops=0, matmul_dtype=None, vector_flops=flops,
-                  vector_dtype=dtype if flops else None, read_bytes=read, write_bytes=write)
+    return OpWork(
+        matmul_flops=0,
+        matmul_dtype=None,
+        vector_flops=flops,
+        vector_dtype=dtype if flops else None,
+        read_bytes=read,
+        write_bytes=write,
+    )

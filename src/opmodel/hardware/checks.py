@@ -56,7 +56,9 @@ def _sm_problems(sm: SmSpec) -> list[str]:
             f"({sm.max_warps_per_sm * sm.warp_size}) (got {sm.max_threads_per_cta})"
         )
     if min(sm.mma_shape_mnk) <= 0:
-        problems.append(f"compute.sm.mma_shape_mnk: must be positive (got {list(sm.mma_shape_mnk)})")
+        problems.append(
+            f"compute.sm.mma_shape_mnk: must be positive (got {list(sm.mma_shape_mnk)})"
+        )
     return problems
 
 

@@ -30,7 +30,9 @@ def shipped_config_path(name: str) -> Path:
     """Path of the shipped config ``name``; UnknownNameError listing the shipped names."""
     path = _shipped_dir() / f"{name}.yaml"
     if not path.is_file():
-        raise UnknownNameError(unknown_name_message("hardware config", name, shipped_hardware_names()))
+        raise UnknownNameError(
+            unknown_name_message("hardware config", name, shipped_hardware_names())
+        )
     return path
 
 
@@ -49,7 +51,11 @@ def load_hardware(path_or_name: str | Path) -> HardwareSpec:
     if isinstance(path_or_name, Path):
         path = path_or_name
     elif isinstance(path_or_name, str) and path_or_name:
-        path = Path(path_or_name) if _looks_like_path(path_or_name) else shipped_config_path(path_or_name)
+        path = (
+            Path(path_or_name)
+            if _looks_like_path(path_or_name)
+            else shipped_config_path(path_or_name)
+        )
     else:
         msg = f"load_hardware: expected a path or a config name (got {path_or_name!r})"
         raise ConfigError([msg])
@@ -69,4 +75,5 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
         errors += cross_field_problems(spec)
     if errors or spec is None:
         raise ConfigError(f"{path}: {problem}" for problem in errors)
+    assert isinstance(spec, HardwareSpec)
     return spec

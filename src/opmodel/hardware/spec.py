@@ -91,7 +91,9 @@ class ComputeSpec:
     clock_hz: float = field(metadata=_POS)
     tensor_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
     vector_flops_per_s: Mapping[DType, float] = field(metadata=_POS)
-    tensor_energy_j_per_flop: Mapping[DType, float] = field(default_factory=_empty, metadata=_NONNEG)
+    tensor_energy_j_per_flop: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=_NONNEG
+    )
     vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=_NONNEG)
     sm: SmSpec | None = None
     mxu: MxuSpec | None = None
@@ -179,7 +181,7 @@ class HardwareSpec:
     power: PowerSpec
     overhead: OverheadSpec
     levels_by_name: Mapping[str, MemoryLevel] = field(init=False, repr=False, compare=False)
-    derived_cache: dict[str, Any] = field(init=False, repr=False, compare=False)
+    derived_cache: dict[object, Any] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_name = MappingProxyType({level.name: level for level in self.memory.levels})

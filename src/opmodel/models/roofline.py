@@ -75,10 +75,12 @@ def _plan(hardware: HardwareSpec, matmul: DType | None, vector: DType | None) ->
     plan = hardware.derived_cache.get(key)
     if plan is None:
         plan = hardware.derived_cache[key] = _resolve_plan(hardware, matmul, vector)
-    return plan  # type: ignore[no-any-return]
+    return plan
 
 
-def _resolve_plan(hardware: HardwareSpec, matmul: DType | None, vector: DType | None) -> _EnginePlan:
+def _resolve_plan(
+    hardware: HardwareSpec, matmul: DType | None, vector: DType | None
+) -> _EnginePlan:
     compute: ComputeSpec = hardware.compute
     tensor_peak = compute.tensor_peak(matmul) if matmul is not None else None
     on_tensor = bool(tensor_peak)
@@ -93,11 +95,13 @@ def _resolve_plan(hardware: HardwareSpec, matmul: DType | None, vector: DType | 
         matmul_on_tensor=on_tensor,
         tensor_flops_per_s=tensor_peak or 0.0,
         tensor_j_per_flop=compute.energy_per_flop(tensor=True, dtype=matmul)
-        if on_tensor and matmul is not None else 0.0,
+        if on_tensor and matmul is not None
+        else 0.0,
         vector_dtype=vector,
         vector_flops_per_s=vector_peak or 0.0,
         vector_j_per_flop=compute.energy_per_flop(tensor=False, dtype=vector)
-        if vector is not None else 0.0,
+        if vector is not None
+        else 0.0,
     )
 
 
@@ -115,8 +119,10 @@ class RooflineModel:
     def predict(self, op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         """Predict ``op`` on ``hardware`` (see the module docstring for the equations)."""
         if not isinstance(op, LocalOp) or not isinstance(hardware, HardwareSpec):
-            msg = (f"roofline.predict(op, hardware): expected a LocalOp and a HardwareSpec "
-                   f"(got {type(op).__name__}, {type(hardware).__name__})")
+            msg = (
+                f"roofline.predict(op, hardware): expected a LocalOp and a HardwareSpec "
+                f"(got {type(op).__name__}, {type(hardware).__name__})"
+            )
             raise OpModelError(msg)
         return _predict(op, hardware)  # every OpKind is supported
 
@@ -145,7 +151,7 @@ def _rates(hardware: HardwareSpec) -> _Rates:
             hbm_j_per_byte=hbm.energy_j_per_byte,
             static_w=hardware.power.static_w,
         )
-    return rates  # type: ignore[no-any-return]
+    return rates
 
 
 def _traffic(op: LocalOp, work: OpWork) -> Mapping[str, LevelTraffic]:
@@ -153,11 +159,14 @@ def _traffic(op: LocalOp, work: OpWork) -> Mapping[str, LevelTraffic]:
     if traffic is None:
         level = LevelTraffic(read_bytes=work.read_bytes, write_bytes=work.write_bytes)
         traffic = op.derived_cache["roofline.traffic"] = MappingProxyType({"hbm": level})
-    return traffic  # type: ignore[no-any-return]
+    return traffic
 
 
-_IMPLEMENTATION = {Engine.TENSOR: "roofline/tensor", Engine.VECTOR: "roofline/vector",
-                   Engine.MEMORY: "roofline/memory"}
+_IMPLEMENTATION = {
+    Engine.TENSOR: "roofline/tensor",
+    Engine.VECTOR: "roofline/vector",
+    Engine.MEMORY: "roofline/memory",
+}
 
 
 def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
@@ -174,7 +183,13 @@ def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     moved = work.read_bytes + work.write_bytes
     t_hbm = memory_time_s(moved, rates.hbm_bytes_per_s, 1.0, rates.hbm_latency_s)
     latency = max(t_tensor, t_vector, t_hbm)
-    bound = Bound.TENSOR if latency == t_tensor else Bound.VECTOR if latency == t_vector else Bound.MEMORY
+    bound = (
+        Bound.TENSOR
+        if latency == t_tensor
+        else Bound.VECTOR
+        if latency == t_vector
+        else Bound.MEMORY
+    )
     energy = EnergyBreakdown(
         tensor_j=event_energy_j(tensor_flops, plan.tensor_j_per_flop),
         vector_j=event_energy_j(vector_flops, plan.vector_j_per_flop),
@@ -191,7 +206,10 @@ def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         energy=energy,
         implementation=_IMPLEMENTATION[engine],
         diagnostics=RooflineDiagnostics(
-            bound=bound, tensor_time_s=t_tensor, vector_time_s=t_vector, hbm_time_s=t_hbm,
+            bound=bound,
+            tensor_time_s=t_tensor,
+            vector_time_s=t_vector,
+            hbm_time_s=t_hbm,
             tensor_dtype=matmul_dtype if tensor_flops else None,
             vector_dtype=plan.vector_dtype if vector_flops else None,
         ),

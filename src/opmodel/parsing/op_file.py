@@ -14,9 +14,9 @@ attrs: {transpose_b: false}
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from collections.abc import Mapping
 from typing import Any
 
 from opmodel.core.dtypes import DType
@@ -56,8 +56,13 @@ def op_from_mapping(data: dict[str, Any], source: str) -> LocalOp:
         raise ConfigError(f"{source}: {problem}" for problem in errors)
     try:
         tensors = tuple(TensorSpec(t.role, t.shape, t.dtype, t.layout) for t in entry.tensors)
-        return LocalOp(name=entry.name, kind=entry.kind, phase=entry.phase, tensors=tensors,
-                       attrs=dict(entry.attrs or {}))
+        return LocalOp(
+            name=entry.name,
+            kind=entry.kind,
+            phase=entry.phase,
+            tensors=tensors,
+            attrs=dict(entry.attrs or {}),
+        )
     except OpValidationError as exc:
         raise ConfigError([f"{source}: {exc}"]) from None
 

@@ -15,7 +15,7 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from enum import Enum, StrEnum
 from functools import cache
 from typing import Any
@@ -33,7 +33,7 @@ class Check(StrEnum):
     FRACTION = "fraction"
 
 
-_CHECKS = {
+_CHECKS: dict[Check, tuple[Callable[[float], bool], str]] = {
     Check.POSITIVE: (lambda x: x > 0, "must be > 0"),
     Check.NON_NEGATIVE: (lambda x: x >= 0, "must be >= 0"),
     Check.FRACTION: (lambda x: 0 < x <= 1, "must be in (0, 1]"),
@@ -125,7 +125,9 @@ def _parse_tuple(tp: Any, value: object, path: str, errors: list[str]) -> tuple[
     items, failed = [], False
     for index, item in enumerate(value):
         try:
-            items.append(_parse(args[index] if fixed else args[0], item, f"{path}[{index}]", errors))
+            items.append(
+                _parse(args[index] if fixed else args[0], item, f"{path}[{index}]", errors)
+            )
         except _Invalid:
             failed = True
     if failed:
@@ -158,7 +160,9 @@ def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) ->
     values = value.items() if isinstance(value, Mapping) else [("", value)]
     for key, item in values:
         if not accept(item):
-            errors.append(f"{_join(path, str(key)) if key else path}: {problem} (got {_show(item)})")
+            errors.append(
+                f"{_join(path, str(key)) if key else path}: {problem} (got {_show(item)})"
+            )
 
 
 def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any:

@@ -15,7 +15,7 @@ __all__ = ["read_yaml_mapping", "read_yaml_text"]
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-class _Loader(_BASE):  # type: ignore[misc,valid-type]
+class _Loader(_BASE):  # type: ignore[misc]
     """Safe loader that also reads YAML 1.2 exponent floats such as ``1e9`` and ``1.5e12``.
 
     PyYAML follows YAML 1.1, where a float needs a dot and a signed exponent (``1.0e+9``);
@@ -33,14 +33,16 @@ _Loader.add_implicit_resolver(
 def read_yaml_text(text: str, source: str) -> dict[str, Any]:
     """Parse ``text`` as a YAML mapping; ``source`` names it in error messages."""
     try:
-        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a safe loader
+        data = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError([f"{source}: malformed YAML{where}: {problem}"]) from None
     if not isinstance(data, dict):
-        raise ConfigError([f"{source}: expected a YAML mapping at the top level (got {_kind(data)})"])
+        raise ConfigError(
+            [f"{source}: expected a YAML mapping at the top level (got {_kind(data)})"]
+        )
     return data
 
 
