@@ -1,0 +1,142 @@
+"""The CLI: golden JSON for every example, listings, and one-line errors with exit status 2."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from opmodel.cli import main
+
+from ..conftest import EXAMPLES
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("OPMODEL_UPDATE_GOLDEN") == "1"
+
+
+def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """Run the CLI in-process; argparse usage errors exit through SystemExit."""
+    try:
+        code = main(list(argv))
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+@pytest.mark.parametrize("example", sorted(EXAMPLES.glob("*.yaml")), ids=lambda p: p.stem)
+def test_predict_matches_golden(capsys: pytest.CaptureFixture[str], example: Path) -> None:
+    code, out, err = _run(capsys, "predict", "--hardware", "a100_40gb_pcie", "--op", str(example))
+    assert (code, err) == (0, "")
+    golden = GOLDEN / f"{example.stem}.json"
+    if UPDATE:
+        golden.write_text(out)
+    assert json.loads(out) == json.loads(golden.read_text())
+
+
+def test_seed_command_on_a_config_path(capsys: pytest.CaptureFixture[str]) -> None:
+    config = Path(__file__).resolve().parents[2] / "src/opmodel/configs/hardware/gpu_generic.yaml"
+    code, out, _ = _run(
+        capsys,
+        "predict",
+        "--hardware",
+        str(config),
+        "--op",
+        str(EXAMPLES / "gemm.yaml"),
+        "--model",
+        "roofline",
+    )
+    assert code == 0
+    assert json.loads(out)["implementation"] == "roofline/tensor"
+
+
+def test_models_and_hardware_listings(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = _run(capsys, "models")
+    assert code == 0 and "roofline" in {m["name"] for m in json.loads(out)}
+    code, out, _ = _run(capsys, "hardware", "list")
+    rows = {row["name"]: row for row in json.loads(out)}
+    assert code == 0 and rows["a10"]["hbm_bandwidth_bytes_per_s"] == 6.0e11
+    code, out, _ = _run(capsys, "hardware", "show", "h100_sxm")
+    assert code == 0 and json.loads(out)["compute"]["sm"]["sm_count"] == 132
+
+
+def test_hardware_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nkind: gpu\n")
+    code, out, err = _run(capsys, "hardware", "check", str(bad))
+    assert (code, out) == (2, "")
+    assert err.splitlines() == [
+        f"opmodel: {bad}: compute: missing required field",
+        f"opmodel: {bad}: memory: missing required field",
+        f"opmodel: {bad}: power: missing required field",
+        f"opmodel: {bad}: overhead: missing required field",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (
+            ["predict", "--hardware", "a1O", "--op", "x.yaml"],
+            "opmodel: unknown hardware config 'a1O'; did you mean 'a10'? (valid: ",
+        ),
+        (
+            ["predict", "--hardware", "a10", "--op", "missing.yaml"],
+            "opmodel: missing.yaml: file not found",
+        ),
+        (
+            ["predict", "--hardware", "a10", "--op", "x.yaml", "--model", "rooflin"],
+            "opmodel: unknown model 'rooflin'; did you mean 'roofline'? (valid: ",
+        ),
+        (
+            [
+                "predict",
+                "--hardware",
+                "tpu_generic",
+                "--op",
+                str(EXAMPLES / "reduction.yaml"),
+                "--compact",
+            ],
+            "opmodel: error: unrecognized arguments: --compact",
+        ),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    code, out, err = _run(capsys, *argv)
+    assert (code, out) == (2, "")
+    assert len(err.splitlines()) == 1
+    assert err.startswith(message)
+
+
+def test_unsupported_dtype_on_hardware(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    op = tmp_path / "fp64.yaml"
+    op.write_text(
+        "name: g\nkind: gemm\nphase: train_fwd\ntensors:\n"
+        "  - {role: input, shape: [4, 8], dtype: fp64}\n"
+        "  - {role: weight, shape: [8, 3], dtype: fp64}\n"
+        "  - {role: output, shape: [4, 3], dtype: fp64}\n"
+    )
+    code, out, err = _run(capsys, "predict", "--hardware", "tpu_generic", "--op", str(op))
+    assert (code, out) == (2, "")
+    assert err == (
+        "opmodel: hardware 'tpu_generic' has no throughput for dtype fp64 "
+        "(tensor: bf16, int8; vector: fp32, bf16)\n"
+    )
+
+
+def test_console_script_runs_without_traceback() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "opmodel.cli", "predict", "--hardware", "nope", "--op", "x.yaml"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr
+    assert result.stderr.count("\n") == 1

@@ -1,0 +1,142 @@
+"""Op builders for the conformance suite: one per op kind, from a dict of sizes.
+
+Each builder lists the size keys that may grow; growing one must never make an op faster.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from hypothesis import strategies as st
+
+from opmodel import DType, LocalOp, OpKind, TensorSpec
+
+Sizes = dict[str, int]
+
+
+@dataclass(frozen=True)
+class Builder:
+    """How to draw sizes for a kind, build its op, and which sizes may grow."""
+
+    sizes: st.SearchStrategy[Sizes]
+    build: Callable[[Sizes, DType], LocalOp]
+    growable: tuple[str, ...]
+
+
+def _op(kind: OpKind, tensors: tuple[TensorSpec, ...], **attrs: object) -> LocalOp:
+    return LocalOp(name=kind.value, kind=kind, phase="inference", tensors=tensors, attrs=attrs)  # type: ignore[arg-type]
+
+
+def _gemm(s: Sizes, d: DType) -> LocalOp:
+    return _op(
+        OpKind.GEMM,
+        (
+            TensorSpec("input", (s["m"], s["k"]), d),
+            TensorSpec("weight", (s["k"], s["n"]), d),
+            TensorSpec("output", (s["m"], s["n"]), d),
+        ),
+    )
+
+
+def _bgemm(s: Sizes, d: DType) -> LocalOp:
+    b_shape = (s["k"], s["n"]) if s["broadcast"] else (s["b"], s["k"], s["n"])
+    return _op(
+        OpKind.BATCHED_GEMM,
+        (
+            TensorSpec("input", (s["b"], s["m"], s["k"]), d),
+            TensorSpec("weight", b_shape, d),
+            TensorSpec("output", (s["b"], s["m"], s["n"]), d),
+        ),
+    )
+
+
+def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
+    def build(s: Sizes, d: DType) -> LocalOp:
+        hq, skv = s["hkv"] * s["group"], s["sq"] + s["extra_kv"]
+        return _op(
+            kind,
+            (
+                TensorSpec("input", (s["b"], hq, s["sq"], s["d"]), d, "q"),
+                TensorSpec("input", (s["b"], s["hkv"], skv, s["d"]), d, "k"),
+                TensorSpec("input", (s["b"], s["hkv"], skv, s["d"]), d, "v"),
+                TensorSpec("output", (s["b"], hq, s["sq"], s["d"]), d, "o"),
+            ),
+            causal=bool(s["causal"]),
+        )
+
+    return build
+
+
+def _row(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
+    def build(s: Sizes, d: DType) -> LocalOp:
+        shape = (s["rows"], s["length"])
+        ws = tuple(TensorSpec("weight", (s["length"],), d) for _ in range(weights))
+        return _op(kind, (TensorSpec("input", shape, d), *ws, TensorSpec("output", shape, d)))
+
+    return build
+
+
+def _elementwise(s: Sizes, d: DType) -> LocalOp:
+    ins = tuple(TensorSpec("input", (s["n"],), d) for _ in range(s["inputs"]))
+    return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", (s["n"],), d)))
+
+
+def _reduction(s: Sizes, d: DType) -> LocalOp:
+    return _op(
+        OpKind.REDUCTION,
+        (TensorSpec("input", (s["rows"], s["length"]), d), TensorSpec("output", (s["rows"],), d)),
+    )
+
+
+def _embedding(s: Sizes, d: DType) -> LocalOp:
+    return _op(
+        OpKind.EMBEDDING,
+        (
+            TensorSpec("input", (s["tokens"],), "int32"),
+            TensorSpec("weight", (s["vocab"], s["hidden"]), d),
+            TensorSpec("output", (s["tokens"], s["hidden"]), d),
+        ),
+    )
+
+
+def _copy(s: Sizes, d: DType) -> LocalOp:
+    return _op(OpKind.COPY, (TensorSpec("input", (s["n"],), d), TensorSpec("output", (s["n"],), d)))
+
+
+def _ints(**ranges: tuple[int, int]) -> st.SearchStrategy[Sizes]:
+    return st.fixed_dictionaries({k: st.integers(lo, hi) for k, (lo, hi) in ranges.items()})
+
+
+_ATTN = {"b": (1, 4), "hkv": (1, 8), "group": (1, 4), "d": (16, 256), "causal": (0, 1)}
+_ROWS = {"rows": (1, 65536), "length": (1, 16384)}
+
+BUILDERS: dict[OpKind, Builder] = {
+    OpKind.GEMM: Builder(_ints(m=(1, 8192), n=(1, 8192), k=(1, 8192)), _gemm, ("m", "n", "k")),
+    OpKind.BATCHED_GEMM: Builder(
+        _ints(b=(1, 64), m=(1, 2048), n=(1, 2048), k=(1, 2048), broadcast=(0, 1)),
+        _bgemm,
+        ("b", "m", "n", "k"),
+    ),
+    OpKind.ATTENTION_PREFILL: Builder(
+        _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 4096)),
+        _attention(OpKind.ATTENTION_PREFILL),
+        ("b", "hkv", "sq", "extra_kv"),
+    ),
+    OpKind.ATTENTION_DECODE: Builder(
+        _ints(**_ATTN, sq=(1, 4), extra_kv=(0, 65536)),
+        _attention(OpKind.ATTENTION_DECODE),
+        ("b", "hkv", "extra_kv"),
+    ),
+    OpKind.SOFTMAX: Builder(_ints(**_ROWS), _row(OpKind.SOFTMAX, 0), ("rows", "length")),
+    OpKind.LAYERNORM: Builder(_ints(**_ROWS), _row(OpKind.LAYERNORM, 2), ("rows", "length")),
+    OpKind.RMSNORM: Builder(_ints(**_ROWS), _row(OpKind.RMSNORM, 1), ("rows", "length")),
+    OpKind.ELEMENTWISE: Builder(_ints(n=(1, 1 << 26), inputs=(1, 3)), _elementwise, ("n",)),
+    OpKind.REDUCTION: Builder(_ints(**_ROWS), _reduction, ("rows", "length")),
+    OpKind.EMBEDDING: Builder(
+        _ints(tokens=(1, 16384), vocab=(1, 262144), hidden=(1, 16384)),
+        _embedding,
+        ("tokens", "hidden"),
+    ),
+    OpKind.COPY: Builder(_ints(n=(1, 1 << 28)), _copy, ("n",)),
+}

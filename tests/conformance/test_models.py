@@ -1,0 +1,91 @@
+"""Conformance: every registered model x every op kind x every shipped config.
+
+Properties (DESIGN.md convention 12): finite and non-negative figures, energy parts that sum to
+the total, latency at or above the ideal roofline bound, HBM traffic at or above the compulsory
+bytes, monotone in problem size, deterministic, JSON round trip.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from opmodel import DType, OpKind, OpProfile
+from opmodel.formulas.work import op_work
+from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
+from opmodel.models import get_model, model_names
+
+from .builders import BUILDERS
+
+HARDWARE = [load_hardware(name) for name in shipped_hardware_names()]
+DTYPES = (DType.BF16, DType.FP32)
+SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def test_every_kind_has_a_builder() -> None:
+    assert set(BUILDERS) == set(OpKind)
+
+
+def _energy_parts(profile: OpProfile) -> float:
+    e = profile.energy
+    return e.tensor_j + e.vector_j + sum(e.memory_j.values()) + e.static_j
+
+
+def _ideal_latency_s(profile: OpProfile, hardware: HardwareSpec, compulsory_bytes: int) -> float:
+    """No model may beat every engine at its peak at once, or HBM streaming compulsory bytes."""
+    compute = hardware.compute
+    all_peaks = max(compute.tensor_flops_per_s.values(), default=0.0) + max(
+        compute.vector_flops_per_s.values()
+    )
+    return max(profile.flops / all_peaks, compulsory_bytes / hardware.hbm.bandwidth_bytes_per_s)
+
+
+@pytest.mark.parametrize("model_name", model_names())
+@pytest.mark.parametrize("kind", list(OpKind))
+@SETTINGS
+@given(data=st.data())
+def test_model_conformance(model_name: str, kind: OpKind, data: st.DataObject) -> None:
+    model = get_model(model_name)
+    builder = BUILDERS[kind]
+    hardware = data.draw(st.sampled_from(HARDWARE), label="hardware")
+    dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
+    sizes = data.draw(builder.sizes, label="sizes")
+    op = builder.build(sizes, dtype)
+    assert model.supports(op)
+    profile = model.predict(op, hardware)
+
+    numbers = [
+        profile.latency_s,
+        profile.energy_j,
+        float(profile.flops),
+        *(float(t.read_bytes + t.write_bytes) for t in profile.traffic.values()),
+    ]
+    assert all(math.isfinite(x) and x >= 0 for x in numbers)
+    assert all(
+        x >= 0
+        for x in (
+            profile.energy.tensor_j,
+            profile.energy.vector_j,
+            profile.energy.static_j,
+            *profile.energy.memory_j.values(),
+        )
+    )
+    assert profile.latency_s > 0
+    assert math.isclose(profile.energy_j, _energy_parts(profile), rel_tol=1e-12)
+
+    work = op_work(op)
+    compulsory = work.read_bytes + work.write_bytes
+    assert profile.traffic["hbm"].total_bytes >= compulsory
+    assert profile.latency_s >= _ideal_latency_s(profile, hardware, compulsory) * (1 - 1e-12)
+
+    again = model.predict(builder.build(sizes, dtype), hardware)
+    assert again.to_dict() == profile.to_dict()
+    assert json.loads(json.dumps(profile.to_dict())) == profile.to_dict()
+
+    key = data.draw(st.sampled_from(builder.growable), label="grow")
+    bigger = builder.build({**sizes, key: sizes[key] * 2 + 1}, dtype)
+    assert model.predict(bigger, hardware).latency_s >= profile.latency_s

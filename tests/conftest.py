@@ -1,0 +1,42 @@
+"""Shared fixtures: shipped hardware and small op builders used across the suite."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+
+REPO = Path(__file__).resolve().parent.parent
+EXAMPLES = REPO / "examples"
+
+
+@pytest.fixture(scope="session")
+def gpu() -> HardwareSpec:
+    return load_hardware("gpu_generic")
+
+
+@pytest.fixture(scope="session")
+def a100() -> HardwareSpec:
+    return load_hardware("a100_40gb_pcie")
+
+
+def gemm(m: int, n: int, k: int, dtype: DType = DType.BF16, **attrs: object) -> LocalOp:
+    """A plain GEMM op C[m,n] = A[m,k] @ B[k,n]."""
+    return LocalOp(
+        name="gemm",
+        kind=OpKind.GEMM,
+        phase=Phase.TRAIN_FWD,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (m, k), dtype),
+            TensorSpec(TensorRole.WEIGHT, (k, n), dtype),
+            TensorSpec(TensorRole.OUTPUT, (m, n), dtype),
+        ),
+        attrs=attrs,  # type: ignore[arg-type]
+    )
+
+
+GemmBuilder = Callable[..., LocalOp]

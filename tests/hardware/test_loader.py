@@ -1,0 +1,248 @@
+"""load_hardware: shipped configs, names vs paths, at_clock, and exact error messages."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from opmodel import ConfigError, DType, UnknownNameError
+from opmodel.hardware import (
+    ClockDomain,
+    HardwareSpec,
+    load_hardware,
+    shipped_config_path,
+    shipped_hardware_names,
+)
+
+REQUIRED = {"gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_sxm", "h100_sxm"}
+
+
+def test_required_configs_ship_and_load() -> None:
+    assert set(shipped_hardware_names()) >= REQUIRED
+    for name in shipped_hardware_names():
+        spec = load_hardware(name)
+        assert spec.name == name
+        assert spec.hbm.bandwidth_bytes_per_s > 0
+
+
+def test_gpu_configs_set_occupancy_limits() -> None:
+    for name in REQUIRED - {"tpu_generic"}:
+        sm = load_hardware(name).compute.sm
+        assert sm is not None
+        assert sm.max_ctas_per_sm > 1 and sm.max_warps_per_sm >= 32
+
+
+def test_name_and_path_give_the_same_spec() -> None:
+    by_path = load_hardware(shipped_config_path("a10"))
+    assert by_path == load_hardware("a10")
+    assert load_hardware(str(shipped_config_path("a10"))) is load_hardware(
+        str(shipped_config_path("a10"))
+    )
+
+
+def test_unknown_name_suggests_nearest() -> None:
+    with pytest.raises(UnknownNameError) as info:
+        load_hardware("a100_40gb_pci")
+    assert "did you mean 'a100_40gb_pcie'?" in str(info.value)
+
+
+def test_fp8_variants_use_the_fp8_peak() -> None:
+    compute = load_hardware("h100_sxm").compute
+    assert compute.tensor_peak(DType.FP8_E4M3) == compute.tensor_peak(DType.FP8) == 1978.9e12
+    assert compute.tensor_peak(DType.FP32) is None
+
+
+def test_at_clock_scales_core_domain_only() -> None:
+    spec = load_hardware("a100_40gb_pcie")
+    slow = spec.at_clock(705e6)  # half of 1410 MHz
+    assert slow.compute.tensor_peak(DType.BF16) == pytest.approx(156e12)
+    assert slow.level("l2").bandwidth_bytes_per_s == pytest.approx(
+        spec.level("l2").bandwidth_bytes_per_s / 2
+    )
+    assert slow.level("l2").latency_s == pytest.approx(spec.level("l2").latency_s * 2)
+    assert slow.hbm == spec.hbm
+    assert slow.hbm.clock_domain is ClockDomain.MEMORY
+    with pytest.raises(ValueError, match="clock_hz must be a positive number"):
+        spec.at_clock(0)
+
+
+def _base() -> dict[str, Any]:
+    data = yaml.safe_load(shipped_config_path("gpu_generic").read_text())
+    assert isinstance(data, dict)
+    return data
+
+
+def _set(path: str, value: object) -> Callable[[dict[str, Any]], None]:
+    def apply(data: dict[str, Any]) -> None:
+        node: Any = data
+        *parents, last = path.split(".")
+        for part in parents:
+            node = node[int(part)] if part.isdigit() else node[part]
+        if value is _DELETE:
+            del node[int(last) if last.isdigit() else last]
+        else:
+            node[int(last) if last.isdigit() else last] = value
+
+    return apply
+
+
+_DELETE = object()
+
+BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
+    (
+        _set("nmae", "x"),
+        [
+            "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead)"
+        ],
+    ),
+    (_set("name", _DELETE), ["name: missing required field"]),
+    (_set("kind", "gpuu"), ["kind: must be one of gpu, tpu (got 'gpuu'); did you mean 'gpu'?"]),
+    (_set("compute.clock_hz", -1.5e9), ["compute.clock_hz: must be > 0 (got -1500000000.0)"]),
+    (
+        _set("compute.clock_hz", "fast"),
+        ["compute.clock_hz: expected a number (got 'fast', a string)"],
+    ),
+    (_set("compute.clock_hz", True), ["compute.clock_hz: expected a number (got True)"]),
+    (
+        _set("compute.tensor_flops_per_s.bf17", 1.0),
+        [
+            "compute.tensor_flops_per_s.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
+        ],
+    ),
+    (
+        _set("compute.tensor_flops_per_s.bf16", 0),
+        ["compute.tensor_flops_per_s.bf16: must be > 0 (got 0.0)"],
+    ),
+    (
+        _set("compute.vector_energy_j_per_flop.fp32", -1.0e-12),
+        ["compute.vector_energy_j_per_flop.fp32: must be >= 0 (got -1e-12)"],
+    ),
+    (
+        _set("compute.tensor_energy_j_per_flop.fp8", _DELETE),
+        [
+            "compute.tensor_energy_j_per_flop: missing fp8 (every dtype in compute.tensor_flops_per_s needs an energy per FLOP)"
+        ],
+    ),
+    (
+        _set("compute.sm.sm_count", 99.5),
+        ["compute.sm.sm_count: expected an integer, not a fraction (got 99.5)"],
+    ),
+    (_set("compute.sm.max_ctas_per_sm", 0), ["compute.sm.max_ctas_per_sm: must be > 0 (got 0)"]),
+    (
+        _set("compute.sm.mma_shape_mnk", [16, 8]),
+        ["compute.sm.mma_shape_mnk: expected a list of 3 items (got [16, 8])"],
+    ),
+    (
+        _set("compute.sm.max_shared_memory_per_cta_bytes", 999999999),
+        [
+            "compute.sm.max_shared_memory_per_cta_bytes: must not exceed shared_memory_per_sm_bytes (167936) (got 999999999)"
+        ],
+    ),
+    (
+        _set("compute.sm", _DELETE),
+        ["compute.sm: required for kind gpu (SM count and per-SM limits)"],
+    ),
+    (
+        _set("memory.levels.0.name", "dram"),
+        [
+            "memory.levels: a level named 'hbm' (off-chip main memory) is required (got dram, l2, smem, registers)"
+        ],
+    ),
+    (
+        _set("memory.levels.1.name", "hbm"),
+        ["memory.levels: level name 'hbm' appears more than once"],
+    ),
+    (
+        _set("memory.levels.0.bandwidth_bytes_per_s", 0),
+        ["memory.levels[0].bandwidth_bytes_per_s: must be > 0 (got 0.0)"],
+    ),
+    (
+        _set("memory.levels.0.clock_domain", "dram"),
+        ["memory.levels[0].clock_domain: must be one of core, memory (got 'dram')"],
+    ),
+    (
+        _set("memory.levels.2.latency_cycles", 30),
+        [
+            "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain)"
+        ],
+    ),
+    (_set("memory.levels", {"hbm": 1}), ["memory.levels: expected a list (got {'hbm': 1})"]),
+    (
+        _set("utilization", {"tensor_fraction": 1.5}),
+        ["utilization.tensor_fraction: must be in (0, 1] (got 1.5)"],
+    ),
+    (
+        _set("utilization", {"memory_fraction": {"l3": 0.9}}),
+        [
+            "utilization.memory_fraction.l3: no memory level named 'l3' (levels: hbm, l2, smem, registers)"
+        ],
+    ),
+    (_set("power.static_w", -5), ["power.static_w: must be >= 0 (got -5.0)"]),
+    (
+        _set("overhead.fixed_device_overhead_cycles", 1.5),
+        ["overhead.fixed_device_overhead_cycles: expected an integer, not a fraction (got 1.5)"],
+    ),
+    (_set("power", _DELETE), ["power: missing required field"]),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"), BAD_CONFIGS, ids=[f"bad_config_{i}" for i in range(len(BAD_CONFIGS))]
+)
+def test_bad_configs_report_exact_lines(
+    tmp_path: Path, mutate: Callable[[dict[str, Any]], None], expected: list[str]
+) -> None:
+    data = copy.deepcopy(_base())
+    mutate(data)
+    path = tmp_path / "bad.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    assert list(info.value.problems) == [f"{path}: {line}" for line in expected]
+
+
+def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
+    data = _base()
+    data["compute"]["clock_hz"] = -1
+    data["memory"]["levels"][0]["size_bytes"] = "big"
+    data["colour"] = "green"
+    path = tmp_path / "many.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    assert len(info.value.problems) == 3
+
+
+def test_there_are_at_least_twenty_bad_config_cases() -> None:
+    assert len(BAD_CONFIGS) >= 20
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", "expected a YAML mapping at the top level (got an empty file)"),
+        ("- 1\n- 2\n", "expected a YAML mapping at the top level (got a list)"),
+        ("name: [a\n", "malformed YAML at line 2, column 1: did not find expected ',' or ']'"),
+    ],
+)
+def test_unreadable_files(tmp_path: Path, text: str, expected: str) -> None:
+    path = tmp_path / "h.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_hardware(path)
+    assert str(info.value) == f"{path}: {expected}"
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="file not found"):
+        load_hardware(tmp_path / "nope.yaml")
+
+
+def test_spec_is_a_hardware_spec() -> None:
+    assert isinstance(load_hardware("tpu_generic"), HardwareSpec)
+    assert load_hardware("tpu_generic").compute.mxu is not None
