@@ -7,7 +7,6 @@ exits with status 2, so a message must be complete on its own.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 __all__ = [
@@ -54,6 +53,8 @@ class UnknownNameError(OpModelError, LookupError):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """Return ``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    import difflib  # noqa: PLC0415 - only error paths need it; keeps start-up fast
+
     close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
     return f"; did you mean '{close[0]}'?" if close else ""
 

@@ -12,13 +12,13 @@ from typing import Any, ClassVar
 
 from opmodel.core.enums import Engine, TensorRole
 from opmodel.core.jsonify import to_jsonable
-from opmodel.core.values import value_type
+from opmodel.core.values import FastValue, value_type
 
 __all__ = ["EnergyBreakdown", "Footprint", "LevelTraffic", "OpProfile", "footprint_of"]
 
 
 @value_type
-class LevelTraffic:
+class LevelTraffic(FastValue):
     """Bytes read from and written to one memory level."""
 
     json_properties: ClassVar[tuple[str, ...]] = ("total_bytes",)
@@ -32,7 +32,7 @@ class LevelTraffic:
 
 
 @value_type
-class Footprint:
+class Footprint(FastValue):
     """Global-memory bytes an op's tensors occupy, by role."""
 
     json_properties: ClassVar[tuple[str, ...]] = ("total_bytes",)
@@ -69,7 +69,7 @@ def footprint_of(tensors: tuple[Any, ...]) -> Footprint:
 
 
 @value_type
-class EnergyBreakdown:
+class EnergyBreakdown(FastValue):
     """Energy by cause: engines' arithmetic, each memory level's traffic, and static power."""
 
     json_properties: ClassVar[tuple[str, ...]] = ("compute_j", "total_j")
@@ -90,7 +90,7 @@ class EnergyBreakdown:
 
 
 @value_type
-class OpProfile:
+class OpProfile(FastValue):
     """How one op performs on one device, as predicted by one model.
 
     ``implementation`` names the model and the implementation it modelled, ``model/detail``

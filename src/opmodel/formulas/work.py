@@ -9,7 +9,7 @@ from opmodel.core.attrs import ELEMENTWISE_FLOPS_PER_ELEMENT
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
-from opmodel.core.values import value_type
+from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import (
     AttentionView,
     CopyView,
@@ -30,7 +30,7 @@ __all__ = ["OpWork", "op_work"]
 
 
 @value_type
-class OpWork:
+class OpWork(FastValue):
     """FLOPs an op must do and bytes it must move, independent of any hardware.
 
     ``matmul_flops`` may run on a tensor engine (in ``matmul_dtype``); ``vector_flops`` run on

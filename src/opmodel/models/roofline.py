@@ -17,7 +17,7 @@ from opmodel.core.enums import Bound, Engine, OpKind
 from opmodel.core.errors import OpModelError, UnsupportedDTypeError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
-from opmodel.core.values import value_type
+from opmodel.core.values import FastValue, value_type
 from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
 from opmodel.formulas.work import OpWork, op_work
@@ -28,7 +28,7 @@ __all__ = ["RooflineDiagnostics", "RooflineModel"]
 
 
 @value_type
-class RooflineDiagnostics:
+class RooflineDiagnostics(FastValue):
     """Why the roofline gave its number: per-resource times and the limiting one.
 
     ``tensor_dtype`` / ``vector_dtype`` are the dtypes each engine computed in (None when
@@ -54,7 +54,7 @@ def _unsupported_dtype(hardware: HardwareSpec, dtype: DType) -> UnsupportedDType
 
 
 @value_type
-class _EnginePlan:
+class _EnginePlan(FastValue):
     """Where an op's FLOPs run on one device: peaks and energies per FLOP of each part.
 
     ``matmul_on_tensor`` is False when the matmul dtype has no tensor throughput, in which
@@ -69,12 +69,13 @@ class _EnginePlan:
     vector_j_per_flop: float
 
 
-def _plan(hardware: HardwareSpec, matmul: DType | None, vector: DType | None) -> _EnginePlan:
-    """Resolve engines for (matmul dtype, vector dtype), memoised per hardware."""
-    key = ("roofline.plan", matmul, vector)
+def _plan(hardware: HardwareSpec, work: OpWork) -> _EnginePlan:
+    """Resolve engines for the op's (matmul, vector) dtypes, memoised per hardware."""
+    key = ("roofline.plan", work.matmul_dtype, work.vector_dtype)
     plan = hardware.derived_cache.get(key)
     if plan is None:
-        plan = hardware.derived_cache[key] = _resolve_plan(hardware, matmul, vector)
+        plan = _resolve_plan(hardware, work.matmul_dtype, work.vector_dtype)
+        hardware.derived_cache[key] = plan
     return plan
 
 
@@ -128,7 +129,7 @@ class RooflineModel:
 
 
 @value_type
-class _Rates:
+class _Rates(FastValue):
     """Per-hardware constants of the roofline, memoised in ``hardware.derived_cache``."""
 
     tensor_fraction: float
@@ -154,14 +155,6 @@ def _rates(hardware: HardwareSpec) -> _Rates:
     return rates
 
 
-def _traffic(op: LocalOp, work: OpWork) -> Mapping[str, LevelTraffic]:
-    traffic = op.derived_cache.get("roofline.traffic")
-    if traffic is None:
-        level = LevelTraffic(read_bytes=work.read_bytes, write_bytes=work.write_bytes)
-        traffic = op.derived_cache["roofline.traffic"] = MappingProxyType({"hbm": level})
-    return traffic
-
-
 _IMPLEMENTATION = {
     Engine.TENSOR: "roofline/tensor",
     Engine.VECTOR: "roofline/vector",
@@ -169,48 +162,101 @@ _IMPLEMENTATION = {
 }
 
 
-def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+@value_type
+class _Setup(FastValue):
+    """Everything the roofline knows about one (op, hardware) pair before timing it."""
+
+    tensor_flops: int
+    vector_flops: int
+    tensor_flops_per_s: float  # peak x utilisation
+    vector_flops_per_s: float
+    moved_bytes: int
+    hbm_bytes_per_s: float  # bandwidth x utilisation
+    hbm_latency_s: float
+    tensor_j_per_flop: float
+    vector_j_per_flop: float
+    hbm_j_per_byte: float
+    static_w: float
+    traffic: Mapping[str, LevelTraffic]
+    tensor_dtype: DType | None
+    vector_dtype: DType | None
+    engine: Engine
+
+
+def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
+    """The pair's setup, memoised on the op for the last hardware it ran on.
+
+    The memo is keyed by the identity of ``hardware.derived_cache``, which the entry holds, so
+    no other spec can reuse that identity while the entry lives.
+    """
+    cache = hardware.derived_cache
+    last = op.derived_cache.get("roofline")
+    if last is not None and last[0] is cache:
+        return last[1]  # type: ignore[no-any-return]
+    setup = _build_setup(op, hardware)
+    op.derived_cache["roofline"] = (cache, setup)
+    return setup
+
+
+def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     work = op_work(op)
-    matmul_dtype = work.matmul_dtype
-    plan = _plan(hardware, matmul_dtype, work.vector_dtype)
+    plan = _plan(hardware, work)
     rates = _rates(hardware)
     if plan.matmul_on_tensor:
         tensor_flops, vector_flops = work.matmul_flops, work.vector_flops
     else:
         tensor_flops, vector_flops = 0, work.matmul_flops + work.vector_flops
-    t_tensor = compute_time_s(tensor_flops, plan.tensor_flops_per_s, rates.tensor_fraction)
-    t_vector = compute_time_s(vector_flops, plan.vector_flops_per_s, rates.vector_fraction)
-    moved = work.read_bytes + work.write_bytes
-    t_hbm = memory_time_s(moved, rates.hbm_bytes_per_s, 1.0, rates.hbm_latency_s)
-    latency = max(t_tensor, t_vector, t_hbm)
-    bound = (
-        Bound.TENSOR
-        if latency == t_tensor
-        else Bound.VECTOR
-        if latency == t_vector
-        else Bound.MEMORY
-    )
-    energy = EnergyBreakdown(
-        tensor_j=event_energy_j(tensor_flops, plan.tensor_j_per_flop),
-        vector_j=event_energy_j(vector_flops, plan.vector_j_per_flop),
-        memory_j=MappingProxyType({"hbm": event_energy_j(moved, rates.hbm_j_per_byte)}),
-        static_j=static_energy_j(rates.static_w, latency),
-    )
     engine = Engine.TENSOR if tensor_flops else Engine.VECTOR if vector_flops else Engine.MEMORY
-    return OpProfile(
-        latency_s=latency,
-        flops=tensor_flops + vector_flops,
+    level = LevelTraffic(read_bytes=work.read_bytes, write_bytes=work.write_bytes)
+    return _Setup(
+        tensor_flops=tensor_flops,
+        vector_flops=vector_flops,
+        tensor_flops_per_s=plan.tensor_flops_per_s * rates.tensor_fraction,
+        vector_flops_per_s=plan.vector_flops_per_s * rates.vector_fraction,
+        moved_bytes=work.read_bytes + work.write_bytes,
+        hbm_bytes_per_s=rates.hbm_bytes_per_s,
+        hbm_latency_s=rates.hbm_latency_s,
+        tensor_j_per_flop=plan.tensor_j_per_flop,
+        vector_j_per_flop=plan.vector_j_per_flop,
+        hbm_j_per_byte=rates.hbm_j_per_byte,
+        static_w=rates.static_w,
+        traffic=MappingProxyType({"hbm": level}),
+        tensor_dtype=work.matmul_dtype if tensor_flops else None,
+        vector_dtype=plan.vector_dtype if vector_flops else None,
         engine=engine,
+    )
+
+
+def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    s = _setup(op, hardware)
+    t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
+    t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
+    t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
+    latency = max(t_tensor, t_vector, t_hbm)
+    if latency == t_tensor:
+        bound = Bound.TENSOR
+    else:
+        bound = Bound.VECTOR if latency == t_vector else Bound.MEMORY
+    energy = EnergyBreakdown.make(
+        tensor_j=event_energy_j(s.tensor_flops, s.tensor_j_per_flop),
+        vector_j=event_energy_j(s.vector_flops, s.vector_j_per_flop),
+        memory_j=MappingProxyType({"hbm": event_energy_j(s.moved_bytes, s.hbm_j_per_byte)}),
+        static_j=static_energy_j(s.static_w, latency),
+    )
+    return OpProfile.make(
+        latency_s=latency,
+        flops=s.tensor_flops + s.vector_flops,
+        engine=s.engine,
         footprint=op.footprint,
-        traffic=_traffic(op, work),
+        traffic=s.traffic,
         energy=energy,
-        implementation=_IMPLEMENTATION[engine],
-        diagnostics=RooflineDiagnostics(
+        implementation=_IMPLEMENTATION[s.engine],
+        diagnostics=RooflineDiagnostics.make(
             bound=bound,
             tensor_time_s=t_tensor,
             vector_time_s=t_vector,
             hbm_time_s=t_hbm,
-            tensor_dtype=matmul_dtype if tensor_flops else None,
-            vector_dtype=plan.vector_dtype if vector_flops else None,
+            tensor_dtype=s.tensor_dtype,
+            vector_dtype=s.vector_dtype,
         ),
     )

@@ -1,0 +1,133 @@
+"""Speed of opmodel: µs per predict for each model x example op, import and CLI start-up time.
+
+Usage: python benchmarks/predict_speed.py [--hardware a10] [--repeats 7] [--number 2000] [--json]
+
+Timing is noisy on small shared machines (±50 % between processes here), so every figure is
+the median of ``--repeats`` rounds. "warm" predicts one LocalOp again and again (its
+hardware-independent work is memoised on the op); "cold" constructs a new LocalOp from the same
+tensors before each predict, so it includes construction and validation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+from pathlib import Path
+
+from opmodel import LocalOp
+from opmodel.core.model import OpModel
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model, model_names
+from opmodel.parsing import load_op
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _median_us(stmt: object, number: int, repeats: int) -> float:
+    rounds = timeit.repeat(stmt, number=number, repeat=repeats)  # type: ignore[arg-type]
+    return statistics.median(rounds) / number * 1e6
+
+
+def _time_op(
+    model: OpModel, op: LocalOp, hardware: HardwareSpec, number: int, repeats: int
+) -> tuple[float, float]:
+    """(warm, cold) median µs per predict of ``op``."""
+
+    def cold() -> object:
+        fresh = LocalOp(
+            name=op.name, kind=op.kind, phase=op.phase, tensors=op.tensors, attrs=op.attrs
+        )
+        return model.predict(fresh, hardware)
+
+    warm_us = _median_us(lambda: model.predict(op, hardware), number, repeats)
+    return warm_us, _median_us(cold, max(number // 4, 1), repeats)
+
+
+def predict_times(hardware_name: str, number: int, repeats: int) -> list[dict[str, object]]:
+    """Median warm and cold µs per predict for every model and example op."""
+    hardware = load_hardware(hardware_name)
+    rows: list[dict[str, object]] = []
+    for model_name in model_names():
+        model = get_model(model_name)
+        for path in sorted((ROOT / "examples").glob("*.yaml")):
+            op = load_op(path)
+            if model.supports(op):
+                warm, cold = _time_op(model, op, hardware, number, repeats)
+                rows.append(
+                    {
+                        "model": model_name,
+                        "op": path.stem,
+                        "warm_us": round(warm, 2),
+                        "cold_us": round(cold, 2),
+                    }
+                )
+    return rows
+
+
+def _median_wall_s(command: list[str], repeats: int) -> float:
+    walls = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        subprocess.run(command, check=True, capture_output=True)
+        walls.append(time.perf_counter() - start)
+    return statistics.median(walls)
+
+
+def startup_times(repeats: int) -> dict[str, float]:
+    """Median import time of ``opmodel`` (in-process) and wall time of ``opmodel predict``."""
+    probe = "import time; t=time.perf_counter(); import opmodel; print(time.perf_counter()-t)"
+    imports = [
+        float(
+            subprocess.run(
+                [sys.executable, "-c", probe], check=True, capture_output=True, text=True
+            ).stdout
+        )
+        for _ in range(repeats)
+    ]
+    cli = [
+        sys.executable,
+        "-m",
+        "opmodel.cli",
+        "predict",
+        "--hardware",
+        "a10",
+        "--op",
+        str(ROOT / "examples" / "gemm.yaml"),
+    ]
+    return {
+        "import_opmodel_ms": round(statistics.median(imports) * 1e3, 1),
+        "python_startup_ms": round(
+            _median_wall_s([sys.executable, "-c", "pass"], repeats) * 1e3, 1
+        ),
+        "opmodel_predict_wall_ms": round(_median_wall_s(cli, repeats) * 1e3, 1),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--hardware", default="a10")
+    parser.add_argument("--repeats", type=int, default=7)
+    parser.add_argument("--number", type=int, default=2000)
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    args = parser.parse_args()
+    result = {
+        "predict": predict_times(args.hardware, args.number, args.repeats),
+        "startup": startup_times(args.repeats),
+    }
+    if args.json:
+        print(json.dumps(result, indent=2))
+        return
+    print(f"{'model':<20} {'op':<24} {'warm µs':>9} {'cold µs':>9}")
+    for row in result["predict"]:
+        print(f"{row['model']:<20} {row['op']:<24} {row['warm_us']:>9} {row['cold_us']:>9}")
+    for key, value in result["startup"].items():
+        print(f"{key:<26} {value}")
+
+
+if __name__ == "__main__":
+    main()
