@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from opmodel.core.enums import OpKind
@@ -28,6 +28,6 @@ class OpModel(Protocol):
         """True when ``predict`` models ``op``."""
         ...
 
-    def predict(self, op: LocalOp, hardware: object) -> OpProfile:
+    def predict(self, op: LocalOp, hardware: Any) -> OpProfile:
         """Predict latency, traffic, energy and diagnostics of ``op`` on ``hardware``."""
         ...

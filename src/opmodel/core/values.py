@@ -44,7 +44,7 @@ def value_type(cls: type[_T]) -> type[_T]:
     ``cls`` should derive from :class:`FastValue` so that type checkers know ``make``. Fields
     may have plain defaults but not a ``default_factory``.
     """
-    made: Any = dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+    made: Any = dataclasses.dataclass(frozen=True, kw_only=True, init=False)(cls)
     fields = [f for f in dataclasses.fields(made) if f.init]
     if any(f.default_factory is not dataclasses.MISSING for f in fields):
         msg = f"value_type: {cls.__name__} uses default_factory, which make() does not support"
@@ -81,7 +81,6 @@ def value_type(cls: type[_T]) -> type[_T]:
     exec(source, namespace)  # generated from field names only, as dataclasses itself does
     init = namespace["__init__"]
     init.__qualname__ = f"{made.__qualname__}.__init__"
-    init.__doc__ = made.__init__.__doc__
     made.__init__ = init
     make = namespace["make"]
     make.__qualname__ = f"{made.__qualname__}.make"

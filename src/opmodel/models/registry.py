@@ -25,7 +25,7 @@ def register_model(cls: type[_T]) -> type[_T]:
     if name in _FACTORIES:
         msg = f"register_model: a model named '{name}' is already registered"
         raise ValueError(msg)
-    _FACTORIES[name] = cls  # type: ignore[assignment]
+    _FACTORIES[name] = cls  # type: ignore[assignment]  # a class is a factory of its instances
     return cls
 
 
