@@ -120,3 +120,16 @@ def test_at_clock_slows_compute_bound_ops(a100: HardwareSpec) -> None:
     fast = MODEL.predict(op, a100).latency_s
     slow = MODEL.predict(op, a100.at_clock(0.705e9)).latency_s
     assert slow == pytest.approx(2 * fast)
+
+
+def test_every_example_on_every_shipped_config() -> None:
+    from opmodel.hardware import shipped_hardware_names
+    from opmodel.parsing import load_op
+
+    from ..conftest import EXAMPLES
+
+    for name in shipped_hardware_names():
+        hardware = load_hardware(name)
+        for path in sorted(EXAMPLES.glob("*.yaml")):
+            profile = MODEL.predict(load_op(path), hardware)
+            assert profile.latency_s > 0 and profile.energy_j > 0, (name, path.stem)
