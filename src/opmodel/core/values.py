@@ -49,22 +49,41 @@ def value_type(cls: type[_T]) -> type[_T]:
     if any(f.default_factory is not dataclasses.MISSING for f in fields):
         msg = f"value_type: {cls.__name__} uses default_factory, which make() does not support"
         raise TypeError(msg)
+    namespace = _constructor_namespace(made, fields)
+    source = _constructor_source(fields, namespace)
+    exec(source, namespace)  # generated from field names only, as dataclasses itself does
+    init = namespace["__init__"]
+    init.__qualname__ = f"{made.__qualname__}.__init__"
+    made.__init__ = init
+    make = namespace["make"]
+    make.__qualname__ = f"{made.__qualname__}.make"
+    make.__doc__ = "Build an instance like the constructor, without the cost of calling a class."
+    made.make = staticmethod(make)
+    return made  # type: ignore[no-any-return]
+
+
+def _constructor_namespace(made: Any, fields: list[dataclasses.Field[Any]]) -> dict[str, Any]:
     namespace: dict[str, Any] = {
         "_post": getattr(made, "__post_init__", None),
         "_new": object.__new__,
         "_cls": made,
     }
-    params = []
     for index, f in enumerate(fields):
-        if f.default is dataclasses.MISSING:
-            params.append(f.name)
-        else:
+        if f.default is not dataclasses.MISSING:
             namespace[f"_default{index}"] = f.default
-            params.append(f"{f.name}=_default{index}")
+    return namespace
+
+
+def _constructor_source(fields: list[dataclasses.Field[Any]], namespace: dict[str, Any]) -> str:
+    """Source of ``__init__(self, *, ...)`` and ``make(*, ...)``: dict stores, then post-init."""
+    params = [
+        f.name if f.default is dataclasses.MISSING else f"{f.name}=_default{index}"
+        for index, f in enumerate(fields)
+    ]
     stores = [f"    d_[{f.name!r}] = {f.name}" for f in fields]
     post = ["    _post(self)"] if namespace["_post"] is not None else []
     signature = f"(*, {', '.join(params)})" if params else "()"
-    source = "\n".join(
+    return "\n".join(
         [
             f"def __init__(self, {signature[1:]}:",
             "    d_ = self.__dict__",
@@ -78,12 +97,3 @@ def value_type(cls: type[_T]) -> type[_T]:
             "    return self",
         ]
     )
-    exec(source, namespace)  # generated from field names only, as dataclasses itself does
-    init = namespace["__init__"]
-    init.__qualname__ = f"{made.__qualname__}.__init__"
-    made.__init__ = init
-    make = namespace["make"]
-    make.__qualname__ = f"{made.__qualname__}.make"
-    make.__doc__ = "Build an instance like the constructor, without the cost of calling a class."
-    made.make = staticmethod(make)
-    return made  # type: ignore[no-any-return]

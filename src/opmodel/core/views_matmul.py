@@ -75,14 +75,7 @@ def causal_score_pairs(seq_q: int, seq_kv: int) -> int:
     return seq_q * (seq_kv - seq_q) + seq_q * (seq_q + 1) // 2
 
 
-def gemm_view(op: LocalOp) -> GemmView:
-    """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
-    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    a = one(op, TensorRole.INPUT, "A")
-    b = one(op, TensorRole.WEIGHT, "B")
-    c = one(op, TensorRole.OUTPUT, "C")
-    ta = op.attrs.get("transpose_a", False) is True
-    tb = op.attrs.get("transpose_b", False) is True
+def _check_gemm_ranks(op: LocalOp, a: TensorSpec, b: TensorSpec, c: TensorSpec) -> None:
     batched = op.kind is OpKind.BATCHED_GEMM
     rank = 3 if batched else 2
     form = "[batch, m, k]" if batched else "[m, k]"
@@ -96,6 +89,20 @@ def gemm_view(op: LocalOp) -> GemmView:
             raise fail(
                 op, f"{name} must have {dims} dims (A {form}); got shape {list(tensor.shape)}"
             )
+
+
+def gemm_view(op: LocalOp) -> GemmView:
+    """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
+    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    a, b, c = (
+        one(op, TensorRole.INPUT, "A"),
+        one(op, TensorRole.WEIGHT, "B"),
+        one(op, TensorRole.OUTPUT, "C"),
+    )
+    _check_gemm_ranks(op, a, b, c)
+    ta = op.attrs.get("transpose_a", False) is True
+    tb = op.attrs.get("transpose_b", False) is True
+    batched = op.kind is OpKind.BATCHED_GEMM
     batch = a.shape[0] if batched else 1
     m, k = (a.shape[-1], a.shape[-2]) if ta else (a.shape[-2], a.shape[-1])
     kb, n = (b.shape[-1], b.shape[-2]) if tb else (b.shape[-2], b.shape[-1])

@@ -5,6 +5,9 @@ One rule per view type; every model that needs FLOPs or compulsory traffic uses 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from opmodel.core.attrs import ELEMENTWISE_FLOPS_PER_ELEMENT
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind
@@ -62,57 +65,82 @@ def op_work(op: LocalOp) -> OpWork:
     return work
 
 
-def _op_work(op: LocalOp) -> OpWork:  # noqa: PLR0911 - one branch per view type
-    view = op.view
+def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
+    mm = f.gemm_flops(view.batch, view.m, view.n, view.k)
+    return OpWork(
+        matmul_flops=mm,
+        matmul_dtype=view.compute_dtype,
+        vector_flops=0,
+        vector_dtype=None,
+        read_bytes=read,
+        write_bytes=write,
+    )
+
+
+def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> OpWork:
+    pairs = view.score_pairs
+    batch_heads = view.batch * view.heads_q
+    mm = f.attention_matmul_flops(batch_heads, pairs, view.head_dim_qk, view.head_dim_v)
+    return OpWork(
+        matmul_flops=mm,
+        matmul_dtype=view.compute_dtype,
+        vector_flops=f.softmax_flops(batch_heads * pairs),
+        vector_dtype=_attention_softmax_dtype(view),
+        read_bytes=read,
+        write_bytes=write,
+    )
+
+
+def _row_work(op: LocalOp, view: RowView, read: int, write: int) -> OpWork:
+    elements, weights = view.x.num_elements, len(view.weights)
+    if op.kind is OpKind.SOFTMAX:
+        flops = f.softmax_flops(elements)
+    elif op.kind is OpKind.LAYERNORM:
+        flops = f.layernorm_flops(elements, weights)
+    else:
+        flops = f.rmsnorm_flops(elements, weights)
+    return _vector(flops, view.compute_dtype, read, write)
+
+
+def _elementwise_work(op: LocalOp, view: ElementwiseView, read: int, write: int) -> OpWork:
+    per = (
+        ELEMENTWISE_FLOPS_PER_ELEMENT[view.function]
+        if view.function
+        else max(1, len(view.inputs) - 1)
+    )
+    return _vector(f.elementwise_flops(view.num_elements, per), view.compute_dtype, read, write)
+
+
+def _reduction_work(op: LocalOp, view: ReductionView, read: int, write: int) -> OpWork:
+    return _vector(f.reduction_flops(view.x.num_elements), view.compute_dtype, read, write)
+
+
+def _embedding_work(op: LocalOp, view: EmbeddingView, read: int, write: int) -> OpWork:
+    row_bytes = nbytes_of(view.hidden, view.table.dtype)
+    table_read = gather_read_bytes(view.tokens, view.vocab, row_bytes)
+    return _vector(0, None, view.indices.nbytes + table_read, write)
+
+
+def _copy_work(op: LocalOp, view: CopyView, read: int, write: int) -> OpWork:
+    return _vector(0, None, read, write)
+
+
+_RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
+    GemmView: _gemm_work,
+    AttentionView: _attention_work,
+    RowView: _row_work,
+    ElementwiseView: _elementwise_work,
+    ReductionView: _reduction_work,
+    EmbeddingView: _embedding_work,
+    CopyView: _copy_work,
+}
+
+
+def _op_work(op: LocalOp) -> OpWork:
+    """One rule per view type; each gets the generic compulsory read and write bytes."""
     read = compulsory_read_bytes(op.tensors)
     write = compulsory_write_bytes(op.tensors)
-    if isinstance(view, GemmView):
-        mm = f.gemm_flops(view.batch, view.m, view.n, view.k)
-        return OpWork(
-            matmul_flops=mm,
-            matmul_dtype=view.compute_dtype,
-            vector_flops=0,
-            vector_dtype=None,
-            read_bytes=read,
-            write_bytes=write,
-        )
-    if isinstance(view, AttentionView):
-        pairs = view.score_pairs
-        batch_heads = view.batch * view.heads_q
-        mm = f.attention_matmul_flops(batch_heads, pairs, view.head_dim_qk, view.head_dim_v)
-        return OpWork(
-            matmul_flops=mm,
-            matmul_dtype=view.compute_dtype,
-            vector_flops=f.softmax_flops(batch_heads * pairs),
-            vector_dtype=_attention_softmax_dtype(view),
-            read_bytes=read,
-            write_bytes=write,
-        )
-    if isinstance(view, RowView):
-        elements = view.x.num_elements
-        weights = len(view.weights)
-        if op.kind is OpKind.SOFTMAX:
-            vec = f.softmax_flops(elements)
-        elif op.kind is OpKind.LAYERNORM:
-            vec = f.layernorm_flops(elements, weights)
-        else:
-            vec = f.rmsnorm_flops(elements, weights)
-        return _vector(vec, view.compute_dtype, read, write)
-    if isinstance(view, ElementwiseView):
-        per = (
-            ELEMENTWISE_FLOPS_PER_ELEMENT[view.function]
-            if view.function
-            else max(1, len(view.inputs) - 1)
-        )
-        return _vector(f.elementwise_flops(view.num_elements, per), view.compute_dtype, read, write)
-    if isinstance(view, ReductionView):
-        return _vector(f.reduction_flops(view.x.num_elements), view.compute_dtype, read, write)
-    if isinstance(view, EmbeddingView):
-        row_bytes = nbytes_of(view.hidden, view.table.dtype)
-        table_read = gather_read_bytes(view.tokens, view.vocab, row_bytes)
-        return _vector(0, None, view.indices.nbytes + table_read, write)
-    assert isinstance(view, CopyView)
-    return _vector(0, None, read, write)
+    return _RULES[type(op.view)](op, op.view, read, write)
 
 
 def _vector(flops: int, dtype: DType | None, read: int, write: int) -> OpWork:
