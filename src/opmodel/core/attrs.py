@@ -103,6 +103,7 @@ _COMMON = (
 _GEMM = (
     AttrSpec(name="transpose_a", kind=bool, doc="A is stored [k, m]"),
     AttrSpec(name="transpose_b", kind=bool, doc="B is stored [n, k]"),
+    AttrSpec(name="beta_zero", kind=bool, doc="C = A @ B (true, default) or C = A @ B + beta C"),
     *_ints(
         (
             "cta_tile_m",
@@ -115,6 +116,8 @@ _GEMM = (
             "warps_per_cta",
             "registers_per_thread",
             "split_k",
+            "resident_ctas_per_sm",
+            "raster_swizzle",
             "gemm_selection_shortlist_size",
         ),
         "kernel parameter used by kernel-level GEMM models; ignored by the roofline",

@@ -1,109 +1,26 @@
-"""The roofline model: every op kind, latency = the slowest of its engines and HBM.
+"""The ``roofline`` model: the roofline estimate for every op kind.
 
-``latency = max(t_tensor, t_vector, t_hbm)`` with ``t_engine = flops / (peak * fraction)`` and
-``t_hbm = latency_hbm + compulsory_bytes / (bandwidth * fraction)`` (Williams et al., CACM 2009).
-Matrix-multiply FLOPs run on the tensor engine when the hardware has tensor throughput for
-their dtype, else on the vector engine. Energy = FLOPs x J/FLOP + HBM bytes x J/byte + static
-power x latency. Equations and conventions: docs/models/roofline.md.
+Equations: :mod:`opmodel.models.shared.roofline_estimate` and docs/models/roofline.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from types import MappingProxyType
-
-from opmodel.core.dtypes import DType
-from opmodel.core.enums import Bound, Engine, OpKind
-from opmodel.core.errors import OpModelError, UnsupportedDTypeError
+from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
-from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
-from opmodel.core.values import FastValue, value_type
-from opmodel.formulas.energy import event_energy_j, static_energy_j
-from opmodel.formulas.roofline import compute_time_s, memory_time_s
-from opmodel.formulas.work import OpWork, op_work
-from opmodel.hardware.spec import ComputeSpec, HardwareSpec
+from opmodel.core.profile import OpProfile
+from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.registry import register_model
+from opmodel.models.shared.arguments import check_predict_arguments
+from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 
 __all__ = ["RooflineDiagnostics", "RooflineModel"]
 
-
-@value_type
-class RooflineDiagnostics(FastValue):
-    """Why the roofline gave its number: per-resource times and the limiting one.
-
-    ``tensor_dtype`` / ``vector_dtype`` are the dtypes each engine computed in (None when
-    that engine did no work).
-    """
-
-    bound: Bound
-    tensor_time_s: float
-    vector_time_s: float
-    hbm_time_s: float
-    tensor_dtype: DType | None
-    vector_dtype: DType | None
-
-
-def _unsupported_dtype(hardware: HardwareSpec, dtype: DType) -> UnsupportedDTypeError:
-    compute = hardware.compute
-    tensor = ", ".join(d.value for d in compute.tensor_flops_per_s) or "none"
-    vector = ", ".join(d.value for d in compute.vector_flops_per_s) or "none"
-    return UnsupportedDTypeError(
-        f"hardware '{hardware.name}' has no throughput for dtype {dtype.value} "
-        f"(tensor: {tensor}; vector: {vector})"
-    )
-
-
-@value_type
-class _EnginePlan(FastValue):
-    """Where an op's FLOPs run on one device: peaks and energies per FLOP of each part.
-
-    ``matmul_on_tensor`` is False when the matmul dtype has no tensor throughput, in which
-    case the matmul FLOPs join the vector part (in the matmul dtype).
-    """
-
-    matmul_on_tensor: bool
-    tensor_flops_per_s: float
-    tensor_j_per_flop: float
-    vector_dtype: DType | None
-    vector_flops_per_s: float
-    vector_j_per_flop: float
-
-
-def _plan(hardware: HardwareSpec, work: OpWork) -> _EnginePlan:
-    """Resolve engines for the op's (matmul, vector) dtypes, memoised per hardware."""
-    key = ("roofline.plan", work.matmul_dtype, work.vector_dtype)
-    plan = hardware.derived_cache.get(key)
-    if plan is None:
-        plan = _resolve_plan(hardware, work.matmul_dtype, work.vector_dtype)
-        hardware.derived_cache[key] = plan
-    return plan
-
-
-def _resolve_plan(
-    hardware: HardwareSpec, matmul: DType | None, vector: DType | None
-) -> _EnginePlan:
-    compute: ComputeSpec = hardware.compute
-    tensor_peak = compute.tensor_peak(matmul) if matmul is not None else None
-    on_tensor = bool(tensor_peak)
-    if matmul is not None and not on_tensor:
-        if vector is not None and vector is not matmul:
-            raise _unsupported_dtype(hardware, matmul)  # no tensor path for a fused matmul
-        vector = matmul
-    vector_peak = compute.vector_peak(vector) if vector is not None else None
-    if vector is not None and not vector_peak:
-        raise _unsupported_dtype(hardware, vector)
-    return _EnginePlan(
-        matmul_on_tensor=on_tensor,
-        tensor_flops_per_s=tensor_peak or 0.0,
-        tensor_j_per_flop=compute.energy_per_flop(tensor=True, dtype=matmul)
-        if on_tensor and matmul is not None
-        else 0.0,
-        vector_dtype=vector,
-        vector_flops_per_s=vector_peak or 0.0,
-        vector_j_per_flop=compute.energy_per_flop(tensor=False, dtype=vector)
-        if vector is not None
-        else 0.0,
-    )
+_IMPLEMENTATIONS = {
+    Engine.TENSOR: "roofline/tensor",
+    Engine.VECTOR: "roofline/vector",
+    Engine.MEMORY: "roofline/memory",
+}
+_ALL_KINDS: frozenset[OpKind] = frozenset(OpKind)
 
 
 @register_model
@@ -111,152 +28,14 @@ class RooflineModel:
     """Roofline for all op kinds (registered as ``roofline``)."""
 
     name = "roofline"
-    supported_kinds: frozenset[OpKind] = frozenset(OpKind)
+    supported_kinds: frozenset[OpKind] = _ALL_KINDS
 
     def supports(self, op: LocalOp) -> bool:
         """Every op kind is supported."""
         return op.kind in self.supported_kinds
 
     def predict(self, op: LocalOp, hardware: HardwareSpec) -> OpProfile:
-        """Predict ``op`` on ``hardware`` (see the module docstring for the equations)."""
-        if not isinstance(op, LocalOp) or not isinstance(hardware, HardwareSpec):
-            msg = (
-                f"roofline.predict(op, hardware): expected a LocalOp and a HardwareSpec "
-                f"(got {type(op).__name__}, {type(hardware).__name__})"
-            )
-            raise OpModelError(msg)
-        return _predict(op, hardware)  # every OpKind is supported
-
-
-@value_type
-class _Rates(FastValue):
-    """Per-hardware constants of the roofline, memoised in ``hardware.derived_cache``."""
-
-    tensor_fraction: float
-    vector_fraction: float
-    hbm_bytes_per_s: float
-    hbm_latency_s: float
-    hbm_j_per_byte: float
-    static_w: float
-
-
-def _rates(hardware: HardwareSpec) -> _Rates:
-    rates = hardware.derived_cache.get("roofline")
-    if rates is None:
-        hbm = hardware.hbm
-        rates = hardware.derived_cache["roofline"] = _Rates(
-            tensor_fraction=hardware.utilization.tensor_fraction,
-            vector_fraction=hardware.utilization.vector_fraction,
-            hbm_bytes_per_s=hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm"),
-            hbm_latency_s=hbm.latency_s,
-            hbm_j_per_byte=hbm.energy_j_per_byte,
-            static_w=hardware.power.static_w,
-        )
-    return rates
-
-
-_IMPLEMENTATION = {
-    Engine.TENSOR: "roofline/tensor",
-    Engine.VECTOR: "roofline/vector",
-    Engine.MEMORY: "roofline/memory",
-}
-
-
-@value_type
-class _Setup(FastValue):
-    """Everything the roofline knows about one (op, hardware) pair before timing it."""
-
-    tensor_flops: int
-    vector_flops: int
-    tensor_flops_per_s: float  # peak x utilisation
-    vector_flops_per_s: float
-    moved_bytes: int
-    hbm_bytes_per_s: float  # bandwidth x utilisation
-    hbm_latency_s: float
-    tensor_j_per_flop: float
-    vector_j_per_flop: float
-    hbm_j_per_byte: float
-    static_w: float
-    traffic: Mapping[str, LevelTraffic]
-    tensor_dtype: DType | None
-    vector_dtype: DType | None
-    engine: Engine
-
-
-def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
-    """The pair's setup, memoised on the op for the last hardware it ran on.
-
-    The memo is keyed by the identity of ``hardware.derived_cache``, which the entry holds, so
-    no other spec can reuse that identity while the entry lives.
-    """
-    cache = hardware.derived_cache
-    last = op.derived_cache.get("roofline")
-    if last is not None and last[0] is cache:
-        return last[1]  # type: ignore[no-any-return]
-    setup = _build_setup(op, hardware)
-    op.derived_cache["roofline"] = (cache, setup)
-    return setup
-
-
-def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
-    work = op_work(op)
-    plan = _plan(hardware, work)
-    rates = _rates(hardware)
-    if plan.matmul_on_tensor:
-        tensor_flops, vector_flops = work.matmul_flops, work.vector_flops
-    else:
-        tensor_flops, vector_flops = 0, work.matmul_flops + work.vector_flops
-    engine = Engine.TENSOR if tensor_flops else Engine.VECTOR if vector_flops else Engine.MEMORY
-    level = LevelTraffic(read_bytes=work.read_bytes, write_bytes=work.write_bytes)
-    return _Setup(
-        tensor_flops=tensor_flops,
-        vector_flops=vector_flops,
-        tensor_flops_per_s=plan.tensor_flops_per_s * rates.tensor_fraction,
-        vector_flops_per_s=plan.vector_flops_per_s * rates.vector_fraction,
-        moved_bytes=work.read_bytes + work.write_bytes,
-        hbm_bytes_per_s=rates.hbm_bytes_per_s,
-        hbm_latency_s=rates.hbm_latency_s,
-        tensor_j_per_flop=plan.tensor_j_per_flop,
-        vector_j_per_flop=plan.vector_j_per_flop,
-        hbm_j_per_byte=rates.hbm_j_per_byte,
-        static_w=rates.static_w,
-        traffic=MappingProxyType({"hbm": level}),
-        tensor_dtype=work.matmul_dtype if tensor_flops else None,
-        vector_dtype=plan.vector_dtype if vector_flops else None,
-        engine=engine,
-    )
-
-
-def _predict(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
-    s = _setup(op, hardware)
-    t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
-    t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
-    t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
-    latency = max(t_tensor, t_vector, t_hbm)
-    if latency == t_tensor:
-        bound = Bound.TENSOR
-    else:
-        bound = Bound.VECTOR if latency == t_vector else Bound.MEMORY
-    energy = EnergyBreakdown.make(
-        tensor_j=event_energy_j(s.tensor_flops, s.tensor_j_per_flop),
-        vector_j=event_energy_j(s.vector_flops, s.vector_j_per_flop),
-        memory_j=MappingProxyType({"hbm": event_energy_j(s.moved_bytes, s.hbm_j_per_byte)}),
-        static_j=static_energy_j(s.static_w, latency),
-    )
-    return OpProfile.make(
-        latency_s=latency,
-        flops=s.tensor_flops + s.vector_flops,
-        engine=s.engine,
-        footprint=op.footprint,
-        traffic=s.traffic,
-        energy=energy,
-        implementation=_IMPLEMENTATION[s.engine],
-        diagnostics=RooflineDiagnostics.make(
-            bound=bound,
-            tensor_time_s=t_tensor,
-            vector_time_s=t_vector,
-            hbm_time_s=t_hbm,
-            tensor_dtype=s.tensor_dtype,
-            vector_dtype=s.vector_dtype,
-        ),
-    )
+        """Predict ``op`` on ``hardware`` (docs/models/roofline.md has the equations)."""
+        if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
+            check_predict_arguments(self.name, self.supported_kinds, op, hardware)
+        return roofline_estimate(op, hardware, _IMPLEMENTATIONS)

@@ -1,0 +1,1 @@
+"""Machinery shared by several models (never a model of its own)."""
