@@ -5,6 +5,7 @@ from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import Bound, Engine, OpKind, Phase, TensorRole
 from opmodel.core.errors import (
     ConfigError,
+    InvalidKernelError,
     OpModelError,
     OpValidationError,
     UnknownNameError,
@@ -24,6 +25,7 @@ __all__ = [
     "Engine",
     "Footprint",
     "FrozenAttrs",
+    "InvalidKernelError",
     "LevelTraffic",
     "LocalOp",
     "OpKind",

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 
 __all__ = [
     "ConfigError",
+    "InvalidKernelError",
     "OpModelError",
     "OpValidationError",
     "UnknownNameError",
@@ -34,6 +35,10 @@ class ConfigError(OpModelError, ValueError):
 
 class OpValidationError(OpModelError, ValueError):
     """A :class:`~opmodel.LocalOp` or :class:`~opmodel.TensorSpec` is malformed."""
+
+
+class InvalidKernelError(OpModelError, ValueError):
+    """Kernel parameters (tiles, warps, stages, registers) that cannot run on the hardware."""
 
 
 class UnsupportedOpError(OpModelError):

@@ -69,6 +69,8 @@ class SmSpec:
     max_shared_memory_per_cta_bytes: int = field(metadata=_POS)
     mma_shape_mnk: tuple[int, int, int]
     tensor_latency_cycles: int = field(metadata=_POS)
+    register_allocation_unit: int = field(metadata=_POS)
+    shared_memory_reserved_per_cta_bytes: int = field(metadata=_NONNEG)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -121,6 +123,8 @@ class MemoryLevel:
 
     ``bandwidth_bytes_per_s`` is the device-wide peak; ``latency_s`` the load-to-use latency of
     one access; ``energy_j_per_byte`` the dynamic energy of moving one byte at this level.
+    ``shared_capacity_fraction`` is the share of the capacity left for data read by every SM
+    when the level replicates lines across partitions (A100 and H100 L2: 0.5); 1.0 if omitted.
     """
 
     name: str
@@ -129,6 +133,12 @@ class MemoryLevel:
     latency_s: float = field(metadata=_NONNEG)
     energy_j_per_byte: float = field(metadata=_NONNEG)
     clock_domain: ClockDomain
+    shared_capacity_fraction: float = field(default=1.0, metadata=_FRAC)
+
+    @property
+    def shared_capacity_bytes(self) -> float:
+        """Capacity for data that every SM reads: ``size_bytes * shared_capacity_fraction``."""
+        return self.size_bytes * self.shared_capacity_fraction
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -1,0 +1,191 @@
+"""``GemmKernel``: the CTA/warp tiling, pipeline and launch parameters of a GEMM kernel.
+
+Built once per (op, hardware) from the op's kernel attrs; what is omitted takes the documented
+defaults below, which follow CUTLASS 2.x's default sm80 configurations (``cutlass_library``
+generator: 128x128 threadblocks of four 64x64 warps, three cp.async stages for 16-bit tensor
+ops; 128x128x8 SIMT threadblocks of eight 32x64 warps, two stages, for fp32 and fp64).
+Legality is checked against the hardware's SM limits with one-line errors.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from opmodel.core.dtypes import DType
+from opmodel.core.errors import InvalidKernelError
+from opmodel.core.op import LocalOp
+from opmodel.hardware.spec import SmSpec
+from opmodel.models.gemm.problem import GemmProblem
+
+__all__ = ["DEFAULT_TILES", "GemmKernel", "build_kernel"]
+
+# (cta_m, cta_n, cta_k, warp_m, warp_n, warp_k, stages) by arithmetic class; see module docstring.
+DEFAULT_TILES: dict[str, tuple[int, int, int, int, int, int, int]] = {
+    "tensor_16bit": (128, 128, 32, 64, 64, 32, 3),
+    "tensor_8bit": (128, 128, 64, 64, 64, 64, 3),
+    "tensor_tf32": (128, 128, 16, 64, 64, 16, 3),
+    "tensor_fp64": (64, 64, 16, 32, 32, 16, 3),
+    "simt": (128, 128, 8, 32, 64, 8, 2),
+}
+# Registers per thread when not given: the fp32 accumulators of the warp tile plus 40 for
+# operand fragments and addressing (estimate; CUTLASS's 128x128x32 bf16 kernel on A100 uses
+# 164 = 128 + 36 registers per thread in the Rapid-LLM ncu rows).
+REGISTER_OVERHEAD_PER_THREAD = 40
+_SWIZZLES = (1, 2, 4, 8)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmKernel:
+    """One GEMM kernel configuration. MMA shape is per warp instruction (1x1x1 for SIMT)."""
+
+    cta_tile_m: int
+    cta_tile_n: int
+    cta_tile_k: int
+    warp_tile_m: int
+    warp_tile_n: int
+    warp_tile_k: int
+    mma_m: int
+    mma_n: int
+    mma_k: int
+    pipeline_stages: int
+    warps_per_cta: int
+    registers_per_thread: int
+    split_k: int
+    raster_swizzle: int
+    resident_ctas_per_sm: int | None
+    on_tensor: bool
+
+    @property
+    def warp_grid(self) -> tuple[int, int, int]:
+        """Warps along M, N and K (slice-K) of the CTA tile."""
+        return (
+            self.cta_tile_m // self.warp_tile_m,
+            self.cta_tile_n // self.warp_tile_n,
+            self.cta_tile_k // self.warp_tile_k,
+        )
+
+
+def _tile_class(dtype: DType, on_tensor: bool) -> str:
+    if not on_tensor:
+        return "simt"
+    if dtype is DType.TF32:
+        return "tensor_tf32"
+    if dtype is DType.FP64:
+        return "tensor_fp64"
+    return "tensor_16bit" if dtype.bits == 16 else "tensor_8bit"
+
+
+def _attr(op: LocalOp, name: str, default: int) -> int:
+    value = op.attrs.get(name)
+    return value if isinstance(value, int) else default
+
+
+def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bool) -> GemmKernel:
+    """The kernel of ``op``: its attrs over the defaults, checked against ``sm``."""
+    cm, cn, ck, wm, wn, _, stages = DEFAULT_TILES[_tile_class(problem.compute_dtype, on_tensor)]
+    cta_m, cta_n, cta_k = (
+        _attr(op, f"cta_tile_{d}", v) for d, v in zip("mnk", (cm, cn, ck), strict=True)
+    )
+    warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
+    warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
+    warp_k = _attr(op, "warp_tile_k", cta_k)
+    mma = _mma_shape(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
+    default_regs = -(-(warp_m * warp_n // sm.warp_size + REGISTER_OVERHEAD_PER_THREAD) // 8) * 8
+    kernel = GemmKernel(
+        cta_tile_m=cta_m,
+        cta_tile_n=cta_n,
+        cta_tile_k=cta_k,
+        warp_tile_m=warp_m,
+        warp_tile_n=warp_n,
+        warp_tile_k=warp_k,
+        mma_m=mma[0],
+        mma_n=mma[1],
+        mma_k=mma[2],
+        pipeline_stages=_attr(op, "pipeline_stages", stages),
+        warps_per_cta=_attr(
+            op, "warps_per_cta", _derived_warps((cta_m, cta_n, cta_k), (warp_m, warp_n, warp_k))
+        ),
+        registers_per_thread=_attr(
+            op, "registers_per_thread", min(default_regs, sm.max_registers_per_thread)
+        ),
+        split_k=_attr(op, "split_k", 1),
+        raster_swizzle=_attr(op, "raster_swizzle", 8),
+        resident_ctas_per_sm=op.attrs.get("resident_ctas_per_sm"),  # type: ignore[arg-type]
+        on_tensor=on_tensor,
+    )
+    problems = _tiling_problems(kernel) + _resource_problems(kernel, problem, sm)
+    if problems:
+        raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
+    return kernel
+
+
+def _derived_warps(cta: tuple[int, int, int], warp: tuple[int, int, int]) -> int:
+    """Warps that tile the CTA (CUTLASS WarpCount = ThreadblockShape / WarpShape)."""
+    return math.prod(max(1, c // w) for c, w in zip(cta, warp, strict=True))
+
+
+def _mma_shape(sm: SmSpec, dtype: DType) -> tuple[int, int, int]:
+    """The config's MMA shape with k scaled to the dtype: ``k * 16 / bits`` (PTX mma shapes:
+    m16n8k16 for 16-bit, m16n8k8 for tf32, m16n8k32 for 8-bit types)."""
+    m, n, k = sm.mma_shape_mnk
+    return m, n, max(1, k * 16 // dtype.bits)
+
+
+def _tiling_problems(kernel: GemmKernel) -> list[str]:
+    problems: list[str] = []
+    pairs = (
+        ("m", kernel.cta_tile_m, kernel.warp_tile_m, kernel.mma_m),
+        ("n", kernel.cta_tile_n, kernel.warp_tile_n, kernel.mma_n),
+        ("k", kernel.cta_tile_k, kernel.warp_tile_k, kernel.mma_k),
+    )
+    for dim, cta, warp, mma in pairs:
+        if cta % warp:
+            problems.append(f"cta_tile_{dim}={cta} is not a multiple of warp_tile_{dim}={warp}")
+        elif warp % mma:
+            problems.append(f"warp_tile_{dim}={warp} is not a multiple of the MMA {dim}={mma}")
+    wgm, wgn, wgk = kernel.warp_grid
+    if not problems and kernel.warps_per_cta != wgm * wgn * wgk:
+        problems.append(
+            f"warp grid {wgm}x{wgn}x{wgk} = {wgm * wgn * wgk} warps does not match "
+            f"warps_per_cta={kernel.warps_per_cta}"
+        )
+    if kernel.pipeline_stages < 2:
+        problems.append(f"pipeline_stages must be >= 2 (got {kernel.pipeline_stages})")
+    if kernel.raster_swizzle not in _SWIZZLES:
+        problems.append(f"raster_swizzle must be one of 1, 2, 4, 8 (got {kernel.raster_swizzle})")
+    return problems
+
+
+def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:
+    """``stages * (cta_m * cta_k * bytes(A) + cta_k * cta_n * bytes(B))``: the operand ring."""
+    a = kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8
+    b = kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8
+    return kernel.pipeline_stages * (a + b)
+
+
+def _resource_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
+    problems: list[str] = []
+    threads = kernel.warps_per_cta * sm.warp_size
+    if threads > sm.max_threads_per_cta:
+        problems.append(
+            f"{threads} threads per CTA exceed max_threads_per_cta={sm.max_threads_per_cta}"
+        )
+    if kernel.registers_per_thread > sm.max_registers_per_thread:
+        problems.append(
+            f"registers_per_thread={kernel.registers_per_thread} exceeds "
+            f"max_registers_per_thread={sm.max_registers_per_thread}"
+        )
+    smem = shared_memory_per_cta_bytes(kernel, problem)
+    if smem > sm.max_shared_memory_per_cta_bytes:
+        problems.append(
+            f"{kernel.pipeline_stages} stages need {smem} B of shared memory per CTA, "
+            f"more than max_shared_memory_per_cta_bytes={sm.max_shared_memory_per_cta_bytes}"
+        )
+    k_tiles = -(-problem.k // kernel.cta_tile_k)
+    if kernel.split_k > k_tiles:
+        problems.append(
+            f"split_k={kernel.split_k} exceeds the {k_tiles} K tiles "
+            f"of cta_tile_k={kernel.cta_tile_k}"
+        )
+    return problems

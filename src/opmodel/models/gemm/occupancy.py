@@ -1,0 +1,133 @@
+"""Occupancy and grid of a GEMM kernel: resident CTAs per SM, waves, tails and tile efficiency.
+
+Resident CTAs per SM are the minimum over the SM's limits (CUDA occupancy rules): resident
+CTAs, resident warps, registers (allocated per warp in units of ``register_allocation_unit``)
+and shared memory (the operand ring plus the per-CTA system reserve). The raster of CTAs and
+the wave structure follow the launch order of CUTLASS's identity threadblock swizzle.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import StrEnum
+
+from opmodel.core.errors import InvalidKernelError
+from opmodel.hardware.spec import SmSpec
+from opmodel.models.gemm.kernel import GemmKernel, shared_memory_per_cta_bytes
+from opmodel.models.gemm.problem import GemmProblem
+
+__all__ = ["Grid", "Limiter", "Occupancy", "grid_of", "occupancy_of"]
+
+
+class Limiter(StrEnum):
+    """What caps resident CTAs per SM."""
+
+    CTAS = "ctas"
+    WARPS = "warps"
+    REGISTERS = "registers"
+    SHARED_MEMORY = "shared_memory"
+    OVERRIDE = "override"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Occupancy:
+    """Resident CTAs per SM, the limiter, and the per-CTA resources behind it."""
+
+    resident_ctas_per_sm: int
+    limiter: Limiter
+    by_ctas: int
+    by_warps: int
+    by_registers: int
+    by_shared_memory: int
+    registers_per_cta: int
+    shared_memory_per_cta_bytes: int
+
+
+def occupancy_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> Occupancy:
+    """Resident CTAs per SM from each configured limit; the smallest wins (ties: first listed)."""
+    regs_per_warp = -(-kernel.registers_per_thread * sm.warp_size // sm.register_allocation_unit)
+    regs_per_cta = regs_per_warp * sm.register_allocation_unit * kernel.warps_per_cta
+    smem = shared_memory_per_cta_bytes(kernel, problem)
+    limits = {
+        Limiter.CTAS: sm.max_ctas_per_sm,
+        Limiter.WARPS: sm.max_warps_per_sm // kernel.warps_per_cta,
+        Limiter.REGISTERS: sm.registers_per_sm // regs_per_cta,
+        Limiter.SHARED_MEMORY: sm.shared_memory_per_sm_bytes
+        // (smem + sm.shared_memory_reserved_per_cta_bytes),
+    }
+    limiter = min(limits, key=lambda name: limits[name])
+    resident = limits[limiter]
+    if resident < 1:
+        msg = f"kernel: one CTA does not fit on an SM ({limiter.value} limit)"
+        raise InvalidKernelError(msg)
+    override = kernel.resident_ctas_per_sm
+    if override is not None:
+        if override > resident:
+            msg = (
+                f"kernel: resident_ctas_per_sm={override} exceeds the {resident} CTAs the SM "
+                f"limits allow ({limiter.value})"
+            )
+            raise InvalidKernelError(msg)
+        resident, limiter = override, Limiter.OVERRIDE
+    return Occupancy(
+        resident_ctas_per_sm=resident,
+        limiter=limiter,
+        by_ctas=limits[Limiter.CTAS],
+        by_warps=limits[Limiter.WARPS],
+        by_registers=limits[Limiter.REGISTERS],
+        by_shared_memory=limits[Limiter.SHARED_MEMORY],
+        registers_per_cta=regs_per_cta,
+        shared_memory_per_cta_bytes=smem,
+    )
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Grid:
+    """CTA grid, waves and the efficiencies lost to edges, K padding and the tail wave."""
+
+    tiles_m: int
+    tiles_n: int
+    k_iterations: int  # K tiles per CTA (per split-K slice)
+    ctas: int
+    ctas_per_wave: int
+    full_waves: int
+    tail_ctas: int
+    tail_ctas_per_sm: int  # on the busiest SM of the tail wave
+    tail_active_sms: int
+    edge_efficiency: float  # useful m*n over padded tile area
+    k_efficiency: float  # useful k over issued k (tile padding, split-K rounding)
+    wave_efficiency: float  # CTAs over wave slots
+
+    @property
+    def waves(self) -> float:
+        """CTAs per wave slot (fractional)."""
+        return self.ctas / self.ctas_per_wave
+
+
+def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occupancy) -> Grid:
+    """The launch grid: ``batch * tiles_m * tiles_n * split_k`` CTAs in waves of
+    ``sm_count * resident`` (closed form, no loop over CTAs)."""
+    tiles_m = math.ceil(problem.m / kernel.cta_tile_m)
+    tiles_n = math.ceil(problem.n / kernel.cta_tile_n)
+    k_tiles = math.ceil(problem.k / kernel.cta_tile_k)
+    k_iterations = math.ceil(k_tiles / kernel.split_k)
+    ctas = problem.batch * tiles_m * tiles_n * kernel.split_k
+    per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
+    full, tail = divmod(ctas, per_wave)
+    issued_k = k_iterations * kernel.split_k * kernel.cta_tile_k
+    return Grid(
+        tiles_m=tiles_m,
+        tiles_n=tiles_n,
+        k_iterations=k_iterations,
+        ctas=ctas,
+        ctas_per_wave=per_wave,
+        full_waves=full,
+        tail_ctas=tail,
+        tail_ctas_per_sm=math.ceil(tail / sm.sm_count),
+        tail_active_sms=min(tail, sm.sm_count),
+        edge_efficiency=(problem.m * problem.n)
+        / (tiles_m * kernel.cta_tile_m * tiles_n * kernel.cta_tile_n),
+        k_efficiency=problem.k / issued_k,
+        wave_efficiency=ctas / (math.ceil(ctas / per_wave) * per_wave),
+    )

@@ -1,0 +1,77 @@
+"""``GemmProblem``: the sizes, dtypes and layout of one (batched) GEMM, from its op."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opmodel.core.dtypes import DType, nbytes_of
+from opmodel.core.errors import OpModelError
+from opmodel.core.op import LocalOp
+from opmodel.core.views import GemmView
+
+__all__ = ["GemmProblem"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmProblem:
+    """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n] (+ beta C)``.
+
+    ``beta_zero`` is False when the epilogue reads C (``C = A @ B + beta C``).
+    ``broadcast_b`` means one B serves every batch entry.
+    """
+
+    batch: int
+    m: int
+    n: int
+    k: int
+    a_dtype: DType
+    b_dtype: DType
+    c_dtype: DType
+    compute_dtype: DType
+    transpose_a: bool
+    transpose_b: bool
+    broadcast_b: bool
+    beta_zero: bool
+
+    @classmethod
+    def from_op(cls, op: LocalOp) -> GemmProblem:
+        """The problem of a GEMM or batched-GEMM op."""
+        view = op.view
+        if not isinstance(view, GemmView):
+            msg = f"op '{op.name}' ({op.kind}): not a GEMM"
+            raise OpModelError(msg)
+        return cls(
+            batch=view.batch,
+            m=view.m,
+            n=view.n,
+            k=view.k,
+            a_dtype=view.a.dtype,
+            b_dtype=view.b.dtype,
+            c_dtype=view.c.dtype,
+            compute_dtype=view.compute_dtype,
+            transpose_a=view.transpose_a,
+            transpose_b=view.transpose_b,
+            broadcast_b=view.broadcast_b,
+            beta_zero=op.attrs.get("beta_zero", True) is True,
+        )
+
+    @property
+    def flops(self) -> int:
+        """Useful FLOPs: ``2 * batch * m * n * k``."""
+        return 2 * self.batch * self.m * self.n * self.k
+
+    @property
+    def a_bytes(self) -> int:
+        """Bytes of A over all batches."""
+        return nbytes_of(self.batch * self.m * self.k, self.a_dtype)
+
+    @property
+    def b_bytes(self) -> int:
+        """Bytes of B (once when broadcast)."""
+        copies = 1 if self.broadcast_b else self.batch
+        return nbytes_of(copies * self.k * self.n, self.b_dtype)
+
+    @property
+    def c_bytes(self) -> int:
+        """Bytes of C over all batches."""
+        return nbytes_of(self.batch * self.m * self.n, self.c_dtype)

@@ -1,0 +1,158 @@
+"""Bytes a tiled GEMM moves at each level: L2 requests, DRAM with reuse, shared memory.
+
+L2 requests are exact for a CTA-tiled kernel with predicated edge loads: every column of CTAs
+reads all of A, every row of CTAs all of B, each rounded to 32-byte sectors along its contiguous
+dimension. DRAM bytes follow the launch raster of CUTLASS's ``GemmIdentityThreadblockSwizzle``
+(stripes of ``W`` N-tiles walking down M): A is fetched once per stripe unless it stays in L2
+between stripes, and a stripe's B panels once per wave unless they survive the wave's working
+set. Whether data survives is a capacity test against L2 with a linear ramp,
+``miss(d) = clamp((d - L2) / L2, 0, 1)`` for a reuse distance of ``d`` bytes, which stands in
+for the non-LRU replacement of a real L2 (docs/models/extended_roofline.md). Checked against
+Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from opmodel.models.gemm.kernel import GemmKernel
+from opmodel.models.gemm.occupancy import Grid
+from opmodel.models.gemm.problem import GemmProblem
+
+__all__ = [
+    "SECTOR_BYTES",
+    "GemmTraffic",
+    "capacity_miss_fraction",
+    "effective_swizzle",
+    "gemm_traffic",
+    "sector_rounded_bytes",
+]
+
+SECTOR_BYTES = (
+    32  # L2/DRAM access granularity of NVIDIA GPUs since Volta (CUDA Best Practices Guide)
+)
+SPLIT_K_PARTIAL_BITS = 32  # split-K partial sums travel as fp32
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmTraffic:
+    """Bytes per level for the whole kernel (all CTAs, all batches)."""
+
+    a_l2_bytes: int
+    b_l2_bytes: int
+    c_read_bytes: int
+    c_write_bytes: int
+    workspace_bytes: int  # split-K partials, written once and read once
+    a_dram_passes: float
+    b_dram_passes: float
+    dram_read_bytes: int
+    dram_write_bytes: int
+    smem_write_bytes: int
+    smem_read_bytes: int
+
+    @property
+    def l2_read_bytes(self) -> int:
+        """Reads served by L2 (operands, C when beta != 0, split-K partials)."""
+        return self.a_l2_bytes + self.b_l2_bytes + self.c_read_bytes + self.workspace_bytes
+
+    @property
+    def l2_write_bytes(self) -> int:
+        """Writes into L2 (C and split-K partials)."""
+        return self.c_write_bytes + self.workspace_bytes
+
+    @property
+    def dram_miss_fraction(self) -> float:
+        """DRAM reads over L2 reads: the share of loads that travel to DRAM."""
+        return min(1.0, self.dram_read_bytes / self.l2_read_bytes)
+
+
+def sector_rounded_bytes(rows: int, contiguous: int, bits: int) -> int:
+    """``rows * ceil(contiguous * bits / 8 / 32) * 32``: a row-major block read in sectors."""
+    return rows * math.ceil(contiguous * bits / 8 / SECTOR_BYTES) * SECTOR_BYTES
+
+
+def capacity_miss_fraction(reuse_distance_bytes: float, l2_bytes: int) -> float:
+    """Share of re-used data that misses L2: ``clamp((d - L2) / L2, 0, 1)``."""
+    return min(1.0, max(0.0, (reuse_distance_bytes - l2_bytes) / l2_bytes))
+
+
+def effective_swizzle(requested: int, tiles_n: int) -> int:
+    """Stripe width of CUTLASS's identity swizzle: 8 needs >= 6 N tiles, 4 >= 3, 2 >= 2."""
+    for width, needed in ((8, 6), (4, 3), (2, 2)):
+        if requested >= width and tiles_n >= needed:
+            return width
+    return 1
+
+
+def _unique_operand_bytes(problem: GemmProblem) -> tuple[int, int]:
+    """(A, B) bytes of one batch entry, sector-rounded along each contiguous dimension."""
+    a_rows, a_contig = (problem.k, problem.m) if problem.transpose_a else (problem.m, problem.k)
+    b_rows, b_contig = (problem.n, problem.k) if problem.transpose_b else (problem.k, problem.n)
+    return (
+        sector_rounded_bytes(a_rows, a_contig, problem.a_dtype.bits),
+        sector_rounded_bytes(b_rows, b_contig, problem.b_dtype.bits),
+    )
+
+
+def _dram_passes(
+    kernel: GemmKernel, problem: GemmProblem, grid: Grid, l2_bytes: int
+) -> tuple[float, float]:
+    """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances."""
+    a_batch, _ = _unique_operand_bytes(problem)
+    width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
+    stripes = math.ceil(grid.tiles_n / width)
+    b_stripe = width * kernel.cta_tile_n * problem.k * problem.b_dtype.bits // 8
+    c_stripe = problem.m * width * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    a_passes = 1 + (stripes - 1) * capacity_miss_fraction(a_batch + b_stripe + c_stripe, l2_bytes)
+    ctas_per_stripe = grid.tiles_m * width * kernel.split_k
+    waves_per_stripe = max(1.0, ctas_per_stripe / grid.ctas_per_wave)
+    m_tiles_per_wave = grid.ctas_per_wave / (width * kernel.split_k)
+    a_panel = kernel.cta_tile_m * problem.k * problem.a_dtype.bits // 8
+    c_wave = grid.ctas_per_wave * kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    wave_set = min(a_batch, m_tiles_per_wave * a_panel) + b_stripe + c_wave
+    b_passes = 1 + (waves_per_stripe - 1) * capacity_miss_fraction(wave_set, l2_bytes)
+    return a_passes, b_passes
+
+
+def _smem_bytes(kernel: GemmKernel, problem: GemmProblem, grid: Grid) -> tuple[int, int]:
+    """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
+    wg_m, wg_n, _ = kernel.warp_grid
+    a_tile = kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8
+    b_tile = kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8
+    c_tile = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    stages_total = grid.ctas * grid.k_iterations
+    written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
+    read = stages_total * (wg_n * a_tile + wg_m * b_tile) + grid.ctas * c_tile
+    return written, read
+
+
+def gemm_traffic(
+    kernel: GemmKernel, problem: GemmProblem, grid: Grid, l2_bytes: int
+) -> GemmTraffic:
+    """All traffic of the kernel (see the module docstring for the reuse model)."""
+    a_batch, b_batch = _unique_operand_bytes(problem)
+    a_passes, b_passes = _dram_passes(kernel, problem, grid, l2_bytes)
+    b_copies = 1 if problem.broadcast_b else problem.batch
+    if problem.broadcast_b and problem.batch > 1:  # one B for every batch entry
+        batch_set = a_batch + b_batch + problem.c_bytes // problem.batch
+        b_passes *= 1 + (problem.batch - 1) * capacity_miss_fraction(batch_set, l2_bytes)
+    c_read = 0 if problem.beta_zero else problem.c_bytes
+    partial_bytes = problem.batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
+    workspace = (kernel.split_k - 1) * partial_bytes
+    smem_written, smem_read = _smem_bytes(kernel, problem, grid)
+    return GemmTraffic(
+        a_l2_bytes=grid.tiles_n * problem.batch * a_batch,
+        b_l2_bytes=grid.tiles_m * problem.batch * b_batch,
+        c_read_bytes=c_read,
+        c_write_bytes=problem.c_bytes,
+        workspace_bytes=workspace,
+        a_dram_passes=a_passes,
+        b_dram_passes=b_passes,
+        dram_read_bytes=round(problem.batch * a_batch * a_passes + b_copies * b_batch * b_passes)
+        + c_read
+        + workspace,
+        dram_write_bytes=problem.c_bytes + workspace,
+        smem_write_bytes=smem_written,
+        smem_read_bytes=smem_read,
+    )
