@@ -168,7 +168,7 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
         _set("memory.levels.2.latency_cycles", 30),
         [
-            "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain)"
+            "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain, shared_capacity_fraction)"
         ],
     ),
     (_set("memory.levels", {"hbm": 1}), ["memory.levels: expected a list (got {'hbm': 1})"]),
