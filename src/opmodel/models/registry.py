@@ -13,7 +13,7 @@ __all__ = ["get_model", "model_names", "register_model"]
 
 _T = TypeVar("_T")
 _FACTORIES: dict[str, Callable[[], OpModel]] = {}
-_BUILTIN_MODULES = ("opmodel.models.roofline",)
+_BUILTIN_MODULES = ("opmodel.models.roofline", "opmodel.models.extended_roofline")
 
 
 def register_model(cls: type[_T]) -> type[_T]:

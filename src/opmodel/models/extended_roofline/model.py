@@ -1,0 +1,257 @@
+"""``extended_roofline``: a K-stage pipeline timeline per CTA wave for GEMM and batched GEMM.
+
+``cycles = full_waves * wave(resident, all SMs) + wave(tail CTAs per SM, tail SMs) + fixed``,
+each wave from :mod:`opmodel.models.extended_roofline.timeline`; traffic, occupancy and the
+kernel from the shared GEMM machinery (:mod:`opmodel.models.gemm`). Non-GEMM ops, and GEMMs on
+hardware without SM structure (TPUs), use the shared roofline estimate. Equations:
+docs/models/extended_roofline.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from opmodel.core.enums import Engine, OpKind
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.extended_roofline.diagnostics import (
+    Bottleneck,
+    ExtendedRooflineDiagnostics,
+    Overlaps,
+    Utilization,
+    rank_bottlenecks,
+)
+from opmodel.models.extended_roofline.rates import GpuRates, gpu_rates
+from opmodel.models.extended_roofline.timeline import (
+    StageWork,
+    WaveTimeline,
+    stage_work,
+    wave_timeline,
+)
+from opmodel.models.gemm import (
+    GemmKernel,
+    GemmProblem,
+    GemmTraffic,
+    Grid,
+    Occupancy,
+    build_kernel,
+    gemm_traffic,
+    grid_of,
+    occupancy_of,
+)
+from opmodel.models.registry import register_model
+from opmodel.models.shared.arguments import check_predict_arguments
+from opmodel.models.shared.roofline_estimate import roofline_estimate
+
+__all__ = ["ExtendedRooflineModel"]
+
+_GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
+_FALLBACK = {
+    Engine.TENSOR: "extended_roofline/roofline-tensor",
+    Engine.VECTOR: "extended_roofline/roofline-vector",
+    Engine.MEMORY: "extended_roofline/roofline-memory",
+}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class _Setup:
+    """Everything about one (GEMM op, GPU) pair that does not depend on the wave schedule."""
+
+    problem: GemmProblem
+    kernel: GemmKernel
+    occupancy: Occupancy
+    grid: Grid
+    traffic: GemmTraffic
+    rates: GpuRates
+    work: StageWork
+
+
+def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
+    """Built once per op for the last hardware it ran on (keyed by that spec's cache dict)."""
+    cache = hardware.derived_cache
+    last = op.derived_cache.get("extended_roofline")
+    if last is not None and last[0] is cache:
+        return last[1]  # type: ignore[no-any-return]
+    sm = hardware.compute.sm
+    assert sm is not None
+    problem = GemmProblem.from_op(op)
+    on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
+    kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
+    occupancy = occupancy_of(kernel, problem, sm)
+    grid = grid_of(kernel, problem, sm, occupancy)
+    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    rates = gpu_rates(hardware, sm, problem.compute_dtype, on_tensor=on_tensor)
+    setup = _Setup(
+        problem=problem,
+        kernel=kernel,
+        occupancy=occupancy,
+        grid=grid,
+        traffic=traffic,
+        rates=rates,
+        work=stage_work(kernel, problem, traffic, grid),
+    )
+    op.derived_cache["extended_roofline"] = (cache, setup)
+    return setup
+
+
+@register_model
+class ExtendedRooflineModel:
+    """K-stage pipeline timeline for GEMMs; roofline estimate for other kinds."""
+
+    name = "extended_roofline"
+    supported_kinds: frozenset[OpKind] = frozenset(OpKind)
+
+    def supports(self, op: LocalOp) -> bool:
+        """Every op kind is supported (GEMMs in detail, others by the roofline estimate)."""
+        return op.kind in self.supported_kinds
+
+    def predict(self, op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+        """Predict ``op`` on ``hardware`` (docs/models/extended_roofline.md)."""
+        if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
+            check_predict_arguments(self.name, self.supported_kinds, op, hardware)
+        if op.kind not in _GEMM_KINDS or hardware.compute.sm is None:
+            return roofline_estimate(op, hardware, _FALLBACK)
+        return _predict_gemm(op, hardware, _setup(op, hardware))
+
+
+def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
+    grid = s.grid
+    full = (
+        wave_timeline(
+            s.work,
+            s.rates,
+            ctas_per_sm=s.occupancy.resident_ctas_per_sm,
+            active_sms=s.rates.sm_count,
+        )
+        if grid.full_waves
+        else None
+    )
+    tail = (
+        wave_timeline(
+            s.work, s.rates, ctas_per_sm=grid.tail_ctas_per_sm, active_sms=grid.tail_active_sms
+        )
+        if grid.tail_ctas
+        else None
+    )
+    return full, tail
+
+
+def _sum(s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, attr: str) -> float:
+    """``full_waves * full.attr + tail.attr`` (absent waves count zero)."""
+    total = s.grid.full_waves * getattr(full, attr) if full is not None else 0.0
+    return total + (getattr(tail, attr) if tail is not None else 0.0)
+
+
+def _scores(
+    s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, total: float
+) -> dict[Bottleneck, float]:
+    k = s.grid.k_iterations
+    math = k * _sum(s, full, tail, "math_stage_cycles")
+    exposed = k * (_sum(s, full, tail, "stage_cycles") - _sum(s, full, tail, "math_stage_cycles"))
+    return {
+        Bottleneck.COMPUTE: math,
+        Bottleneck.SMEM: k * _sum(s, full, tail, "smem_stage_cycles"),
+        Bottleneck.L2: k * _sum(s, full, tail, "l2_stage_cycles"),
+        Bottleneck.DRAM: k * _sum(s, full, tail, "dram_stage_cycles"),
+        Bottleneck.LATENCY_EXPOSED: k * _sum(s, full, tail, "latency_stage_cycles")
+        if exposed > 0
+        else 0.0,
+        Bottleneck.INSUFFICIENT_WAVES: total * (1 - s.grid.wave_efficiency),
+        Bottleneck.EDGE_TILE_LOSS: math * (1 - s.grid.edge_efficiency * s.grid.k_efficiency),
+        Bottleneck.EPILOGUE: _sum(s, full, tail, "epilogue_cycles"),
+        Bottleneck.FIXED_OVERHEAD: float(s.rates.fixed_overhead_cycles),
+    }
+
+
+def _utilization(
+    s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, total: float
+) -> Utilization:
+    k, t, r = s.grid.k_iterations, s.traffic, s.rates
+    return Utilization.make(
+        math_fraction=k * _sum(s, full, tail, "math_stage_cycles") / total,
+        smem_fraction=k * _sum(s, full, tail, "smem_stage_cycles") / total,
+        l2_fraction=min(1.0, (t.l2_read_bytes + t.l2_write_bytes) / (r.l2_bytes_per_cycle * total)),
+        dram_fraction=min(
+            1.0, (t.dram_read_bytes + t.dram_write_bytes) / (r.dram_bytes_per_cycle * total)
+        ),
+    )
+
+
+def _overlaps(wave: WaveTimeline) -> Overlaps:
+    def hidden(busy: float) -> float:
+        return min(wave.math_stage_cycles, busy) / busy if busy else 1.0
+
+    return Overlaps.make(
+        math_smem_fraction=hidden(wave.smem_stage_cycles),
+        math_l2_fraction=hidden(wave.l2_stage_cycles),
+        math_dram_fraction=hidden(wave.dram_stage_cycles),
+    )
+
+
+def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
+    full, tail = _waves(s)
+    total = _sum(s, full, tail, "total_cycles") + s.rates.fixed_overhead_cycles
+    latency = total / s.rates.clock_hz
+    issued = s.grid.ctas * s.grid.k_iterations * s.work.math_flops
+    primary, secondary = rank_bottlenecks(_scores(s, full, tail, total))
+    wave = full if full is not None else tail
+    assert wave is not None
+    return OpProfile.make(
+        latency_s=latency,
+        flops=s.problem.flops,
+        engine=Engine.TENSOR if s.kernel.on_tensor else Engine.VECTOR,
+        footprint=op.footprint,
+        traffic=_traffic(s.traffic),
+        energy=_energy(hardware, s, issued, latency),
+        implementation="extended_roofline/" + ("tensor-op" if s.kernel.on_tensor else "simt"),
+        diagnostics=ExtendedRooflineDiagnostics.make(
+            kernel=s.kernel,
+            occupancy=s.occupancy,
+            grid=s.grid,
+            traffic=s.traffic,
+            full_wave=full,
+            tail_wave=tail,
+            fixed_overhead_cycles=s.rates.fixed_overhead_cycles,
+            total_cycles=total,
+            issued_flops=issued,
+            useful_flops_per_s=s.problem.flops / latency,
+            utilization=_utilization(s, full, tail, total),
+            overlaps=_overlaps(wave),
+            primary_bottleneck=primary,
+            secondary_bottleneck=secondary,
+        ),
+    )
+
+
+def _traffic(t: GemmTraffic) -> MappingProxyType[str, LevelTraffic]:
+    return MappingProxyType(
+        {
+            "hbm": LevelTraffic.make(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
+            "l2": LevelTraffic.make(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
+            "smem": LevelTraffic.make(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
+        }
+    )
+
+
+def _energy(
+    hardware: HardwareSpec, s: _Setup, issued_flops: int, latency_s: float
+) -> EnergyBreakdown:
+    """Issued (padded) MMA FLOPs x J/FLOP, bytes x J/byte per level, static power x latency."""
+    compute, t = hardware.compute, s.traffic
+    per_flop = compute.energy_per_flop(tensor=s.kernel.on_tensor, dtype=s.problem.compute_dtype)
+    math_j = issued_flops * per_flop
+    levels = {
+        "hbm": t.dram_read_bytes + t.dram_write_bytes,
+        "l2": t.l2_read_bytes + t.l2_write_bytes,
+        "smem": t.smem_read_bytes + t.smem_write_bytes,
+    }
+    return EnergyBreakdown.make(
+        tensor_j=math_j if s.kernel.on_tensor else 0.0,
+        vector_j=0.0 if s.kernel.on_tensor else math_j,
+        memory_j=MappingProxyType(
+            {name: moved * hardware.level(name).energy_j_per_byte for name, moved in levels.items()}
+        ),
+        static_j=hardware.power.static_w * latency_s,
+    )
