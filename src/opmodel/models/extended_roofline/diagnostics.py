@@ -72,5 +72,5 @@ class ExtendedRooflineDiagnostics(FastValue):
 
 def rank_bottlenecks(scores: dict[Bottleneck, float]) -> tuple[Bottleneck, Bottleneck]:
     """The two largest cycle shares (ties keep the enum order)."""
-    ranked = sorted(scores, key=lambda name: -scores[name])
+    ranked = sorted(scores, key=scores.__getitem__, reverse=True)
     return ranked[0], ranked[1]

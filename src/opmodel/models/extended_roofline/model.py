@@ -9,8 +9,10 @@ docs/models/extended_roofline.md.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import NamedTuple
 
 from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
@@ -25,6 +27,7 @@ from opmodel.models.extended_roofline.diagnostics import (
 )
 from opmodel.models.extended_roofline.rates import GpuRates, gpu_rates
 from opmodel.models.extended_roofline.timeline import (
+    StageLimiter,
     StageWork,
     WaveTimeline,
     stage_work,
@@ -66,6 +69,10 @@ class _Setup:
     traffic: GemmTraffic
     rates: GpuRates
     work: StageWork
+    issued_flops: int  # padded MMA work the tensor (or vector) engine executes
+    math_j: float  # issued FLOPs x J/FLOP
+    traffic_by_level: Mapping[str, LevelTraffic]
+    memory_j: Mapping[str, float]
 
 
 def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
@@ -83,6 +90,10 @@ def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     grid = grid_of(kernel, problem, sm, occupancy)
     traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
     rates = gpu_rates(hardware, sm, problem.compute_dtype, on_tensor=on_tensor)
+    work = stage_work(kernel, problem, traffic, grid)
+    issued = grid.ctas * grid.k_iterations * work.math_flops
+    per_flop = hardware.compute.energy_per_flop(tensor=on_tensor, dtype=problem.compute_dtype)
+    by_level = _traffic_by_level(traffic)
     setup = _Setup(
         problem=problem,
         kernel=kernel,
@@ -90,7 +101,11 @@ def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
         grid=grid,
         traffic=traffic,
         rates=rates,
-        work=stage_work(kernel, problem, traffic, grid),
+        work=work,
+        issued_flops=issued,
+        math_j=issued * per_flop,
+        traffic_by_level=by_level,
+        memory_j=_memory_energy(hardware, by_level),
     )
     op.derived_cache["extended_roofline"] = (cache, setup)
     return setup
@@ -138,40 +153,78 @@ def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
     return full, tail
 
 
-def _sum(s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, attr: str) -> float:
-    """``full_waves * full.attr + tail.attr`` (absent waves count zero)."""
-    total = s.grid.full_waves * getattr(full, attr) if full is not None else 0.0
-    return total + (getattr(tail, attr) if tail is not None else 0.0)
+class _KernelSums(NamedTuple):
+    """``full_waves * full + tail`` of each wave quantity, in cycles (absent waves count 0).
+
+    A named tuple, not a frozen dataclass: it is built on every predict and never leaves the
+    module, and a tuple costs a fraction of a frozen dataclass to construct.
+    """
+
+    math_stage: float
+    smem_stage: float
+    l2_stage: float
+    dram_stage: float
+    latency_stage: float
+    stage: float
+    epilogue: float
+    waves_total: float
 
 
-def _scores(
-    s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, total: float
-) -> dict[Bottleneck, float]:
+_NO_WAVE = WaveTimeline(
+    ctas_per_sm=0,
+    active_sms=0,
+    math_stage_cycles=0.0,
+    smem_stage_cycles=0.0,
+    l2_stage_cycles=0.0,
+    dram_stage_cycles=0.0,
+    latency_stage_cycles=0.0,
+    stage_cycles=0.0,
+    stage_limiter=StageLimiter.MATH,
+    prologue_cycles=0.0,
+    mainloop_cycles=0.0,
+    drain_cycles=0.0,
+    epilogue_cycles=0.0,
+)
+
+
+def _kernel_sums(s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None) -> _KernelSums:
+    w = s.grid.full_waves
+    f = full or _NO_WAVE
+    t = tail or _NO_WAVE
+    return _KernelSums(
+        w * f.math_stage_cycles + t.math_stage_cycles,
+        w * f.smem_stage_cycles + t.smem_stage_cycles,
+        w * f.l2_stage_cycles + t.l2_stage_cycles,
+        w * f.dram_stage_cycles + t.dram_stage_cycles,
+        w * f.latency_stage_cycles + t.latency_stage_cycles,
+        w * f.stage_cycles + t.stage_cycles,
+        w * f.epilogue_cycles + t.epilogue_cycles,
+        w * f.total_cycles + t.total_cycles,
+    )
+
+
+def _scores(s: _Setup, sums: _KernelSums, total: float) -> dict[Bottleneck, float]:
     k = s.grid.k_iterations
-    math = k * _sum(s, full, tail, "math_stage_cycles")
-    exposed = k * (_sum(s, full, tail, "stage_cycles") - _sum(s, full, tail, "math_stage_cycles"))
+    math = k * sums.math_stage
+    exposed = sums.stage > sums.math_stage
     return {
         Bottleneck.COMPUTE: math,
-        Bottleneck.SMEM: k * _sum(s, full, tail, "smem_stage_cycles"),
-        Bottleneck.L2: k * _sum(s, full, tail, "l2_stage_cycles"),
-        Bottleneck.DRAM: k * _sum(s, full, tail, "dram_stage_cycles"),
-        Bottleneck.LATENCY_EXPOSED: k * _sum(s, full, tail, "latency_stage_cycles")
-        if exposed > 0
-        else 0.0,
+        Bottleneck.SMEM: k * sums.smem_stage,
+        Bottleneck.L2: k * sums.l2_stage,
+        Bottleneck.DRAM: k * sums.dram_stage,
+        Bottleneck.LATENCY_EXPOSED: k * sums.latency_stage if exposed else 0.0,
         Bottleneck.INSUFFICIENT_WAVES: total * (1 - s.grid.wave_efficiency),
         Bottleneck.EDGE_TILE_LOSS: math * (1 - s.grid.edge_efficiency * s.grid.k_efficiency),
-        Bottleneck.EPILOGUE: _sum(s, full, tail, "epilogue_cycles"),
+        Bottleneck.EPILOGUE: sums.epilogue,
         Bottleneck.FIXED_OVERHEAD: float(s.rates.fixed_overhead_cycles),
     }
 
 
-def _utilization(
-    s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None, total: float
-) -> Utilization:
+def _utilization(s: _Setup, sums: _KernelSums, total: float) -> Utilization:
     k, t, r = s.grid.k_iterations, s.traffic, s.rates
     return Utilization.make(
-        math_fraction=k * _sum(s, full, tail, "math_stage_cycles") / total,
-        smem_fraction=k * _sum(s, full, tail, "smem_stage_cycles") / total,
+        math_fraction=k * sums.math_stage / total,
+        smem_fraction=k * sums.smem_stage / total,
         l2_fraction=min(1.0, (t.l2_read_bytes + t.l2_write_bytes) / (r.l2_bytes_per_cycle * total)),
         dram_fraction=min(
             1.0, (t.dram_read_bytes + t.dram_write_bytes) / (r.dram_bytes_per_cycle * total)
@@ -192,10 +245,10 @@ def _overlaps(wave: WaveTimeline) -> Overlaps:
 
 def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
     full, tail = _waves(s)
-    total = _sum(s, full, tail, "total_cycles") + s.rates.fixed_overhead_cycles
+    sums = _kernel_sums(s, full, tail)
+    total = sums.waves_total + s.rates.fixed_overhead_cycles
     latency = total / s.rates.clock_hz
-    issued = s.grid.ctas * s.grid.k_iterations * s.work.math_flops
-    primary, secondary = rank_bottlenecks(_scores(s, full, tail, total))
+    primary, secondary = rank_bottlenecks(_scores(s, sums, total))
     wave = full if full is not None else tail
     assert wave is not None
     return OpProfile.make(
@@ -203,8 +256,13 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
         flops=s.problem.flops,
         engine=Engine.TENSOR if s.kernel.on_tensor else Engine.VECTOR,
         footprint=op.footprint,
-        traffic=_traffic(s.traffic),
-        energy=_energy(hardware, s, issued, latency),
+        traffic=s.traffic_by_level,
+        energy=EnergyBreakdown.make(
+            tensor_j=s.math_j if s.kernel.on_tensor else 0.0,
+            vector_j=0.0 if s.kernel.on_tensor else s.math_j,
+            memory_j=s.memory_j,
+            static_j=hardware.power.static_w * latency,
+        ),
         implementation="extended_roofline/" + ("tensor-op" if s.kernel.on_tensor else "simt"),
         diagnostics=ExtendedRooflineDiagnostics.make(
             kernel=s.kernel,
@@ -215,9 +273,9 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             tail_wave=tail,
             fixed_overhead_cycles=s.rates.fixed_overhead_cycles,
             total_cycles=total,
-            issued_flops=issued,
+            issued_flops=s.issued_flops,
             useful_flops_per_s=s.problem.flops / latency,
-            utilization=_utilization(s, full, tail, total),
+            utilization=_utilization(s, sums, total),
             overlaps=_overlaps(wave),
             primary_bottleneck=primary,
             secondary_bottleneck=secondary,
@@ -225,33 +283,23 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
     )
 
 
-def _traffic(t: GemmTraffic) -> MappingProxyType[str, LevelTraffic]:
+def _traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
     return MappingProxyType(
         {
-            "hbm": LevelTraffic.make(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
-            "l2": LevelTraffic.make(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
-            "smem": LevelTraffic.make(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
+            "hbm": LevelTraffic(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
+            "l2": LevelTraffic(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
+            "smem": LevelTraffic(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
         }
     )
 
 
-def _energy(
-    hardware: HardwareSpec, s: _Setup, issued_flops: int, latency_s: float
-) -> EnergyBreakdown:
-    """Issued (padded) MMA FLOPs x J/FLOP, bytes x J/byte per level, static power x latency."""
-    compute, t = hardware.compute, s.traffic
-    per_flop = compute.energy_per_flop(tensor=s.kernel.on_tensor, dtype=s.problem.compute_dtype)
-    math_j = issued_flops * per_flop
-    levels = {
-        "hbm": t.dram_read_bytes + t.dram_write_bytes,
-        "l2": t.l2_read_bytes + t.l2_write_bytes,
-        "smem": t.smem_read_bytes + t.smem_write_bytes,
-    }
-    return EnergyBreakdown.make(
-        tensor_j=math_j if s.kernel.on_tensor else 0.0,
-        vector_j=0.0 if s.kernel.on_tensor else math_j,
-        memory_j=MappingProxyType(
-            {name: moved * hardware.level(name).energy_j_per_byte for name, moved in levels.items()}
-        ),
-        static_j=hardware.power.static_w * latency_s,
+def _memory_energy(
+    hardware: HardwareSpec, traffic: Mapping[str, LevelTraffic]
+) -> Mapping[str, float]:
+    """Bytes x J/byte per modelled level."""
+    return MappingProxyType(
+        {
+            name: moved.total_bytes * hardware.level(name).energy_j_per_byte
+            for name, moved in traffic.items()
+        }
     )

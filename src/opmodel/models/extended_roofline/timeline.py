@@ -118,10 +118,6 @@ def stage_work(
     )
 
 
-def _limiter(terms: dict[StageLimiter, float]) -> StageLimiter:
-    return max(terms, key=lambda name: terms[name])
-
-
 def wave_timeline(
     work: StageWork, rates: GpuRates, *, ctas_per_sm: int, active_sms: int
 ) -> WaveTimeline:
@@ -131,24 +127,29 @@ def wave_timeline(
     dram_share = rates.dram_bytes_per_cycle / active_sms
     f_lat = work.latency_dram_fraction
     load_latency = (1 - f_lat) * rates.l2_latency_cycles + f_lat * rates.dram_latency_cycles
-    terms = {
-        StageLimiter.MATH: r * work.math_flops / rates.math_flops_per_cycle_per_sm,
-        StageLimiter.SMEM: r * work.smem_bytes / rates.smem_bytes_per_cycle_per_sm,
-        StageLimiter.L2: r * work.l2_bytes / l2_share,
-        StageLimiter.DRAM: r * work.dram_bytes / dram_share,
-        StageLimiter.LATENCY: load_latency / (work.stages - 1),
-    }
-    limiter = _limiter(terms)
-    stage = terms[limiter]
-    fill = (work.stages - 1) * max(terms[StageLimiter.L2], terms[StageLimiter.DRAM])
+    math = r * work.math_flops / rates.math_flops_per_cycle_per_sm
+    smem = r * work.smem_bytes / rates.smem_bytes_per_cycle_per_sm
+    l2 = r * work.l2_bytes / l2_share
+    dram = r * work.dram_bytes / dram_share
+    latency = load_latency / (work.stages - 1)
+    stage, limiter = math, StageLimiter.MATH  # ties resolve in this order
+    for value, name in (
+        (smem, StageLimiter.SMEM),
+        (l2, StageLimiter.L2),
+        (dram, StageLimiter.DRAM),
+        (latency, StageLimiter.LATENCY),
+    ):
+        if value > stage:
+            stage, limiter = value, name
+    fill = (work.stages - 1) * max(l2, dram)
     return WaveTimeline.make(
         ctas_per_sm=r,
         active_sms=active_sms,
-        math_stage_cycles=terms[StageLimiter.MATH],
-        smem_stage_cycles=terms[StageLimiter.SMEM],
-        l2_stage_cycles=terms[StageLimiter.L2],
-        dram_stage_cycles=terms[StageLimiter.DRAM],
-        latency_stage_cycles=terms[StageLimiter.LATENCY],
+        math_stage_cycles=math,
+        smem_stage_cycles=smem,
+        l2_stage_cycles=l2,
+        dram_stage_cycles=dram,
+        latency_stage_cycles=latency,
         stage_cycles=stage,
         stage_limiter=limiter,
         prologue_cycles=load_latency + fill,
