@@ -21,6 +21,7 @@ from opmodel.hardware import load_hardware, shipped_hardware_names
 from opmodel.hardware.summary import hardware_summary
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
+from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize
 
 __all__ = ["main"]
 
@@ -77,6 +78,26 @@ def _cmd_hardware_check(args: argparse.Namespace) -> None:
     _emit({"file": args.file, "valid": True, "name": spec.name, "kind": spec.kind})
 
 
+def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
+    rows = compare_dram_bytes(Path(args.data_dir))
+    summary = summarize(rows)
+    if args.format == "json":
+        _emit({"summary": summary, "rows": rows})
+        return
+    sys.stderr.write(
+        f"{'m':>6} {'k':>6} {'n':>6} {'cta tile':>12} {'read MB meas':>13} "
+        f"{'pred':>9} {'error':>7}\n"
+    )
+    for row in rows:
+        tile = "x".join(str(t) for t in row.cta_tile)
+        sys.stderr.write(
+            f"{row.m:>6} {row.k:>6} {row.n:>6} {tile:>12} "
+            f"{row.measured_read_bytes / 1e6:>13.1f} {row.predicted_read_bytes / 1e6:>9.1f} "
+            f"{row.read_error * 100:>+6.1f}%\n"
+        )
+    _emit(summary)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="opmodel", description="Predict how one accelerator op performs.")
     parser.add_argument("--version", action="version", version=f"opmodel {__version__}")
@@ -100,6 +121,17 @@ def _build_parser() -> _Parser:
     check = hw_commands.add_parser("check", help="validate a config file")
     check.add_argument("file", help="YAML path")
     check.set_defaults(handler=_cmd_hardware_check)
+    traffic = commands.add_parser(
+        "validate-gemm-traffic", help="GEMM DRAM bytes versus Nsight Compute counters (A100)"
+    )
+    traffic.add_argument("--data-dir", default="data", help="folder holding rapid_llm_ncu_gemm/")
+    traffic.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table: per-row table on stderr, summary JSON on stdout; json: all rows",
+    )
+    traffic.set_defaults(handler=_cmd_validate_gemm_traffic)
     return parser
 
 

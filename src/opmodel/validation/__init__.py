@@ -1,0 +1,1 @@
+"""Measured-versus-predicted comparisons on data shipped in ``data/``; never imported by models."""

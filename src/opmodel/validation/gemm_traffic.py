@@ -1,0 +1,123 @@
+"""Compare the GEMM traffic model's DRAM bytes with Nsight Compute counters (Rapid-LLM, A100).
+
+Each row of ``data/rapid_llm_ncu_gemm/ncu_metrics_results.csv`` is a CUTLASS kernel profiled
+with ncu: ``C[m, n] = A[m, k] @ B[k, n]`` in fp16 with the row's CTA tile and stages, on an
+A100-SXM4-80GB. The model gets the same problem and tile (warp tiles 64x64, 32 below 64, the
+CUTLASS defaults) on ``a100_80gb_sxm`` and predicts DRAM read and write bytes; nothing is fitted.
+"""
+
+from __future__ import annotations
+
+import csv
+import statistics
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import ConfigError
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.models.gemm import GemmProblem, build_kernel, gemm_traffic, grid_of, occupancy_of
+
+__all__ = ["TrafficRow", "TrafficSummary", "compare_dram_bytes", "summarize"]
+
+NCU_FILE = "rapid_llm_ncu_gemm/ncu_metrics_results.csv"
+_COLUMNS = ("m", "k", "n", "cta_m", "cta_k", "cta_n", "stages", "dram_read", "dram_write")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrafficRow:
+    """One measured kernel and the model's DRAM bytes for it."""
+
+    m: int
+    n: int
+    k: int
+    cta_tile: tuple[int, int, int]
+    measured_read_bytes: int
+    predicted_read_bytes: int
+    measured_write_bytes: int
+    predicted_write_bytes: int
+
+    @property
+    def read_error(self) -> float:
+        """Signed relative error of DRAM reads: predicted / measured - 1."""
+        return self.predicted_read_bytes / self.measured_read_bytes - 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class TrafficSummary:
+    """Read-error statistics over the rows."""
+
+    rows: int
+    median_abs_read_error: float
+    mean_abs_read_error: float
+    within_10_percent: int
+
+
+def _predict_row(record: dict[str, str]) -> TrafficRow:
+    m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
+    cta = (int(record["cta_m"]), int(record["cta_n"]), int(record["cta_k"]))
+    attrs = {
+        "cta_tile_m": cta[0],
+        "cta_tile_n": cta[1],
+        "cta_tile_k": cta[2],
+        "warp_tile_m": 64 if cta[0] >= 64 else 32,
+        "warp_tile_n": 64 if cta[1] >= 64 else 32,
+        "pipeline_stages": int(record["stages"]),
+    }
+    fp16 = DType.FP16
+    op = LocalOp(
+        name="ncu_row",
+        kind=OpKind.GEMM,
+        phase=Phase.INFERENCE,
+        attrs=attrs,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (m, k), fp16),
+            TensorSpec(TensorRole.WEIGHT, (k, n), fp16),
+            TensorSpec(TensorRole.OUTPUT, (m, n), fp16),
+        ),
+    )
+    hardware = load_hardware("a100_80gb_sxm")
+    sm = hardware.compute.sm
+    assert sm is not None
+    problem = GemmProblem.from_op(op)
+    kernel = build_kernel(op, problem, sm, on_tensor=True)
+    grid = grid_of(kernel, problem, sm, occupancy_of(kernel, problem, sm))
+    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    return TrafficRow(
+        m=m,
+        n=n,
+        k=k,
+        cta_tile=cta,
+        measured_read_bytes=int(record["dram_read"]),
+        predicted_read_bytes=traffic.dram_read_bytes,
+        measured_write_bytes=int(record["dram_write"]),
+        predicted_write_bytes=traffic.dram_write_bytes,
+    )
+
+
+def compare_dram_bytes(data_dir: Path) -> list[TrafficRow]:
+    """Model versus measured DRAM bytes for every row of the ncu file under ``data_dir``."""
+    path = data_dir / NCU_FILE
+    try:
+        with path.open(newline="") as handle:
+            records = list(csv.DictReader(handle))
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
+    missing = [c for c in _COLUMNS if records and c not in records[0]]
+    if not records or missing:
+        absent = ", ".join(missing) or "no rows"
+        raise ConfigError([f"{path}: expected columns {', '.join(_COLUMNS)} (missing: {absent})"])
+    return [_predict_row(record) for record in records]
+
+
+def summarize(rows: list[TrafficRow]) -> TrafficSummary:
+    """Median and mean absolute read error, and rows within +-10 %."""
+    errors = [abs(row.read_error) for row in rows]
+    return TrafficSummary(
+        rows=len(rows),
+        median_abs_read_error=statistics.median(errors),
+        mean_abs_read_error=statistics.mean(errors),
+        within_10_percent=sum(e <= 0.10 for e in errors),
+    )
