@@ -140,3 +140,35 @@ def test_console_script_runs_without_traceback() -> None:
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
+
+
+def test_seed_extended_roofline_command(capsys: pytest.CaptureFixture[str]) -> None:
+    """The seed's command: predict --model extended_roofline on a10 with explicit kernel attrs."""
+    config = Path(__file__).resolve().parents[2] / "src/opmodel/configs/hardware/a10.yaml"
+    code, out, err = _run(
+        capsys,
+        "predict",
+        "--model",
+        "extended_roofline",
+        "--hardware",
+        str(config),
+        "--op",
+        str(EXAMPLES / "gemm_extended_roofline.yaml"),
+    )
+    assert (code, err) == (0, "")
+    golden = GOLDEN / "extended_roofline_gemm_a10.json"
+    if UPDATE:
+        golden.write_text(out)
+    assert json.loads(out) == json.loads(golden.read_text())
+    assert len(out) < 20_000  # readable default output
+    assert json.loads(out)["diagnostics"]["kernel"]["cta_tile_m"] == 128
+
+
+def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
+    data = Path(__file__).resolve().parents[2] / "data"
+    code, out, err = _run(capsys, "validate-gemm-traffic", "--data-dir", str(data))
+    assert code == 0
+    assert json.loads(out)["rows"] == 48
+    assert len(err.splitlines()) == 49  # header + one line per row
+    code, out, err = _run(capsys, "validate-gemm-traffic", "--data-dir", "/nonexistent")
+    assert code == 2 and "cannot read" in err and len(err.splitlines()) == 1

@@ -138,14 +138,14 @@ def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
             s.work,
             s.rates,
             ctas_per_sm=s.occupancy.resident_ctas_per_sm,
-            active_sms=s.rates.sm_count,
+            ctas_in_wave=grid.ctas_per_wave,
         )
         if grid.full_waves
         else None
     )
     tail = (
         wave_timeline(
-            s.work, s.rates, ctas_per_sm=grid.tail_ctas_per_sm, active_sms=grid.tail_active_sms
+            s.work, s.rates, ctas_per_sm=grid.tail_ctas_per_sm, ctas_in_wave=grid.tail_ctas
         )
         if grid.tail_ctas
         else None
@@ -172,7 +172,7 @@ class _KernelSums(NamedTuple):
 
 _NO_WAVE = WaveTimeline(
     ctas_per_sm=0,
-    active_sms=0,
+    ctas_in_wave=0,
     math_stage_cycles=0.0,
     smem_stage_cycles=0.0,
     l2_stage_cycles=0.0,

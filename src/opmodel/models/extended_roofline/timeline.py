@@ -1,12 +1,12 @@
 """The K-stage pipeline timeline of one CTA wave, in closed form.
 
-For the busiest SM of a wave (``r`` resident CTAs, ``active`` SMs sharing L2 and DRAM), one
-pipeline stage (one ``cta_tile_k`` slice for every resident CTA) takes
+For the busiest SM of a wave (``r`` resident CTAs) in a wave of ``c`` concurrent CTAs sharing L2
+and DRAM, one pipeline stage (one ``cta_tile_k`` slice for every resident CTA) takes
 
     t_math    = r * 2 * cta_m * cta_n * cta_k / R_math
     t_smem    = r * (fill + fragment reads) / R_smem
-    t_l2      = r * (A + B bytes per CTA-stage) / (R_l2 / active)
-    t_dram    = r * (DRAM operand bytes per CTA-stage) / (R_dram / active)
+    t_l2      = c * (A + B bytes per CTA-stage) / R_l2
+    t_dram    = c * (DRAM operand bytes per CTA-stage) / R_dram
     t_latency = ((1 - f_lat) * L_l2 + f_lat * L_dram) / (stages - 1)
     T_stage   = max(t_math, t_smem, t_l2, t_dram, t_latency)
 
@@ -47,7 +47,7 @@ class WaveTimeline(FastValue):
     """Cycles of one wave on its busiest SM."""
 
     ctas_per_sm: int
-    active_sms: int
+    ctas_in_wave: int
     math_stage_cycles: float
     smem_stage_cycles: float
     l2_stage_cycles: float
@@ -119,18 +119,17 @@ def stage_work(
 
 
 def wave_timeline(
-    work: StageWork, rates: GpuRates, *, ctas_per_sm: int, active_sms: int
+    work: StageWork, rates: GpuRates, *, ctas_per_sm: int, ctas_in_wave: int
 ) -> WaveTimeline:
     """The wave's cycles (equations in the module docstring)."""
-    r = ctas_per_sm
-    l2_share = rates.l2_bytes_per_cycle / active_sms
-    dram_share = rates.dram_bytes_per_cycle / active_sms
+    r, c = ctas_per_sm, ctas_in_wave
+    l2_rate, dram_rate = rates.l2_bytes_per_cycle, rates.dram_bytes_per_cycle
     f_lat = work.latency_dram_fraction
     load_latency = (1 - f_lat) * rates.l2_latency_cycles + f_lat * rates.dram_latency_cycles
     math = r * work.math_flops / rates.math_flops_per_cycle_per_sm
     smem = r * work.smem_bytes / rates.smem_bytes_per_cycle_per_sm
-    l2 = r * work.l2_bytes / l2_share
-    dram = r * work.dram_bytes / dram_share
+    l2 = c * work.l2_bytes / l2_rate
+    dram = c * work.dram_bytes / dram_rate
     latency = load_latency / (work.stages - 1)
     stage, limiter = math, StageLimiter.MATH  # ties resolve in this order
     for value, name in (
@@ -144,7 +143,7 @@ def wave_timeline(
     fill = (work.stages - 1) * max(l2, dram)
     return WaveTimeline.make(
         ctas_per_sm=r,
-        active_sms=active_sms,
+        ctas_in_wave=c,
         math_stage_cycles=math,
         smem_stage_cycles=smem,
         l2_stage_cycles=l2,
@@ -156,7 +155,7 @@ def wave_timeline(
         mainloop_cycles=work.k_iterations * stage,
         drain_cycles=float(rates.tensor_latency_cycles),
         epilogue_cycles=max(
-            r * work.epilogue_l2_bytes / l2_share, r * work.epilogue_dram_bytes / dram_share
+            c * work.epilogue_l2_bytes / l2_rate, c * work.epilogue_dram_bytes / dram_rate
         )
         + rates.l2_latency_cycles,
     )

@@ -1,0 +1,157 @@
+"""extended_roofline: a hand-derived small GEMM, physical properties, fallbacks and errors."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmodel import DType, Engine, InvalidKernelError, LocalOp, TensorSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.models.extended_roofline import (
+    Bottleneck,
+    ExtendedRooflineDiagnostics,
+    ExtendedRooflineModel,
+    StageLimiter,
+)
+
+from ..conftest import gemm
+
+MODEL = ExtendedRooflineModel()
+
+
+def _diag(op: LocalOp, hw: HardwareSpec) -> ExtendedRooflineDiagnostics:
+    diagnostics = MODEL.predict(op, hw).diagnostics
+    assert isinstance(diagnostics, ExtendedRooflineDiagnostics)
+    return diagnostics
+
+
+def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
+    """C[128,128] = A[128,64] @ B[64,128] in bf16 on gpu_generic: one CTA, two K stages."""
+    profile = MODEL.predict(gemm(128, 128, 64), gpu)
+    d = profile.diagnostics
+    assert isinstance(d, ExtendedRooflineDiagnostics)
+    assert d.grid.ctas == 1 and d.grid.k_iterations == 2 and d.full_wave is None
+    wave = d.tail_wave
+    assert wave is not None
+    # math: 2*128*128*32 FLOP per stage at 307.2e12 / (100 SMs * 1.5e9) = 2048 FLOP/cycle
+    assert wave.math_stage_cycles == pytest.approx(1_048_576 / 2048)
+    # smem: fill 16 KiB + fragment reads 2x8 KiB (A) + 2x8 KiB (B) at 128 B/cycle
+    assert wave.smem_stage_cycles == pytest.approx(49152 / 128)
+    # L2: 32 KiB of operands over 2 CTA-stages at 7.68e12 / 1.5e9 = 5120 B/cycle
+    assert wave.l2_stage_cycles == pytest.approx(16384 / 5120)
+    # DRAM: everything fits L2, the same 32 KiB once, at 1.6e12 / 1.5e9 B/cycle
+    assert wave.dram_stage_cycles == pytest.approx(16384 / (1.6e12 / 1.5e9))
+    # single wave: loads wait for DRAM latency, 4e-7 s * 1.5e9 = 600 cycles, over 2 stages in flight
+    assert wave.latency_stage_cycles == pytest.approx(300)
+    assert wave.stage_limiter is StageLimiter.MATH
+    assert wave.prologue_cycles == pytest.approx(600 + 2 * wave.dram_stage_cycles)
+    assert wave.mainloop_cycles == pytest.approx(2 * 512)
+    assert wave.drain_cycles == 32
+    # epilogue: 32 KiB of C at the slower of L2 and DRAM, plus the L2 latency (200 cycles)
+    assert wave.epilogue_cycles == pytest.approx(32768 / (1.6e12 / 1.5e9) + 1.333e-7 * 1.5e9)
+    total = wave.total_cycles + 2000  # fixed device overhead cycles of gpu_generic
+    assert d.total_cycles == pytest.approx(total)
+    assert profile.latency_s == pytest.approx(total / 1.5e9)
+    assert profile.engine is Engine.TENSOR
+    assert profile.flops == 2 * 128 * 128 * 64
+    # one CTA on a 100-SM device wastes 99 % of it; then the fixed overhead (2000 cycles)
+    assert d.primary_bottleneck is Bottleneck.INSUFFICIENT_WAVES
+    assert d.secondary_bottleneck is Bottleneck.FIXED_OVERHEAD
+
+
+def test_large_gemm_is_compute_bound_near_peak(a100: HardwareSpec) -> None:
+    profile = MODEL.predict(gemm(8192, 8192, 8192), a100)
+    d = profile.diagnostics
+    assert isinstance(d, ExtendedRooflineDiagnostics)
+    assert d.primary_bottleneck is Bottleneck.COMPUTE
+    achieved = profile.flops / profile.latency_s
+    assert 0.8 * 312e12 < achieved <= 312e12
+    assert set(profile.traffic) == {"hbm", "l2", "smem"}
+    assert d.utilization.math_fraction > 0.8
+
+
+def test_fp32_gemm_runs_simt(a100: HardwareSpec) -> None:
+    profile = MODEL.predict(gemm(2048, 2048, 2048, DType.FP32), a100)
+    assert profile.engine is Engine.VECTOR
+    assert profile.implementation == "extended_roofline/simt"
+    d = profile.diagnostics
+    assert isinstance(d, ExtendedRooflineDiagnostics)
+    assert (d.kernel.cta_tile_k, d.kernel.mma_m) == (8, 1)
+    assert profile.latency_s >= 2 * 2048**3 / 19.5e12
+
+
+def test_non_gemm_and_tpu_use_the_roofline_estimate(a100: HardwareSpec) -> None:
+    op = LocalOp(
+        name="s",
+        kind="softmax",
+        phase="prefill",
+        tensors=(TensorSpec("input", (64, 64), "bf16"), TensorSpec("output", (64, 64), "bf16")),
+    )
+    assert MODEL.predict(op, a100).implementation == "extended_roofline/roofline-vector"
+    tpu = load_hardware("tpu_generic")
+    assert (
+        MODEL.predict(gemm(256, 256, 256), tpu).implementation
+        == "extended_roofline/roofline-tensor"
+    )
+
+
+def test_registered_by_name() -> None:
+    assert isinstance(get_model("extended_roofline"), ExtendedRooflineModel)
+
+
+def test_illegal_kernel_is_a_clear_error(a10: HardwareSpec) -> None:
+    with pytest.raises(
+        InvalidKernelError, match="more than max_shared_memory_per_cta_bytes=101376"
+    ):
+        MODEL.predict(gemm(4096, 4096, 4096, pipeline_stages=5, cta_tile_k=64, warp_tile_k=64), a10)
+
+
+@pytest.fixture(scope="module")
+def a10() -> HardwareSpec:
+    return load_hardware("a10")
+
+
+_dims = st.integers(1, 6000)
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=_dims, n=_dims, k=_dims)
+def test_bigger_k_is_never_faster(m: int, n: int, k: int) -> None:
+    hw = load_hardware("a100_40gb_pcie")
+    assert (
+        MODEL.predict(gemm(m, n, 2 * k), hw).latency_s >= MODEL.predict(gemm(m, n, k), hw).latency_s
+    )
+
+
+def _more_sms(hw: HardwareSpec, factor: int) -> HardwareSpec:
+    """The same device with ``factor`` times the SMs (and their math and SMEM throughput)."""
+    sm = hw.compute.sm
+    assert sm is not None
+    compute = dataclasses.replace(
+        hw.compute,
+        sm=dataclasses.replace(sm, sm_count=sm.sm_count * factor),
+        tensor_flops_per_s={d: v * factor for d, v in hw.compute.tensor_flops_per_s.items()},
+        vector_flops_per_s={d: v * factor for d, v in hw.compute.vector_flops_per_s.items()},
+    )
+    levels = tuple(
+        dataclasses.replace(lv, bandwidth_bytes_per_s=lv.bandwidth_bytes_per_s * factor)
+        if lv.name in ("smem", "registers")
+        else lv
+        for lv in hw.memory.levels
+    )
+    return dataclasses.replace(
+        hw, compute=compute, memory=dataclasses.replace(hw.memory, levels=levels)
+    )
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=_dims, n=_dims, k=_dims)
+def test_more_sms_are_never_slower(m: int, n: int, k: int) -> None:
+    hw = load_hardware("a100_40gb_pcie")
+    bigger = _more_sms(hw, 2)
+    op = gemm(m, n, k)
+    assert MODEL.predict(op, bigger).latency_s <= MODEL.predict(op, hw).latency_s * (1 + 1e-12)
