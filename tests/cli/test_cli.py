@@ -18,6 +18,14 @@ GOLDEN = Path(__file__).parent / "golden"
 UPDATE = os.environ.get("OPMODEL_UPDATE_GOLDEN") == "1"
 
 
+def _assert_golden(name: str, out: str) -> None:
+    """Compare CLI JSON with ``golden/NAME.json`` (rewritten when OPMODEL_UPDATE_GOLDEN=1)."""
+    golden = GOLDEN / f"{name}.json"
+    if UPDATE:
+        golden.write_text(out)
+    assert json.loads(out) == json.loads(golden.read_text())
+
+
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """Run the CLI in-process; argparse usage errors exit through SystemExit."""
     try:
@@ -32,10 +40,7 @@ def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]
 def test_predict_matches_golden(capsys: pytest.CaptureFixture[str], example: Path) -> None:
     code, out, err = _run(capsys, "predict", "--hardware", "a100_40gb_pcie", "--op", str(example))
     assert (code, err) == (0, "")
-    golden = GOLDEN / f"{example.stem}.json"
-    if UPDATE:
-        golden.write_text(out)
-    assert json.loads(out) == json.loads(golden.read_text())
+    _assert_golden(example.stem, out)
 
 
 def test_seed_command_on_a_config_path(capsys: pytest.CaptureFixture[str]) -> None:
@@ -156,10 +161,7 @@ def test_seed_extended_roofline_command(capsys: pytest.CaptureFixture[str]) -> N
         str(EXAMPLES / "gemm_extended_roofline.yaml"),
     )
     assert (code, err) == (0, "")
-    golden = GOLDEN / "extended_roofline_gemm_a10.json"
-    if UPDATE:
-        golden.write_text(out)
-    assert json.loads(out) == json.loads(golden.read_text())
+    _assert_golden("extended_roofline_gemm_a10", out)
     assert len(out) < 20_000  # readable default output
     assert json.loads(out)["diagnostics"]["kernel"]["cta_tile_m"] == 128
 
