@@ -48,7 +48,7 @@ def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
     # single wave: loads wait for DRAM latency, 4e-7 s * 1.5e9 = 600 cycles, over 2 stages in flight
     assert wave.latency_stage_cycles == pytest.approx(300)
     assert wave.stage_limiter is StageLimiter.MATH
-    assert wave.prologue_cycles == pytest.approx(600 + 2 * wave.dram_stage_cycles)
+    assert wave.prologue_cycles == pytest.approx(600 + 2 * wave.dram_stage_cycles)  # cold start
     assert wave.mainloop_cycles == pytest.approx(2 * 512)
     assert wave.drain_cycles == 32
     # epilogue: 32 KiB of C at the slower of L2 and DRAM, plus the L2 latency (200 cycles)

@@ -14,11 +14,12 @@ and DRAM, one pipeline stage (one ``cta_tile_k`` slice for every resident CTA) t
 to ``(stages - 1) * T_stage``). Bytes per CTA-stage are the kernel's L2 and DRAM operand bytes
 over ``ctas * k_iterations``; ``f_lat`` is the share of loads that wait for DRAM latency: the
 DRAM share of L2 reads, or 1 in a single-wave kernel, whose CTAs all start cold. The
-wave is ``prologue + k_iterations * T_stage + drain + epilogue``: the prologue waits one load
-latency and fills ``stages - 1`` stages, the drain is one MMA latency, the epilogue writes (and
-reads, when beta != 0) the C tiles and split-K partials through L2 and on to DRAM, at the slower
-of the two. Waves do not overlap
-(documented limitation).
+wave is ``prologue + k_iterations * T_stage + drain + epilogue``: the prologue waits one DRAM
+latency (a CTA's first tiles are a cold start; charging the average latency instead would let
+a bigger problem with better L2 reuse start faster) and fills ``stages - 1`` stages, the drain
+is one MMA latency, the epilogue writes (and reads, when beta != 0) the C tiles and split-K
+partials through L2 and on to DRAM, at the slower of the two. Waves do not overlap (documented
+limitation).
 """
 
 from __future__ import annotations
@@ -151,7 +152,7 @@ def wave_timeline(
         latency_stage_cycles=latency,
         stage_cycles=stage,
         stage_limiter=limiter,
-        prologue_cycles=load_latency + fill,
+        prologue_cycles=rates.dram_latency_cycles + fill,
         mainloop_cycles=work.k_iterations * stage,
         drain_cycles=float(rates.tensor_latency_cycles),
         epilogue_cycles=max(
