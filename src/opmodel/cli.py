@@ -21,7 +21,6 @@ from opmodel.hardware import load_hardware, shipped_hardware_names
 from opmodel.hardware.summary import hardware_summary
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
-from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize
 
 __all__ = ["main"]
 
@@ -79,6 +78,10 @@ def _cmd_hardware_check(args: argparse.Namespace) -> None:
 
 
 def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
+    # imported here: validation pulls in csv, statistics and every GEMM model, ~40 ms that
+    # `opmodel predict` should not pay at start-up
+    from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize  # noqa: PLC0415
+
     rows = compare_dram_bytes(Path(args.data_dir))
     summary = summarize(rows)
     if args.format == "json":

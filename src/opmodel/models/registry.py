@@ -13,7 +13,11 @@ __all__ = ["get_model", "model_names", "register_model"]
 
 _T = TypeVar("_T")
 _FACTORIES: dict[str, Callable[[], OpModel]] = {}
-_BUILTIN_MODULES = ("opmodel.models.roofline", "opmodel.models.extended_roofline")
+# Built-in models by name, imported on first use so that a prediction loads only its model.
+_BUILTIN_MODULES = {
+    "roofline": "opmodel.models.roofline",
+    "extended_roofline": "opmodel.models.extended_roofline",
+}
 
 
 def register_model(cls: type[_T]) -> type[_T]:
@@ -30,7 +34,7 @@ def register_model(cls: type[_T]) -> type[_T]:
 
 
 def _load_builtins() -> None:
-    for module in _BUILTIN_MODULES:
+    for module in _BUILTIN_MODULES.values():
         importlib.import_module(module)
 
 
@@ -46,8 +50,10 @@ def get_model(name: str) -> OpModel:
     Raises :class:`~opmodel.core.errors.UnknownNameError` listing the valid names and the
     nearest one.
     """
-    _load_builtins()
+    if isinstance(name, str) and name not in _FACTORIES and name in _BUILTIN_MODULES:
+        importlib.import_module(_BUILTIN_MODULES[name])
     factory = _FACTORIES.get(name) if isinstance(name, str) else None
     if factory is None:
+        _load_builtins()  # so that the error lists every model
         raise UnknownNameError(unknown_name_message("model", str(name), _FACTORIES))
     return factory()
