@@ -101,6 +101,47 @@ def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
     _emit(summary)
 
 
+def _cmd_validate_gemm_latency(args: argparse.Namespace) -> None:
+    from opmodel.validation.gemm_report import run_gemm_latency  # noqa: PLC0415 - heavy, rare
+
+    _emit(run_gemm_latency(args))
+
+
+def _add_gemm_latency_parser(commands: Any) -> None:
+    latency = commands.add_parser(
+        "validate-gemm-latency", help="GEMM latency versus measured CSVs in --data-dir"
+    )
+    latency.add_argument("--data-dir", default="data", help="folder searched for GEMM CSVs")
+    latency.add_argument(
+        "--model",
+        default="extended_roofline",
+        choices=("roofline", "extended_roofline", "effective_roofline"),
+    )
+    latency.add_argument(
+        "--no-calibrate-fixed-overhead",
+        dest="calibrate",
+        action="store_false",
+        help="use the configs' fixed overhead cycles; hold out every row",
+    )
+    latency.add_argument(
+        "--compare-rooflines",
+        action="store_true",
+        help="roofline and every registered GEMM model on the same rows",
+    )
+    latency.add_argument("--output-csv", help="per-row predictions and errors")
+    latency.add_argument("--output-params", help="fitted overheads and training rows as JSON")
+    latency.add_argument("--hardware-dir", help="folder of <config>.yaml (default: shipped)")
+    latency.add_argument("--training-per-class", type=int, default=8)
+    latency.add_argument("--limit", type=int, help="evaluate an evenly spaced subset of rows")
+    latency.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table: human table on stderr and JSON summary on stdout",
+    )
+    latency.set_defaults(handler=_cmd_validate_gemm_latency)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="opmodel", description="Predict how one accelerator op performs.")
     parser.add_argument("--version", action="version", version=f"opmodel {__version__}")
@@ -135,6 +176,7 @@ def _build_parser() -> _Parser:
         help="table: per-row table on stderr, summary JSON on stdout; json: all rows",
     )
     traffic.set_defaults(handler=_cmd_validate_gemm_traffic)
+    _add_gemm_latency_parser(commands)
     return parser
 
 

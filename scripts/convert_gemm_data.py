@@ -1,0 +1,160 @@
+"""Convert the public GEMM measurements in ../shared/data into opmodel's GEMM latency CSV schema.
+
+Usage: python scripts/convert_gemm_data.py [--shared-dir ../shared/data] [--out data/gemm]
+
+Numbers are copied, never edited: ``time`` is the source's kernel time converted to ms. The
+schema (docs/validation.md, "GEMM latency data") is a superset of the EnergAIzer per-kernel CSV
+columns: time [ms], batch, dimM, dimN, dimK, trans, plus dtype, compute_dtype, hardware (an
+opmodel config name), clock_mhz (empty: the config's clock), source, label and optional kernel
+columns (cta_tile_m, cta_tile_n, cta_tile_k, pipeline_stages).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+from collections.abc import Iterator
+from pathlib import Path
+
+COLUMNS = (
+    "time",
+    "batch",
+    "dimM",
+    "dimN",
+    "dimK",
+    "trans",
+    "dtype",
+    "compute_dtype",
+    "hardware",
+    "clock_mhz",
+    "source",
+    "label",
+    "cta_tile_m",
+    "cta_tile_n",
+    "cta_tile_k",
+    "pipeline_stages",
+)
+VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm"}  # a40: no config yet
+
+
+def _row(**values: object) -> dict[str, object]:
+    return {column: values.get(column, "") for column in COLUMNS}
+
+
+def _vidur_gemms(record: dict[str, str]) -> Iterator[tuple[str, int, int]]:
+    """(label, N, K) of the four GEMMs of one Vidur layer row; M is num_tokens."""
+    heads, kv_heads = int(record["n_head"]), int(record["n_kv_head"])
+    embd, expanded = int(record["n_embd"]), int(record["n_expanded_embd"])
+    tp = int(record["num_tensor_parallel_workers"])
+    head_dim = embd // heads
+    gated = record["use_gated_mlp"] == "True"
+    yield "attn_pre_proj", (heads + 2 * kv_heads) * head_dim // tp, embd
+    yield "attn_post_proj", embd, heads * head_dim // tp
+    yield "mlp_up_proj", (2 if gated else 1) * expanded // tp, embd
+    yield "mlp_down_proj", embd, expanded // tp
+
+
+def convert_vidur(shared: Path, out: Path) -> None:
+    root = shared / "vidur_profiling/data/profiling/compute"
+    for gpu, config in VIDUR_GPUS.items():
+        rows = []
+        for path in sorted((root / gpu).rglob("mlp.csv")):
+            model = "/".join(path.relative_to(root / gpu).parts[:-1])
+            with path.open(newline="") as handle:
+                for record in csv.DictReader(handle):
+                    m = int(record["num_tokens"])
+                    for label, n, k in _vidur_gemms(record):
+                        rows.append(
+                            _row(
+                                time=record[f"time_stats.{label}.median"],
+                                batch=1,
+                                dimM=m,
+                                dimN=n,
+                                dimK=k,
+                                trans="NT",
+                                dtype="fp16",
+                                hardware=config,
+                                source="vidur",
+                                label=f"{model}:{label}:tp{record['num_tensor_parallel_workers']}",
+                            )
+                        )
+        _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
+
+
+def convert_xla(shared: Path, out: Path) -> None:
+    rows = []
+    with (shared / "xla_gpu_perf_tables/xla_matmul_perf_table.csv").open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            if record["gpu_key"] != "sm_90":
+                continue  # B200 and MI350-class rows wait for their configs
+            dtype, compute = {
+                "bf16xbf16->bf16": ("bf16", ""),
+                "f32xf32->f32": ("fp32", "tf32"),
+            }.get(record["dtype"], ("", ""))
+            if not dtype:
+                continue  # fp8 rows: ~30 exceed the dense fp8 peak (SOURCE.md), left out
+            rows.append(
+                _row(
+                    time=float(record["time_us"]) / 1000,
+                    batch=record["b"],
+                    dimM=record["m"],
+                    dimN=record["n"],
+                    dimK=record["k"],
+                    trans="NN",
+                    dtype=dtype,
+                    compute_dtype=compute,
+                    hardware="h100_sxm",
+                    source="xla",
+                    label=record["dtype"],
+                )
+            )
+    _write(out / "xla" / "xla_h100.csv", rows)
+
+
+def convert_rapid_llm(shared: Path, out: Path) -> None:
+    rows = []
+    with (shared / "rapid_llm_ncu_gemm/ncu_metrics_results.csv").open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            rows.append(
+                _row(
+                    time=record["latency_ms"],
+                    batch=1,
+                    dimM=record["m"],
+                    dimN=record["n"],
+                    dimK=record["k"],
+                    trans="NN",
+                    dtype="fp16",
+                    hardware="a100_80gb_sxm",
+                    clock_mhz=round(float(record["clock_Ghz"]) * 1000, 1),
+                    source="rapid_llm",
+                    label="ncu",
+                    cta_tile_m=record["cta_m"],
+                    cta_tile_n=record["cta_n"],
+                    cta_tile_k=record["cta_k"],
+                    pipeline_stages=record["stages"],
+                )
+            )
+    _write(out / "rapid_llm" / "rapid_llm_a100.csv", rows)
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{path}: {len(rows)} rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--out", type=Path, default=Path("data/gemm"))
+    args = parser.parse_args()
+    convert_vidur(args.shared_dir, args.out)
+    convert_xla(args.shared_dir, args.out)
+    convert_rapid_llm(args.shared_dir, args.out)
+
+
+if __name__ == "__main__":
+    main()

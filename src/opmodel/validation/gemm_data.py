@@ -1,0 +1,112 @@
+"""Read measured GEMM latency rows from CSV files (schema in docs/validation.md).
+
+Columns: ``time`` [ms], ``batch``, ``dimM``, ``dimN``, ``dimK``; optional ``trans`` (two letters,
+N or T, for A and B), ``dtype`` (default fp16), ``compute_dtype``, ``hardware`` (an opmodel config
+name), ``clock_mhz``, ``energy`` [J], ``source``, ``label`` and kernel columns ``cta_tile_m``,
+``cta_tile_n``, ``cta_tile_k``, ``pipeline_stages``. EnergAIzer per-kernel files work too: when
+``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie, ``a10_`` -> a10) and
+``freqNNN`` in it gives the clock. Malformed rows are skipped and counted by reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.errors import ConfigError
+
+__all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
+
+_FILE_HARDWARE = (("yz8_", "a100_40gb_pcie"), ("a10_", "a10"))
+_KERNEL_COLUMNS = ("cta_tile_m", "cta_tile_n", "cta_tile_k", "pipeline_stages")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GemmRow:
+    """One measured GEMM."""
+
+    time_s: float
+    batch: int
+    m: int
+    n: int
+    k: int
+    transpose_a: bool
+    transpose_b: bool
+    dtype: DType
+    compute_dtype: DType | None
+    hardware: str
+    clock_hz: float | None
+    source: str
+    label: str
+    kernel: dict[str, int] = field(hash=False, compare=False)
+    file: str
+
+
+@dataclass(frozen=True, slots=True)
+class LoadedRows:
+    """Usable rows and the count of skipped ones by reason."""
+
+    rows: list[GemmRow]
+    skipped: Counter[str]
+
+
+def _hardware_from_name(path: Path) -> str | None:
+    return next((hw for prefix, hw in _FILE_HARDWARE if path.name.startswith(prefix)), None)
+
+
+def _parse(record: dict[str, str], path: Path) -> GemmRow:
+    """One row; ValueError with the reason when it is malformed."""
+    time_ms = float(record["time"])
+    dims = [int(record.get(name) or 1) for name in ("batch", "dimM", "dimN", "dimK")]
+    if time_ms <= 0 or min(dims) <= 0:
+        raise ValueError("non-positive time or dimension")
+    hardware = record.get("hardware") or _hardware_from_name(path)
+    if not hardware:
+        raise ValueError("no hardware column or known file prefix")
+    trans = (record.get("trans") or "NN").upper()
+    if len(trans) != 2 or set(trans) - {"N", "T"}:
+        raise ValueError(f"trans must be two of N/T (got {trans!r})")
+    freq = re.search(r"freq(\d+)", path.name)
+    clock = record.get("clock_mhz") or (freq.group(1) if freq else "")
+    return GemmRow(
+        time_s=time_ms / 1000,
+        batch=dims[0],
+        m=dims[1],
+        n=dims[2],
+        k=dims[3],
+        transpose_a=trans[0] == "T",
+        transpose_b=trans[1] == "T",
+        dtype=DType(record.get("dtype") or "fp16"),
+        compute_dtype=DType(record["compute_dtype"]) if record.get("compute_dtype") else None,
+        hardware=hardware,
+        clock_hz=float(clock) * 1e6 if clock else None,
+        source=record.get("source") or path.stem,
+        label=record.get("label") or "",
+        kernel={c: int(record[c]) for c in _KERNEL_COLUMNS if record.get(c)},
+        file=str(path),
+    )
+
+
+def load_gemm_rows(data_dir: Path) -> LoadedRows:
+    """Every GEMM row in the CSV files under ``data_dir`` that carry the latency columns."""
+    if not data_dir.is_dir():
+        raise ConfigError([f"{data_dir}: not a directory"])
+    rows: list[GemmRow] = []
+    skipped: Counter[str] = Counter()
+    for path in sorted(data_dir.rglob("*.csv")):
+        with path.open(newline="") as handle:
+            reader = csv.DictReader(handle)
+            if not {"time", "dimM", "dimN", "dimK"} <= set(reader.fieldnames or ()):
+                continue  # not a GEMM latency file
+            for record in reader:
+                try:
+                    rows.append(_parse(record, path))
+                except (ValueError, KeyError) as exc:
+                    skipped[f"malformed row: {exc}"] += 1
+    if not rows:
+        raise ConfigError([f"{data_dir}: no CSV file with columns time, dimM, dimN, dimK"])
+    return LoadedRows(rows, skipped)

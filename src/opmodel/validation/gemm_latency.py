@@ -1,0 +1,286 @@
+"""``validate-gemm-latency``: predicted versus measured GEMM latency, with one fitted constant.
+
+Per model and hardware, only the fixed device overhead (cycles) is fitted, by non-negative
+least squares on relative errors over a deterministic training split of ``small`` and
+``vector_like`` rows; every other usable row is held out and reported overall, by hardware and
+by size class. Rows whose kernel cannot run, or whose hardware has no config, are skipped and
+counted by reason.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import OpModelError
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.validation.gemm_data import GemmRow
+from opmodel.validation.metrics import ErrorMetrics, error_metrics
+
+__all__ = [
+    "LatencyReport",
+    "ModelResult",
+    "SizeClass",
+    "ValidationOptions",
+    "fit_overhead_cycles",
+    "size_class",
+    "validate_gemm_latency",
+]
+
+SMALL_FLOPS = 1e9  # under ~10 us on an A100: launch and tail dominate
+LARGE_FLOPS = 1e11  # over ~0.3 ms on an A100: throughput dominates
+VECTOR_DIM = 16  # M or N at most 16: GEMV-like
+SKINNY_DIM = 128  # M or N at most one CTA tile
+
+
+class SizeClass(StrEnum):
+    """GEMM size classes (thresholds above, documented in docs/validation.md)."""
+
+    VECTOR_LIKE = "vector_like"
+    SMALL = "small"
+    SKINNY = "skinny"
+    REGULAR = "regular"
+    LARGE = "large"
+
+
+def size_class(row: GemmRow) -> SizeClass:
+    """vector_like (min(M, N) <= 16), small (< 1 GFLOP), skinny (min(M, N) <= 128), large
+    (>= 100 GFLOP), else regular; tested in that order."""
+    flops = 2 * row.batch * row.m * row.n * row.k
+    if min(row.m, row.n) <= VECTOR_DIM:
+        return SizeClass.VECTOR_LIKE
+    if flops < SMALL_FLOPS:
+        return SizeClass.SMALL
+    if min(row.m, row.n) <= SKINNY_DIM:
+        return SizeClass.SKINNY
+    return SizeClass.LARGE if flops >= LARGE_FLOPS else SizeClass.REGULAR
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ModelResult:
+    """One model's fitted overheads and held-out errors."""
+
+    model: str
+    overhead_cycles: dict[str, float]
+    training_rows: dict[str, int]
+    overall: ErrorMetrics
+    by_hardware: dict[str, ErrorMetrics]
+    by_class: dict[str, ErrorMetrics]
+    by_source: dict[str, ErrorMetrics]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyReport:
+    """Everything ``validate-gemm-latency`` prints."""
+
+    rows_used: int
+    skipped: dict[str, int]
+    models: list[ModelResult]
+    per_row: list[dict[str, object]]
+
+
+def _op(row: GemmRow) -> LocalOp:
+    batched = row.batch > 1
+    a = (row.k, row.m) if row.transpose_a else (row.m, row.k)
+    b = (row.n, row.k) if row.transpose_b else (row.k, row.n)
+    lead = (row.batch,) if batched else ()
+    attrs: dict[str, object] = {
+        "transpose_a": row.transpose_a,
+        "transpose_b": row.transpose_b,
+        **row.kernel,
+    }
+    if row.compute_dtype is not None:
+        attrs["compute_dtype"] = row.compute_dtype.value
+    out = DType.FP32 if row.dtype is DType.FP32 else row.dtype
+    return LocalOp(
+        name=row.label or "gemm",
+        kind=OpKind.BATCHED_GEMM if batched else OpKind.GEMM,
+        phase=Phase.INFERENCE,
+        attrs=attrs,  # type: ignore[arg-type]
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (*lead, *a), row.dtype),
+            TensorSpec(TensorRole.WEIGHT, (*lead, *b), row.dtype),
+            TensorSpec(TensorRole.OUTPUT, (*lead, row.m, row.n), out),
+        ),
+    )
+
+
+class _Hardware:
+    """Configs at each row's clock, with the fixed device overhead set to zero (or kept)."""
+
+    def __init__(self, directory: Path | None, *, zero_overhead: bool) -> None:
+        self._directory, self._zero = directory, zero_overhead
+        self._cache: dict[tuple[str, float | None], HardwareSpec] = {}
+
+    def get(self, name: str, clock_hz: float | None) -> HardwareSpec:
+        key = (name, clock_hz)
+        spec = self._cache.get(key)
+        if spec is None:
+            spec = load_hardware(self._directory / f"{name}.yaml" if self._directory else name)
+            spec = spec.at_clock(clock_hz) if clock_hz else spec
+            if self._zero:
+                spec = dataclasses.replace(
+                    spec,
+                    overhead=dataclasses.replace(spec.overhead, fixed_device_overhead_cycles=0),
+                )
+            self._cache[key] = spec
+        return spec
+
+
+def _training_rows(rows: Sequence[GemmRow], per_class: int) -> set[int]:
+    """Indices of up to ``per_class`` evenly spaced small and vector_like rows per hardware."""
+    chosen: set[int] = set()
+    groups: dict[tuple[str, SizeClass], list[int]] = defaultdict(list)
+    for index, row in enumerate(rows):
+        cls = size_class(row)
+        if cls in (SizeClass.SMALL, SizeClass.VECTOR_LIKE):
+            groups[(row.hardware, cls)].append(index)
+    for members in groups.values():
+        members.sort(
+            key=lambda i: (
+                rows[i].batch * rows[i].m * rows[i].n * rows[i].k,
+                rows[i].m,
+                rows[i].n,
+                rows[i].k,
+                rows[i].label,
+            )
+        )
+        step = max(1, len(members) // per_class)
+        chosen.update(members[::step][:per_class])
+    return chosen
+
+
+def fit_overhead_cycles(
+    base_s: Sequence[float], measured_s: Sequence[float], clock_hz: Sequence[float]
+) -> float:
+    """Non-negative least squares of relative errors for one overhead ``x`` in cycles.
+
+    Minimises ``sum(((p + x / f - m) / m)^2)`` over predictions ``p``, measurements ``m`` and
+    clocks ``f``: ``x = sum((m - p) / (f m^2)) / sum(1 / (f m)^2)``, clamped at 0.
+    """
+    num = sum((m - p) / (f * m * m) for p, m, f in zip(base_s, measured_s, clock_hz, strict=True))
+    den = sum(1 / (f * m) ** 2 for m, f in zip(measured_s, clock_hz, strict=True))
+    return max(0.0, num / den) if den else 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ValidationOptions:
+    """Knobs of :func:`validate_gemm_latency`."""
+
+    calibrate: bool = True
+    training_per_class: int = 8
+    hardware_dir: Path | None = None
+    progress: Callable[[int, int], None] = lambda done, total: None
+
+
+def validate_gemm_latency(
+    rows: Sequence[GemmRow], model_names: Sequence[str], *, options: ValidationOptions
+) -> LatencyReport:
+    """Predict every row with every model, fit overheads on the training split, report."""
+    hardware = _Hardware(options.hardware_dir, zero_overhead=options.calibrate)
+    skipped: Counter[str] = Counter()
+    base: dict[str, dict[int, float]] = {name: {} for name in model_names}
+    models = [get_model(name) for name in model_names]
+    clocks: dict[int, float] = {}
+    for index, row in enumerate(rows):
+        options.progress(index, len(rows))
+        try:
+            spec = hardware.get(row.hardware, row.clock_hz)
+            op = _op(row)
+            preds = [model.predict(op, spec).latency_s for model in models]
+        except OpModelError as exc:
+            skipped[f"{type(exc).__name__}: {str(exc).split(':')[0]}"] += 1
+            continue
+        clocks[index] = spec.compute.clock_hz
+        for name, pred in zip(model_names, preds, strict=True):
+            base[name][index] = pred
+    training = _training_rows(rows, options.training_per_class) & set(clocks)
+    if not options.calibrate:
+        training = set()
+    results = [_evaluate(name, rows, base[name], clocks, training) for name in model_names]
+    held = sorted(set(clocks) - training)
+    return LatencyReport(
+        rows_used=len(held),
+        skipped=dict(skipped),
+        models=results,
+        per_row=_per_row(rows, held, results, base, clocks),
+    )
+
+
+def _evaluate(
+    name: str,
+    rows: Sequence[GemmRow],
+    base: dict[int, float],
+    clocks: dict[int, float],
+    training: set[int],
+) -> ModelResult:
+    overhead: dict[str, float] = {}
+    counts: dict[str, int] = {}
+    for hw in sorted({rows[i].hardware for i in training}):
+        idx = [i for i in sorted(training) if rows[i].hardware == hw]
+        overhead[hw] = fit_overhead_cycles(
+            [base[i] for i in idx], [rows[i].time_s for i in idx], [clocks[i] for i in idx]
+        )
+        counts[hw] = len(idx)
+    held = sorted(set(base) - training)
+    pred = {i: base[i] + overhead.get(rows[i].hardware, 0.0) / clocks[i] for i in held}
+
+    def metrics(indices: list[int]) -> ErrorMetrics:
+        return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
+
+    by_hw: dict[str, list[int]] = defaultdict(list)
+    by_cls: dict[str, list[int]] = defaultdict(list)
+    by_src: dict[str, list[int]] = defaultdict(list)
+    for i in held:
+        by_hw[rows[i].hardware].append(i)
+        by_cls[size_class(rows[i]).value].append(i)
+        by_src[f"{rows[i].source}:{rows[i].hardware}"].append(i)
+    return ModelResult(
+        model=name,
+        overhead_cycles=overhead,
+        training_rows=counts,
+        overall=metrics(held),
+        by_hardware={k: metrics(v) for k, v in sorted(by_hw.items())},
+        by_class={k: metrics(v) for k, v in sorted(by_cls.items())},
+        by_source={k: metrics(v) for k, v in sorted(by_src.items())},
+    )
+
+
+def _per_row(
+    rows: Sequence[GemmRow],
+    held: list[int],
+    results: list[ModelResult],
+    base: dict[str, dict[int, float]],
+    clocks: dict[int, float],
+) -> list[dict[str, object]]:
+    out = []
+    for i in held:
+        row = rows[i]
+        record: dict[str, object] = {
+            "source": row.source,
+            "label": row.label,
+            "hardware": row.hardware,
+            "class": size_class(row).value,
+            "batch": row.batch,
+            "m": row.m,
+            "n": row.n,
+            "k": row.k,
+            "dtype": row.dtype.value,
+            "measured_s": row.time_s,
+        }
+        for result in results:
+            overhead_s = result.overhead_cycles.get(row.hardware, 0.0) / clocks[i]
+            predicted = base[result.model][i] + overhead_s
+            record[f"{result.model}_s"] = predicted
+            record[f"{result.model}_ratio"] = predicted / row.time_s
+            record[f"{result.model}_overhead_s"] = overhead_s
+        out.append(record)
+    return out

@@ -1,0 +1,97 @@
+"""Run ``validate-gemm-latency`` from parsed CLI arguments: load, evaluate, write, summarise."""
+
+from __future__ import annotations
+
+import csv
+import json
+import sys
+from argparse import Namespace
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.errors import ConfigError, UnknownNameError
+from opmodel.core.jsonify import to_jsonable
+from opmodel.models import model_names
+from opmodel.validation.gemm_data import load_gemm_rows
+from opmodel.validation.gemm_latency import LatencyReport, ValidationOptions, validate_gemm_latency
+
+__all__ = ["run_gemm_latency"]
+
+_GEMM_MODELS = ("extended_roofline", "effective_roofline")
+
+
+def _models(args: Namespace) -> list[str]:
+    available = model_names()
+    if args.compare_rooflines:
+        return ["roofline", *(m for m in _GEMM_MODELS if m in available)]
+    if args.model not in available:
+        msg = f"model '{args.model}' is not available yet (registered: {', '.join(available)})"
+        raise UnknownNameError(msg)
+    return [args.model]
+
+
+def _progress(done: int, total: int) -> None:
+    if total >= 1000 and done % (total // 10) == 0:
+        sys.stderr.write(f"\rvalidate-gemm-latency: {100 * done // total:3d}% of {total} rows")
+        if done + total // 10 >= total:
+            sys.stderr.write("\n")
+
+
+def _print_table(report: LatencyReport) -> None:
+    write = sys.stderr.write
+    for result in report.models:
+        write(
+            f"\n{result.model}: fixed overhead cycles "
+            + ", ".join(f"{hw}={c:.0f}" for hw, c in result.overhead_cycles.items())
+            + "\n"
+        )
+        write(f"  {'group':<28} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
+        groups = [
+            ("overall", result.overall),
+            *result.by_hardware.items(),
+            *result.by_source.items(),
+            *result.by_class.items(),
+        ]
+        for label, m in groups:
+            write(
+                f"  {label:<28} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
+                f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
+            )
+    if report.skipped:
+        write("skipped: " + "; ".join(f"{n} x {why}" for why, n in report.skipped.items()) + "\n")
+
+
+def run_gemm_latency(args: Namespace) -> dict[str, Any]:
+    """The command's work; returns the JSON summary (per-row data goes to --output-csv)."""
+    loaded = load_gemm_rows(Path(args.data_dir))
+    rows = loaded.rows
+    if args.limit:
+        if args.limit < 1:
+            raise ConfigError([f"--limit: must be >= 1 (got {args.limit})"])
+        rows = rows[:: max(1, len(rows) // args.limit)][: args.limit]
+    options = ValidationOptions(
+        calibrate=args.calibrate,
+        training_per_class=args.training_per_class,
+        hardware_dir=Path(args.hardware_dir) if args.hardware_dir else None,
+        progress=_progress,
+    )
+    report = validate_gemm_latency(rows, _models(args), options=options)
+    if args.output_csv and report.per_row:
+        with Path(args.output_csv).open("w", newline="") as handle:
+            writer = csv.DictWriter(handle, fieldnames=list(report.per_row[0]), lineterminator="\n")
+            writer.writeheader()
+            writer.writerows(report.per_row)
+    params = {
+        r.model: {"overhead_cycles": r.overhead_cycles, "training_rows": r.training_rows}
+        for r in report.models
+    }
+    if args.output_params:
+        Path(args.output_params).write_text(json.dumps(params, indent=2) + "\n")
+    if args.format == "table":
+        _print_table(report)
+    skipped = {**dict(loaded.skipped), **report.skipped}
+    return {
+        "rows_evaluated": report.rows_used,
+        "skipped": skipped,
+        "models": [to_jsonable(r) for r in report.models],
+    }

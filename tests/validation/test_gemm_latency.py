@@ -1,0 +1,112 @@
+"""validate-gemm-latency: loading, size classes, the overhead fit and metrics by hand, end to end."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from opmodel.cli import main
+from opmodel.validation.gemm_data import load_gemm_rows
+from opmodel.validation.gemm_latency import (
+    SizeClass,
+    ValidationOptions,
+    fit_overhead_cycles,
+    size_class,
+    validate_gemm_latency,
+)
+from opmodel.validation.metrics import error_metrics
+
+FIXTURES = Path(__file__).parent / "fixtures" / "gemm"
+DATA = Path(__file__).resolve().parents[2] / "data"
+
+
+def test_energaizer_file_names_and_malformed_rows() -> None:
+    loaded = load_gemm_rows(FIXTURES)
+    assert len(loaded.rows) == 3
+    row = loaded.rows[0]
+    assert row.hardware == "a100_40gb_pcie"  # yz8_ prefix
+    assert row.clock_hz == 900e6  # freq900 in the file name
+    assert row.time_s == 0.5e-3
+    assert sum(loaded.skipped.values()) == 2
+    assert any("non-positive" in reason for reason in loaded.skipped)
+    assert any("trans must be" in reason for reason in loaded.skipped)
+
+
+def test_size_classes() -> None:
+    rows = load_gemm_rows(FIXTURES).rows
+    # 4096^3 x 2 = 137 GFLOP -> large; 256^3 x 2 = 34 MFLOP -> small; M = 8 -> vector_like
+    assert [size_class(r) for r in rows] == [
+        SizeClass.LARGE,
+        SizeClass.SMALL,
+        SizeClass.VECTOR_LIKE,
+    ]
+
+
+def test_overhead_fit_by_hand() -> None:
+    # two rows measured 10 us and 20 us, predicted 6 us and 16 us at 1 GHz: 4000 cycles each
+    assert fit_overhead_cycles([6e-6, 16e-6], [10e-6, 20e-6], [1e9, 1e9]) == pytest.approx(4000)
+    # over-predicting rows would need a negative overhead: clamped at zero
+    assert fit_overhead_cycles([30e-6], [10e-6], [1e9]) == 0.0
+
+
+def test_metrics_by_hand() -> None:
+    m = error_metrics([1.1, 0.8, 1.0, 2.0], [1.0, 1.0, 1.0, 1.0])
+    assert m.count == 4
+    assert m.mape == pytest.approx((0.1 + 0.2 + 0.0 + 1.0) / 4)
+    assert m.median_ape == pytest.approx(0.15)
+    assert m.p90_ape == pytest.approx(1.0)
+    assert m.geomean_ratio == pytest.approx(
+        math.exp((math.log(1.1) + math.log(0.8) + math.log(2)) / 4)
+    )
+    assert m.mean_signed_error == pytest.approx((0.1 - 0.2 + 0 + 1.0) / 4)
+
+
+def test_end_to_end_on_the_fixture() -> None:
+    rows = load_gemm_rows(FIXTURES).rows
+    report = validate_gemm_latency(
+        rows, ["roofline"], options=ValidationOptions(training_per_class=1)
+    )
+    result = report.models[0]
+    assert result.training_rows == {"a100_40gb_pcie": 2}  # one small, one vector_like row
+    assert report.rows_used == 1  # the large row is held out
+    assert result.overall.count == 1
+    assert set(result.by_class) == {"large"}
+
+
+def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    params = tmp_path / "params.json"
+    per_row = tmp_path / "rows.csv"
+    code = main(
+        [
+            "validate-gemm-latency",
+            "--data-dir",
+            str(DATA),
+            "--compare-rooflines",
+            "--limit",
+            "300",
+            "--output-params",
+            str(params),
+            "--output-csv",
+            str(per_row),
+        ]
+    )
+    out, err = capsys.readouterr()
+    assert code == 0
+    summary = json.loads(out)
+    assert [m["model"] for m in summary["models"]] == ["roofline", "extended_roofline"]
+    assert summary["rows_evaluated"] > 250
+    assert "overall" in err and "a100_80gb_sxm" in err
+    assert set(json.loads(params.read_text())) == {"roofline", "extended_roofline"}
+    assert per_row.read_text().startswith("source,label,hardware,class")
+
+
+def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+    code = main(
+        ["validate-gemm-latency", "--data-dir", str(FIXTURES), "--model", "effective_roofline"]
+    )
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("opmodel: model 'effective_roofline' is not available yet")
