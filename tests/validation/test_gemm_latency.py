@@ -122,3 +122,22 @@ def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
     _, err = capsys.readouterr()
     assert code == 2
     assert err.startswith("opmodel: model 'effective_roofline' is not available yet")
+
+
+def test_energy_metrics_where_the_data_has_energy() -> None:
+    """a10 at 900 MHz (file name a10_..._freq900), roofline, the held-out 4096^3 bf16 row.
+
+    Peak 125e12 * 900 / 1695 = 66.37 TFLOP/s -> 2.0709 ms (compute bound). Energy:
+    1.374e11 FLOP * 1.040e-12 J + 100,663,296 B * 6.0e-11 J + 20 W * 2.0709 ms = 0.1904 J,
+    measured 0.12 J.
+    """
+    rows = load_gemm_rows(FIXTURES.parent / "gemm_energy").rows
+    assert [r.energy_j for r in rows] == [0.12, 0.0009, None]
+    report = validate_gemm_latency(
+        rows, ["roofline"], options=ValidationOptions(training_per_class=1)
+    )
+    energy = report.models[0].energy
+    assert energy is not None and energy.count == 1
+    latency = 2 * 4096**3 / (125e12 * 900 / 1695)
+    expected = 2 * 4096**3 * 1.040e-12 + 3 * 4096**2 * 2 * 6.0e-11 + 20.0 * latency
+    assert energy.geomean_ratio == pytest.approx(expected / 0.12)

@@ -44,6 +44,7 @@ class GemmRow:
     label: str
     kernel: dict[str, int] = field(hash=False, compare=False)
     file: str
+    energy_j: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +89,18 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         label=record.get("label") or "",
         kernel={c: int(record[c]) for c in _KERNEL_COLUMNS if record.get(c)},
         file=str(path),
+        energy_j=_positive_or_none(record.get("energy")),
     )
+
+
+def _positive_or_none(text: str | None) -> float | None:
+    """A measured energy in J, or None when absent; a non-positive value is malformed."""
+    if not text:
+        return None
+    value = float(text)
+    if value <= 0:
+        raise ValueError("non-positive energy")
+    return value
 
 
 def load_gemm_rows(data_dir: Path) -> LoadedRows:

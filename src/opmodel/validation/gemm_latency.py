@@ -75,6 +75,7 @@ class ModelResult:
     by_hardware: dict[str, ErrorMetrics]
     by_class: dict[str, ErrorMetrics]
     by_source: dict[str, ErrorMetrics]
+    energy: ErrorMetrics | None  # held-out rows that carry a measured energy
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -188,24 +189,30 @@ def validate_gemm_latency(
     hardware = _Hardware(options.hardware_dir, zero_overhead=options.calibrate)
     skipped: Counter[str] = Counter()
     base: dict[str, dict[int, float]] = {name: {} for name in model_names}
+    energy: dict[str, dict[int, float]] = {name: {} for name in model_names}
     models = [get_model(name) for name in model_names]
     clocks: dict[int, float] = {}
+    static_w: dict[int, float] = {}
     for index, row in enumerate(rows):
         options.progress(index, len(rows))
         try:
             spec = hardware.get(row.hardware, row.clock_hz)
             op = _op(row)
-            preds = [model.predict(op, spec).latency_s for model in models]
+            profiles = [model.predict(op, spec) for model in models]
         except OpModelError as exc:
             skipped[f"{type(exc).__name__}: {str(exc).split(':')[0]}"] += 1
             continue
-        clocks[index] = spec.compute.clock_hz
-        for name, pred in zip(model_names, preds, strict=True):
-            base[name][index] = pred
+        clocks[index], static_w[index] = spec.compute.clock_hz, spec.power.static_w
+        for name, profile in zip(model_names, profiles, strict=True):
+            base[name][index] = profile.latency_s
+            energy[name][index] = profile.energy_j
     training = _training_rows(rows, options.training_per_class) & set(clocks)
     if not options.calibrate:
         training = set()
-    results = [_evaluate(name, rows, base[name], clocks, training) for name in model_names]
+    results = [
+        _evaluate(name, rows, _Predictions(base[name], energy[name], clocks, static_w), training)
+        for name in model_names
+    ]
     held = sorted(set(clocks) - training)
     return LatencyReport(
         rows_used=len(held),
@@ -215,13 +222,21 @@ def validate_gemm_latency(
     )
 
 
+@dataclass(frozen=True, slots=True)
+class _Predictions:
+    """One model's uncalibrated latency and energy per usable row, with each row's clock and
+    static power (to charge the fitted overhead)."""
+
+    latency_s: dict[int, float]
+    energy_j: dict[int, float]
+    clock_hz: dict[int, float]
+    static_w: dict[int, float]
+
+
 def _evaluate(
-    name: str,
-    rows: Sequence[GemmRow],
-    base: dict[int, float],
-    clocks: dict[int, float],
-    training: set[int],
+    name: str, rows: Sequence[GemmRow], p: _Predictions, training: set[int]
 ) -> ModelResult:
+    base, clocks = p.latency_s, p.clock_hz
     overhead: dict[str, float] = {}
     counts: dict[str, int] = {}
     for hw in sorted({rows[i].hardware for i in training}):
@@ -231,7 +246,17 @@ def _evaluate(
         )
         counts[hw] = len(idx)
     held = sorted(set(base) - training)
-    pred = {i: base[i] + overhead.get(rows[i].hardware, 0.0) / clocks[i] for i in held}
+    extra_s = {i: overhead.get(rows[i].hardware, 0.0) / clocks[i] for i in held}
+    pred = {i: base[i] + extra_s[i] for i in held}
+    with_energy = [i for i in held if rows[i].energy_j is not None]
+    energy = (
+        error_metrics(
+            [p.energy_j[i] + p.static_w[i] * extra_s[i] for i in with_energy],
+            [rows[i].energy_j or 0.0 for i in with_energy],
+        )
+        if with_energy
+        else None
+    )
 
     def metrics(indices: list[int]) -> ErrorMetrics:
         return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
@@ -251,6 +276,7 @@ def _evaluate(
         by_hardware={k: metrics(v) for k, v in sorted(by_hw.items())},
         by_class={k: metrics(v) for k, v in sorted(by_cls.items())},
         by_source={k: metrics(v) for k, v in sorted(by_src.items())},
+        energy=energy,
     )
 
 

@@ -52,6 +52,8 @@ def _print_table(report: LatencyReport) -> None:
             *result.by_source.items(),
             *result.by_class.items(),
         ]
+        if result.energy is not None:
+            groups.append(("energy (measured rows)", result.energy))
         for label, m in groups:
             write(
                 f"  {label:<28} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
