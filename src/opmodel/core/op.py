@@ -34,6 +34,8 @@ def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
 
 
 def _check_shape(shape: object, where: str) -> tuple[int, ...]:
+    if type(shape) is tuple and shape and all(type(d) is int and d > 0 for d in shape):
+        return shape  # the common case, checked without the error paths below
     if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
         raise OpValidationError(
             f"{where}: must be a list or tuple of positive integers (got {shape!r})"

@@ -54,9 +54,12 @@ class Footprint(FastValue):
         )
 
 
+_ROLES = tuple(TensorRole)  # iterating an Enum class is slow; this runs per LocalOp
+
+
 def footprint_of(tensors: tuple[Any, ...]) -> Footprint:
     """Sum ``nbytes`` of ``tensors`` (TensorSpec) by role."""
-    by_role = dict.fromkeys(TensorRole, 0)
+    by_role = dict.fromkeys(_ROLES, 0)
     for tensor in tensors:
         by_role[tensor.role] += tensor.nbytes
     return Footprint(
