@@ -46,6 +46,7 @@ from opmodel.models.gemm import (
 )
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
+from opmodel.models.shared.memo import per_op_and_hardware
 from opmodel.models.shared.roofline_estimate import roofline_estimate
 
 __all__ = ["ExtendedRooflineModel"]
@@ -75,12 +76,8 @@ class _Setup:
     memory_j: Mapping[str, float]
 
 
-def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
-    """Built once per op for the last hardware it ran on (keyed by that spec's cache dict)."""
-    cache = hardware.derived_cache
-    last = op.derived_cache.get("extended_roofline")
-    if last is not None and last[0] is cache:
-        return last[1]  # type: ignore[no-any-return]
+def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
+    """Everything but the wave schedule; memoised per (op, hardware) by the caller."""
     sm = hardware.compute.sm
     assert sm is not None
     problem = GemmProblem.from_op(op)
@@ -107,7 +104,6 @@ def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
         traffic_by_level=by_level,
         memory_j=_memory_energy(hardware, by_level),
     )
-    op.derived_cache["extended_roofline"] = (cache, setup)
     return setup
 
 
@@ -128,7 +124,8 @@ class ExtendedRooflineModel:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
         if op.kind not in _GEMM_KINDS or hardware.compute.sm is None:
             return roofline_estimate(op, hardware, _FALLBACK)
-        return _predict_gemm(op, hardware, _setup(op, hardware))
+        setup = per_op_and_hardware("extended_roofline", op, hardware, _build_setup)
+        return _predict_gemm(op, hardware, setup)
 
 
 def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:

@@ -23,6 +23,7 @@ from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
 from opmodel.formulas.work import OpWork, op_work
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
+from opmodel.models.shared.memo import per_op_and_hardware
 
 __all__ = ["RooflineDiagnostics", "roofline_estimate"]
 
@@ -154,21 +155,6 @@ class _Setup(FastValue):
     engine: Engine
 
 
-def _setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
-    """The pair's setup, memoised on the op for the last hardware it ran on.
-
-    The memo is keyed by the identity of ``hardware.derived_cache``, which the entry holds, so
-    no other spec can reuse that identity while the entry lives.
-    """
-    cache = hardware.derived_cache
-    last = op.derived_cache.get("roofline")
-    if last is not None and last[0] is cache:
-        return last[1]  # type: ignore[no-any-return]
-    setup = _build_setup(op, hardware)
-    op.derived_cache["roofline"] = (cache, setup)
-    return setup
-
-
 def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     work = op_work(op)
     plan = _plan(hardware, work)
@@ -202,7 +188,7 @@ def roofline_estimate(
     op: LocalOp, hardware: HardwareSpec, implementations: Mapping[Engine, str]
 ) -> OpProfile:
     """The roofline profile of ``op``; ``implementations`` names the result per engine used."""
-    s = _setup(op, hardware)
+    s = per_op_and_hardware("roofline", op, hardware, _build_setup)
     t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
     t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
