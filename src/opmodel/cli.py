@@ -101,6 +101,18 @@ def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
     _emit(summary)
 
 
+def _positive_int(text: str) -> int:
+    """argparse type: an integer >= 1 (else a one-line usage error)."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        msg = f"must be an integer >= 1 (got {text!r})"
+        raise argparse.ArgumentTypeError(msg)
+    return value
+
+
 def _cmd_validate_gemm_latency(args: argparse.Namespace) -> None:
     from opmodel.validation.gemm_report import run_gemm_latency  # noqa: PLC0415 - heavy, rare
 
@@ -131,8 +143,15 @@ def _add_gemm_latency_parser(commands: Any) -> None:
     latency.add_argument("--output-csv", help="per-row predictions and errors")
     latency.add_argument("--output-params", help="fitted overheads and training rows as JSON")
     latency.add_argument("--hardware-dir", help="folder of <config>.yaml (default: shipped)")
-    latency.add_argument("--training-per-class", type=int, default=8)
-    latency.add_argument("--limit", type=int, help="evaluate an evenly spaced subset of rows")
+    latency.add_argument(
+        "--training-per-class",
+        type=_positive_int,
+        default=8,
+        help="training rows per hardware and class (small, vector_like)",
+    )
+    latency.add_argument(
+        "--limit", type=_positive_int, help="evaluate an evenly spaced subset of rows"
+    )
     latency.add_argument(
         "--format",
         choices=("table", "json"),

@@ -141,3 +141,36 @@ def test_energy_metrics_where_the_data_has_energy() -> None:
     latency = 2 * 4096**3 / (125e12 * 900 / 1695)
     expected = 2 * 4096**3 * 1.040e-12 + 3 * 4096**2 * 2 * 6.0e-11 + 20.0 * latency
     assert energy.geomean_ratio == pytest.approx(expected / 0.12)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--limit", "0"], "argument --limit: must be an integer >= 1 (got '0')"),
+        (["--training-per-class", "x"], "argument --training-per-class: must be an integer >= 1"),
+        (
+            ["--hardware-dir", "/nonexistent"],
+            "opmodel: --hardware-dir: /nonexistent: not a directory",
+        ),
+    ],
+)
+def test_bad_arguments_are_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+) -> None:
+    try:
+        code = main(["validate-gemm-latency", "--data-dir", str(FIXTURES), *argv])
+    except SystemExit as exc:
+        code = int(exc.code or 0)
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert len(err.splitlines()) == 1 and message in err
+
+
+def test_no_held_out_rows_gives_empty_metrics() -> None:
+    rows = load_gemm_rows(FIXTURES).rows[1:]  # only the small and vector_like rows: all training
+    report = validate_gemm_latency(
+        rows, ["roofline"], options=ValidationOptions(training_per_class=1)
+    )
+    assert report.rows_used == 0
+    assert report.models[0].overall.count == 0
+    assert math.isnan(report.models[0].overall.mape)

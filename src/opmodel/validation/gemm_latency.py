@@ -18,7 +18,7 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
-from opmodel.core.errors import OpModelError
+from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
@@ -206,6 +206,9 @@ def validate_gemm_latency(
         for name, profile in zip(model_names, profiles, strict=True):
             base[name][index] = profile.latency_s
             energy[name][index] = profile.energy_j
+    if not clocks:
+        reasons = "; ".join(f"{n} x {why}" for why, n in skipped.items())
+        raise ConfigError([f"validate-gemm-latency: no row could be predicted ({reasons})"])
     training = _training_rows(rows, options.training_per_class) & set(clocks)
     if not options.calibrate:
         training = set()

@@ -68,9 +68,9 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     loaded = load_gemm_rows(Path(args.data_dir))
     rows = loaded.rows
     if args.limit:
-        if args.limit < 1:
-            raise ConfigError([f"--limit: must be >= 1 (got {args.limit})"])
         rows = rows[:: max(1, len(rows) // args.limit)][: args.limit]
+    if args.hardware_dir and not Path(args.hardware_dir).is_dir():
+        raise ConfigError([f"--hardware-dir: {args.hardware_dir}: not a directory"])
     options = ValidationOptions(
         calibrate=args.calibrate,
         training_per_class=args.training_per_class,

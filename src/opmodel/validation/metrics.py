@@ -23,7 +23,12 @@ class ErrorMetrics:
 
 
 def error_metrics(predicted: Sequence[float], measured: Sequence[float]) -> ErrorMetrics:
-    """Metrics over paired values (all measured > 0, predicted >= 0)."""
+    """Metrics over paired values (all measured > 0, predicted >= 0); NaN when there are none."""
+    if not measured:
+        nan = math.nan
+        return ErrorMetrics(
+            count=0, mape=nan, median_ape=nan, p90_ape=nan, geomean_ratio=nan, mean_signed_error=nan
+        )
     ratios = [p / m for p, m in zip(predicted, measured, strict=True)]
     apes = sorted(abs(r - 1) for r in ratios)
     p90 = apes[min(len(apes) - 1, math.ceil(0.9 * len(apes)) - 1)]
