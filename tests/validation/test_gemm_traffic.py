@@ -29,3 +29,17 @@ def test_dram_read_bytes_per_row() -> None:
     assert small and all(abs(r.read_error) <= 0.10 for r in small)
     # the model never predicts fewer bytes than A + B once (compulsory)
     assert all(r.predicted_read_bytes >= (r.m * r.k + r.k * r.n) * 2 for r in rows)
+
+
+def test_malformed_rows_are_one_line_errors(tmp_path: Path) -> None:
+    import pytest
+
+    from opmodel import ConfigError
+
+    folder = tmp_path / "rapid_llm_ncu_gemm"
+    folder.mkdir()
+    header = (DATA / "rapid_llm_ncu_gemm" / "ncu_metrics_results.csv").read_text().splitlines()[0]
+    (folder / "ncu_metrics_results.csv").write_text(f"{header}\n16384,x,12288,128,32,128,3\n")
+    with pytest.raises(ConfigError) as info:
+        compare_dram_bytes(tmp_path)
+    assert str(info.value).endswith("line 2: invalid literal for int() with base 10: 'x'")

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
-from opmodel.core.errors import ConfigError
+from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.models.gemm import GemmProblem, build_kernel, gemm_traffic, grid_of, occupancy_of
@@ -109,7 +109,13 @@ def compare_dram_bytes(data_dir: Path) -> list[TrafficRow]:
     if not records or missing:
         absent = ", ".join(missing) or "no rows"
         raise ConfigError([f"{path}: expected columns {', '.join(_COLUMNS)} (missing: {absent})"])
-    return [_predict_row(record) for record in records]
+    rows = []
+    for number, record in enumerate(records, start=2):  # line 1 is the header
+        try:
+            rows.append(_predict_row(record))
+        except (ValueError, OpModelError) as exc:
+            raise ConfigError([f"{path}: line {number}: {exc}"]) from None
+    return rows
 
 
 def summarize(rows: list[TrafficRow]) -> TrafficSummary:
