@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -45,6 +44,3 @@ def gemm(m: int, n: int, k: int, dtype: DType = DType.BF16, **attrs: object) -> 
         ),
         attrs=attrs,  # type: ignore[arg-type]
     )
-
-
-GemmBuilder = Callable[..., LocalOp]

@@ -29,6 +29,7 @@ from enum import StrEnum
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.extended_roofline.rates import GpuRates
 from opmodel.models.gemm import GemmKernel, GemmProblem, GemmTraffic, Grid
+from opmodel.models.gemm.kernel import tile_bytes
 
 __all__ = ["StageLimiter", "WaveTimeline", "wave_timeline"]
 
@@ -94,9 +95,7 @@ def stage_work(
     travel from DRAM once. Longer kernels see the average miss share.
     """
     wg_m, wg_n, _ = kernel.warp_grid
-    a_tile = kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8
-    b_tile = kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8
-    c_tile = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
     c_passes = 1 if problem.beta_zero else 2
     partials = 2 * kernel.cta_tile_m * kernel.cta_tile_n * 4 if kernel.split_k > 1 else 0
     cta_stages = grid.ctas * grid.k_iterations

@@ -18,7 +18,13 @@ from opmodel.core.op import LocalOp
 from opmodel.hardware.spec import SmSpec
 from opmodel.models.gemm.problem import GemmProblem
 
-__all__ = ["DEFAULT_TILES", "GemmKernel", "build_kernel"]
+__all__ = [
+    "DEFAULT_TILES",
+    "GemmKernel",
+    "build_kernel",
+    "shared_memory_per_cta_bytes",
+    "tile_bytes",
+]
 
 # (cta_m, cta_n, cta_k, warp_m, warp_n, warp_k, stages) by arithmetic class; see module docstring.
 DEFAULT_TILES: dict[str, tuple[int, int, int, int, int, int, int]] = {
@@ -157,10 +163,19 @@ def _tiling_problems(kernel: GemmKernel) -> list[str]:
     return problems
 
 
+def tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int, int]:
+    """Bytes of one CTA's A tile ``[cta_m, cta_k]``, B tile ``[cta_k, cta_n]`` and C tile
+    ``[cta_m, cta_n]`` in the problem's dtypes."""
+    return (
+        kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8,
+        kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8,
+        kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8,
+    )
+
+
 def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:
     """``stages * (cta_m * cta_k * bytes(A) + cta_k * cta_n * bytes(B))``: the operand ring."""
-    a = kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8
-    b = kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8
+    a, b, _ = tile_bytes(kernel, problem)
     return kernel.pipeline_stages * (a + b)
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from opmodel.models.gemm.kernel import GemmKernel
+from opmodel.models.gemm.kernel import GemmKernel, tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 
@@ -96,10 +96,9 @@ def _unique_operand_bytes(problem: GemmProblem) -> tuple[int, int]:
 
 
 def _dram_passes(
-    kernel: GemmKernel, problem: GemmProblem, grid: Grid, l2_bytes: int
+    kernel: GemmKernel, problem: GemmProblem, grid: Grid, *, a_batch: int, l2_bytes: int
 ) -> tuple[float, float]:
     """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances."""
-    a_batch, _ = _unique_operand_bytes(problem)
     width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
     stripes = math.ceil(grid.tiles_n / width)
     b_stripe = width * kernel.cta_tile_n * problem.k * problem.b_dtype.bits // 8
@@ -118,9 +117,7 @@ def _dram_passes(
 def _smem_bytes(kernel: GemmKernel, problem: GemmProblem, grid: Grid) -> tuple[int, int]:
     """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
     wg_m, wg_n, _ = kernel.warp_grid
-    a_tile = kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8
-    b_tile = kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8
-    c_tile = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
     stages_total = grid.ctas * grid.k_iterations
     written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
     read = stages_total * (wg_n * a_tile + wg_m * b_tile) + grid.ctas * c_tile
@@ -132,7 +129,7 @@ def gemm_traffic(
 ) -> GemmTraffic:
     """All traffic of the kernel (see the module docstring for the reuse model)."""
     a_batch, b_batch = _unique_operand_bytes(problem)
-    a_passes, b_passes = _dram_passes(kernel, problem, grid, l2_bytes)
+    a_passes, b_passes = _dram_passes(kernel, problem, grid, a_batch=a_batch, l2_bytes=l2_bytes)
     b_copies = 1 if problem.broadcast_b else problem.batch
     if problem.broadcast_b and problem.batch > 1:  # one B for every batch entry
         batch_set = a_batch + b_batch + problem.c_bytes // problem.batch
