@@ -18,9 +18,18 @@ from opmodel.models.extended_roofline import (
     StageLimiter,
 )
 
-from ..conftest import gemm
+from ..conftest import gemm as plain_gemm
 
 MODEL = ExtendedRooflineModel()
+# The timeline tests below fix the kernel (CUTLASS's default 128x128x32 tile, the documented
+# default of every omitted attr); without kernel attrs the model uses automatic selection,
+# which test_omitted_kernel_attrs_use_selection covers.
+FIXED_KERNEL = {"cta_tile_m": 128, "cta_tile_n": 128}
+
+
+def gemm(m: int, n: int, k: int, dtype: DType = DType.BF16, **attrs: object) -> LocalOp:
+    """A GEMM op with the fixed default kernel unless ``attrs`` override it."""
+    return plain_gemm(m, n, k, dtype, **{**FIXED_KERNEL, **attrs})
 
 
 def _diag(op: LocalOp, hw: HardwareSpec) -> ExtendedRooflineDiagnostics:
@@ -77,7 +86,7 @@ def test_large_gemm_is_compute_bound_near_peak(a100: HardwareSpec) -> None:
 def test_fp32_gemm_runs_simt(a100: HardwareSpec) -> None:
     profile = MODEL.predict(gemm(2048, 2048, 2048, DType.FP32), a100)
     assert profile.engine is Engine.VECTOR
-    assert profile.implementation == "extended_roofline/simt"
+    assert profile.implementation == "extended_roofline/simt/attrs"
     d = profile.diagnostics
     assert isinstance(d, ExtendedRooflineDiagnostics)
     assert (d.kernel.cta_tile_k, d.kernel.mma_m) == (8, 1)
@@ -155,3 +164,14 @@ def test_more_sms_are_never_slower(m: int, n: int, k: int) -> None:
     bigger = _more_sms(hw, 2)
     op = gemm(m, n, k)
     assert MODEL.predict(op, bigger).latency_s <= MODEL.predict(op, hw).latency_s * (1 + 1e-12)
+
+
+def test_omitted_kernel_attrs_use_selection(a100: HardwareSpec) -> None:
+    """No kernel attrs: the catalogue kernel that selection picks, named in the result."""
+    profile = MODEL.predict(plain_gemm(4096, 4096, 4096), a100)
+    d = profile.diagnostics
+    assert isinstance(d, ExtendedRooflineDiagnostics)
+    assert d.kernel.name.startswith("sm80_tensorop_16bit_")
+    assert profile.implementation == f"extended_roofline/mma_sync/{d.kernel.name}"
+    effective = get_model("effective_roofline").predict(plain_gemm(4096, 4096, 4096), a100)
+    assert effective.diagnostics.kernel == d.kernel  # both models run the same kernel

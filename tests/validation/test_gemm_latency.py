@@ -108,20 +108,21 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     out, err = capsys.readouterr()
     assert code == 0
     summary = json.loads(out)
-    assert [m["model"] for m in summary["models"]] == ["roofline", "extended_roofline"]
+    models = ["roofline", "extended_roofline", "effective_roofline"]
+    assert [m["model"] for m in summary["models"]] == models
     assert summary["rows_evaluated"] > 250
     assert "overall" in err and "a100_80gb_sxm" in err
-    assert set(json.loads(params.read_text())) == {"roofline", "extended_roofline"}
+    assert set(json.loads(params.read_text())) == set(models)
     assert per_row.read_text().startswith("source,label,hardware,class")
 
 
 def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(
-        ["validate-gemm-latency", "--data-dir", str(FIXTURES), "--model", "effective_roofline"]
-    )
+    with pytest.raises(SystemExit) as exit_info:
+        main(["validate-gemm-latency", "--data-dir", str(FIXTURES), "--model", "tiling"])
     _, err = capsys.readouterr()
-    assert code == 2
-    assert err.startswith("opmodel: model 'effective_roofline' is not available yet")
+    assert exit_info.value.code == 2
+    assert len(err.strip().splitlines()) == 1
+    assert "'tiling'" in err and "effective_roofline" in err
 
 
 def test_energy_metrics_where_the_data_has_energy() -> None:

@@ -55,7 +55,14 @@ class ClockDomain(StrValueEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SmSpec:
-    """GPU streaming-multiprocessor structure and per-SM limits (CUDA occupancy limits)."""
+    """GPU streaming-multiprocessor structure and per-SM limits (CUDA occupancy limits).
+
+    ``fma_latency_cycles`` is the dependent-issue latency of a vector FMA (4 cycles on Volta
+    and later per the CUDA C++ Best Practices Guide, the default when omitted);
+    ``mma_sync_tensor_fraction`` is the share of the tensor peak that warp-level ``mma.sync``
+    instructions can reach (1.0 when omitted; below 1 on sm_90, whose full rate needs
+    warpgroup ``wgmma``).
+    """
 
     sm_count: int = field(metadata=_POS)
     smsps_per_sm: int = field(metadata=_POS)
@@ -71,6 +78,8 @@ class SmSpec:
     tensor_latency_cycles: int = field(metadata=_POS)
     register_allocation_unit: int = field(metadata=_POS)
     shared_memory_reserved_per_cta_bytes: int = field(metadata=_NONNEG)
+    fma_latency_cycles: int = field(default=4, metadata=_POS)
+    mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

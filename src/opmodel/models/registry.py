@@ -17,6 +17,7 @@ _FACTORIES: dict[str, Callable[[], OpModel]] = {}
 _BUILTIN_MODULES = {
     "roofline": "opmodel.models.roofline",
     "extended_roofline": "opmodel.models.extended_roofline",
+    "effective_roofline": "opmodel.models.effective_roofline",
 }
 
 

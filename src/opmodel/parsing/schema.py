@@ -157,12 +157,17 @@ def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) ->
     if check is None or value is None:
         return
     accept, problem = _CHECKS[check]
-    values = value.items() if isinstance(value, Mapping) else [("", value)]
+    if isinstance(value, Mapping):
+        values = list(value.items())
+    elif isinstance(value, tuple):
+        values = [(f"[{index}]", item) for index, item in enumerate(value)]
+    else:
+        values = [("", value)]
     for key, item in values:
         if not accept(item):
-            errors.append(
-                f"{_join(path, str(key)) if key else path}: {problem} (got {_show(item)})"
-            )
+            name = str(key)
+            where = path + name if name.startswith("[") else _join(path, name) if name else path
+            errors.append(f"{where}: {problem} (got {_show(item)})")
 
 
 def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any:

@@ -2,8 +2,10 @@
 
 ``cycles = full_waves * wave(resident, all SMs) + wave(tail CTAs per SM, tail SMs) + fixed``,
 each wave from :mod:`opmodel.models.extended_roofline.timeline`; traffic, occupancy and the
-kernel from the shared GEMM machinery (:mod:`opmodel.models.gemm`). Non-GEMM ops, and GEMMs on
-hardware without SM structure (TPUs), use the shared roofline estimate. Equations:
+kernel from the shared GEMM machinery (:mod:`opmodel.models.gemm`): the op's kernel attrs, or,
+when it gives none, the kernel automatic selection picks (:mod:`opmodel.models.gemm.choice`).
+Non-GEMM ops, and GEMMs on hardware without SM structure (TPUs), use the shared roofline
+estimate. Equations:
 docs/models/extended_roofline.md.
 """
 
@@ -44,6 +46,7 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
+from opmodel.models.gemm.choice import KERNEL_ATTRS, choose_kernel
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -82,7 +85,10 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     assert sm is not None
     problem = GemmProblem.from_op(op)
     on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
-    kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
+    if KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
+        kernel = choose_kernel(op, problem, hardware).evaluation.kernel
+    else:
+        kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
     occupancy = occupancy_of(kernel, problem, sm)
     grid = grid_of(kernel, problem, sm, occupancy)
     traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
@@ -260,7 +266,7 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             memory_j=s.memory_j,
             static_j=hardware.power.static_w * latency,
         ),
-        implementation="extended_roofline/" + ("tensor-op" if s.kernel.on_tensor else "simt"),
+        implementation=f"extended_roofline/{s.kernel.instruction.value}/{s.kernel.name}",
         diagnostics=ExtendedRooflineDiagnostics.make(
             kernel=s.kernel,
             occupancy=s.occupancy,

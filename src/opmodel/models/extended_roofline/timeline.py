@@ -94,7 +94,7 @@ def stage_work(
     all wait for its first DRAM fetch, so every load sees DRAM latency although the bytes
     travel from DRAM once. Longer kernels see the average miss share.
     """
-    wg_m, wg_n, _ = kernel.warp_grid
+    wg_m, wg_n = kernel.operand_read_groups
     a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
     c_passes = 1 if problem.beta_zero else 2
     partials = 2 * kernel.cta_tile_m * kernel.cta_tile_n * 4 if kernel.split_k > 1 else 0

@@ -15,14 +15,20 @@ from dataclasses import dataclass
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
+from opmodel.hardware.kernel_catalogue import Instruction
 from opmodel.hardware.spec import SmSpec
 from opmodel.models.gemm.problem import GemmProblem
 
 __all__ = [
     "DEFAULT_TILES",
     "GemmKernel",
+    "Instruction",
     "build_kernel",
+    "default_registers_per_thread",
+    "kernel_problems",
+    "mma_shape_for",
     "shared_memory_per_cta_bytes",
+    "static_kernel_problems",
     "tile_bytes",
 ]
 
@@ -41,10 +47,21 @@ REGISTER_OVERHEAD_PER_THREAD = 40
 _SWIZZLES = (1, 2, 4, 8)
 
 
+WARPGROUP_WARPS = 4  # warps of one sm_90 warpgroup (PTX ISA, wgmma)
+WGMMA_M = 64  # rows of one wgmma.mma_async instruction (PTX ISA: m64nNk16)
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class GemmKernel:
-    """One GEMM kernel configuration. MMA shape is per warp instruction (1x1x1 for SIMT)."""
+    """One GEMM kernel configuration. MMA shape is per warp instruction (1x1x1 for SIMT).
 
+    A warp-specialised kernel (sm_90) has ``producer_warps`` that only issue loads; the
+    remaining warps tile the CTA. A wgmma warp's tile is its 16-row share of its warpgroup's
+    64-row tile. ``cluster_m x cluster_n`` CTAs share operand tiles by TMA multicast.
+    """
+
+    name: str
+    instruction: Instruction
     cta_tile_m: int
     cta_tile_n: int
     cta_tile_k: int
@@ -60,7 +77,28 @@ class GemmKernel:
     split_k: int
     raster_swizzle: int
     resident_ctas_per_sm: int | None
-    on_tensor: bool
+    producer_warps: int = 0
+    cluster_m: int = 1
+    cluster_n: int = 1
+
+    @property
+    def on_tensor(self) -> bool:
+        """True when the math runs on the tensor engine."""
+        return self.instruction is not Instruction.SIMT
+
+    @property
+    def math_warps(self) -> int:
+        """Warps that issue math (all but the producers)."""
+        return self.warps_per_cta - self.producer_warps
+
+    @property
+    def operand_read_groups(self) -> tuple[int, int]:
+        """(groups along M, groups along N) that each read their own operand fragments from
+        shared memory: every warp for mma.sync and SIMT, every warpgroup for wgmma."""
+        wg_m, wg_n, _ = self.warp_grid
+        if self.instruction is Instruction.WGMMA:
+            return max(1, wg_m // WARPGROUP_WARPS), wg_n
+        return wg_m, wg_n
 
     @property
     def warp_grid(self) -> tuple[int, int, int]:
@@ -96,9 +134,10 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
     warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
     warp_k = _attr(op, "warp_tile_k", cta_k)
-    mma = _mma_shape(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
-    default_regs = -(-(warp_m * warp_n // sm.warp_size + REGISTER_OVERHEAD_PER_THREAD) // 8) * 8
+    mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
     kernel = GemmKernel(
+        name="attrs",
+        instruction=Instruction.MMA_SYNC if on_tensor else Instruction.SIMT,
         cta_tile_m=cta_m,
         cta_tile_n=cta_n,
         cta_tile_k=cta_k,
@@ -113,17 +152,34 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
             op, "warps_per_cta", _derived_warps((cta_m, cta_n, cta_k), (warp_m, warp_n, warp_k))
         ),
         registers_per_thread=_attr(
-            op, "registers_per_thread", min(default_regs, sm.max_registers_per_thread)
+            op, "registers_per_thread", default_registers_per_thread(warp_m, warp_n, sm)
         ),
         split_k=_attr(op, "split_k", 1),
         raster_swizzle=_attr(op, "raster_swizzle", 8),
         resident_ctas_per_sm=op.attrs.get("resident_ctas_per_sm"),  # type: ignore[arg-type]
-        on_tensor=on_tensor,
     )
-    problems = _tiling_problems(kernel) + _resource_problems(kernel, problem, sm)
+    problems = kernel_problems(kernel, problem, sm)
     if problems:
         raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
     return kernel
+
+
+def kernel_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
+    """Why ``kernel`` cannot run ``problem`` on ``sm`` (empty when it can)."""
+    return static_kernel_problems(kernel, problem, sm) + _split_k_problems(kernel, problem)
+
+
+def static_kernel_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
+    """The problems that depend on the kernel, the problem's dtypes and ``sm`` only (not on
+    the problem's sizes): tiling, threads, registers, shared memory."""
+    return _tiling_problems(kernel) + _resource_problems(kernel, problem, sm)
+
+
+def default_registers_per_thread(warp_m: int, warp_n: int, sm: SmSpec) -> int:
+    """The warp tile's fp32 accumulators per thread plus REGISTER_OVERHEAD_PER_THREAD, rounded
+    up to 8 and capped at the SM's per-thread limit."""
+    regs = -(-(warp_m * warp_n // sm.warp_size + REGISTER_OVERHEAD_PER_THREAD) // 8) * 8
+    return min(regs, sm.max_registers_per_thread)
 
 
 def _derived_warps(cta: tuple[int, int, int], warp: tuple[int, int, int]) -> int:
@@ -131,7 +187,7 @@ def _derived_warps(cta: tuple[int, int, int], warp: tuple[int, int, int]) -> int
     return math.prod(max(1, c // w) for c, w in zip(cta, warp, strict=True))
 
 
-def _mma_shape(sm: SmSpec, dtype: DType) -> tuple[int, int, int]:
+def mma_shape_for(sm: SmSpec, dtype: DType) -> tuple[int, int, int]:
     """The config's MMA shape with k scaled to the dtype: ``k * 16 / bits`` (PTX mma shapes:
     m16n8k16 for 16-bit, m16n8k8 for tf32, m16n8k32 for 8-bit types)."""
     m, n, k = sm.mma_shape_mnk
@@ -151,10 +207,15 @@ def _tiling_problems(kernel: GemmKernel) -> list[str]:
         elif warp % mma:
             problems.append(f"warp_tile_{dim}={warp} is not a multiple of the MMA {dim}={mma}")
     wgm, wgn, wgk = kernel.warp_grid
-    if not problems and kernel.warps_per_cta != wgm * wgn * wgk:
+    if not problems and kernel.math_warps != wgm * wgn * wgk:
+        producers = f" - {kernel.producer_warps} producer warps" if kernel.producer_warps else ""
         problems.append(
             f"warp grid {wgm}x{wgn}x{wgk} = {wgm * wgn * wgk} warps does not match "
-            f"warps_per_cta={kernel.warps_per_cta}"
+            f"warps_per_cta={kernel.warps_per_cta}{producers}"
+        )
+    if kernel.instruction is Instruction.WGMMA and kernel.cta_tile_m % WGMMA_M:
+        problems.append(
+            f"wgmma needs cta_tile_m to be a multiple of {WGMMA_M} (got {kernel.cta_tile_m})"
         )
     if kernel.pipeline_stages < 2:
         problems.append(f"pipeline_stages must be >= 2 (got {kernel.pipeline_stages})")
@@ -197,10 +258,14 @@ def _resource_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> 
             f"{kernel.pipeline_stages} stages need {smem} B of shared memory per CTA, "
             f"more than max_shared_memory_per_cta_bytes={sm.max_shared_memory_per_cta_bytes}"
         )
+    return problems
+
+
+def _split_k_problems(kernel: GemmKernel, problem: GemmProblem) -> list[str]:
     k_tiles = -(-problem.k // kernel.cta_tile_k)
     if kernel.split_k > k_tiles:
-        problems.append(
+        return [
             f"split_k={kernel.split_k} exceeds the {k_tiles} K tiles "
             f"of cta_tile_k={kernel.cta_tile_k}"
-        )
-    return problems
+        ]
+    return []

@@ -9,10 +9,10 @@ the wave structure follow the launch order of CUTLASS's identity threadblock swi
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from enum import StrEnum
 
 from opmodel.core.errors import InvalidKernelError
+from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import SmSpec
 from opmodel.models.gemm.kernel import GemmKernel, shared_memory_per_cta_bytes
 from opmodel.models.gemm.problem import GemmProblem
@@ -30,8 +30,8 @@ class Limiter(StrEnum):
     OVERRIDE = "override"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Occupancy:
+@value_type
+class Occupancy(FastValue):
     """Resident CTAs per SM, the limiter, and the per-CTA resources behind it."""
 
     resident_ctas_per_sm: int
@@ -70,7 +70,7 @@ def occupancy_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> Occupa
             )
             raise InvalidKernelError(msg)
         resident, limiter = override, Limiter.OVERRIDE
-    return Occupancy(
+    return Occupancy.make(
         resident_ctas_per_sm=resident,
         limiter=limiter,
         by_ctas=limits[Limiter.CTAS],
@@ -82,8 +82,8 @@ def occupancy_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> Occupa
     )
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class Grid:
+@value_type
+class Grid(FastValue):
     """CTA grid, waves and the efficiencies lost to edges, K padding and the tail wave."""
 
     tiles_m: int
@@ -116,7 +116,7 @@ def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occ
     per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
     full, tail = divmod(ctas, per_wave)
     issued_k = k_iterations * kernel.split_k * kernel.cta_tile_k
-    return Grid(
+    return Grid.make(
         tiles_m=tiles_m,
         tiles_n=tiles_n,
         k_iterations=k_iterations,

@@ -2,7 +2,9 @@
 
 L2 requests are exact for a CTA-tiled kernel with predicated edge loads: every column of CTAs
 reads all of A, every row of CTAs all of B, each rounded to 32-byte sectors along its contiguous
-dimension. DRAM bytes follow the launch raster of CUTLASS's ``GemmIdentityThreadblockSwizzle``
+dimension; a thread-block cluster multicasts each tile to its ``cluster_n`` (A) or
+``cluster_m`` (B) CTAs, so one request serves them all. DRAM bytes follow the launch
+raster of CUTLASS's ``GemmIdentityThreadblockSwizzle``
 (stripes of ``W`` N-tiles walking down M): A is fetched once per stripe unless it stays in L2
 between stripes, and a stripe's B panels once per wave unless they survive the wave's working
 set. Whether data survives is a capacity test against L2 with a linear ramp,
@@ -14,8 +16,8 @@ Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm.kernel import GemmKernel, tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
@@ -35,8 +37,8 @@ SECTOR_BYTES = (
 SPLIT_K_PARTIAL_BITS = 32  # split-K partial sums travel as fp32
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GemmTraffic:
+@value_type
+class GemmTraffic(FastValue):
     """Bytes per level for the whole kernel (all CTAs, all batches)."""
 
     a_l2_bytes: int
@@ -116,7 +118,7 @@ def _dram_passes(
 
 def _smem_bytes(kernel: GemmKernel, problem: GemmProblem, grid: Grid) -> tuple[int, int]:
     """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
-    wg_m, wg_n, _ = kernel.warp_grid
+    wg_m, wg_n = kernel.operand_read_groups
     a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
     stages_total = grid.ctas * grid.k_iterations
     written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
@@ -138,9 +140,9 @@ def gemm_traffic(
     partial_bytes = problem.batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
     workspace = (kernel.split_k - 1) * partial_bytes
     smem_written, smem_read = _smem_bytes(kernel, problem, grid)
-    return GemmTraffic(
-        a_l2_bytes=grid.tiles_n * problem.batch * a_batch,
-        b_l2_bytes=grid.tiles_m * problem.batch * b_batch,
+    return GemmTraffic.make(
+        a_l2_bytes=math.ceil(grid.tiles_n / kernel.cluster_n) * problem.batch * a_batch,
+        b_l2_bytes=math.ceil(grid.tiles_m / kernel.cluster_m) * problem.batch * b_batch,
         c_read_bytes=c_read,
         c_write_bytes=problem.c_bytes,
         workspace_bytes=workspace,

@@ -1,0 +1,108 @@
+"""``effective_roofline``: a phase-aware per-wave roofline with automatic kernel selection.
+
+GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue selection
+(:mod:`opmodel.models.gemm.choice`), evaluated wave by wave with concurrency-limited rates
+(:mod:`opmodel.models.gemm.phases`). TPU GEMMs: the systolic-array path
+(:mod:`opmodel.models.effective_roofline.systolic`). Other op kinds: the shared roofline
+estimate (kernel models for them are a later addition). Equations:
+docs/models/effective_roofline.md.
+"""
+
+from __future__ import annotations
+
+from opmodel.core.enums import Engine, OpKind
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import EnergyBreakdown, OpProfile
+from opmodel.core.views import GemmView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.diagnostics import (
+    EffectiveRooflineDiagnostics,
+    limiting_resources,
+    resource_cycles,
+)
+from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
+from opmodel.models.gemm import GemmProblem
+from opmodel.models.gemm.choice import choose_kernel
+from opmodel.models.gemm.evaluate import traffic_by_level
+from opmodel.models.registry import register_model
+from opmodel.models.shared.arguments import check_predict_arguments
+from opmodel.models.shared.memo import per_op_and_hardware
+from opmodel.models.shared.roofline_estimate import roofline_estimate
+
+__all__ = ["EffectiveRooflineModel"]
+
+_GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
+_FALLBACK = {
+    Engine.TENSOR: "effective_roofline/roofline-tensor",
+    Engine.VECTOR: "effective_roofline/roofline-vector",
+    Engine.MEMORY: "effective_roofline/roofline-memory",
+}
+
+
+def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    problem = GemmProblem.from_op(op)
+    choice = choose_kernel(op, problem, hardware)
+    e = choice.evaluation
+    cycles = resource_cycles(e.phases, e.grid.k_iterations)
+    on_tensor = e.kernel.on_tensor
+    return OpProfile.make(
+        latency_s=e.latency_s,
+        flops=problem.flops,
+        engine=Engine.TENSOR if on_tensor else Engine.VECTOR,
+        footprint=op.footprint,
+        traffic=traffic_by_level(e.traffic),
+        energy=EnergyBreakdown.make(
+            tensor_j=e.math_j if on_tensor else 0.0,
+            vector_j=0.0 if on_tensor else e.math_j,
+            memory_j=e.memory_j,
+            static_j=e.static_j,
+        ),
+        implementation=f"effective_roofline/{e.kernel.instruction.value}/{e.kernel.name}",
+        diagnostics=EffectiveRooflineDiagnostics.make(
+            kernel=e.kernel,
+            selection=choice.selection,
+            occupancy=e.occupancy,
+            grid=e.grid,
+            traffic=e.traffic,
+            phases=e.phases,
+            total_cycles=e.phases.total_cycles,
+            resource_cycles=cycles,
+            limiting_resources=limiting_resources(cycles),
+            tile_efficiency=problem.flops / e.issued_flops,
+            issued_flops=e.issued_flops,
+            useful_flops_per_s=problem.flops / e.latency_s,
+        ),
+    )
+
+
+def _on_mxu(op: LocalOp, hardware: HardwareSpec) -> bool:
+    """True when the TPU's MXUs run the GEMM's compute dtype (else the vector roofline)."""
+    view = op.view
+    assert isinstance(view, GemmView)
+    return hardware.compute.tensor_peak(view.compute_dtype) is not None
+
+
+@register_model
+class EffectiveRooflineModel:
+    """Phase-aware per-wave GEMM model with kernel selection; roofline estimate elsewhere."""
+
+    name = "effective_roofline"
+    supported_kinds: frozenset[OpKind] = frozenset(OpKind)
+
+    def supports(self, op: LocalOp) -> bool:
+        """Every op kind is supported (GEMMs in detail, others by the roofline estimate)."""
+        return op.kind in self.supported_kinds
+
+    def predict(self, op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+        """Predict ``op`` on ``hardware`` (docs/models/effective_roofline.md).
+
+        GEMM profiles are pure functions of (op, hardware) and are memoised on the op.
+        """
+        if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
+            check_predict_arguments(self.name, self.supported_kinds, op, hardware)
+        if op.kind in _GEMM_KINDS:
+            if hardware.compute.sm is not None:
+                return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
+            if hardware.compute.mxu is not None and _on_mxu(op, hardware):
+                return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
+        return roofline_estimate(op, hardware, _FALLBACK)

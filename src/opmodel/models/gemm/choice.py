@@ -1,0 +1,79 @@
+"""Which kernel runs a GEMM op: the one its attrs describe, or the one selection picks.
+
+When an op gives any tiling attr (``KERNEL_ATTRS``), or the GPU's architecture has no kernel
+catalogue, the kernel is built from its attrs over the documented defaults
+(:func:`~opmodel.models.gemm.kernel.build_kernel`; its name is then ``attrs``). Otherwise the
+catalogue selection picks it (:mod:`opmodel.models.gemm.selection`) with the op's
+``gemm_selection_objective`` (default latency) and ``gemm_selection_shortlist_size`` (default
+``DEFAULT_SHORTLIST_SIZE``); ``raster_swizzle`` and ``resident_ctas_per_sm`` then modify the
+chosen kernel. Both GEMM models use this, so they agree on the kernel of every op.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import NamedTuple
+
+from opmodel.core.errors import InvalidKernelError
+from opmodel.core.op import LocalOp
+from opmodel.hardware.kernel_catalogue import catalogue_for
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.gemm.evaluate import KernelEvaluation, evaluate_kernel
+from opmodel.models.gemm.kernel import build_kernel, kernel_problems
+from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.selection import (
+    DEFAULT_SHORTLIST_SIZE,
+    KernelSelection,
+    Objective,
+    select_kernel,
+)
+
+__all__ = ["KERNEL_ATTRS", "KernelChoice", "choose_kernel"]
+
+KERNEL_ATTRS = frozenset(
+    {
+        "cta_tile_m",
+        "cta_tile_n",
+        "cta_tile_k",
+        "warp_tile_m",
+        "warp_tile_n",
+        "warp_tile_k",
+        "pipeline_stages",
+        "warps_per_cta",
+        "registers_per_thread",
+        "split_k",
+    }
+)
+_MODIFIERS = ("raster_swizzle", "resident_ctas_per_sm")
+
+
+class KernelChoice(NamedTuple):
+    """The evaluated kernel and, when it was selected, how."""
+
+    evaluation: KernelEvaluation
+    selection: KernelSelection | None
+
+
+def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> KernelChoice:
+    """The kernel of ``op`` on ``hardware`` (a GPU), evaluated with the phase-aware model."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    attrs = op.attrs
+    if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
+        on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
+        kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
+        return KernelChoice(evaluate_kernel(kernel, problem, hardware), None)
+    objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
+    size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
+    assert isinstance(size, int)
+    evaluation, selection = select_kernel(
+        problem, hardware, objective=objective, shortlist_size=size
+    )
+    changes = {name: attrs[name] for name in _MODIFIERS if name in attrs}
+    if changes:
+        kernel = dataclasses.replace(evaluation.kernel, **changes)  # type: ignore[arg-type]
+        problems = kernel_problems(kernel, problem, sm)
+        if problems:
+            raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
+        evaluation = evaluate_kernel(kernel, problem, hardware)
+    return KernelChoice(evaluation, selection)

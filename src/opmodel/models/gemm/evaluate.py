@@ -1,0 +1,101 @@
+"""Evaluate one GEMM kernel on one problem with the phase-aware model: cycles and energy.
+
+Used by automatic kernel selection (to rank its shortlist) and by ``effective_roofline``.
+Energy charges the padded MMA work the kernel issues, the bytes it moves at each modelled
+level, and static power over the latency (docs/models/effective_roofline.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from opmodel.core.profile import LevelTraffic
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.gemm.device import DeviceRates, device_rates
+from opmodel.models.gemm.kernel import GemmKernel
+from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
+from opmodel.models.gemm.phases import CtaWork, KernelPhases, cta_work, kernel_phases
+from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
+
+__all__ = ["KernelEvaluation", "evaluate_kernel", "traffic_by_level"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class KernelEvaluation:
+    """One kernel's predicted schedule, latency and energy on one problem."""
+
+    kernel: GemmKernel
+    occupancy: Occupancy
+    grid: Grid
+    traffic: GemmTraffic
+    rates: DeviceRates
+    work: CtaWork
+    phases: KernelPhases
+    issued_flops: int  # padded MMA work the engine executes
+    latency_s: float
+    math_j: float
+    memory_j: Mapping[str, float]
+    static_j: float
+
+    @property
+    def energy_j(self) -> float:
+        """Math + memory + static energy."""
+        return self.math_j + sum(self.memory_j.values()) + self.static_j
+
+
+def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
+    """The kernel's bytes as ``OpProfile`` traffic: hbm, l2 and smem."""
+    return MappingProxyType(
+        {
+            "hbm": LevelTraffic(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
+            "l2": LevelTraffic(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
+            "smem": LevelTraffic(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
+        }
+    )
+
+
+def evaluate_kernel(
+    kernel: GemmKernel,
+    problem: GemmProblem,
+    hardware: HardwareSpec,
+    occupancy: Occupancy | None = None,
+) -> KernelEvaluation:
+    """Cycles, latency and energy of ``kernel`` on ``problem`` (``occupancy`` when known)."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    rates = device_rates(hardware, problem.compute_dtype, kernel.instruction)
+    occ = occupancy or occupancy_of(kernel, problem, sm)
+    grid = grid_of(kernel, problem, sm, occ)
+    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    work = cta_work(kernel, problem, traffic, grid)
+    phases = kernel_phases(work, rates, grid, occ.resident_ctas_per_sm)
+    latency = phases.total_cycles / rates.clock_hz
+    local = work.local
+    issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)
+    levels = hardware.levels_by_name
+    memory_j = MappingProxyType(
+        {
+            "hbm": (traffic.dram_read_bytes + traffic.dram_write_bytes)
+            * levels["hbm"].energy_j_per_byte,
+            "l2": (traffic.l2_read_bytes + traffic.l2_write_bytes) * levels["l2"].energy_j_per_byte,
+            "smem": (traffic.smem_read_bytes + traffic.smem_write_bytes)
+            * levels["smem"].energy_j_per_byte,
+        }
+    )
+    return KernelEvaluation(
+        kernel=kernel,
+        occupancy=occ,
+        grid=grid,
+        traffic=traffic,
+        rates=rates,
+        work=work,
+        phases=phases,
+        issued_flops=issued,
+        latency_s=latency,
+        math_j=issued * rates.math_j_per_flop,
+        memory_j=memory_j,
+        static_j=hardware.power.static_w * latency,
+    )

@@ -1,0 +1,303 @@
+"""The phase-aware per-wave GEMM model of ``effective_roofline`` (closed form, no CTA loops).
+
+A wave of ``c`` CTAs is placed on the SMs in occupancy classes; its busiest class sets the
+wave's time. Per pipeline stage (one ``cta_tile_k`` slice of every CTA):
+
+    local stage  = max(t_tensor, t_smem)                          on the busiest SM
+    t_tensor     = warps_smsp * flops_per_warp / rate_tensor       busiest SMSP
+    rate_tensor  = min(peak_smsp, warps_smsp * mma_in_flight / L_mma)
+    t_smem       = ctas_sm * smem_bytes / min(peak_sm, warps_sm * smem_in_flight / L_smem)
+    memory stage = max over L2, DRAM of c * bytes / rate_level     (device-wide)
+    rate_level   = min(peak, c * window * bytes / L_level)         window = stages - 1
+
+and the wave is ``prologue + body + epilogue``: the prologue lands the first window of every
+CTA; the body overlaps ``k`` local stages with the remaining ``k - window`` memory stages
+(``max(k * local, (k - window) * memory + local)``, the last local stage waiting for its
+data); the epilogue stores C (and reads it when beta != 0, and passes split-K partials
+serially) at ``max(L_l2, bytes / peak)``. The first wave starts cold (every load waits for
+DRAM latency); later waves see the kernel's DRAM share of L2 requests. Kernel cycles are
+``first + (full_waves - 1) * steady + tail + fixed overhead``. docs/models/effective_roofline.md.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from opmodel.core.values import FastValue, value_type
+from opmodel.models.gemm.concurrency import (
+    LevelStream,
+    OccupancyClass,
+    concurrency_limited_rate,
+    memory_phases,
+    occupancy_classes,
+    smsp_warps,
+)
+from opmodel.models.gemm.device import DeviceRates
+from opmodel.models.gemm.kernel import GemmKernel, tile_bytes
+from opmodel.models.gemm.occupancy import Grid
+from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.traffic import SPLIT_K_PARTIAL_BITS, GemmTraffic
+
+__all__ = [
+    "CtaWork",
+    "EffectiveRates",
+    "KernelPhases",
+    "LocalStage",
+    "LocalWork",
+    "WavePhases",
+    "cta_work",
+    "kernel_phases",
+    "local_stage",
+    "local_work",
+    "wave_phases",
+]
+
+
+@value_type
+class LocalWork(FastValue):
+    """What one CTA asks of its SM per pipeline stage (a function of kernel and dtypes)."""
+
+    math_flops_per_warp: float  # padded MMA (or FMA) work of one math warp per stage
+    mma_flops_in_flight_per_warp: float  # independent MMAs of one k-step
+    math_warps: int
+    smem_bytes: float  # operand fill + fragment reads per stage
+    smem_in_flight_per_warp: float
+
+
+def local_work(kernel: GemmKernel, problem: GemmProblem) -> LocalWork:
+    """Per-stage math and shared-memory work of one CTA of ``kernel``."""
+    groups_m, groups_n = kernel.operand_read_groups
+    a_tile, b_tile, _ = tile_bytes(kernel, problem)
+    smem = (a_tile + b_tile) + (groups_n * a_tile + groups_m * b_tile)
+    math_warps = kernel.math_warps
+    return LocalWork.make(
+        math_flops_per_warp=2
+        * kernel.cta_tile_m
+        * kernel.cta_tile_n
+        * kernel.cta_tile_k
+        / math_warps,
+        mma_flops_in_flight_per_warp=2 * kernel.warp_tile_m * kernel.warp_tile_n * kernel.mma_k,
+        math_warps=math_warps,
+        smem_bytes=smem,
+        smem_in_flight_per_warp=smem / math_warps,
+    )
+
+
+@value_type
+class CtaWork(FastValue):
+    """What one CTA does per pipeline stage, and in its epilogue (kernel averages)."""
+
+    local: LocalWork
+    l2_bytes: float  # operand bytes requested from L2 per stage
+    dram_bytes: float  # of which travel from DRAM
+    dram_fraction: float  # share of L2 requests that miss to DRAM
+    epilogue_l2_bytes: float
+    epilogue_dram_bytes: float
+    reads_c: bool
+    split_k: int
+    k_iterations: int
+    window_stages: int
+
+
+def cta_work(kernel: GemmKernel, problem: GemmProblem, traffic: GemmTraffic, grid: Grid) -> CtaWork:
+    """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them)."""
+    _, _, c_tile = tile_bytes(kernel, problem)
+    cta_stages = grid.ctas * grid.k_iterations
+    operand_dram = traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes
+    l2 = (traffic.a_l2_bytes + traffic.b_l2_bytes) / cta_stages
+    partials = kernel.cta_tile_m * kernel.cta_tile_n * SPLIT_K_PARTIAL_BITS // 8
+    split = kernel.split_k > 1
+    return CtaWork.make(
+        local=local_work(kernel, problem),
+        l2_bytes=l2,
+        dram_bytes=operand_dram / cta_stages,
+        dram_fraction=min(1.0, operand_dram / cta_stages / l2) if l2 else 0.0,
+        epilogue_l2_bytes=c_tile * (1 if problem.beta_zero else 2) + (2 * partials if split else 0),
+        epilogue_dram_bytes=(
+            traffic.dram_write_bytes + traffic.c_read_bytes + traffic.workspace_bytes
+        )
+        / grid.ctas,
+        reads_c=not problem.beta_zero,
+        split_k=kernel.split_k,
+        k_iterations=grid.k_iterations,
+        window_stages=min(kernel.pipeline_stages - 1, grid.k_iterations),
+    )
+
+
+@value_type
+class EffectiveRates(FastValue):
+    """Raw peaks and the concurrency-limited rates one wave achieves (per cycle)."""
+
+    tensor_raw_flops_per_cycle_per_smsp: float
+    tensor_flops_per_cycle_per_smsp: float
+    smem_raw_bytes_per_cycle_per_sm: float
+    smem_bytes_per_cycle_per_sm: float
+    l2_raw_bytes_per_cycle: float
+    l2_bytes_per_cycle: float
+    dram_raw_bytes_per_cycle: float
+    dram_bytes_per_cycle: float
+
+
+@value_type
+class WavePhases(FastValue):
+    """One wave: placement, rates, per-stage service and phase cycles on its busiest SM."""
+
+    ctas: int
+    cold: bool
+    classes: tuple[OccupancyClass, ...]
+    busiest_smsp_warps: int
+    active_smsps: int
+    rates: EffectiveRates
+    window_stages: int
+    memory_window_bytes: float  # bytes the whole wave keeps in flight from L2
+    tensor_stage_cycles: float
+    smem_stage_cycles: float
+    l2_stage_cycles: float
+    dram_stage_cycles: float
+    prologue_cycles: float
+    body_cycles: float
+    epilogue_cycles: float
+
+    @property
+    def total_cycles(self) -> float:
+        """Prologue + body + epilogue."""
+        return self.prologue_cycles + self.body_cycles + self.epilogue_cycles
+
+
+class LocalStage(NamedTuple):
+    """One stage of every CTA on one SM: cycles and achieved rates."""
+
+    tensor_cycles: float
+    smem_cycles: float
+    tensor_flops_per_cycle_per_smsp: float
+    smem_bytes_per_cycle_per_sm: float
+    busiest_smsp_warps: int
+    active_smsps: int
+
+
+def local_stage(w: LocalWork, r: DeviceRates, ctas_per_sm: int) -> LocalStage:
+    """Tensor and SMEM time of one stage on an SM holding ``ctas_per_sm`` CTAs."""
+    placement = smsp_warps(ctas_per_sm, w.math_warps, r.smsps_per_sm)
+    busiest = placement.busiest
+    tensor_rate = concurrency_limited_rate(
+        r.math_flops_per_cycle_per_smsp,
+        busiest * w.mma_flops_in_flight_per_warp,
+        r.math_latency_cycles,
+    )
+    smem_rate = concurrency_limited_rate(
+        r.smem_bytes_per_cycle_per_sm,
+        ctas_per_sm * w.math_warps * w.smem_in_flight_per_warp,
+        r.smem_latency_cycles,
+    )
+    return LocalStage(
+        busiest * w.math_flops_per_warp / tensor_rate,
+        ctas_per_sm * w.smem_bytes / smem_rate,
+        tensor_rate,
+        smem_rate,
+        busiest,
+        placement.active_smsps,
+    )
+
+
+def _epilogue(w: CtaWork, r: DeviceRates, ctas: int) -> float:
+    """Posted stores: ``max(L_l2, bytes / peak)`` per level, plus a C read and the split-K
+    semaphore chain (one L2 round trip per extra slice)."""
+    store = max(
+        r.l2_latency_cycles,
+        ctas * w.epilogue_l2_bytes / r.l2_bytes_per_cycle,
+        ctas * w.epilogue_dram_bytes / r.dram_bytes_per_cycle,
+    )
+    read_c = r.dram_latency_cycles if w.reads_c else 0.0
+    return store + read_c + (w.split_k - 1) * r.l2_latency_cycles
+
+
+def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: bool) -> WavePhases:
+    """The phases of one wave of ``ctas`` CTAs (at most ``resident`` per SM)."""
+    classes = occupancy_classes(ctas, r.sm_count, resident)
+    local = local_stage(w.local, r, classes[0].ctas_per_sm)
+    f_lat = 1.0 if cold else w.dram_fraction
+    l2_latency = (1 - f_lat) * r.l2_latency_cycles + f_lat * r.dram_latency_cycles
+    k, window = w.k_iterations, w.window_stages
+    l2 = memory_phases(
+        LevelStream(ctas, w.l2_bytes, r.l2_bytes_per_cycle, l2_latency),
+        stage_equivalents=k,
+        window_stages=window,
+    )
+    dram = memory_phases(
+        LevelStream(ctas, w.dram_bytes, r.dram_bytes_per_cycle, r.dram_latency_cycles),
+        stage_equivalents=k,
+        window_stages=window,
+    )
+    stage = max(local.tensor_cycles, local.smem_cycles)
+    memory_body = max(l2.body_cycles, dram.body_cycles)
+    return WavePhases.make(
+        ctas=ctas,
+        cold=cold,
+        classes=classes,
+        busiest_smsp_warps=local.busiest_smsp_warps,
+        active_smsps=local.active_smsps,
+        rates=EffectiveRates.make(
+            tensor_raw_flops_per_cycle_per_smsp=r.math_flops_per_cycle_per_smsp,
+            tensor_flops_per_cycle_per_smsp=local.tensor_flops_per_cycle_per_smsp,
+            smem_raw_bytes_per_cycle_per_sm=r.smem_bytes_per_cycle_per_sm,
+            smem_bytes_per_cycle_per_sm=local.smem_bytes_per_cycle_per_sm,
+            l2_raw_bytes_per_cycle=r.l2_bytes_per_cycle,
+            l2_bytes_per_cycle=l2.rate_per_cycle,
+            dram_raw_bytes_per_cycle=r.dram_bytes_per_cycle,
+            dram_bytes_per_cycle=dram.rate_per_cycle,
+        ),
+        window_stages=window,
+        memory_window_bytes=ctas * window * w.l2_bytes,
+        tensor_stage_cycles=local.tensor_cycles,
+        smem_stage_cycles=local.smem_cycles,
+        l2_stage_cycles=ctas * w.l2_bytes / l2.rate_per_cycle if w.l2_bytes else 0.0,
+        dram_stage_cycles=ctas * w.dram_bytes / dram.rate_per_cycle if w.dram_bytes else 0.0,
+        prologue_cycles=max(l2.prologue_cycles, dram.prologue_cycles),
+        body_cycles=max(k * stage, memory_body + stage),
+        epilogue_cycles=_epilogue(w, r, ctas),
+    )
+
+
+@value_type
+class KernelPhases(FastValue):
+    """The waves of a kernel: the cold first wave, the steady full waves, the tail."""
+
+    first_wave: WavePhases
+    steady_wave: WavePhases | None  # present when there are two or more full waves
+    tail_wave: WavePhases | None  # present when a partial wave follows full ones
+    steady_waves: int
+    fixed_overhead_cycles: int
+
+    @property
+    def waves_cycles(self) -> float:
+        """``first + steady_waves * steady + tail``."""
+        steady = self.steady_wave.total_cycles * self.steady_waves if self.steady_wave else 0.0
+        tail = self.tail_wave.total_cycles if self.tail_wave else 0.0
+        return self.first_wave.total_cycles + steady + tail
+
+    @property
+    def total_cycles(self) -> float:
+        """All waves plus the fixed device overhead."""
+        return self.waves_cycles + self.fixed_overhead_cycles
+
+
+def kernel_phases(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> KernelPhases:
+    """Evaluate at most three waves (first, one steady, tail): no loop over waves or CTAs."""
+    full, tail = grid.full_waves, grid.tail_ctas
+    first_ctas = grid.ctas_per_wave if full else tail
+    first = wave_phases(w, r, ctas=first_ctas, resident=resident, cold=True)
+    steady = (
+        wave_phases(w, r, ctas=grid.ctas_per_wave, resident=resident, cold=False)
+        if full > 1
+        else None
+    )
+    tail_wave = (
+        wave_phases(w, r, ctas=tail, resident=resident, cold=False) if full and tail else None
+    )
+    return KernelPhases.make(
+        first_wave=first,
+        steady_wave=steady,
+        tail_wave=tail_wave,
+        steady_waves=max(0, full - 1),
+        fixed_overhead_cycles=r.fixed_overhead_cycles,
+    )
