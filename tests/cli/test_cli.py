@@ -166,6 +166,34 @@ def test_seed_extended_roofline_command(capsys: pytest.CaptureFixture[str]) -> N
     assert json.loads(out)["diagnostics"]["kernel"]["cta_tile_m"] == 128
 
 
+@pytest.mark.parametrize(
+    ("example", "golden"),
+    [
+        ("gemm_extended_roofline", "effective_roofline_gemm_a10"),
+        ("gemm", "effective_roofline_selected_gemm_a10"),
+    ],
+)
+def test_seed_effective_roofline_command(
+    capsys: pytest.CaptureFixture[str], example: str, golden: str
+) -> None:
+    """The seed's effective_roofline command, with explicit kernel attrs and with selection."""
+    config = Path(__file__).resolve().parents[2] / "src/opmodel/configs/hardware/a10.yaml"
+    code, out, err = _run(
+        capsys,
+        "predict",
+        "--model",
+        "effective_roofline",
+        "--hardware",
+        str(config),
+        "--op",
+        str(EXAMPLES / f"{example}.yaml"),
+    )
+    assert (code, err) == (0, "")
+    _assert_golden(golden, out)
+    assert len(out) < 20_000  # readable default output
+    assert json.loads(out)["implementation"].startswith("effective_roofline/mma_sync/")
+
+
 def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
     data = Path(__file__).resolve().parents[2] / "data"
     code, out, err = _run(capsys, "validate-gemm-traffic", "--data-dir", str(data))

@@ -1,0 +1,208 @@
+"""effective_roofline: hand-derived GPU and TPU examples, selection, physical properties."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmodel import DType, Engine, OpValidationError
+from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
+from opmodel.models import get_model
+from opmodel.models.effective_roofline import (
+    EffectiveRooflineDiagnostics,
+    EffectiveRooflineModel,
+    Resource,
+    SystolicDiagnostics,
+)
+from opmodel.models.gemm import GemmProblem
+from opmodel.models.gemm.kernel import Instruction, kernel_problems
+
+from ..conftest import gemm
+
+MODEL = EffectiveRooflineModel()
+KERNEL_128 = {"cta_tile_m": 128, "cta_tile_n": 128, "cta_tile_k": 32}
+GPUS = [load_hardware(n) for n in shipped_hardware_names() if load_hardware(n).compute.sm]
+
+
+def _diag(profile: object) -> EffectiveRooflineDiagnostics:
+    d = getattr(profile, "diagnostics", None)
+    assert isinstance(d, EffectiveRooflineDiagnostics)
+    return d
+
+
+def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
+    """C[128,128] = A[128,64] @ B[64,128] bf16 on gpu_generic with a 128x128x32 kernel.
+
+    One CTA of 4 warps (64x64 warp tiles), 2 K stages, a 2-stage window.
+    Tensor: 2*128*128*32 / 4 = 262,144 FLOP per warp per stage; one warp per SMSP; in flight
+      2*64*64*16 = 131,072 FLOP / 32 cycles >> 512 FLOP/cycle/SMSP peak -> 512 cycles.
+    SMEM: fill 16 KiB + reads 2*8 KiB + 2*8 KiB = 48 KiB at 128 B/cycle -> 384 cycles.
+    L2 and DRAM: 16 KiB per stage; cold wave, every load waits 600 cycles of DRAM latency;
+      2 stages in flight = 32 KiB / 600 = 54.6 B/cycle (<< peaks), so the first window takes
+      600 cycles and there is no memory body. Body = 2 * 512. Epilogue: 32 KiB of C, posted:
+      max(200 cycles of L2 latency, 32 KiB / 5120, 32 KiB / 1066.7) = 200.
+    Total = 600 + 1024 + 200 + 2000 fixed = 3824 cycles at 1.5 GHz.
+    """
+    profile = MODEL.predict(gemm(128, 128, 64, **KERNEL_128), gpu)
+    d = _diag(profile)
+    wave = d.phases.first_wave
+    assert d.grid.ctas == 1 and d.phases.steady_wave is None and d.phases.tail_wave is None
+    assert (wave.busiest_smsp_warps, wave.active_smsps, wave.window_stages) == (1, 4, 2)
+    assert wave.tensor_stage_cycles == pytest.approx(512)
+    assert wave.smem_stage_cycles == pytest.approx(384)
+    assert wave.rates.l2_bytes_per_cycle == pytest.approx(32768 / 600)
+    assert wave.rates.dram_bytes_per_cycle == pytest.approx(32768 / 600)
+    assert wave.prologue_cycles == pytest.approx(600)
+    assert wave.body_cycles == pytest.approx(1024)
+    assert wave.epilogue_cycles == pytest.approx(1.333e-7 * 1.5e9)
+    assert d.total_cycles == pytest.approx(600 + 1024 + 199.95 + 2000)
+    assert profile.latency_s == pytest.approx(d.total_cycles / 1.5e9)
+    assert d.selection is None and d.kernel.name == "attrs"
+    assert d.limiting_resources == (Resource.FIXED_OVERHEAD,)
+
+
+def test_tpu_gemm_by_hand() -> None:
+    """C[1024,1024] = A @ B bf16 on tpu_generic (8 MXUs of 128x128, 1.05 GHz).
+
+    64 weight tiles over 8 MXUs: 8 passes of 1024 rows at 275e12 / (2*8*1.05e9) = 16,369 MACs
+    per cycle per MXU -> 1024 * 16384 / 16369 cycles each, + 256 fill/drain.
+    VMEM blocks 1024x1024 (K block 512) fit 16 MiB per core: A and B read once (4 MiB), C
+    written (2 MiB) at 1.2e12 / 1.05e9 B/cycle. Prologue and epilogue move 2 MiB each at the
+    peak (2 MiB / 525 cycles of latency is above it).
+    """
+    hw = load_hardware("tpu_generic")
+    profile = MODEL.predict(gemm(1024, 1024, 1024), hw)
+    d = profile.diagnostics
+    assert isinstance(d, SystolicDiagnostics)
+    macs = 275e12 / (2 * 8 * 1.05e9)
+    assert (d.weight_tiles, d.passes, d.row_split) == (64, 8, 1)
+    assert d.compute_cycles == pytest.approx(8 * 1024 * 16384 / macs + 256)
+    rate = 1.2e12 / 1.05e9
+    assert d.memory_cycles == pytest.approx(6 * 2**20 / rate)
+    assert d.prologue_cycles == pytest.approx(2 * 2**20 / rate)
+    assert d.epilogue_cycles == pytest.approx(2 * 2**20 / rate)
+    assert d.limiting == "mxu" and d.mxu_efficiency == 1.0
+    total = d.prologue_cycles + d.compute_cycles + d.epilogue_cycles + 1000
+    assert profile.latency_s == pytest.approx(total / 1.05e9)
+    assert profile.implementation == "effective_roofline/systolic"
+
+
+def test_tpu_splits_rows_when_tiles_are_few() -> None:
+    """K = N = 128: one weight tile, so 4096 rows split over min(8, 4096 / 128) = 8 MXUs."""
+    d = MODEL.predict(gemm(4096, 128, 128), load_hardware("tpu_generic")).diagnostics
+    assert isinstance(d, SystolicDiagnostics)
+    assert (d.weight_tiles, d.row_split, d.passes) == (1, 8, 1)
+
+
+def test_tpu_fp32_gemm_uses_the_vector_roofline() -> None:
+    profile = MODEL.predict(gemm(256, 256, 256, DType.FP32), load_hardware("tpu_generic"))
+    assert profile.implementation == "effective_roofline/roofline-vector"
+
+
+@pytest.mark.parametrize("hw", GPUS, ids=lambda h: h.name)
+def test_selection_picks_a_legal_kernel_for_every_dtype(hw: HardwareSpec) -> None:
+    dtypes = set(hw.compute.tensor_flops_per_s) | set(hw.compute.vector_flops_per_s)
+    sm = hw.compute.sm
+    assert sm is not None
+    for dtype in sorted(dtypes, key=str):
+        op = gemm(1000, 700, 900, dtype)
+        d = _diag(MODEL.predict(op, hw))
+        assert d.selection is not None, dtype
+        assert kernel_problems(d.kernel, GemmProblem.from_op(op), sm) == []
+        assert d.kernel.on_tensor == (hw.compute.tensor_peak(dtype) is not None)
+        assert d.selection.chosen.name == d.kernel.name
+        assert all(r.latency_s >= d.selection.chosen.latency_s for r in d.selection.runners_up)
+
+
+def test_energy_objective_picks_the_least_energy_of_the_shortlist(a100: HardwareSpec) -> None:
+    d = _diag(MODEL.predict(gemm(3000, 5000, 700, gemm_selection_objective="energy"), a100))
+    assert d.selection is not None
+    assert all(r.energy_j >= d.selection.chosen.energy_j for r in d.selection.runners_up)
+
+
+def test_shortlist_size_attr(a100: HardwareSpec) -> None:
+    d = _diag(MODEL.predict(gemm(2048, 2048, 2048, gemm_selection_shortlist_size=1), a100))
+    assert d.selection is not None
+    assert d.selection.shortlist_size == 1 and d.selection.runners_up == ()
+
+
+def test_selection_backend_must_be_effective_roofline(a100: HardwareSpec) -> None:
+    ok = MODEL.predict(gemm(512, 512, 512, gemm_selection_backend="effective_roofline"), a100)
+    assert _diag(ok).selection is not None
+    with pytest.raises(OpValidationError, match=r"attrs.gemm_selection_backend: must be one of "):
+        gemm(512, 512, 512, gemm_selection_backend="extended_roofline")
+
+
+def test_skinny_gemm_is_weight_read_bound(a100: HardwareSpec) -> None:
+    """m=1: reading B (128 MiB) dominates; many CTAs keep enough loads in flight for the peak,
+    so the kernel ends within 15 % of B's bytes over the DRAM peak (plus fixed overhead)."""
+    profile = MODEL.predict(gemm(1, 8192, 8192), a100)
+    d = _diag(profile)
+    assert d.limiting_resources[0] is Resource.DRAM
+    floor_s = 8192 * 8192 * 2 / a100.hbm.bandwidth_bytes_per_s
+    assert floor_s < profile.latency_s < 1.15 * floor_s + 2000 / a100.compute.clock_hz
+
+
+def test_small_skinny_gemm_is_latency_dominated(a100: HardwareSpec) -> None:
+    """m=1, n=k=1024: 2 MiB of B would take 1.35 us at the DRAM peak; the cold first window,
+    the epilogue and the fixed overhead make the kernel more than twice that (the gap of
+    roofline tools on skinny GEMMs), and a skinny (16-row) kernel is the one chosen."""
+    profile = MODEL.predict(gemm(1, 1024, 1024), a100)
+    d = _diag(profile)
+    assert d.kernel.cta_tile_m == 16
+    assert profile.latency_s > 2 * 1024 * 1024 * 2 / a100.hbm.bandwidth_bytes_per_s
+    c = d.resource_cycles
+    assert c.prologue_cycles + c.epilogue_cycles + c.fixed_overhead_cycles > c.dram_cycles
+
+
+def test_h100_large_bf16_gemm_uses_wgmma() -> None:
+    d = _diag(MODEL.predict(gemm(8192, 8192, 8192), load_hardware("h100_sxm")))
+    assert d.kernel.instruction is Instruction.WGMMA and d.kernel.producer_warps == 4
+    assert d.limiting_resources[0] is Resource.MATH
+
+
+def test_architecture_without_catalogue_uses_default_tiles(a100: HardwareSpec) -> None:
+    other = dataclasses.replace(a100, architecture="sm75")
+    d = _diag(MODEL.predict(gemm(1024, 1024, 1024), other))
+    assert d.selection is None and d.kernel.name == "attrs" and d.kernel.cta_tile_m == 128
+
+
+def test_modifier_attrs_apply_to_the_selected_kernel(a100: HardwareSpec) -> None:
+    d = _diag(MODEL.predict(gemm(4096, 4096, 4096, raster_swizzle=1), a100))
+    assert d.selection is not None and d.kernel.raster_swizzle == 1
+
+
+_dims = st.integers(1, 6000)
+
+
+@settings(max_examples=60, deadline=None)
+@given(m=_dims, n=_dims, k=_dims, index=st.integers(0, len(GPUS) - 1))
+def test_rates_never_exceed_peaks_and_work_is_conserved(m: int, n: int, k: int, index: int) -> None:
+    hw = GPUS[index]
+    op = gemm(m, n, k)
+    profile = MODEL.predict(op, hw)
+    d = _diag(profile)
+    g = d.grid
+    assert g.full_waves * g.ctas_per_wave + g.tail_ctas == g.ctas
+    assert d.issued_flops >= profile.flops and 0 < d.tile_efficiency <= 1
+    waves = [d.phases.first_wave, d.phases.steady_wave, d.phases.tail_wave]
+    for wave in (w for w in waves if w is not None):
+        r = wave.rates
+        assert 0 < r.tensor_flops_per_cycle_per_smsp <= r.tensor_raw_flops_per_cycle_per_smsp
+        assert 0 < r.smem_bytes_per_cycle_per_sm <= r.smem_raw_bytes_per_cycle_per_sm
+        assert 0 < r.l2_bytes_per_cycle <= r.l2_raw_bytes_per_cycle
+        assert 0 < r.dram_bytes_per_cycle <= r.dram_raw_bytes_per_cycle
+        assert sum(c.sms * c.ctas_per_sm for c in wave.classes) == wave.ctas
+    assert profile.energy.tensor_j == pytest.approx(
+        d.issued_flops * hw.compute.energy_per_flop(tensor=True, dtype=DType.BF16)
+    )
+
+
+def test_engine_and_registry() -> None:
+    assert isinstance(get_model("effective_roofline"), EffectiveRooflineModel)
+    profile = MODEL.predict(gemm(64, 64, 64, DType.FP32), load_hardware("a100_40gb_pcie"))
+    assert profile.engine is Engine.VECTOR
+    assert profile.implementation.startswith("effective_roofline/simt/")
