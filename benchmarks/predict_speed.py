@@ -21,7 +21,7 @@ import time
 import timeit
 from pathlib import Path
 
-from opmodel import LocalOp
+from opmodel import LocalOp, TensorSpec
 from opmodel.core.model import OpModel
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model, model_names
@@ -68,6 +68,42 @@ def predict_times(hardware_name: str, number: int, repeats: int) -> list[dict[st
                 times = _time_op(model, op, hardware, number, repeats)
                 rows.append({"model": model_name, "op": path.stem, **times})
     return rows
+
+
+def fresh_shape_times(hardware_name: str, count: int) -> dict[str, float]:
+    """Median µs per GEMM predict when every op has a shape not seen before (nothing memoised
+    but what depends on the hardware and kernel alone; op construction not timed), for the
+    issue-4 GEMM (m=4096 + 8 i, n=32768, k=8192, bf16) with an explicit kernel and with
+    automatic selection."""
+    hardware = load_hardware(hardware_name)
+    model = get_model("effective_roofline")
+    seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
+    a, c = seed.tensors[0], seed.tensors[2]
+    out: dict[str, float] = {}
+    for label, attrs in (("explicit_kernel", seed.attrs), ("auto_selection", {})):
+        ops = [
+            LocalOp(
+                name="fresh",
+                kind=seed.kind,
+                phase=seed.phase,
+                tensors=(
+                    TensorSpec(a.role, (4096 + 8 * i, 8192), a.dtype),
+                    seed.tensors[1],
+                    TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype),
+                ),
+                attrs=attrs,
+            )
+            for i in range(1, count + 1)
+        ]
+        times = []
+        for op in ops:
+            start = time.perf_counter()
+            model.predict(op, hardware)
+            times.append(time.perf_counter() - start)
+        out[f"effective_roofline_fresh_shape_{label}_median_us"] = round(
+            statistics.median(times) * 1e6, 1
+        )
+    return out
 
 
 def _median_wall_s(command: list[str], repeats: int) -> float:
@@ -119,6 +155,7 @@ def main() -> None:
     result = {
         "predict": predict_times(args.hardware, args.number, args.repeats),
         "startup": startup_times(args.repeats),
+        "fresh_shapes": fresh_shape_times(args.hardware, 200),
     }
     if args.json:
         print(json.dumps(result, indent=2))
@@ -127,7 +164,7 @@ def main() -> None:
     print(f"{'model':<12} {'op':<24} " + " ".join(f"{c:>15}" for c in columns))
     for row in result["predict"]:
         print(f"{row['model']:<12} {row['op']:<24} " + " ".join(f"{row[c]:>15}" for c in columns))
-    for key, value in result["startup"].items():
+    for key, value in (*result["startup"].items(), *result["fresh_shapes"].items()):
         print(f"{key:<26} {value}")
 
 

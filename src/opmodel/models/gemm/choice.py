@@ -19,7 +19,7 @@ from opmodel.core.op import LocalOp
 from opmodel.hardware.kernel_catalogue import catalogue_for
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.evaluate import KernelEvaluation, evaluate_kernel
-from opmodel.models.gemm.kernel import build_kernel, kernel_problems
+from opmodel.models.gemm.kernel import GemmKernel, build_kernel, kernel_problems
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.selection import (
     DEFAULT_SHORTLIST_SIZE,
@@ -45,6 +45,7 @@ KERNEL_ATTRS = frozenset(
     }
 )
 _MODIFIERS = ("raster_swizzle", "resident_ctas_per_sm")
+_EVALUATIONS_KEPT = 65536  # evaluations memoised per hardware spec before the memo is cleared
 
 
 class KernelChoice(NamedTuple):
@@ -62,7 +63,7 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
         on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
         kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
-        return KernelChoice(evaluate_kernel(kernel, problem, hardware), None)
+        return KernelChoice(_evaluate_memoised(kernel, problem, hardware), None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
     assert isinstance(size, int)
@@ -75,5 +76,19 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
         problems = kernel_problems(kernel, problem, sm)
         if problems:
             raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
-        evaluation = evaluate_kernel(kernel, problem, hardware)
+        evaluation = _evaluate_memoised(kernel, problem, hardware)
     return KernelChoice(evaluation, selection)
+
+
+def _evaluate_memoised(
+    kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec
+) -> KernelEvaluation:
+    """``evaluate_kernel``, memoised per spec on (kernel, problem): sweeps repeat shapes."""
+    memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
+    key = (kernel, problem)
+    hit = memo.get(key)
+    if hit is None:
+        if len(memo) >= _EVALUATIONS_KEPT:
+            memo.clear()
+        hit = memo[key] = evaluate_kernel(kernel, problem, hardware)
+    return hit
