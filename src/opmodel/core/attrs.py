@@ -220,8 +220,12 @@ class FrozenAttrs(Mapping[str, AttrValue]):
         return self._hash
 
     def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, FrozenAttrs):
+            return self._data == other._data
         if isinstance(other, Mapping):
-            return dict(self._data) == dict(other)
+            return self._data == dict(other)
         return NotImplemented
 
     def __repr__(self) -> str:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import field
 from enum import StrEnum
+from functools import cached_property
+from typing import ClassVar
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm import GemmKernel, GemmTraffic, Grid, Occupancy
+from opmodel.models.gemm.evaluate import KernelEvaluation
 from opmodel.models.gemm.phases import KernelPhases, WavePhases
 from opmodel.models.gemm.selection import KernelSelection
 
@@ -87,17 +91,40 @@ def limiting_resources(cycles: ResourceCycles) -> tuple[Resource, ...]:
 
 @value_type
 class EffectiveRooflineDiagnostics(FastValue):
-    """Why ``effective_roofline`` gave its number for a GPU GEMM."""
+    """Why ``effective_roofline`` gave its number for a GPU GEMM.
 
+    ``phases``, ``resource_cycles`` and ``limiting_resources`` are computed from the kernel's
+    evaluation on first access (and when serialised): a sweep that reads only latencies never
+    pays for building them.
+    """
+
+    json_properties: ClassVar[tuple[str, ...]] = (
+        "phases",
+        "resource_cycles",
+        "limiting_resources",
+    )
     kernel: GemmKernel
     selection: KernelSelection | None  # None when the op's attrs gave the kernel
     occupancy: Occupancy
     grid: Grid
     traffic: GemmTraffic
-    phases: KernelPhases
     total_cycles: float
-    resource_cycles: ResourceCycles
-    limiting_resources: tuple[Resource, ...]
     tile_efficiency: float  # useful over issued MMA work (edge tiles and K padding)
     issued_flops: int  # padded MMA work, which energy is charged for
     useful_flops_per_s: float
+    evaluation: KernelEvaluation = field(repr=False, compare=False)
+
+    @cached_property
+    def phases(self) -> KernelPhases:
+        """The first, steady and tail waves whose cycles sum to ``total_cycles``."""
+        return self.evaluation.phases
+
+    @cached_property
+    def resource_cycles(self) -> ResourceCycles:
+        """Kernel cycles each resource needs on its own."""
+        return resource_cycles(self.phases, self.grid.k_iterations)
+
+    @cached_property
+    def limiting_resources(self) -> tuple[Resource, ...]:
+        """Every resource within ``RESOURCE_TIE_TOLERANCE`` of the largest."""
+        return limiting_resources(self.resource_cycles)

@@ -15,11 +15,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.effective_roofline.diagnostics import (
-    EffectiveRooflineDiagnostics,
-    limiting_resources,
-    resource_cycles,
-)
+from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.choice import choose_kernel
@@ -43,7 +39,6 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     problem = GemmProblem.from_op(op)
     choice = choose_kernel(op, problem, hardware)
     e = choice.evaluation
-    cycles = resource_cycles(e.phases, e.grid.k_iterations)
     on_tensor = e.kernel.on_tensor
     return OpProfile.make(
         latency_s=e.latency_s,
@@ -64,13 +59,11 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             occupancy=e.occupancy,
             grid=e.grid,
             traffic=e.traffic,
-            phases=e.phases,
-            total_cycles=e.phases.total_cycles,
-            resource_cycles=cycles,
-            limiting_resources=limiting_resources(cycles),
+            total_cycles=e.total_cycles,
             tile_efficiency=problem.flops / e.issued_flops,
             issued_flops=e.issued_flops,
             useful_flops_per_s=problem.flops / e.latency_s,
+            evaluation=e,
         ),
     )
 

@@ -9,7 +9,7 @@ keeps the 128x128 weight-stationary design, Jouppi et al., ISCA 2023). With
 
     T >= U:  passes = ceil(T / U), rows per pass = M
     T <  U:  one pass, rows split over s = min(floor(U / T), ceil(M / R)) MXUs per tile
-    compute  = passes * max(rows_per_pass * R * C / macs_per_cycle, R) + R + C
+    compute  = passes * max(rows_per_pass, R) * R * C / macs_per_cycle + R + C
 
 (the next weight tile loads in ``R`` cycles while rows stream, so a pass is at least ``R``
 cycles; ``R + C`` fills and drains the array once). ``macs_per_cycle`` comes from the
@@ -106,7 +106,7 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
     r, c, units = mxu.mxu_rows, mxu.mxu_cols, mxu.tensor_cores * mxu.mxus_per_core
     tiles, rows, split, passes = _mxu_schedule(problem, hardware)
     macs_per_cycle = peak * hardware.utilization.tensor_fraction / (2 * units * clock)
-    per_pass = max(math.ceil(rows / split) * r * c / macs_per_cycle, float(r))
+    per_pass = max(math.ceil(rows / split), r) * r * c / macs_per_cycle
     bm, bn, bk = _blocks(problem, rows, hardware.level("vmem").size_bytes / mxu.tensor_cores)
     hbm = hardware.hbm
     rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock

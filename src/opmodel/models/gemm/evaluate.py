@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 
 from opmodel.core.profile import LevelTraffic
@@ -16,16 +17,23 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.device import DeviceRates, device_rates
 from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
-from opmodel.models.gemm.phases import CtaWork, KernelPhases, cta_work, kernel_phases
+from opmodel.models.gemm.phases import (
+    CtaWork,
+    KernelPhases,
+    cta_work,
+    kernel_cycles,
+    kernel_phases,
+)
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
 
 __all__ = ["KernelEvaluation", "evaluate_kernel", "traffic_by_level"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(frozen=True, kw_only=True)
 class KernelEvaluation:
-    """One kernel's predicted schedule, latency and energy on one problem."""
+    """One kernel's predicted latency and energy on one problem; ``phases`` explains the
+    latency and is built on first access (selection ranks many kernels but explains one)."""
 
     kernel: GemmKernel
     occupancy: Occupancy
@@ -33,12 +41,17 @@ class KernelEvaluation:
     traffic: GemmTraffic
     rates: DeviceRates
     work: CtaWork
-    phases: KernelPhases
+    total_cycles: float
     issued_flops: int  # padded MMA work the engine executes
     latency_s: float
     math_j: float
     memory_j: Mapping[str, float]
     static_j: float
+
+    @cached_property
+    def phases(self) -> KernelPhases:
+        """The typed waves whose cycles sum to ``total_cycles``."""
+        return kernel_phases(self.work, self.rates, self.grid, self.occupancy.resident_ctas_per_sm)
 
     @property
     def energy_j(self) -> float:
@@ -71,8 +84,8 @@ def evaluate_kernel(
     grid = grid_of(kernel, problem, sm, occ)
     traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
     work = cta_work(kernel, problem, traffic, grid)
-    phases = kernel_phases(work, rates, grid, occ.resident_ctas_per_sm)
-    latency = phases.total_cycles / rates.clock_hz
+    cycles = kernel_cycles(work, rates, grid, occ.resident_ctas_per_sm)
+    latency = cycles / rates.clock_hz
     local = work.local
     issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)
     levels = hardware.levels_by_name
@@ -92,7 +105,7 @@ def evaluate_kernel(
         traffic=traffic,
         rates=rates,
         work=work,
-        phases=phases,
+        total_cycles=cycles,
         issued_flops=issued,
         latency_s=latency,
         math_j=issued * rates.math_j_per_flop,

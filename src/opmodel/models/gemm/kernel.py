@@ -28,6 +28,7 @@ __all__ = [
     "kernel_problems",
     "mma_shape_for",
     "shared_memory_per_cta_bytes",
+    "split_k_problems",
     "static_kernel_problems",
     "tile_bytes",
 ]
@@ -166,7 +167,7 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
 
 def kernel_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
     """Why ``kernel`` cannot run ``problem`` on ``sm`` (empty when it can)."""
-    return static_kernel_problems(kernel, problem, sm) + _split_k_problems(kernel, problem)
+    return static_kernel_problems(kernel, problem, sm) + split_k_problems(kernel, problem)
 
 
 def static_kernel_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
@@ -261,7 +262,8 @@ def _resource_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> 
     return problems
 
 
-def _split_k_problems(kernel: GemmKernel, problem: GemmProblem) -> list[str]:
+def split_k_problems(kernel: GemmKernel, problem: GemmProblem) -> list[str]:
+    """Why ``kernel``'s split-K factor does not suit ``problem.k`` (empty when it does)."""
     k_tiles = -(-problem.k // kernel.cta_tile_k)
     if kernel.split_k > k_tiles:
         return [

@@ -26,6 +26,7 @@ from typing import NamedTuple
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm.concurrency import (
     LevelStream,
+    MemoryPhases,
     OccupancyClass,
     concurrency_limited_rate,
     memory_phases,
@@ -44,11 +45,15 @@ __all__ = [
     "KernelPhases",
     "LocalStage",
     "LocalWork",
+    "WaveNumbers",
     "WavePhases",
+    "busiest_ctas_per_sm",
     "cta_work",
+    "kernel_cycles",
     "kernel_phases",
     "local_stage",
     "local_work",
+    "wave_numbers",
     "wave_phases",
 ]
 
@@ -211,10 +216,33 @@ def _epilogue(w: CtaWork, r: DeviceRates, ctas: int) -> float:
     return store + read_c + (w.split_k - 1) * r.l2_latency_cycles
 
 
-def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: bool) -> WavePhases:
-    """The phases of one wave of ``ctas`` CTAs (at most ``resident`` per SM)."""
-    classes = occupancy_classes(ctas, r.sm_count, resident)
-    local = local_stage(w.local, r, classes[0].ctas_per_sm)
+class WaveNumbers(NamedTuple):
+    """Every number of one wave, without the typed wrappers (the hot path's result)."""
+
+    local: LocalStage
+    l2: MemoryPhases
+    dram: MemoryPhases
+    prologue_cycles: float
+    body_cycles: float
+    epilogue_cycles: float
+
+    @property
+    def total_cycles(self) -> float:
+        """Prologue + body + epilogue."""
+        return self.prologue_cycles + self.body_cycles + self.epilogue_cycles
+
+
+def busiest_ctas_per_sm(ctas: int, sm_count: int, resident: int) -> int:
+    """``ceil(min(ctas, S r) / S)``: the CTAs on the busiest SM of a wave, the first class of
+    :func:`~opmodel.models.gemm.concurrency.occupancy_classes`."""
+    return -(-min(ctas, sm_count * resident) // sm_count)
+
+
+def wave_numbers(
+    w: CtaWork, r: DeviceRates, *, ctas: int, local: LocalStage, cold: bool
+) -> WaveNumbers:
+    """The numbers of one wave of ``ctas`` CTAs whose busiest SM runs ``local`` (equations in
+    the module docstring)."""
     f_lat = 1.0 if cold else w.dram_fraction
     l2_latency = (1 - f_lat) * r.l2_latency_cycles + f_lat * r.dram_latency_cycles
     k, window = w.k_iterations, w.window_stages
@@ -229,11 +257,25 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
         window_stages=window,
     )
     stage = max(local.tensor_cycles, local.smem_cycles)
-    memory_body = max(l2.body_cycles, dram.body_cycles)
+    return WaveNumbers(
+        local,
+        l2,
+        dram,
+        max(l2.prologue_cycles, dram.prologue_cycles),
+        max(k * stage, max(l2.body_cycles, dram.body_cycles) + stage),
+        _epilogue(w, r, ctas),
+    )
+
+
+def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: bool) -> WavePhases:
+    """The typed phases of one wave (the numbers of :func:`wave_numbers`, explained)."""
+    heavy = busiest_ctas_per_sm(ctas, r.sm_count, resident)
+    n = wave_numbers(w, r, ctas=ctas, local=local_stage(w.local, r, heavy), cold=cold)
+    local, l2, dram = n.local, n.l2, n.dram
     return WavePhases.make(
         ctas=ctas,
         cold=cold,
-        classes=classes,
+        classes=occupancy_classes(ctas, r.sm_count, resident),
         busiest_smsp_warps=local.busiest_smsp_warps,
         active_smsps=local.active_smsps,
         rates=EffectiveRates.make(
@@ -246,16 +288,37 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
             dram_raw_bytes_per_cycle=r.dram_bytes_per_cycle,
             dram_bytes_per_cycle=dram.rate_per_cycle,
         ),
-        window_stages=window,
-        memory_window_bytes=ctas * window * w.l2_bytes,
+        window_stages=w.window_stages,
+        memory_window_bytes=ctas * w.window_stages * w.l2_bytes,
         tensor_stage_cycles=local.tensor_cycles,
         smem_stage_cycles=local.smem_cycles,
         l2_stage_cycles=ctas * w.l2_bytes / l2.rate_per_cycle if w.l2_bytes else 0.0,
         dram_stage_cycles=ctas * w.dram_bytes / dram.rate_per_cycle if w.dram_bytes else 0.0,
-        prologue_cycles=max(l2.prologue_cycles, dram.prologue_cycles),
-        body_cycles=max(k * stage, memory_body + stage),
-        epilogue_cycles=_epilogue(w, r, ctas),
+        prologue_cycles=n.prologue_cycles,
+        body_cycles=n.body_cycles,
+        epilogue_cycles=n.epilogue_cycles,
     )
+
+
+def kernel_cycles(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> float:
+    """``first + (full_waves - 1) * steady + tail + fixed`` cycles, without building the typed
+    waves (:func:`kernel_phases` gives the same total, explained). Full waves share one local
+    stage (``resident`` CTAs on every SM)."""
+    full, tail = grid.full_waves, grid.tail_ctas
+    if tail:
+        tail_local = local_stage(w.local, r, busiest_ctas_per_sm(tail, r.sm_count, resident))
+    if not full:
+        first = wave_numbers(w, r, ctas=tail, local=tail_local, cold=True)
+        return first.total_cycles + r.fixed_overhead_cycles
+    full_local = local_stage(w.local, r, resident)
+    per_wave = grid.ctas_per_wave
+    total = wave_numbers(w, r, ctas=per_wave, local=full_local, cold=True).total_cycles
+    if full > 1:
+        steady = wave_numbers(w, r, ctas=per_wave, local=full_local, cold=False)
+        total += (full - 1) * steady.total_cycles
+    if tail:
+        total += wave_numbers(w, r, ctas=tail, local=tail_local, cold=False).total_cycles
+    return total + r.fixed_overhead_cycles
 
 
 @value_type
