@@ -18,14 +18,18 @@ from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
 from opmodel.hardware.kernel_catalogue import catalogue_for
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.gemm.evaluate import KernelEvaluation, evaluate_kernel
+from opmodel.models.gemm.evaluate import (
+    KernelEvaluation,
+    KernelSetup,
+    evaluate_kernel,
+    kernel_setup,
+)
 from opmodel.models.gemm.kernel import (
     GemmKernel,
     build_kernel,
     kernel_problems,
     split_k_problems,
 )
-from opmodel.models.gemm.occupancy import Occupancy, occupancy_of
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.selection import (
     DEFAULT_SHORTLIST_SIZE,
@@ -67,8 +71,8 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     assert sm is not None
     attrs = op.attrs
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
-        kernel, occupancy = _kernel_from_attrs(op, problem, hardware)
-        return KernelChoice(_evaluate_memoised(kernel, problem, hardware, occupancy), None)
+        setup = _kernel_from_attrs(op, problem, hardware)
+        return KernelChoice(_evaluate_memoised(setup.kernel, problem, hardware, setup), None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
     assert isinstance(size, int)
@@ -85,10 +89,8 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     return KernelChoice(evaluation, selection)
 
 
-def _kernel_from_attrs(
-    op: LocalOp, problem: GemmProblem, hardware: HardwareSpec
-) -> tuple[GemmKernel, Occupancy]:
-    """The kernel the op's attrs describe and its occupancy, memoised per spec on the attrs
+def _kernel_from_attrs(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
+    """The kernel the op's attrs describe and its setup, memoised per spec on the attrs
     and dtypes (only the split-K check depends on the problem's sizes)."""
     sm = hardware.compute.sm
     assert sm is not None
@@ -100,13 +102,13 @@ def _kernel_from_attrs(
         problem.c_dtype,
         problem.compute_dtype,
     )
-    hit: tuple[GemmKernel, Occupancy] | None = hardware.derived_cache.get(key)
+    hit: KernelSetup | None = hardware.derived_cache.get(key)
     if hit is None:
         on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
         kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
-        hit = hardware.derived_cache[key] = (kernel, occupancy_of(kernel, problem, sm))
+        hit = hardware.derived_cache[key] = kernel_setup(kernel, problem, hardware)
         return hit
-    problems = split_k_problems(hit[0], problem)
+    problems = split_k_problems(hit.kernel, problem)
     if problems:
         raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
     return hit
@@ -116,7 +118,7 @@ def _evaluate_memoised(
     kernel: GemmKernel,
     problem: GemmProblem,
     hardware: HardwareSpec,
-    occupancy: Occupancy | None = None,
+    setup: KernelSetup | None = None,
 ) -> KernelEvaluation:
     """``evaluate_kernel``, memoised per spec on (kernel, problem): sweeps repeat shapes."""
     memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
@@ -125,5 +127,5 @@ def _evaluate_memoised(
     if hit is None:
         if len(memo) >= _EVALUATIONS_KEPT:
             memo.clear()
-        hit = memo[key] = evaluate_kernel(kernel, problem, hardware, occupancy)
+        hit = memo[key] = evaluate_kernel(kernel, problem, hardware, setup)
     return hit

@@ -11,6 +11,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
+from typing import NamedTuple
 
 from opmodel.core.profile import LevelTraffic
 from opmodel.hardware.spec import HardwareSpec
@@ -20,14 +21,24 @@ from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
 from opmodel.models.gemm.phases import (
     CtaWork,
     KernelPhases,
+    LocalStage,
+    LocalWork,
     cta_work,
     kernel_cycles,
     kernel_phases,
+    local_stage,
+    local_work,
 )
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
 
-__all__ = ["KernelEvaluation", "evaluate_kernel", "traffic_by_level"]
+__all__ = [
+    "KernelEvaluation",
+    "KernelSetup",
+    "evaluate_kernel",
+    "kernel_setup",
+    "traffic_by_level",
+]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -70,21 +81,44 @@ def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
     )
 
 
+class KernelSetup(NamedTuple):
+    """What depends on (hardware, kernel, dtypes) only: computed once and cached by callers."""
+
+    kernel: GemmKernel
+    occupancy: Occupancy
+    local: LocalWork
+    full_local: LocalStage  # one pipeline stage on an SM holding ``resident`` CTAs
+
+
+def kernel_setup(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
+    """The setup of ``kernel`` for ``problem``'s dtypes on ``hardware``."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    occupancy = occupancy_of(kernel, problem, sm)
+    local = local_work(kernel, problem)
+    rates = device_rates(hardware, problem.compute_dtype, kernel.instruction)
+    return KernelSetup(
+        kernel, occupancy, local, local_stage(local, rates, occupancy.resident_ctas_per_sm)
+    )
+
+
 def evaluate_kernel(
     kernel: GemmKernel,
     problem: GemmProblem,
     hardware: HardwareSpec,
-    occupancy: Occupancy | None = None,
+    setup: KernelSetup | None = None,
 ) -> KernelEvaluation:
-    """Cycles, latency and energy of ``kernel`` on ``problem`` (``occupancy`` when known)."""
+    """Cycles, latency and energy of ``kernel`` on ``problem`` (``setup`` when cached)."""
     sm = hardware.compute.sm
     assert sm is not None
     rates = device_rates(hardware, problem.compute_dtype, kernel.instruction)
-    occ = occupancy or occupancy_of(kernel, problem, sm)
+    if setup is None:
+        setup = kernel_setup(kernel, problem, hardware)
+    occ = setup.occupancy
     grid = grid_of(kernel, problem, sm, occ)
     traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
-    work = cta_work(kernel, problem, traffic, grid)
-    cycles = kernel_cycles(work, rates, grid, occ.resident_ctas_per_sm)
+    work = cta_work(kernel, problem, traffic, grid, local=setup.local)
+    cycles = kernel_cycles(work, rates, grid, occ.resident_ctas_per_sm, full_local=setup.full_local)
     latency = cycles / rates.clock_hz
     local = work.local
     issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)

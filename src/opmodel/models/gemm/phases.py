@@ -104,7 +104,14 @@ class CtaWork(FastValue):
     window_stages: int
 
 
-def cta_work(kernel: GemmKernel, problem: GemmProblem, traffic: GemmTraffic, grid: Grid) -> CtaWork:
+def cta_work(
+    kernel: GemmKernel,
+    problem: GemmProblem,
+    traffic: GemmTraffic,
+    grid: Grid,
+    *,
+    local: LocalWork | None = None,
+) -> CtaWork:
     """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them)."""
     _, _, c_tile = tile_bytes(kernel, problem)
     cta_stages = grid.ctas * grid.k_iterations
@@ -113,7 +120,7 @@ def cta_work(kernel: GemmKernel, problem: GemmProblem, traffic: GemmTraffic, gri
     partials = kernel.cta_tile_m * kernel.cta_tile_n * SPLIT_K_PARTIAL_BITS // 8
     split = kernel.split_k > 1
     return CtaWork.make(
-        local=local_work(kernel, problem),
+        local=local or local_work(kernel, problem),
         l2_bytes=l2,
         dram_bytes=operand_dram / cta_stages,
         dram_fraction=min(1.0, operand_dram / cta_stages / l2) if l2 else 0.0,
@@ -300,17 +307,25 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
     )
 
 
-def kernel_cycles(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> float:
+def kernel_cycles(
+    w: CtaWork,
+    r: DeviceRates,
+    grid: Grid,
+    resident: int,
+    *,
+    full_local: LocalStage | None = None,
+) -> float:
     """``first + (full_waves - 1) * steady + tail + fixed`` cycles, without building the typed
     waves (:func:`kernel_phases` gives the same total, explained). Full waves share one local
-    stage (``resident`` CTAs on every SM)."""
+    stage (``resident`` CTAs on every SM), ``full_local`` when the caller has it cached."""
     full, tail = grid.full_waves, grid.tail_ctas
     if tail:
         tail_local = local_stage(w.local, r, busiest_ctas_per_sm(tail, r.sm_count, resident))
     if not full:
         first = wave_numbers(w, r, ctas=tail, local=tail_local, cold=True)
         return first.total_cycles + r.fixed_overhead_cycles
-    full_local = local_stage(w.local, r, resident)
+    if full_local is None:
+        full_local = local_stage(w.local, r, resident)
     per_wave = grid.ctas_per_wave
     total = wave_numbers(w, r, ctas=per_wave, local=full_local, cold=True).total_cycles
     if full > 1:

@@ -26,7 +26,12 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.kernel_catalogue import KernelTemplate, catalogue_architectures, catalogue_for
 from opmodel.hardware.spec import HardwareSpec, SmSpec
 from opmodel.models.gemm.device import DeviceRates, device_rates
-from opmodel.models.gemm.evaluate import KernelEvaluation, evaluate_kernel
+from opmodel.models.gemm.evaluate import (
+    KernelEvaluation,
+    KernelSetup,
+    evaluate_kernel,
+    kernel_setup,
+)
 from opmodel.models.gemm.kernel import (
     GemmKernel,
     Instruction,
@@ -34,8 +39,6 @@ from opmodel.models.gemm.kernel import (
     mma_shape_for,
     static_kernel_problems,
 )
-from opmodel.models.gemm.occupancy import Occupancy, occupancy_of
-from opmodel.models.gemm.phases import local_stage, local_work
 from opmodel.models.gemm.problem import GemmProblem
 
 __all__ = [
@@ -86,7 +89,7 @@ class _Candidate:
     """A legal kernel for one dtype on one GPU, with its pre-rank constants."""
 
     kernel: GemmKernel
-    occupancy: Occupancy
+    setup: KernelSetup
     ctas_per_wave: int
     cta_stage_cycles: float  # SM time of one CTA-stage at full residency
     skinny_only: bool
@@ -147,14 +150,13 @@ def _build_candidates(hardware: HardwareSpec, problem: GemmProblem) -> tuple[_Ca
         kernel = _specialise(template, sm, problem)
         if static_kernel_problems(kernel, problem, sm):
             continue
-        occupancy = occupancy_of(kernel, problem, sm)
-        rates = device_rates(hardware, dtype, kernel.instruction)
-        resident = occupancy.resident_ctas_per_sm
-        stage = local_stage(local_work(kernel, problem), rates, resident)
+        setup = kernel_setup(kernel, problem, hardware)
+        resident = setup.occupancy.resident_ctas_per_sm
+        stage = setup.full_local
         out.append(
             _Candidate(
                 kernel=kernel,
-                occupancy=occupancy,
+                setup=setup,
                 ctas_per_wave=sm.sm_count * resident,
                 cta_stage_cycles=max(stage.tensor_cycles, stage.smem_cycles) / resident,
                 skinny_only=template.skinny_only,
@@ -240,7 +242,7 @@ def select_kernel(
         raise UnsupportedOpError(msg)
     shortlist = heapq.nsmallest(shortlist_size, scored)
     evaluated = [
-        evaluate_kernel(candidates[i].kernel, problem, hardware, candidates[i].occupancy)
+        evaluate_kernel(candidates[i].kernel, problem, hardware, candidates[i].setup)
         for _, i in shortlist
     ]
     by_energy = objective is Objective.ENERGY
