@@ -206,3 +206,11 @@ def test_engine_and_registry() -> None:
     profile = MODEL.predict(gemm(64, 64, 64, DType.FP32), load_hardware("a100_40gb_pcie"))
     assert profile.engine is Engine.VECTOR
     assert profile.implementation.startswith("effective_roofline/simt/")
+
+
+@settings(max_examples=40, deadline=None)
+@given(m=_dims, n=_dims, k=_dims, index=st.integers(0, len(GPUS) - 1))
+def test_lean_cycles_equal_the_typed_phases(m: int, n: int, k: int, index: int) -> None:
+    """The ranking path (kernel_cycles) and the explained path (typed waves) agree."""
+    d = _diag(MODEL.predict(gemm(m, n, k), GPUS[index]))
+    assert d.phases.total_cycles == pytest.approx(d.total_cycles, rel=1e-12)
