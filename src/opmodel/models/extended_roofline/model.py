@@ -47,6 +47,7 @@ from opmodel.models.gemm import (
     occupancy_of,
 )
 from opmodel.models.gemm.choice import KERNEL_ATTRS, choose_kernel
+from opmodel.models.gemm.evaluate import traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -96,7 +97,7 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     work = stage_work(kernel, problem, traffic, grid)
     issued = grid.ctas * grid.k_iterations * work.math_flops
     per_flop = hardware.compute.energy_per_flop(tensor=on_tensor, dtype=problem.compute_dtype)
-    by_level = _traffic_by_level(traffic)
+    by_level = traffic_by_level(traffic)
     setup = _Setup(
         problem=problem,
         kernel=kernel,
@@ -283,16 +284,6 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             primary_bottleneck=primary,
             secondary_bottleneck=secondary,
         ),
-    )
-
-
-def _traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
-    return MappingProxyType(
-        {
-            "hbm": LevelTraffic(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
-            "l2": LevelTraffic(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
-            "smem": LevelTraffic(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
-        }
     )
 
 
