@@ -17,7 +17,7 @@ from typing import Any, NoReturn
 from opmodel import __version__
 from opmodel.core.errors import OpModelError, UnsupportedOpError
 from opmodel.core.jsonify import to_jsonable
-from opmodel.hardware import load_hardware, shipped_hardware_names
+from opmodel.hardware import load_hardware, peak_warnings, shipped_hardware_names
 from opmodel.hardware.summary import hardware_summary
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
@@ -74,7 +74,18 @@ def _cmd_hardware_show(args: argparse.Namespace) -> None:
 def _cmd_hardware_check(args: argparse.Namespace) -> None:
 
     spec = load_hardware(Path(args.file))
-    _emit({"file": args.file, "valid": True, "name": spec.name, "kind": spec.kind})
+    warnings = peak_warnings(spec)
+    for warning in warnings:
+        sys.stderr.write(f"warning: {args.file}: {warning}\n")
+    _emit(
+        {
+            "file": args.file,
+            "valid": True,
+            "name": spec.name,
+            "kind": spec.kind,
+            "warnings": warnings,
+        }
+    )
 
 
 def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:

@@ -53,14 +53,15 @@ def test_unknown_name_suggests_nearest() -> None:
 
 def test_fp8_variants_use_the_fp8_peak() -> None:
     compute = load_hardware("h100_sxm").compute
-    assert compute.tensor_peak(DType.FP8_E4M3) == compute.tensor_peak(DType.FP8) == 1978.9e12
+    peak = 132 * 8192 * 1.83e9  # derived: SMs x FLOP/cycle/SM x clock (datasheet 1978.9e12)
+    assert compute.tensor_peak(DType.FP8_E4M3) == compute.tensor_peak(DType.FP8) == peak
     assert compute.tensor_peak(DType.FP32) is None
 
 
 def test_at_clock_scales_core_domain_only() -> None:
     spec = load_hardware("a100_40gb_pcie")
     slow = spec.at_clock(705e6)  # half of 1410 MHz
-    assert slow.compute.tensor_peak(DType.BF16) == pytest.approx(156e12)
+    assert slow.compute.tensor_peak(DType.BF16) == pytest.approx(108 * 2048 * 705e6)
     assert slow.level("l2").bandwidth_bytes_per_s == pytest.approx(
         spec.level("l2").bandwidth_bytes_per_s / 2
     )
@@ -109,14 +110,14 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (_set("compute.clock_hz", True), ["compute.clock_hz: expected a number (got True)"]),
     (
-        _set("compute.tensor_flops_per_s.bf17", 1.0),
+        _set("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
-            "compute.tensor_flops_per_s.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
+            "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
         ],
     ),
     (
-        _set("compute.tensor_flops_per_s.bf16", 0),
-        ["compute.tensor_flops_per_s.bf16: must be > 0 (got 0.0)"],
+        _set("compute.tensor_flops_per_cycle_per_unit.bf16", 0),
+        ["compute.tensor_flops_per_cycle_per_unit.bf16: must be > 0 (got 0.0)"],
     ),
     (
         _set("compute.vector_energy_j_per_flop.fp32", -1.0e-12),

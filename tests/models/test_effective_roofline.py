@@ -67,8 +67,8 @@ def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
 def test_tpu_gemm_by_hand() -> None:
     """C[1024,1024] = A @ B bf16 on tpu_generic (8 MXUs of 128x128, 1.05 GHz).
 
-    64 weight tiles over 8 MXUs: 8 passes of 1024 rows at 275e12 / (2*8*1.05e9) = 16,369 MACs
-    per cycle per MXU -> 1024 * 16384 / 16369 cycles each, + 256 fill/drain.
+    64 weight tiles over 8 MXUs: 8 passes of 1024 rows at 128 x 128 = 16,384 MACs per cycle per
+    MXU (the config's 32768 FLOP/cycle/MXU) -> 1024 cycles each, + 256 fill/drain.
     VMEM blocks 1024x1024 (K block 512) fit 16 MiB per core: A and B read once (4 MiB), C
     written (2 MiB) at 1.2e12 / 1.05e9 B/cycle. Prologue and epilogue move 2 MiB each at the
     peak (2 MiB / 525 cycles of latency is above it).
@@ -77,7 +77,7 @@ def test_tpu_gemm_by_hand() -> None:
     profile = MODEL.predict(gemm(1024, 1024, 1024), hw)
     d = profile.diagnostics
     assert isinstance(d, SystolicDiagnostics)
-    macs = 275e12 / (2 * 8 * 1.05e9)
+    macs = 128 * 128
     assert (d.weight_tiles, d.passes, d.row_split) == (64, 8, 1)
     assert d.compute_cycles == pytest.approx(8 * 1024 * 16384 / macs + 256)
     rate = 1.2e12 / 1.05e9

@@ -66,13 +66,13 @@ def test_softmax_is_memory_bound_on_a100(a100: HardwareSpec) -> None:
 def test_fp32_gemm_runs_on_the_vector_engine(a100: HardwareSpec) -> None:
     profile = MODEL.predict(gemm(2048, 2048, 2048, DType.FP32), a100)
     assert profile.engine is Engine.VECTOR
-    assert profile.latency_s == pytest.approx(2 * 2048**3 / 19.5e12)
+    assert profile.latency_s == pytest.approx(2 * 2048**3 / (108 * 128 * 1.41e9))
 
 
 def test_tf32_compute_dtype_uses_tensor_cores(a100: HardwareSpec) -> None:
     profile = MODEL.predict(gemm(2048, 2048, 2048, DType.FP32, compute_dtype="tf32"), a100)
     assert profile.engine is Engine.TENSOR
-    assert profile.latency_s == pytest.approx(2 * 2048**3 / 156e12)
+    assert profile.latency_s == pytest.approx(2 * 2048**3 / (108 * 1024 * 1.41e9))
 
 
 def test_copy_is_pure_memory(a100: HardwareSpec) -> None:

@@ -80,8 +80,8 @@ def test_end_to_end_on_the_fixture() -> None:
     assert result.training_rows == {"a100_40gb_pcie": 2}  # one small, one vector_like row
     assert result.overhead_cycles == {"a100_40gb_pcie": 0.0}
     assert report.rows_used == 1  # the large row is held out
-    predicted = 2 * 4096**3 / (312e12 * 900 / 1410)
-    assert predicted == pytest.approx(0.6901e-3, rel=1e-4)
+    predicted = 2 * 4096**3 / (108 * 2048 * 900e6)  # SMs x FLOP/cycle/SM x locked clock
+    assert predicted == pytest.approx(0.6904e-3, rel=1e-4)
     assert result.overall.count == 1
     assert result.overall.mape == pytest.approx(predicted / 0.5e-3 - 1)
     assert result.overall.geomean_ratio == pytest.approx(predicted / 0.5e-3)
@@ -128,8 +128,8 @@ def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_energy_metrics_where_the_data_has_energy() -> None:
     """a10 at 900 MHz (file name a10_..._freq900), roofline, the held-out 4096^3 bf16 row.
 
-    Peak 125e12 * 900 / 1695 = 66.37 TFLOP/s -> 2.0709 ms (compute bound). Energy:
-    1.374e11 FLOP * 1.040e-12 J + 100,663,296 B * 6.0e-11 J + 20 W * 2.0709 ms = 0.1904 J,
+    Peak 72 SMs x 1024 FLOP/cycle x 900 MHz = 66.36 TFLOP/s -> 2.0711 ms (compute bound). Energy:
+    1.374e11 FLOP * 1.040e-12 J + 100,663,296 B * 6.0e-11 J + 20 W * 2.0711 ms = 0.1904 J,
     measured 0.12 J.
     """
     rows = load_gemm_rows(FIXTURES.parent / "gemm_energy").rows
@@ -139,7 +139,7 @@ def test_energy_metrics_where_the_data_has_energy() -> None:
     )
     energy = report.models[0].energy
     assert energy is not None and energy.count == 1
-    latency = 2 * 4096**3 / (125e12 * 900 / 1695)
+    latency = 2 * 4096**3 / (72 * 1024 * 900e6)
     expected = 2 * 4096**3 * 1.040e-12 + 3 * 4096**2 * 2 * 6.0e-11 + 20.0 * latency
     assert energy.geomean_ratio == pytest.approx(expected / 0.12)
 

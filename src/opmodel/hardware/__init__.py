@@ -1,11 +1,13 @@
 """Hardware descriptions: :class:`HardwareSpec` and :func:`load_hardware`."""
 
+from opmodel.hardware.derived import peak_warnings
 from opmodel.hardware.loader import load_hardware, shipped_config_path, shipped_hardware_names
 from opmodel.hardware.spec import (
     ClockDomain,
     ComputeSpec,
     HardwareKind,
     HardwareSpec,
+    Instruction,
     MemoryLevel,
     MemorySpec,
     MxuSpec,
@@ -20,6 +22,7 @@ __all__ = [
     "ComputeSpec",
     "HardwareKind",
     "HardwareSpec",
+    "Instruction",
     "MemoryLevel",
     "MemorySpec",
     "MxuSpec",
@@ -28,6 +31,7 @@ __all__ = [
     "SmSpec",
     "UtilizationSpec",
     "load_hardware",
+    "peak_warnings",
     "shipped_config_path",
     "shipped_hardware_names",
 ]

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
-from opmodel.hardware.spec import ComputeSpec, HardwareKind, HardwareSpec, SmSpec
+from opmodel.hardware.spec import (
+    WARP_MMA_INSTRUCTIONS,
+    ComputeSpec,
+    HardwareKind,
+    HardwareSpec,
+    SmSpec,
+)
 
 __all__ = ["cross_field_problems"]
 
@@ -55,6 +61,12 @@ def _sm_problems(sm: SmSpec) -> list[str]:
             "compute.sm.max_threads_per_cta: must not exceed max_warps_per_sm x warp_size "
             f"({sm.max_warps_per_sm * sm.warp_size}) (got {sm.max_threads_per_cta})"
         )
+    if sm.warp_mma_instruction not in WARP_MMA_INSTRUCTIONS:
+        accepted = ", ".join(sorted(WARP_MMA_INSTRUCTIONS))
+        problems.append(
+            f"compute.sm.warp_mma_instruction: must be one of {accepted} "
+            f"(got {sm.warp_mma_instruction})"
+        )
     if min(sm.mma_shape_mnk) <= 0:
         problems.append(
             f"compute.sm.mma_shape_mnk: must be positive (got {list(sm.mma_shape_mnk)})"
@@ -65,6 +77,12 @@ def _sm_problems(sm: SmSpec) -> list[str]:
 def cross_field_problems(spec: HardwareSpec) -> list[str]:
     """Every rule that spans fields: hbm present, unique levels, energy coverage, SM limits."""
     problems = _level_problems(spec) + _energy_problems(spec.compute)
+    compute = spec.compute
+    if not compute.vector_flops_per_s and not compute.vector_flops_per_cycle_per_unit:
+        problems.append(
+            "compute.vector_flops_per_s: at least one vector peak is required (typed here, "
+            "or derived from compute.vector_flops_per_cycle_per_unit)"
+        )
     if spec.kind is HardwareKind.GPU and spec.compute.sm is None:
         problems.append("compute.sm: required for kind gpu (SM count and per-SM limits)")
     if spec.kind is HardwareKind.TPU and spec.compute.mxu is None:

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from enum import StrEnum
 from functools import cache
 from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction
 from opmodel.parsing.schema import Check, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -35,14 +35,6 @@ __all__ = [
 _POS = {"check": Check.POSITIVE}
 _NONNEG = {"check": Check.NON_NEGATIVE}
 _DIR = Path(__file__).resolve().parent.parent / "configs" / "kernels"
-
-
-class Instruction(StrEnum):
-    """How a kernel's math is issued."""
-
-    MMA_SYNC = "mma_sync"  # warp-level tensor-core MMA (sm_80 and later)
-    WGMMA = "wgmma"  # warpgroup-level asynchronous MMA with TMA loads (sm_90)
-    SIMT = "simt"  # vector FMA on the CUDA cores
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,8 +99,10 @@ def _tile_problems(family: FamilyEntry, index: int, tile: TileEntry) -> list[str
         for c, w in zip(tile.cta, tile.warp, strict=True)
         if c % w
     ][:1]
-    if tile.cluster[0] * tile.cluster[1] > 1 and family.instruction is not Instruction.WGMMA:
-        problems.append(f"{path}: clusters need instruction wgmma (got {family.instruction})")
+    if tile.cluster[0] * tile.cluster[1] > 1 and family.instruction not in ASYNC_INSTRUCTIONS:
+        problems.append(
+            f"{path}: clusters need instruction wgmma or tcgen05 (got {family.instruction})"
+        )
     return problems
 
 

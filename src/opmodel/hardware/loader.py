@@ -7,6 +7,7 @@ from pathlib import Path
 
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
 from opmodel.hardware.checks import cross_field_problems
+from opmodel.hardware.derived import with_derived_peaks
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
@@ -48,7 +49,8 @@ def load_hardware(path_or_name: str | Path) -> HardwareSpec:
     ``path_or_name`` is a path to a YAML file or the name of a shipped config (see
     :func:`shipped_hardware_names`). Every problem in the file is reported at once in a
     :class:`~opmodel.core.errors.ConfigError`, one ``file: field.path: problem`` line each.
-    Results are cached per file path and modification time.
+    Peaks given as per-cycle rates are derived (:mod:`opmodel.hardware.derived`). Results
+    are cached per file path and modification time.
     """
     if isinstance(path_or_name, Path):
         path = path_or_name
@@ -74,6 +76,8 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
     errors: list[str] = []
     spec = parse_dataclass(HardwareSpec, data, errors)
     if spec is not None:
+        assert isinstance(spec, HardwareSpec)
+        spec = with_derived_peaks(spec)
         errors += cross_field_problems(spec)
     if errors or spec is None:
         raise ConfigError(f"{path}: {problem}" for problem in errors)

@@ -17,10 +17,13 @@ from opmodel.core.enums import StrValueEnum
 from opmodel.parsing.schema import Check
 
 __all__ = [
+    "ASYNC_INSTRUCTIONS",
+    "WARP_MMA_INSTRUCTIONS",
     "ClockDomain",
     "ComputeSpec",
     "HardwareKind",
     "HardwareSpec",
+    "Instruction",
     "MemoryLevel",
     "MemorySpec",
     "MxuSpec",
@@ -53,6 +56,24 @@ class ClockDomain(StrValueEnum):
     MEMORY = "memory"
 
 
+class Instruction(StrValueEnum):
+    """How a GEMM kernel's math is issued."""
+
+    MMA_SYNC = "mma_sync"  # warp-level tensor-core MMA (NVIDIA sm_80 and later)
+    WGMMA = "wgmma"  # warpgroup-level asynchronous MMA with TMA loads (NVIDIA sm_90)
+    TCGEN05 = "tcgen05"  # CTA-level asynchronous MMA, accumulators in tensor memory (sm_100)
+    MFMA = "mfma"  # wavefront-level matrix FMA on AMD CDNA matrix cores
+    SIMT = "simt"  # vector FMA on the CUDA cores / SIMD lanes
+
+
+WARP_MMA_INSTRUCTIONS = frozenset({Instruction.MMA_SYNC, Instruction.MFMA})
+"""Instructions one warp (wavefront) issues on its own fragments: kernels built from op attrs
+use the architecture's ``sm.warp_mma_instruction``, which must be one of these."""
+
+ASYNC_INSTRUCTIONS = frozenset({Instruction.WGMMA, Instruction.TCGEN05})
+"""Asynchronous MMAs fed by TMA, with producer warps and CTA clusters."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SmSpec:
     """GPU streaming-multiprocessor structure and per-SM limits (CUDA occupancy limits).
@@ -61,7 +82,9 @@ class SmSpec:
     and later per the CUDA C++ Best Practices Guide, the default when omitted);
     ``mma_sync_tensor_fraction`` is the share of the tensor peak that warp-level ``mma.sync``
     instructions can reach (1.0 when omitted; below 1 on sm_90, whose full rate needs
-    warpgroup ``wgmma``).
+    warpgroup ``wgmma``). ``warp_mma_instruction`` is the warp-level matrix instruction that
+    kernels built from op attrs issue: ``mma_sync`` on NVIDIA (default), ``mfma`` on AMD CDNA,
+    where an SM is a compute unit, an SMSP a SIMD and a warp a 64-wide wavefront.
     """
 
     sm_count: int = field(metadata=_POS)
@@ -80,6 +103,7 @@ class SmSpec:
     shared_memory_reserved_per_cta_bytes: int = field(metadata=_NONNEG)
     fma_latency_cycles: int = field(default=4, metadata=_POS)
     mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
+    warp_mma_instruction: Instruction = Instruction.MMA_SYNC
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -97,11 +121,21 @@ class ComputeSpec:
     """Clock, dense peak throughput and energy per FLOP per engine, keyed by dtype.
 
     Peaks keyed by ``fp8`` apply to ``fp8_e4m3`` and ``fp8_e5m2`` unless those are listed.
+    A peak may be typed (``*_flops_per_s``) or derived by the loader from
+    ``*_flops_per_cycle_per_unit`` x units x ``clock_hz`` (see
+    :mod:`opmodel.hardware.derived`): the unit is the SM (CU on AMD) for both engines on a
+    GPU, the MXU for the tensor engine and the TensorCore for the vector engine on a TPU.
     """
 
     clock_hz: float = field(metadata=_POS)
     tensor_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
-    vector_flops_per_s: Mapping[DType, float] = field(metadata=_POS)
+    vector_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
+    tensor_flops_per_cycle_per_unit: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=_POS
+    )
+    vector_flops_per_cycle_per_unit: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=_POS
+    )
     tensor_energy_j_per_flop: Mapping[DType, float] = field(
         default_factory=_empty, metadata=_NONNEG
     )

@@ -12,8 +12,7 @@ from dataclasses import dataclass
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import UnsupportedOpError
-from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.gemm.kernel import Instruction
+from opmodel.hardware.spec import HardwareSpec, Instruction
 
 __all__ = ["DeviceRates", "device_rates"]
 

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
-from opmodel.hardware.kernel_catalogue import Instruction
-from opmodel.hardware.spec import SmSpec
+from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction, SmSpec
 from opmodel.models.gemm.problem import GemmProblem
 
 __all__ = [
@@ -49,7 +48,7 @@ _SWIZZLES = (1, 2, 4, 8)
 
 
 WARPGROUP_WARPS = 4  # warps of one sm_90 warpgroup (PTX ISA, wgmma)
-WGMMA_M = 64  # rows of one wgmma.mma_async instruction (PTX ISA: m64nNk16)
+WGMMA_M = 64  # rows of one wgmma.mma_async (PTX ISA: m64nNk16); tcgen05.mma takes M 64 or 128
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,10 +94,13 @@ class GemmKernel:
     @property
     def operand_read_groups(self) -> tuple[int, int]:
         """(groups along M, groups along N) that each read their own operand fragments from
-        shared memory: every warp for mma.sync and SIMT, every warpgroup for wgmma."""
+        shared memory: every warp for mma.sync, mfma and SIMT, every warpgroup for wgmma, and
+        the whole CTA for tcgen05 (one thread issues the CTA's MMA from shared memory)."""
         wg_m, wg_n, _ = self.warp_grid
         if self.instruction is Instruction.WGMMA:
             return max(1, wg_m // WARPGROUP_WARPS), wg_n
+        if self.instruction is Instruction.TCGEN05:
+            return 1, 1
         return wg_m, wg_n
 
     @property
@@ -138,7 +140,7 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
     kernel = GemmKernel(
         name="attrs",
-        instruction=Instruction.MMA_SYNC if on_tensor else Instruction.SIMT,
+        instruction=sm.warp_mma_instruction if on_tensor else Instruction.SIMT,
         cta_tile_m=cta_m,
         cta_tile_n=cta_n,
         cta_tile_k=cta_k,
@@ -214,9 +216,10 @@ def _tiling_problems(kernel: GemmKernel) -> list[str]:
             f"warp grid {wgm}x{wgn}x{wgk} = {wgm * wgn * wgk} warps does not match "
             f"warps_per_cta={kernel.warps_per_cta}{producers}"
         )
-    if kernel.instruction is Instruction.WGMMA and kernel.cta_tile_m % WGMMA_M:
+    if kernel.instruction in ASYNC_INSTRUCTIONS and kernel.cta_tile_m % WGMMA_M:
         problems.append(
-            f"wgmma needs cta_tile_m to be a multiple of {WGMMA_M} (got {kernel.cta_tile_m})"
+            f"{kernel.instruction} needs cta_tile_m to be a multiple of {WGMMA_M} "
+            f"(got {kernel.cta_tile_m})"
         )
     if kernel.pipeline_stages < 2:
         problems.append(f"pipeline_stages must be >= 2 (got {kernel.pipeline_stages})")
