@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from opmodel import DType, InvalidKernelError
-from opmodel.hardware import HardwareSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware.kernel_catalogue import catalogue_for
 from opmodel.models.gemm import (
     GemmProblem,
     Limiter,
@@ -14,6 +15,8 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
+from opmodel.models.gemm.kernel import smem_tile_bytes
+from opmodel.models.gemm.selection import _specialise
 from opmodel.models.gemm.traffic import (
     capacity_miss_fraction,
     effective_swizzle,
@@ -141,3 +144,60 @@ def test_larger_l2_never_more_dram_bytes(a100: HardwareSpec) -> None:
         small = gemm_traffic(kernel, problem, grid, 20 * 2**20).dram_read_bytes
         large = gemm_traffic(kernel, problem, grid, 80 * 2**20).dram_read_bytes
         assert large <= small
+
+
+def test_mfma_kernel_from_attrs_on_a_cdna3_compute_unit() -> None:
+    """MI300X: wave64, 512-register granules, 64 KB LDS, 8 waves per SIMD.
+
+    A 256x256x32 tile of 128x128 wave tiles: 4 waves of 64 lanes; 128*128/64 = 256 fp32
+    accumulators + 40 = 296 registers; a wave takes ceil(296 * 64 / 512) = 37 granules of 512 =
+    18944 registers, a workgroup 75776 of the CU's 131072 -> 1 workgroup. LDS: 2 stages x
+    (256x32 + 32x256) x 2 B = 65536 B, all of it -> 1. Waves: 32 / 4 = 8.
+    """
+
+    mi300x = load_hardware("mi300x")
+    _, kernel, occupancy, _ = _plan(
+        mi300x,
+        8192,
+        8192,
+        8192,
+        cta_tile_m=256,
+        cta_tile_n=256,
+        cta_tile_k=32,
+        warp_tile_m=128,
+        warp_tile_n=128,
+        pipeline_stages=2,
+        warps_per_cta=4,
+    )
+    assert kernel.instruction.value == "mfma"
+    assert (kernel.mma_m, kernel.mma_n, kernel.mma_k) == (16, 16, 16)
+    assert kernel.registers_per_thread == 296
+    assert occupancy.registers_per_cta == 75776
+    assert occupancy.by_registers == 1
+    assert occupancy.shared_memory_per_cta_bytes == 65536
+    assert occupancy.by_shared_memory == 1
+    assert occupancy.by_warps == 8
+    assert occupancy.resident_ctas_per_sm == 1
+
+
+def test_two_sm_tcgen05_pairs_split_the_shared_operand() -> None:
+    """A 2x1 tcgen05 cluster holds half of B per CTA in shared memory (2-SM UMMA); a wgmma
+    cluster multicasts B from L2 but each CTA keeps all of it."""
+
+    problem = GemmProblem.from_op(gemm(8192, 8192, 8192, DType.BF16))
+    for arch, hw_name, instruction in (("sm100", "b200", "tcgen05"), ("sm90", "h100_sxm", "wgmma")):
+        sm = load_hardware(hw_name).compute.sm
+        assert sm is not None
+        templates = catalogue_for(arch)
+        assert templates is not None
+        paired = next(
+            t
+            for t in templates
+            if t.instruction.value == instruction
+            and t.cta == (128, 256, 64)
+            and t.cluster == (2, 1)
+            and t.split_k == 1
+        )
+        a, b = smem_tile_bytes(_specialise(paired, sm, problem), problem)
+        full_b = 64 * 256 * 2
+        assert (a, b) == (128 * 64 * 2, full_b // 2 if instruction == "tcgen05" else full_b)

@@ -27,6 +27,7 @@ __all__ = [
     "kernel_problems",
     "mma_shape_for",
     "shared_memory_per_cta_bytes",
+    "smem_tile_bytes",
     "split_k_problems",
     "static_kernel_problems",
     "tile_bytes",
@@ -238,9 +239,19 @@ def tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int, int]
     )
 
 
-def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:
-    """``stages * (cta_m * cta_k * bytes(A) + cta_k * cta_n * bytes(B))``: the operand ring."""
+def smem_tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int]:
+    """Bytes of the A and B tiles one CTA holds in shared memory per stage: the full tiles,
+    except that a tcgen05 CTA pair (2-SM UMMA, PTX ``cta_group::2``) splits the operand it
+    shares: B between a pair along M (``cluster_m = 2``), A between a pair along N."""
     a, b, _ = tile_bytes(kernel, problem)
+    if kernel.instruction is Instruction.TCGEN05:
+        return a // kernel.cluster_n, b // kernel.cluster_m
+    return a, b
+
+
+def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:
+    """``stages * (A tile + B tile)`` in shared memory (:func:`smem_tile_bytes`): the ring."""
+    a, b = smem_tile_bytes(kernel, problem)
     return kernel.pipeline_stages * (a + b)
 
 

@@ -34,7 +34,7 @@ from opmodel.models.gemm.concurrency import (
     smsp_warps,
 )
 from opmodel.models.gemm.device import DeviceRates
-from opmodel.models.gemm.kernel import GemmKernel, tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes, tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.traffic import SPLIT_K_PARTIAL_BITS, GemmTraffic
@@ -72,7 +72,7 @@ class LocalWork(FastValue):
 def local_work(kernel: GemmKernel, problem: GemmProblem) -> LocalWork:
     """Per-stage math and shared-memory work of one CTA of ``kernel``."""
     groups_m, groups_n = kernel.operand_read_groups
-    a_tile, b_tile, _ = tile_bytes(kernel, problem)
+    a_tile, b_tile = smem_tile_bytes(kernel, problem)
     smem = (a_tile + b_tile) + (groups_n * a_tile + groups_m * b_tile)
     math_warps = kernel.math_warps
     return LocalWork.make(

@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.gemm.kernel import GemmKernel, tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes, tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 
@@ -119,7 +119,8 @@ def _dram_passes(
 def _smem_bytes(kernel: GemmKernel, problem: GemmProblem, grid: Grid) -> tuple[int, int]:
     """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
     wg_m, wg_n = kernel.operand_read_groups
-    a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
+    a_tile, b_tile = smem_tile_bytes(kernel, problem)
+    c_tile = tile_bytes(kernel, problem)[2]
     stages_total = grid.ctas * grid.k_iterations
     written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
     read = stages_total * (wg_n * a_tile + wg_m * b_tile) + grid.ctas * c_tile
