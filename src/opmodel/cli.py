@@ -172,6 +172,74 @@ def _add_gemm_latency_parser(commands: Any) -> None:
     latency.set_defaults(handler=_cmd_validate_gemm_latency)
 
 
+def _sweep_progress(done: int, total: int) -> None:
+    sys.stderr.write(f"\rsweep: {100 * done // max(1, total):3d}% of {total} distinct ops")
+    if done >= total:
+        sys.stderr.write("\n")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> None:
+    # imported here: the batch layer pulls in concurrent.futures and csv, which `opmodel
+    # predict` should not pay for at start-up
+    from opmodel.batch import EngineChoice, SweepOptions, run_sweep  # noqa: PLC0415
+
+    options = SweepOptions(
+        model=args.model,
+        engine=EngineChoice(kind=args.engine, workers=args.workers, address=args.address),
+        clock_hz=args.clock_hz,
+        skip_invalid=args.skip_invalid,
+    )
+    progress = None if args.no_progress else _sweep_progress
+    summary = run_sweep(args.ops, args.hardware, args.output, options, progress)
+    _emit({**to_jsonable(summary), "rows_per_s": summary.rows_per_s})
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a positive number (got '{text}')") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number (got '{text}')")
+    return value
+
+
+def _add_sweep_parser(commands: Any) -> None:
+    sweep = commands.add_parser(
+        "sweep", help="predict every row of an op table (CSV or Parquet), write it with results"
+    )
+    sweep.add_argument("--ops", required=True, help="op table: .csv or .parquet (docs/sweeps.md)")
+    sweep.add_argument("--hardware", required=True, help="hardware YAML path or shipped name")
+    sweep.add_argument("--output", required=True, help="result table: .csv or .parquet")
+    sweep.add_argument(
+        "--model",
+        default="effective_roofline",
+        choices=("roofline", "extended_roofline", "effective_roofline"),
+    )
+    sweep.add_argument(
+        "--engine",
+        default="local",
+        choices=("local", "ray", "dask"),
+        help="local processes, or an existing Ray or Dask cluster",
+    )
+    sweep.add_argument(
+        "--workers", type=_positive_int, help="local processes (default: every core)"
+    )
+    sweep.add_argument(
+        "--address", help="cluster address (ray: default 'auto'; dask: the scheduler, required)"
+    )
+    sweep.add_argument(
+        "--clock-hz", type=_positive_float, help="predict at this SM clock (HardwareSpec.at_clock)"
+    )
+    sweep.add_argument(
+        "--skip-invalid",
+        action="store_true",
+        help="record invalid rows in an 'error' column instead of stopping",
+    )
+    sweep.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
+    sweep.set_defaults(handler=_cmd_sweep)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="opmodel", description="Predict how one accelerator op performs.")
     parser.add_argument("--version", action="version", version=f"opmodel {__version__}")
@@ -207,6 +275,7 @@ def _build_parser() -> _Parser:
     )
     traffic.set_defaults(handler=_cmd_validate_gemm_traffic)
     _add_gemm_latency_parser(commands)
+    _add_sweep_parser(commands)
     return parser
 
 

@@ -1,0 +1,90 @@
+"""Predict many ops at once: :func:`predict_many` and the result columns of a sweep."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.errors import OpValidationError, UnsupportedOpError
+from opmodel.core.model import OpModel
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import OpProfile
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+
+__all__ = ["RESULT_COLUMNS", "predict_many", "resolve", "result_row"]
+
+RESULT_COLUMNS = (
+    "latency_s",
+    "energy_j",
+    "flops",
+    "hbm_bytes",
+    "footprint_bytes",
+    "engine",
+    "implementation",
+)
+"""Columns a sweep appends to each op row (``hbm_bytes`` is empty when the model does not
+represent that level)."""
+
+
+def resolve(
+    hardware: HardwareSpec | str | Path, model: OpModel | str
+) -> tuple[HardwareSpec, OpModel]:
+    """The spec and model that names, paths or objects refer to (one-line errors otherwise)."""
+    spec = hardware if isinstance(hardware, HardwareSpec) else load_hardware(hardware)
+    if isinstance(model, str):
+        return spec, get_model(model)
+    if not isinstance(model, OpModel):
+        msg = f"predict_many: model must be a model name or an OpModel (got {model!r})"
+        raise TypeError(msg)
+    return spec, model
+
+
+def predict_many(
+    ops: Iterable[LocalOp],
+    hardware: HardwareSpec | str | Path,
+    model: OpModel | str = "effective_roofline",
+) -> list[OpProfile]:
+    """Profiles of ``ops`` on ``hardware``, in order.
+
+    ``hardware`` is a spec, a shipped config name or a YAML path; ``model`` a registered name or
+    an :class:`~opmodel.core.model.OpModel`. Equal ops (same kind, phase, tensors and attrs, any
+    name) are predicted once and share the profile object, so sweeps over repeated layers cost
+    one prediction per distinct shape. Runs in this process; ``opmodel sweep`` (or
+    :func:`opmodel.batch.run_sweep`) spreads a table over cores or a Ray / Dask cluster.
+    """
+    spec, op_model = resolve(hardware, model)
+    seen: dict[tuple[Any, ...], OpProfile] = {}
+    profiles: list[OpProfile] = []
+    for index, op in enumerate(ops):
+        if not isinstance(op, LocalOp):
+            msg = f"predict_many: ops[{index}] is not a LocalOp (got {type(op).__name__})"
+            raise OpValidationError(msg)
+        key = (op.kind, op.phase, op.tensors, op.attrs)
+        profile = seen.get(key)
+        if profile is None:
+            if not op_model.supports(op):
+                kinds = ", ".join(sorted(op_model.supported_kinds))
+                msg = (
+                    f"predict_many: ops[{index}] ('{op.name}'): model '{op_model.name}' does "
+                    f"not support {op.kind} (supports: {kinds})"
+                )
+                raise UnsupportedOpError(msg)
+            profile = seen[key] = op_model.predict(op, spec)
+        profiles.append(profile)
+    return profiles
+
+
+def result_row(profile: OpProfile) -> tuple[object, ...]:
+    """The values of :data:`RESULT_COLUMNS` for ``profile``."""
+    hbm = profile.traffic.get("hbm")
+    return (
+        profile.latency_s,
+        profile.energy_j,
+        profile.flops,
+        hbm.total_bytes if hbm is not None else None,
+        profile.footprint.total_bytes,
+        profile.engine.value,
+        profile.implementation,
+    )

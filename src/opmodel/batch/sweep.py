@@ -1,0 +1,188 @@
+"""``opmodel sweep``: predict every row of an op table and write the table with results.
+
+Rows that describe the same op (:func:`~opmodel.batch.optable.row_key`) are predicted once; the
+distinct ops are split into chunks and run by an engine (:mod:`opmodel.batch.engines`). The
+output holds every input column, in order, then :data:`~opmodel.batch.predict.RESULT_COLUMNS`
+(and ``error`` with ``skip_invalid``).
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from opmodel.batch.engines import EngineChoice, Progress, run_chunks
+from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
+from opmodel.batch.predict import RESULT_COLUMNS, resolve, result_row
+from opmodel.batch.tableio import Table, read_table, table_format, write_table
+from opmodel.core.errors import ConfigError, OpModelError
+from opmodel.hardware import HardwareSpec
+
+__all__ = ["SweepOptions", "SweepSummary", "predict_rows", "run_sweep"]
+
+_REQUIRED = ("name", "kind", "phase", "tensors")
+_CHUNKS_PER_WORKER = 8
+_MIN_CHUNK = 64
+
+_specs: dict[tuple[str, float | None], HardwareSpec] = {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepSummary:
+    """What a sweep did: rows read, distinct ops predicted, rows with errors, wall time."""
+
+    ops: str
+    output: str
+    hardware: str
+    model: str
+    engine: str
+    rows: int
+    unique_ops: int
+    error_rows: int
+    seconds: float
+
+    @property
+    def rows_per_s(self) -> float:
+        """Rows predicted per second of wall time (reading and writing included)."""
+        return self.rows / self.seconds if self.seconds > 0 else math.inf
+
+
+def _spec(hardware: str, clock_hz: float | None) -> HardwareSpec:
+    key = (hardware, clock_hz)
+    spec = _specs.get(key)
+    if spec is None:
+        spec, _ = resolve(hardware, "roofline")
+        if clock_hz is not None:
+            spec = spec.at_clock(clock_hz)
+        _specs[key] = spec
+    return spec
+
+
+def predict_rows(
+    chunk: Sequence[tuple[str, Mapping[str, Any]]],
+    *,
+    hardware: str,
+    clock_hz: float | None,
+    model: str,
+) -> list[tuple[object, ...]]:
+    """Result values (then an error text or None) for each ``(source, row)`` of ``chunk``.
+
+    Runs in a worker: hardware and model are passed by name or path and resolved there (specs
+    are cached per worker). Errors come back as text, one line, never as exceptions.
+    """
+    spec, op_model = _spec(hardware, clock_hz), resolve(hardware, model)[1]
+    empty = (None,) * len(RESULT_COLUMNS)
+    out: list[tuple[object, ...]] = []
+    for source, row in chunk:
+        try:
+            op = op_from_row(row, source)
+            out.append((*result_row(op_model.predict(op, spec)), None))
+        except OpModelError as exc:
+            out.append((*empty, str(exc).splitlines()[0]))
+    return out
+
+
+def _check_columns(path: Path, table: Table) -> None:
+    missing = [c for c in _REQUIRED if c not in table]
+    if missing:
+        accepted = ", ".join(OP_COLUMNS)
+        msg = f"{path}: missing column '{missing[0]}' (op columns: {accepted})"
+        raise ConfigError([msg])
+    taken = [c for c in (*RESULT_COLUMNS, "error") if c in table]
+    if taken:
+        raise ConfigError([f"{path}: column '{taken[0]}' is a result column; rename it"])
+
+
+def _distinct(table: Table, rows: int) -> tuple[list[int], list[int]]:
+    """(row -> distinct-op index, first row of each distinct op)."""
+    columns = [table.get(name, [""] * rows) for name in ("kind", "phase", "tensors", "attrs")]
+    index_of: dict[tuple[str, str, str, str], int] = {}
+    first_rows: list[int] = []
+    row_to_op: list[int] = []
+    for row, cells in enumerate(zip(*columns, strict=True)):
+        key = row_key(dict(zip(("kind", "phase", "tensors", "attrs"), cells, strict=True)))
+        index = index_of.get(key)
+        if index is None:
+            index = index_of[key] = len(first_rows)
+            first_rows.append(row)
+        row_to_op.append(index)
+    return row_to_op, first_rows
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SweepOptions:
+    """How to sweep: the model, where to run (:class:`EngineChoice`), the SM clock to apply
+    with :meth:`~opmodel.hardware.HardwareSpec.at_clock` (None: the config's), and whether
+    invalid rows are recorded in an ``error`` column instead of stopping the sweep."""
+
+    model: str = "effective_roofline"
+    engine: EngineChoice = field(default_factory=EngineChoice)
+    clock_hz: float | None = None
+    skip_invalid: bool = False
+
+
+def run_sweep(
+    ops: str | Path,
+    hardware: str | Path,
+    output: str | Path,
+    options: SweepOptions | None = None,
+    progress: Progress | None = None,
+) -> SweepSummary:
+    """Predict every row of the table ``ops`` on ``hardware`` and write ``output``.
+
+    ``hardware`` is a shipped config name or a YAML path; ``ops`` and ``output`` are ``.csv``
+    or ``.parquet`` files. A row that is not a valid op, or that the model cannot predict,
+    stops the sweep with a one-line error naming the file, row and column, unless
+    ``options.skip_invalid`` records it in an ``error`` column instead. ``progress(done,
+    total)`` is called as distinct ops finish.
+    """
+    opts = options or SweepOptions()
+    model, clock_hz, skip_invalid = opts.model, opts.clock_hz, opts.skip_invalid
+    start = time.perf_counter()
+    ops_path, out_path = Path(ops), Path(output)
+    table_format(out_path)  # reject an unknown output format before any work
+    hardware_ref = str(hardware)
+    _spec(hardware_ref, clock_hz)  # fail fast, in this process, on a bad config or clock
+    resolve(_spec(hardware_ref, clock_hz), model)
+    table = read_table(ops_path)
+    _check_columns(ops_path, table)
+    rows = len(table["name"])
+    row_to_op, first_rows = _distinct(table, rows)
+    names = list(table)
+    work = [
+        (f"{ops_path}: row {row + 1}", {name: table[name][row] for name in names})
+        for row in first_rows
+    ]
+    parallel = opts.engine.workers or os.cpu_count() or 1
+    chunk = max(_MIN_CHUNK, math.ceil(len(work) / (_CHUNKS_PER_WORKER * parallel)))
+    chunks = [work[i : i + chunk] for i in range(0, len(work), chunk)]
+    func = functools.partial(predict_rows, hardware=hardware_ref, clock_hz=clock_hz, model=model)
+    results = [r for part in run_chunks(func, chunks, opts.engine, progress) for r in part]
+    errors = [(first_rows[i], r[-1]) for i, r in enumerate(results) if r[-1] is not None]
+    if errors and not skip_invalid:
+        more = sum(1 for op in row_to_op if results[op][-1] is not None) - 1
+        tail = f" (and {more} more rows; --skip-invalid records them)" if more else ""
+        raise ConfigError([f"{errors[0][1]}{tail}"])
+    for position, column in enumerate(RESULT_COLUMNS):
+        table[column] = [results[op][position] for op in row_to_op]
+    error_rows = sum(1 for op in row_to_op if results[op][-1] is not None)
+    if skip_invalid:
+        table["error"] = [results[op][-1] for op in row_to_op]
+    write_table(out_path, table)
+    return SweepSummary(
+        ops=str(ops_path),
+        output=str(out_path),
+        hardware=hardware_ref,
+        model=model,
+        engine=opts.engine.kind,
+        rows=rows,
+        unique_ops=len(first_rows),
+        error_rows=error_rows,
+        seconds=time.perf_counter() - start,
+    )
