@@ -240,6 +240,13 @@ def _add_sweep_parser(commands: Any) -> None:
     sweep.set_defaults(handler=_cmd_sweep)
 
 
+def _add_measure_parser(commands: Any) -> None:
+    # the sub-command's module imports opmodel.measure only when the command runs
+    from opmodel.cli_measure import add_measure_parser  # noqa: PLC0415
+
+    add_measure_parser(commands, _emit)
+
+
 def _build_parser() -> _Parser:
     parser = _Parser(prog="opmodel", description="Predict how one accelerator op performs.")
     parser.add_argument("--version", action="version", version=f"opmodel {__version__}")
@@ -276,6 +283,7 @@ def _build_parser() -> _Parser:
     traffic.set_defaults(handler=_cmd_validate_gemm_traffic)
     _add_gemm_latency_parser(commands)
     _add_sweep_parser(commands)
+    _add_measure_parser(commands)
     return parser
 
 

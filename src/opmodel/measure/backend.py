@@ -1,0 +1,288 @@
+"""The GPU side of ``opmodel measure``: PyTorch kernels, CUDA-event timing, NVML energy and clocks.
+
+:class:`Backend` is the boundary the runner talks to; :class:`TorchBackend` implements it with
+PyTorch (the kernels, CUDA events, the L2 flush) and NVML (``nvidia-ml-py``: total-energy counter,
+clocks, clock locking). Both modules are passed in or imported on construction, so tests drive
+the real code with stand-ins for them.
+
+Timing of one case: ``warmup`` untimed runs; then ``repeats`` runs, each after overwriting a
+buffer of twice the L2 size (``flush_l2``) and bracketed by two CUDA events, synchronised; the
+median is reported. Energy: the kernel is enqueued back to back for about ``energy_loop_s``
+(``ceil(loop / median)`` runs, fewer when the host cannot launch that fast) between two reads of
+NVML's total-energy counter (mJ, updated about every 10 ms); energy per run is the difference
+over the run count. It is board energy, idle power included, as EnergAIzer measures it. SM and
+memory clocks are read before the case, while the energy loop runs (the clock under load) and
+after it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind
+from opmodel.core.errors import ConfigError
+from opmodel.measure.grid import MEASURED_DTYPES, MeasureGrid
+from opmodel.measure.plan import Case
+
+__all__ = ["Backend", "CaseResult", "DeviceInfo", "TorchBackend"]
+
+_BATCH_S = 0.01  # GPU work enqueued between two looks at the wall clock
+_MAX_BATCH = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DeviceInfo:
+    """What ran the measurements."""
+
+    gpu_name: str
+    driver_version: str
+    cuda_version: str
+    torch_version: str
+    l2_bytes: int
+    sm_count: int
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CaseResult:
+    """The measurement of one case (times in ms, energy in J per run, clocks in MHz)."""
+
+    case: Case
+    times_ms: tuple[float, ...]
+    energy_j: float | None
+    energy_runs: int
+    energy_loop_s: float | None
+    sm_clock_mhz_before: float
+    sm_clock_mhz_under_load: float | None
+    sm_clock_mhz_after: float
+    mem_clock_mhz: float
+
+    @property
+    def median_ms(self) -> float:
+        """Median of the timed runs."""
+        return statistics.median(self.times_ms)
+
+
+class Backend(Protocol):
+    """What the runner needs from a GPU."""
+
+    def device_info(self) -> DeviceInfo:
+        """Name, driver, CUDA and PyTorch versions, L2 size, SM count."""
+        ...
+
+    def lock_sm_clock(self, mhz: float) -> bool:
+        """Lock the SM clock; False when not permitted."""
+        ...
+
+    def unlock_clocks(self) -> None:
+        """Undo :meth:`lock_sm_clock`."""
+        ...
+
+    def measure(self, case: Case, grid: MeasureGrid) -> CaseResult:
+        """Time (and, with ``grid.energy``, meter) one case."""
+        ...
+
+
+def _import_modules() -> tuple[Any, Any]:
+    try:
+        import pynvml  # noqa: PLC0415 - optional dependency (nvidia-ml-py)
+        import torch  # noqa: PLC0415 - optional dependency
+    except ImportError:
+        msg = "opmodel measure needs PyTorch and nvidia-ml-py: pip install 'opmodel[measure]'"
+        raise ConfigError([msg]) from None
+    return torch, pynvml
+
+
+class TorchBackend:
+    """:class:`Backend` on a CUDA GPU through PyTorch and NVML."""
+
+    def __init__(
+        self,
+        device: int = 0,
+        *,
+        torch: Any = None,
+        nvml: Any = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ) -> None:
+        if torch is None or nvml is None:
+            torch, nvml = _import_modules()
+        if not torch.cuda.is_available():
+            msg = (
+                "no CUDA device is visible to PyTorch (plan without one: opmodel measure --dry-run)"
+            )
+            raise ConfigError([msg])
+        self._torch, self._nvml, self._device, self._clock = torch, nvml, device, clock
+        nvml.nvmlInit()
+        self._handle = nvml.nvmlDeviceGetHandleByIndex(device)
+        torch.cuda.set_device(device)
+        props = torch.cuda.get_device_properties(device)
+        self._l2_bytes = int(getattr(props, "L2_cache_size", 0)) or 50 * 2**20
+        self._sm_count = int(props.multi_processor_count)
+        self._flush = torch.empty(2 * self._l2_bytes, dtype=torch.uint8, device="cuda")
+
+    def device_info(self) -> DeviceInfo:
+        """See :class:`Backend`."""
+        torch, nvml = self._torch, self._nvml
+        driver = nvml.nvmlSystemGetDriverVersion()
+        return DeviceInfo(
+            gpu_name=str(torch.cuda.get_device_name(self._device)),
+            driver_version=driver.decode() if isinstance(driver, bytes) else str(driver),
+            cuda_version=str(torch.version.cuda),
+            torch_version=str(torch.__version__),
+            l2_bytes=self._l2_bytes,
+            sm_count=self._sm_count,
+        )
+
+    def lock_sm_clock(self, mhz: float) -> bool:
+        """See :class:`Backend`."""
+        try:
+            self._nvml.nvmlDeviceSetGpuLockedClocks(self._handle, int(mhz), int(mhz))
+        except self._nvml.NVMLError:
+            return False
+        return True
+
+    def unlock_clocks(self) -> None:
+        """See :class:`Backend`."""
+        with contextlib.suppress(self._nvml.NVMLError):
+            self._nvml.nvmlDeviceResetGpuLockedClocks(self._handle)
+
+    def _clocks(self) -> tuple[float, float]:
+        nvml = self._nvml
+        sm = nvml.nvmlDeviceGetClockInfo(self._handle, nvml.NVML_CLOCK_SM)
+        mem = nvml.nvmlDeviceGetClockInfo(self._handle, nvml.NVML_CLOCK_MEM)
+        return float(sm), float(mem)
+
+    def _dtype(self, dtype: DType) -> Any:
+        torch = self._torch
+        torch.backends.cuda.matmul.allow_tf32 = dtype is DType.TF32
+        table = {
+            DType.BF16: torch.bfloat16,
+            DType.FP16: torch.float16,
+            DType.FP32: torch.float32,
+            DType.TF32: torch.float32,
+        }
+        if dtype not in table:
+            accepted = ", ".join(d.value for d in MEASURED_DTYPES)
+            raise ConfigError([f"dtype {dtype.value}: not measurable (measurable: {accepted})"])
+        return table[dtype]
+
+    def kernel(self, case: Case) -> Callable[[], Any]:
+        """A callable that runs the case's op once on tensors allocated here."""
+        torch, op = self._torch, case.op()
+        dtype = self._dtype(case.dtype)
+        functional = torch.nn.functional
+
+        def make(shape: tuple[int, ...]) -> Any:
+            return torch.randn(shape, dtype=dtype, device="cuda")
+
+        inputs = [make(t.shape) for t in op.tensors if t.role.value in ("input", "weight")]
+        if case.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM):
+            a, b = inputs
+            a = a.transpose(-1, -2) if case.trans[0] == "T" else a
+            b = b.transpose(-1, -2) if case.trans[1] == "T" else b
+            return lambda: torch.matmul(a, b)
+        if case.kind is OpKind.SOFTMAX:
+            return lambda: torch.softmax(inputs[0], dim=-1)
+        if case.kind is OpKind.LAYERNORM:
+            x, w, b = inputs
+            return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
+        if case.kind is OpKind.RMSNORM:
+            x, w = inputs
+            return lambda: functional.rms_norm(x, (x.shape[-1],), w)
+        if case.kind is OpKind.ELEMENTWISE:
+            return self._elementwise(case.function or "add", inputs)
+        q, k, v = inputs
+        gqa = q.shape[1] != k.shape[1]
+        causal = case.causal
+        return lambda: functional.scaled_dot_product_attention(
+            q, k, v, is_causal=causal, enable_gqa=gqa
+        )
+
+    def _elementwise(self, function: str, inputs: list[Any]) -> Callable[[], Any]:
+        torch, functional = self._torch, self._torch.nn.functional
+        unary: dict[str, Callable[[Any], Any]] = {
+            "relu": torch.relu,
+            "exp": torch.exp,
+            "tanh": torch.tanh,
+            "sigmoid": torch.sigmoid,
+            "silu": functional.silu,
+            "gelu": lambda x: functional.gelu(x, approximate="tanh"),
+        }
+        if function in ("add", "mul"):
+            binary = torch.add if function == "add" else torch.mul
+            return lambda: binary(inputs[0], inputs[1])
+        fn, x = unary[function], inputs[0]
+        return lambda: fn(x)
+
+    def _time(self, run: Callable[[], Any], grid: MeasureGrid) -> list[float]:
+        torch = self._torch
+        for _ in range(grid.warmup):
+            run()
+        torch.cuda.synchronize()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        times: list[float] = []
+        for _ in range(grid.repeats):
+            if grid.flush_l2:
+                self._flush.zero_()
+            start.record()
+            run()
+            end.record()
+            end.synchronize()
+            times.append(float(start.elapsed_time(end)))
+        return times
+
+    def _energy(
+        self, run: Callable[[], Any], median_ms: float, loop_s: float
+    ) -> tuple[float, int, float, float]:
+        """(J per run, runs, loop wall seconds, SM clock under load).
+
+        ``ceil(loop_s / median)`` runs are enqueued back to back, in batches of about 10 ms of
+        GPU work; enqueueing also stops once ``loop_s`` of wall time has passed, so a kernel
+        shorter than the host's launch time is not repeated for longer than asked (its energy
+        then includes the idle gaps between launches, as in eager PyTorch).
+        """
+        torch, nvml, clock = self._torch, self._nvml, self._clock
+        median_s = max(median_ms / 1e3, 1e-9)
+        target = math.ceil(loop_s / median_s)
+        batch = max(1, min(_MAX_BATCH, math.ceil(_BATCH_S / median_s)))
+        torch.cuda.synchronize()
+        before = nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        started, runs = clock(), 0
+        while runs < target and (runs == 0 or clock() - started < loop_s):
+            count = min(batch, target - runs)
+            for _ in range(count):
+                run()
+            runs += count
+        sm_under_load, _ = self._clocks()  # read while the queued runs execute
+        torch.cuda.synchronize()
+        wall = clock() - started
+        after = nvml.nvmlDeviceGetTotalEnergyConsumption(self._handle)
+        return (after - before) / 1e3 / runs, runs, wall, sm_under_load
+
+    def measure(self, case: Case, grid: MeasureGrid) -> CaseResult:
+        """See :class:`Backend`."""
+        run = self.kernel(case)
+        sm_before, mem = self._clocks()
+        times = self._time(run, grid)
+        energy: tuple[float, int, float, float] | None = None
+        if grid.energy:
+            energy = self._energy(run, statistics.median(times), grid.energy_loop_s)
+        sm_after, _ = self._clocks()
+        return CaseResult(
+            case=case,
+            times_ms=tuple(times),
+            energy_j=energy[0] if energy else None,
+            energy_runs=energy[1] if energy else 0,
+            energy_loop_s=energy[2] if energy else None,
+            sm_clock_mhz_before=sm_before,
+            sm_clock_mhz_under_load=energy[3] if energy else None,
+            sm_clock_mhz_after=sm_after,
+            mem_clock_mhz=mem,
+        )

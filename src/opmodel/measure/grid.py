@@ -1,0 +1,188 @@
+"""Measurement grids: which ops, shapes and dtypes ``opmodel measure`` runs (YAML).
+
+```yaml
+name: h200_8min
+warmup: 10            # untimed runs before timing each case
+repeats: 30           # timed runs; the median is reported
+flush_l2: true        # overwrite an L2-sized buffer before each timed run
+energy: true          # NVML total-energy counter over a loop of >= energy_loop_s
+energy_loop_s: 0.2
+ops:
+  - kind: gemm
+    sizes: {m: [16, 4096], n: [4096], k: [4096]}
+    dtypes: [bf16]
+    trans: [NN, NT]
+  - kind: attention_prefill
+    sizes: {batch: [1], heads: [32], kv_heads: [8], seq: [2048], head_dim: [128]}
+```
+
+Every combination of an entry's sizes (and dtypes, trans, functions, causal flags) is one case.
+Sizes each kind needs are in :data:`REQUIRED_SIZES`. Shipped grids live in
+``opmodel/configs/measure`` and load by name.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind
+from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
+from opmodel.parsing.schema import Check, parse_dataclass
+from opmodel.parsing.yamlfile import read_yaml_mapping
+
+__all__ = [
+    "ENERGY_LOOP_MIN_S",
+    "MEASURED_DTYPES",
+    "MEASURED_FUNCTIONS",
+    "REQUIRED_SIZES",
+    "MeasureGrid",
+    "OpGrid",
+    "load_grid",
+    "shipped_grid_names",
+]
+
+_POS = {"check": Check.POSITIVE}
+_DIR = Path(__file__).resolve().parent.parent / "configs" / "measure"
+
+ENERGY_LOOP_MIN_S = 0.2
+"""NVML's total-energy counter updates about every 10 ms; a loop of 200 ms or more keeps the
+quantisation under 5 % (shared/hardware/README.md, measurement limits)."""
+
+REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
+    OpKind.GEMM: ("m", "n", "k"),
+    OpKind.BATCHED_GEMM: ("batch", "m", "n", "k"),
+    OpKind.SOFTMAX: ("rows", "length"),
+    OpKind.LAYERNORM: ("rows", "length"),
+    OpKind.RMSNORM: ("rows", "length"),
+    OpKind.ELEMENTWISE: ("rows", "length"),
+    OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
+    OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
+}
+
+MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "gelu")
+"""Elementwise functions measured as one PyTorch kernel each (composites such as
+silu_and_mul run as several kernels in eager PyTorch and are left out)."""
+
+_TRANS = ("NN", "NT", "TN", "TT")
+
+MEASURED_DTYPES = (DType.BF16, DType.FP16, DType.FP32, DType.TF32)
+"""Dtypes the PyTorch backend runs (tf32: fp32 tensors with TF32 matmuls allowed)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpGrid:
+    """One op kind over the cartesian product of its sizes and variants."""
+
+    kind: OpKind
+    sizes: Mapping[str, tuple[int, ...]]
+    dtypes: tuple[DType, ...] = (DType.BF16,)
+    trans: tuple[str, ...] = ("NN",)
+    functions: tuple[str, ...] = ()
+    causal: tuple[bool, ...] = (True,)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureGrid:
+    """A whole measurement plan: timing settings and the op grids."""
+
+    name: str
+    description: str | None = None
+    warmup: int = field(default=10, metadata=_POS)
+    repeats: int = field(default=30, metadata=_POS)
+    flush_l2: bool = True
+    energy: bool = True
+    energy_loop_s: float = field(default=ENERGY_LOOP_MIN_S, metadata=_POS)
+    ops: tuple[OpGrid, ...]
+
+
+def _size_problems(path: str, entry: OpGrid, required: tuple[str, ...]) -> list[str]:
+    kind = entry.kind.value
+    missing = [
+        f"{path}.sizes.{name}: required for {kind} (a list of sizes)"
+        for name in required
+        if not entry.sizes.get(name)
+    ]
+    extra = [
+        f"{path}.sizes.{name}: not a size of {kind} (sizes: {', '.join(required)})"
+        for name in sorted(set(entry.sizes) - set(required))
+    ]
+    bad = [
+        f"{path}.sizes.{name}[{index}]: must be > 0 (got {value})"
+        for name, values in entry.sizes.items()
+        for index, value in enumerate(values)
+        if value <= 0
+    ]
+    return missing + extra + bad
+
+
+def _choice_problems(
+    path: str, field_name: str, values: tuple[str, ...], accepted: tuple[str, ...]
+) -> list[str]:
+    allowed = ", ".join(accepted)
+    return [
+        f"{path}.{field_name}: must be one of {allowed} (got '{value}')"
+        for value in values
+        if value not in accepted
+    ]
+
+
+def _op_problems(index: int, entry: OpGrid) -> list[str]:
+    path = f"ops[{index}]"
+    required = REQUIRED_SIZES.get(entry.kind)
+    if required is None:
+        kinds = ", ".join(k.value for k in REQUIRED_SIZES)
+        return [f"{path}.kind: cannot measure {entry.kind.value} (measurable: {kinds})"]
+    dtypes = tuple(d.value for d in entry.dtypes)
+    problems = _size_problems(path, entry, required)
+    problems += _choice_problems(path, "dtypes", dtypes, tuple(d.value for d in MEASURED_DTYPES))
+    problems += _choice_problems(path, "trans", entry.trans, _TRANS)
+    if entry.kind is OpKind.ELEMENTWISE:
+        if not entry.functions:
+            problems.append(
+                f"{path}.functions: required for elementwise ({', '.join(MEASURED_FUNCTIONS)})"
+            )
+        problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
+    return problems
+
+
+def grid_problems(grid: MeasureGrid) -> list[str]:
+    """Rules across fields: sizes per kind, functions, trans, the energy loop length."""
+    problems = [p for i, entry in enumerate(grid.ops) for p in _op_problems(i, entry)]
+    if not grid.ops:
+        problems.append("ops: expected at least one op grid (got [])")
+    if grid.energy and grid.energy_loop_s < ENERGY_LOOP_MIN_S:
+        problems.append(
+            f"energy_loop_s: must be >= {ENERGY_LOOP_MIN_S} s, the NVML energy counter's "
+            f"resolution needs it (got {grid.energy_loop_s})"
+        )
+    return problems
+
+
+def shipped_grid_names() -> list[str]:
+    """Names of the grids shipped with the package, sorted."""
+    return sorted(p.stem for p in _DIR.glob("*.yaml"))
+
+
+def load_grid(path_or_name: str | Path) -> MeasureGrid:
+    """A grid from a YAML path or a shipped name; ConfigError with every problem otherwise."""
+    text = str(path_or_name)
+    if isinstance(path_or_name, Path) or text.endswith((".yaml", ".yml")) or "/" in text:
+        path = Path(path_or_name)
+    else:
+        path = _DIR / f"{text}.yaml"
+        if not path.is_file():
+            names = shipped_grid_names()
+            raise UnknownNameError(unknown_name_message("measurement grid", text, names))
+    if not path.is_file():
+        raise ConfigError([f"{path}: file not found"])
+    errors: list[str] = []
+    grid = parse_dataclass(MeasureGrid, read_yaml_mapping(path), errors)
+    if grid is not None:
+        errors += grid_problems(grid)
+    if errors or grid is None:
+        raise ConfigError(f"{path}: {problem}" for problem in errors)
+    assert isinstance(grid, MeasureGrid)
+    return grid

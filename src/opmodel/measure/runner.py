@@ -1,0 +1,84 @@
+"""``opmodel measure``: plan a grid (``dry_run``) or run it on a GPU and write the dataset."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.hardware import load_hardware
+from opmodel.measure.backend import Backend, CaseResult, TorchBackend
+from opmodel.measure.grid import load_grid
+from opmodel.measure.plan import Plan, plan
+from opmodel.measure.writer import write_dataset
+from opmodel.models import get_model
+
+__all__ = ["MeasureRequest", "dry_run", "run_measurements"]
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MeasureRequest:
+    """What to measure: the grid (name or path), the opmodel config of the GPU, where to write,
+    an optional SM clock to lock (MHz) and the CUDA device index."""
+
+    grid: str
+    hardware: str
+    output_dir: str | None = None
+    lock_sm_clock_mhz: float | None = None
+    device: int = 0
+    estimate_model: str = "effective_roofline"
+    command: str = "opmodel measure"
+
+
+def dry_run(request: MeasureRequest) -> Plan:
+    """The plan and its time estimate on the request's hardware config; needs no GPU."""
+    grid = load_grid(request.grid)
+    return plan(grid, load_hardware(request.hardware), get_model(request.estimate_model))
+
+
+def run_measurements(
+    request: MeasureRequest, backend: Backend | None = None, progress: Progress | None = None
+) -> dict[str, object]:
+    """Measure every case of the grid with ``backend`` (a :class:`TorchBackend` on
+    ``request.device`` by default), write the dataset to ``request.output_dir`` and return a
+    summary (files, rows, seconds, the estimate it had)."""
+    the_plan = dry_run(request)  # validates grid and hardware before touching the GPU
+    if request.output_dir is None:
+        msg = "run_measurements: output_dir is required (or use dry_run)"
+        raise ValueError(msg)
+    gpu = backend if backend is not None else TorchBackend(request.device)
+    info = gpu.device_info()
+    locked = False
+    if request.lock_sm_clock_mhz is not None:
+        locked = gpu.lock_sm_clock(request.lock_sm_clock_mhz)
+    start = time.perf_counter()
+    results: list[CaseResult] = []
+    try:
+        for index, case in enumerate(the_plan.cases):
+            results.append(gpu.measure(case, the_plan.grid))
+            if progress is not None:
+                progress(index + 1, len(the_plan.cases))
+    finally:
+        if locked:
+            gpu.unlock_clocks()
+    seconds = time.perf_counter() - start
+    if request.lock_sm_clock_mhz is None:
+        lock = "not requested (clocks free)"
+    elif locked:
+        lock = f"locked at {request.lock_sm_clock_mhz:.0f} MHz"
+    else:
+        lock = f"requested {request.lock_sm_clock_mhz:.0f} MHz, not permitted (clocks free)"
+    context = {"hardware": request.hardware, "command": request.command, "lock": lock}
+    rows = write_dataset(Path(request.output_dir), info, the_plan.grid, results, context)
+    return {
+        "output_dir": request.output_dir,
+        "gpu": info.gpu_name,
+        "cases": len(results),
+        "rows": rows,
+        "seconds": round(seconds, 1),
+        "estimated_s": round(the_plan.total_s, 1),
+        "clock_lock": lock,
+    }

@@ -1,0 +1,193 @@
+"""Write measurements as datasets: GEMM latency CSV, op-table CSV, run JSON and SOURCE.md.
+
+* ``gemm.csv``: GEMM and batched-GEMM cases in the GEMM latency schema that
+  ``opmodel validate-gemm-latency --data-dir`` reads (``time`` median ms, ``batch``, ``dimM``,
+  ``dimN``, ``dimK``, ``trans``, ``dtype``, ``compute_dtype``, ``hardware``, ``clock_mhz`` = the
+  SM clock read under load, ``source``, ``label``, ``energy`` J per run) plus the spread
+  (``time_min``, ``time_max``, ``repeats``) and the clocks before and after.
+* ``ops.csv``: every other case as an op-table row (docs/sweeps.md) with the same measured
+  columns, so ``opmodel sweep`` predicts exactly the measured ops.
+* ``run.json``: device, grid settings and every timed run.
+* ``SOURCE.md``: what, where, when and how, in the form of ``data/*/SOURCE.md``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Sequence
+from dataclasses import asdict
+from datetime import UTC, datetime
+from pathlib import Path
+
+from opmodel.batch import op_to_row
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind
+from opmodel.measure.backend import CaseResult, DeviceInfo
+from opmodel.measure.grid import MeasureGrid
+
+__all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "write_dataset"]
+
+_MEASURED = (
+    "time",
+    "time_min",
+    "time_max",
+    "repeats",
+    "energy",
+    "energy_runs",
+    "hardware",
+    "clock_mhz",
+    "sm_clock_mhz_before",
+    "sm_clock_mhz_after",
+    "mem_clock_mhz",
+    "source",
+    "label",
+)
+GEMM_COLUMNS = ("batch", "dimM", "dimN", "dimK", "trans", "dtype", "compute_dtype", *_MEASURED)
+OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED)
+SOURCE_TAG = "opmodel-measure"
+
+
+def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
+    return {
+        "time": result.median_ms,
+        "time_min": min(result.times_ms),
+        "time_max": max(result.times_ms),
+        "repeats": len(result.times_ms),
+        "energy": result.energy_j,
+        "energy_runs": result.energy_runs or None,
+        "hardware": hardware,
+        "clock_mhz": result.sm_clock_mhz_under_load,
+        "sm_clock_mhz_before": result.sm_clock_mhz_before,
+        "sm_clock_mhz_after": result.sm_clock_mhz_after,
+        "mem_clock_mhz": result.mem_clock_mhz,
+        "source": SOURCE_TAG,
+        "label": result.case.label,
+    }
+
+
+def _gemm_row(result: CaseResult, hardware: str) -> dict[str, object]:
+    case, size = result.case, result.case.size
+    tf32 = case.dtype is DType.TF32
+    return {
+        "batch": size.get("batch", 1),
+        "dimM": size["m"],
+        "dimN": size["n"],
+        "dimK": size["k"],
+        "trans": case.trans,
+        "dtype": DType.FP32.value if tf32 else case.dtype.value,
+        "compute_dtype": DType.TF32.value if tf32 else "",
+        **_measured(result, hardware),
+    }
+
+
+def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, object]]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer.writeheader()
+        for row in rows:
+            writer.writerow(
+                {
+                    k: "" if v is None else (repr(v) if isinstance(v, float) else v)
+                    for k, v in row.items()
+                }
+            )
+
+
+def _source_md(
+    info: DeviceInfo, grid: MeasureGrid, results: Sequence[CaseResult], context: dict[str, str]
+) -> str:
+    loads = sorted(r.sm_clock_mhz_under_load for r in results if r.sm_clock_mhz_under_load)
+    clock = (
+        f"{loads[0]:.0f} / {loads[len(loads) // 2]:.0f} / {loads[-1]:.0f} MHz (min / median / max "
+        "over cases, read by NVML while each energy loop ran)"
+        if loads
+        else "not read under load (energy off)"
+    )
+    return f"""# Measured with `opmodel measure`
+
+- GPU: {info.gpu_name} ({info.sm_count} SMs, L2 {info.l2_bytes} B)
+- opmodel hardware config: `{context["hardware"]}`
+- Driver {info.driver_version}, CUDA {info.cuda_version}, PyTorch {info.torch_version}
+- Date (UTC): {context["date"]}
+- Command: `{context["command"]}`
+- SM clock lock: {context["lock"]}
+- SM clock under load: {clock}
+- Grid `{grid.name}`: {len(results)} cases; warm-up {grid.warmup}, {grid.repeats} timed runs
+  (median reported), L2 flush {"on" if grid.flush_l2 else "off"}, energy
+  {"on, loops of >= " + str(grid.energy_loop_s) + " s" if grid.energy else "off"}
+
+## Method
+Timing: CUDA events around one run of the op's PyTorch kernel (eager, one kernel per case
+except where PyTorch splits an op), after `warmup` untimed runs; with L2 flush a buffer of twice
+the L2 size is overwritten before each timed run. `time` is the median in ms, `time_min` and
+`time_max` the extremes. Energy: NVML total-energy counter (mJ) read before and after at least
+`energy_loop_s` of back-to-back runs; `energy` is joules per run, board energy including idle
+power. `clock_mhz` is the SM clock NVML reported while that loop ran; `sm_clock_mhz_before` /
+`_after` bracket the case.
+
+## Files
+- `gemm.csv`: GEMM and batched GEMM in the GEMM latency schema (`opmodel validate-gemm-latency
+  --data-dir .`); `dtype` fp32 with `compute_dtype` tf32 marks TF32 matmuls.
+- `ops.csv`: the other ops as op-table rows (docs/sweeps.md) with the same measured columns.
+- `run.json`: device, settings and every timed run.
+
+Units: ms (time), J (energy), MHz (clocks). Produced by the user's own run; no third-party data.
+"""
+
+
+def write_dataset(
+    directory: Path,
+    info: DeviceInfo,
+    grid: MeasureGrid,
+    results: Sequence[CaseResult],
+    context: dict[str, str],
+) -> dict[str, int]:
+    """Write the dataset files into ``directory`` (created); returns rows per CSV file.
+
+    ``context`` holds ``hardware`` (the opmodel config name), ``command`` and ``lock`` (text for
+    SOURCE.md); the date is added here.
+    """
+    directory.mkdir(parents=True, exist_ok=True)
+    context = {**context, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M")}
+    hardware = context["hardware"]
+    gemm_kinds = (OpKind.GEMM, OpKind.BATCHED_GEMM)
+    gemm = [_gemm_row(r, hardware) for r in results if r.case.kind in gemm_kinds]
+    ops = [
+        {**op_to_row(r.case.op()), **_measured(r, hardware)}
+        for r in results
+        if r.case.kind not in gemm_kinds
+    ]
+    _write_csv(directory / "gemm.csv", GEMM_COLUMNS, gemm)
+    _write_csv(directory / "ops.csv", OPS_COLUMNS, ops)
+    run = {
+        "device": asdict(info),
+        "context": context,
+        "grid": {
+            "name": grid.name,
+            "warmup": grid.warmup,
+            "repeats": grid.repeats,
+            "flush_l2": grid.flush_l2,
+            "energy": grid.energy,
+            "energy_loop_s": grid.energy_loop_s,
+        },
+        "cases": [
+            {
+                "label": r.case.label,
+                "times_ms": list(r.times_ms),
+                "energy_j": r.energy_j,
+                "energy_runs": r.energy_runs,
+                "energy_loop_s": r.energy_loop_s,
+                "sm_clock_mhz": [
+                    r.sm_clock_mhz_before,
+                    r.sm_clock_mhz_under_load,
+                    r.sm_clock_mhz_after,
+                ],
+                "mem_clock_mhz": r.mem_clock_mhz,
+            }
+            for r in results
+        ],
+    }
+    (directory / "run.json").write_text(json.dumps(run, indent=2) + "\n")
+    (directory / "SOURCE.md").write_text(_source_md(info, grid, results, context))
+    return {"gemm.csv": len(gemm), "ops.csv": len(ops)}

@@ -1,0 +1,172 @@
+"""Stand-ins for the GPU boundary: a fake backend for the runner and fake torch/NVML modules.
+
+The fake torch records every call by name so tests check which kernel a case runs; its CUDA
+events return scripted elapsed times; the fake NVML counts energy per kernel launch.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Iterator
+from types import SimpleNamespace
+from typing import Any
+
+from opmodel.measure import Case, CaseResult, DeviceInfo, MeasureGrid
+
+DEVICE = DeviceInfo(
+    gpu_name="Fake H200",
+    driver_version="580.0",
+    cuda_version="13.0",
+    torch_version="2.11.0",
+    l2_bytes=60 * 2**20,
+    sm_count=132,
+)
+
+
+class FakeBackend:
+    """Backend whose 'measurement' of a case is a fixed function of its label."""
+
+    def __init__(self, *, allow_lock: bool = True) -> None:
+        self.allow_lock = allow_lock
+        self.locked_mhz: float | None = None
+        self.unlocked = False
+        self.measured: list[str] = []
+
+    def device_info(self) -> DeviceInfo:
+        return DEVICE
+
+    def lock_sm_clock(self, mhz: float) -> bool:
+        if self.allow_lock:
+            self.locked_mhz = mhz
+        return self.allow_lock
+
+    def unlock_clocks(self) -> None:
+        self.unlocked = True
+
+    def measure(self, case: Case, grid: MeasureGrid) -> CaseResult:
+        self.measured.append(case.label)
+        base = 0.01 * (1 + len(self.measured))  # ms, distinct per case
+        return CaseResult(
+            case=case,
+            times_ms=tuple(base * (1 + 0.01 * i) for i in range(grid.repeats)),
+            energy_j=base * 0.7 if grid.energy else None,
+            energy_runs=100 if grid.energy else 0,
+            energy_loop_s=0.2 if grid.energy else None,
+            sm_clock_mhz_before=1980.0,
+            sm_clock_mhz_under_load=1755.0 if grid.energy else None,
+            sm_clock_mhz_after=1980.0,
+            mem_clock_mhz=3201.0,
+        )
+
+
+class FakeTensor:
+    """Shape-carrying tensor; operations return new tensors and are logged on the fake torch."""
+
+    def __init__(self, torch: FakeTorch, shape: tuple[int, ...], dtype: str) -> None:
+        self.torch, self.shape, self.dtype = torch, tuple(shape), dtype
+
+    def transpose(self, a: int, b: int) -> FakeTensor:
+        dims = list(self.shape)
+        dims[a], dims[b] = dims[b], dims[a]
+        return FakeTensor(self.torch, tuple(dims), self.dtype)
+
+    def zero_(self) -> FakeTensor:
+        self.torch.calls["flush"] += 1
+        return self
+
+
+class FakeEvent:
+    def __init__(self, torch: FakeTorch) -> None:
+        self.torch = torch
+
+    def record(self) -> None:
+        self.torch.calls["record"] += 1
+
+    def synchronize(self) -> None:
+        pass
+
+    def elapsed_time(self, _other: FakeEvent) -> float:
+        return next(self.torch.elapsed_ms)
+
+
+class FakeTorch:
+    """The parts of ``torch`` the backend uses."""
+
+    bfloat16, float16, float32, uint8 = "bf16", "fp16", "fp32", "u8"
+    __version__ = "2.11.0"
+
+    def __init__(self, elapsed_ms: Iterator[float], *, cuda: bool = True) -> None:
+        self.elapsed_ms = elapsed_ms
+        self.calls: Counter[str] = Counter()
+        self.kernels: list[tuple[str, tuple[tuple[int, ...], ...], dict[str, Any]]] = []
+        props = SimpleNamespace(L2_cache_size=60 * 2**20, multi_processor_count=132)
+        self.cuda = SimpleNamespace(
+            is_available=lambda: cuda,
+            set_device=lambda _i: None,
+            get_device_properties=lambda _i: props,
+            get_device_name=lambda _i: "Fake H200",
+            synchronize=lambda: None,
+            Event=lambda enable_timing: FakeEvent(self),
+        )
+        self.version = SimpleNamespace(cuda="13.0")
+        self.backends = SimpleNamespace(cuda=SimpleNamespace(matmul=SimpleNamespace()))
+        names = ["layer_norm", "rms_norm", "silu", "gelu", "scaled_dot_product_attention"]
+        self.nn = SimpleNamespace(functional=SimpleNamespace(**{n: self._op(n) for n in names}))
+        for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
+            setattr(self, name, self._op(name))
+
+    def _op(self, name: str) -> Any:
+        def run(*args: Any, **kwargs: Any) -> FakeTensor:
+            shapes = tuple(a.shape for a in args if isinstance(a, FakeTensor))
+            self.kernels.append((name, shapes, kwargs))
+            self.calls["launch"] += 1
+            return FakeTensor(self, shapes[0], "out")
+
+        return run
+
+    def empty(self, size: int, dtype: str, device: str) -> FakeTensor:
+        return FakeTensor(self, (size,), dtype)
+
+    def randn(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:
+        return FakeTensor(self, shape, dtype)
+
+
+class NVMLError(Exception):
+    pass
+
+
+class FakeNVML:
+    """The parts of ``pynvml`` the backend uses; energy grows by ``mj_per_launch``."""
+
+    NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1
+    NVMLError = NVMLError
+
+    def __init__(self, torch: FakeTorch, *, mj_per_launch: float, allow_lock: bool) -> None:
+        self.torch, self.mj_per_launch, self.allow_lock = torch, mj_per_launch, allow_lock
+        self.locked: tuple[int, int] | None = None
+        self.reset = 0
+        self.sm_clocks = itertools.cycle([1980.0, 1755.0, 1980.0])
+
+    def nvmlInit(self) -> None:
+        pass
+
+    def nvmlDeviceGetHandleByIndex(self, index: int) -> str:
+        return f"gpu{index}"
+
+    def nvmlSystemGetDriverVersion(self) -> bytes:
+        return b"580.159.04"
+
+    def nvmlDeviceGetClockInfo(self, _handle: str, which: int) -> float:
+        return next(self.sm_clocks) if which == self.NVML_CLOCK_SM else 3201.0
+
+    def nvmlDeviceGetTotalEnergyConsumption(self, _handle: str) -> float:
+        return 1e6 + self.mj_per_launch * self.torch.calls["launch"]
+
+    def nvmlDeviceSetGpuLockedClocks(self, _handle: str, low: int, high: int) -> None:
+        if not self.allow_lock:
+            raise NVMLError("insufficient permissions")
+        self.locked = (low, high)
+
+    def nvmlDeviceResetGpuLockedClocks(self, _handle: str) -> None:
+        self.reset += 1

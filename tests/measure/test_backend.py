@@ -1,0 +1,137 @@
+"""TorchBackend against fake torch and NVML modules: kernels, timing, energy, clocks, locking."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from opmodel.core.errors import ConfigError
+from opmodel.measure import Case, TorchBackend, expand, load_grid
+from tests.measure.fakes import FakeNVML, FakeTorch
+
+GRID = """name: b
+warmup: 3
+repeats: 5
+ops:
+  - {kind: gemm, sizes: {m: [64], n: [256], k: [512]}, trans: [NT], dtypes: [bf16, tf32]}
+  - {kind: softmax, sizes: {rows: [8], length: [128]}}
+  - {kind: layernorm, sizes: {rows: [8], length: [128]}}
+  - {kind: rmsnorm, sizes: {rows: [8], length: [128]}}
+  - {kind: elementwise, sizes: {rows: [8], length: [128]}, functions: [mul, gelu]}
+  - kind: attention_prefill
+    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
+  - kind: attention_decode
+    sizes: {batch: [2], heads: [8], kv_heads: [8], context: [256], head_dim: [128]}
+"""
+
+
+class _Clock:
+    """A wall clock that advances ``step`` seconds at each reading."""
+
+    def __init__(self, step: float) -> None:
+        self.now, self.step = 0.0, step
+
+    def __call__(self) -> float:
+        self.now += self.step
+        return self.now
+
+
+def _backend(
+    tmp_path: Path,
+    elapsed: Iterator[float],
+    *,
+    clock_step: float = 1e-4,
+    allow_lock: bool = True,
+) -> tuple[TorchBackend, FakeTorch, FakeNVML, list[Case]]:
+    path = tmp_path / "b.yaml"
+    path.write_text(GRID)
+    torch = FakeTorch(elapsed)
+    nvml = FakeNVML(torch, mj_per_launch=2.5, allow_lock=allow_lock)
+    backend = TorchBackend(torch=torch, nvml=nvml, clock=_Clock(clock_step))
+    return backend, torch, nvml, expand(load_grid(path))
+
+
+def test_median_energy_and_clocks(tmp_path: Path) -> None:
+    backend, torch, _nvml, cases = _backend(tmp_path, itertools.cycle([0.5, 0.4, 0.9, 0.3, 0.6]))
+    grid = load_grid(tmp_path / "b.yaml")
+    result = backend.measure(cases[0], grid)
+    assert result.times_ms == (0.5, 0.4, 0.9, 0.3, 0.6)
+    assert result.median_ms == 0.5
+    # 0.2 s / 0.5 ms = 400 runs in batches of 10 ms / 0.5 ms = 20; the clock allows them all
+    assert result.energy_runs == 400
+    # 2.5 mJ per launch -> 2.5e-3 J per run
+    assert result.energy_j == pytest.approx(2.5e-3)
+    # NVML's SM clock cycles 1980 (before), 1755 (under load), 1980 (after)
+    assert (result.sm_clock_mhz_before, result.sm_clock_mhz_under_load) == (1980.0, 1755.0)
+    assert result.sm_clock_mhz_after == 1980.0 and result.mem_clock_mhz == 3201.0
+    # L2 flushed before each timed run (the fake counts zero_() calls)
+    assert torch.calls["flush"] == 5
+    # warm-up 3 + timed 5 + energy 400 launches
+    assert torch.calls["launch"] == 408
+
+
+def test_energy_loop_stops_when_the_host_is_slower_than_the_kernel(tmp_path: Path) -> None:
+    backend, _torch, _nvml, cases = _backend(tmp_path, itertools.repeat(0.5), clock_step=0.15)
+    result = backend.measure(cases[0], load_grid(tmp_path / "b.yaml"))
+    # the clock reads 0.15 s after the first batch of 20, 0.30 s after the second: stop at 40
+    assert result.energy_runs == 40
+    assert result.energy_j == pytest.approx(2.5e-3)
+
+
+def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
+    backend, torch, _nvml, cases = _backend(tmp_path, itertools.repeat(1.0))
+    names = []
+    for case in cases:
+        torch.kernels.clear()
+        backend.kernel(case)()
+        ((name, shapes, kwargs),) = torch.kernels
+        names.append(name)
+        if case.kind.value == "gemm":
+            assert shapes == ((64, 512), (512, 256))  # B stored [n, k], transposed view
+            tf32 = torch.backends.cuda.matmul.allow_tf32
+            assert tf32 is (case.dtype.value == "tf32")
+        if case.kind.value == "attention_prefill":
+            assert kwargs == {"is_causal": True, "enable_gqa": True}
+        if case.kind.value == "attention_decode":
+            assert kwargs == {"is_causal": False, "enable_gqa": False}
+    assert names == [
+        "matmul",
+        "matmul",
+        "softmax",
+        "layer_norm",
+        "rms_norm",
+        "mul",
+        "gelu",
+        "scaled_dot_product_attention",
+        "scaled_dot_product_attention",
+    ]
+
+
+def test_clock_lock_and_refusal(tmp_path: Path) -> None:
+    backend, _torch, nvml, _cases = _backend(tmp_path, itertools.repeat(1.0))
+    assert backend.lock_sm_clock(1500.0) and nvml.locked == (1500, 1500)
+    backend.unlock_clocks()
+    assert nvml.reset == 1
+    refused, _torch, nvml, _cases = _backend(tmp_path, itertools.repeat(1.0), allow_lock=False)
+    assert refused.lock_sm_clock(1500.0) is False and nvml.locked is None
+
+
+def test_device_info(tmp_path: Path) -> None:
+    backend, _torch, _nvml, _cases = _backend(tmp_path, itertools.repeat(1.0))
+    info = backend.device_info()
+    assert (info.gpu_name, info.driver_version, info.cuda_version) == (
+        "Fake H200",
+        "580.159.04",
+        "13.0",
+    )
+    assert (info.l2_bytes, info.sm_count, info.torch_version) == (60 * 2**20, 132, "2.11.0")
+
+
+def test_no_cuda_device_is_a_clear_error() -> None:
+    torch = FakeTorch(itertools.repeat(1.0), cuda=False)
+    nvml = FakeNVML(torch, mj_per_launch=1.0, allow_lock=True)
+    with pytest.raises(ConfigError, match="no CUDA device is visible"):
+        TorchBackend(torch=torch, nvml=nvml)

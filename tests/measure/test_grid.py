@@ -1,0 +1,102 @@
+"""Measurement grids: the shipped grid loads; every mistake is named with its field and the choices."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmodel.core.errors import ConfigError, UnknownNameError
+from opmodel.measure import load_grid, shipped_grid_names
+
+
+def _write(tmp_path: Path, body: str) -> Path:
+    path = tmp_path / "grid.yaml"
+    path.write_text("name: t\n" + body)
+    return path
+
+
+def test_shipped_grid_loads_by_name() -> None:
+    assert "h200_8min" in shipped_grid_names()
+    grid = load_grid("h200_8min")
+    assert grid.energy and grid.energy_loop_s >= 0.2 and grid.flush_l2
+    kinds = {entry.kind.value for entry in grid.ops}
+    assert kinds == {
+        "gemm",
+        "batched_gemm",
+        "softmax",
+        "layernorm",
+        "rmsnorm",
+        "elementwise",
+        "attention_prefill",
+        "attention_decode",
+    }
+
+
+def test_unknown_grid_name_suggests() -> None:
+    with pytest.raises(UnknownNameError, match="h200_8min"):
+        load_grid("h200_8mn")
+
+
+def test_missing_file() -> None:
+    with pytest.raises(ConfigError, match="file not found"):
+        load_grid("no/such/grid.yaml")
+
+
+@pytest.mark.parametrize(
+    ("body", "expected"),
+    [
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16]}}\n",
+            "ops[0].sizes.k: required for gemm",
+        ),
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8], rows: [2]}}\n",
+            "ops[0].sizes.rows: not a size of gemm (sizes: m, n, k)",
+        ),
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [0], k: [8]}}\n",
+            "ops[0].sizes.n[0]: must be > 0 (got 0)",
+        ),
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, dtypes: [fp8_e4m3]}\n",
+            "ops[0].dtypes: must be one of bf16, fp16, fp32, tf32 (got 'fp8_e4m3')",
+        ),
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, trans: [NX]}\n",
+            "ops[0].trans: must be one of NN, NT, TN, TT (got 'NX')",
+        ),
+        (
+            "ops:\n  - {kind: elementwise, sizes: {rows: [2], length: [8]}}\n",
+            "ops[0].functions: required for elementwise",
+        ),
+        (
+            "ops:\n  - {kind: elementwise, sizes: {rows: [2], length: [8]}, functions: [cube]}\n",
+            "ops[0].functions: must be one of add, mul, relu",
+        ),
+        (
+            "ops:\n  - {kind: copy, sizes: {rows: [2]}}\n",
+            "ops[0].kind: cannot measure copy (measurable: gemm, batched_gemm",
+        ),
+        (
+            "energy_loop_s: 0.05\nops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",
+            "energy_loop_s: must be >= 0.2 s",
+        ),
+        ("ops: []\n", "ops: expected at least one op grid"),
+        (
+            "repeats: 0\nops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",
+            "repeats: must be > 0",
+        ),
+        (
+            "ops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}, dtype: [bf16]}\n",
+            "dtype",
+        ),
+    ],
+)
+def test_grid_problems_are_named(tmp_path: Path, body: str, expected: str) -> None:
+    path = _write(tmp_path, body)
+    with pytest.raises(ConfigError) as info:
+        load_grid(path)
+    text = str(info.value)
+    assert expected in text
+    assert str(path) in text

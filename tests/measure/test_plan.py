@@ -1,0 +1,135 @@
+"""Grid expansion, the op each case measures, and the run-time estimate (by hand)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmodel import DType, LocalOp, OpKind, TensorRole
+from opmodel.hardware import load_hardware
+from opmodel.measure import MeasureRequest, dry_run, expand, load_grid, plan
+from opmodel.measure.plan import SETUP_S, START_S, TIMED_RUN_OVERHEAD_S
+from opmodel.models import get_model
+
+GRID = """name: small
+warmup: 4
+repeats: 10
+energy_loop_s: 0.25
+ops:
+  - kind: gemm
+    sizes: {m: [16, 128], n: [256], k: [512]}
+    dtypes: [bf16, tf32]
+    trans: [NN, NT]
+  - {kind: batched_gemm, sizes: {batch: [3], m: [8], n: [16], k: [32]}, trans: [TN]}
+  - {kind: layernorm, sizes: {rows: [4], length: [64]}}
+  - {kind: softmax, sizes: {rows: [4], length: [64]}}
+  - {kind: elementwise, sizes: {rows: [2], length: [8]}, functions: [add, silu]}
+  - kind: attention_prefill
+    sizes: {batch: [2], heads: [8], kv_heads: [2], seq: [128], head_dim: [64]}
+    causal: [true, false]
+  - kind: attention_decode
+    sizes: {batch: [2], heads: [8], kv_heads: [2], context: [512], head_dim: [64]}
+  - {kind: softmax, sizes: {rows: [4], length: [64]}}
+"""
+
+
+@pytest.fixture
+def grid_path(tmp_path: Path) -> Path:
+    path = tmp_path / "small.yaml"
+    path.write_text(GRID)
+    return path
+
+
+def test_expansion_is_the_cartesian_product_without_duplicates(grid_path: Path) -> None:
+    cases = expand(load_grid(grid_path))
+    kinds = [case.kind.value for case in cases]
+    # gemm: 2 m x 2 dtypes x 2 trans; the repeated softmax entry adds nothing
+    assert kinds.count("gemm") == 8
+    assert kinds.count("softmax") == 1
+    assert kinds.count("elementwise") == 2
+    assert kinds.count("attention_prefill") == 2
+    assert len(cases) == 8 + 1 + 1 + 1 + 2 + 2 + 1
+    assert len({case.label for case in cases}) == len(cases)
+
+
+def _case_op(grid_path: Path, kind: OpKind, index: int = 0) -> LocalOp:
+    return [case for case in expand(load_grid(grid_path)) if case.kind is kind][index].op()
+
+
+def test_gemm_op_follows_trans_and_dtype(grid_path: Path) -> None:
+    cases = [c for c in expand(load_grid(grid_path)) if c.kind is OpKind.GEMM]
+    nt = next(c for c in cases if c.trans == "NT" and c.dtype is DType.BF16)
+    op = nt.op()
+    assert [t.shape for t in op.tensors] == [(16, 512), (256, 512), (16, 256)]
+    assert op.attrs["transpose_b"] is True and op.attrs["transpose_a"] is False
+    tf32 = next(c for c in cases if c.dtype is DType.TF32)
+    assert {t.dtype for t in tf32.op().tensors} == {DType.TF32}
+
+
+def test_batched_gemm_and_row_ops(grid_path: Path) -> None:
+    bmm = _case_op(grid_path, OpKind.BATCHED_GEMM)
+    assert [t.shape for t in bmm.tensors] == [
+        (3, 32, 8),
+        (3, 32, 16),
+        (3, 8, 16),
+    ]  # TN: A stored [k, m]
+    norm = _case_op(grid_path, OpKind.LAYERNORM)
+    assert [(t.role, t.shape) for t in norm.tensors] == [
+        (TensorRole.INPUT, (4, 64)),
+        (TensorRole.WEIGHT, (64,)),
+        (TensorRole.WEIGHT, (64,)),
+        (TensorRole.OUTPUT, (4, 64)),
+    ]
+    add = _case_op(grid_path, OpKind.ELEMENTWISE, 0)
+    silu = _case_op(grid_path, OpKind.ELEMENTWISE, 1)
+    assert (len(add.tensors), add.attrs["function"]) == (3, "add")
+    assert (len(silu.tensors), silu.attrs["function"]) == (2, "silu")
+
+
+def test_attention_ops(grid_path: Path) -> None:
+    causal = _case_op(grid_path, OpKind.ATTENTION_PREFILL, 0)
+    assert causal.attrs["causal"] is True
+    assert [t.layout for t in causal.tensors] == ["q", "k", "v", "o"]
+    assert [t.shape for t in causal.tensors] == [
+        (2, 8, 128, 64),
+        (2, 2, 128, 64),
+        (2, 2, 128, 64),
+        (2, 8, 128, 64),
+    ]
+    decode = _case_op(grid_path, OpKind.ATTENTION_DECODE)
+    assert decode.phase.value == "decode"
+    assert [t.shape[2] for t in decode.tensors] == [1, 512, 512, 1]
+
+
+def test_estimate_by_hand(grid_path: Path) -> None:
+    h200 = load_hardware("h200_sxm")
+    grid = load_grid(grid_path)
+    the_plan = plan(grid, h200, get_model("roofline"))
+    launch = h200.overhead.kernel_launch_overhead_s
+    l2 = h200.levels_by_name["l2"].size_bytes
+    flush = 2 * l2 / h200.hbm.bandwidth_bytes_per_s + launch
+    for kernel_s, case_s in zip(the_plan.kernel_s, the_plan.case_s, strict=True):
+        run = kernel_s + launch
+        timed = 10 * (run + flush + TIMED_RUN_OVERHEAD_S)
+        energy = max(0.25, run) + TIMED_RUN_OVERHEAD_S
+        assert case_s == pytest.approx(SETUP_S + 4 * run + timed + energy)
+    assert the_plan.total_s == pytest.approx(START_S + sum(the_plan.case_s))
+    summary = the_plan.summary()
+    assert summary["cases"] == 16
+    assert summary["cases_by_kind"] == {
+        "gemm": 8,
+        "batched_gemm": 1,
+        "layernorm": 1,
+        "softmax": 1,
+        "elementwise": 2,
+        "attention_prefill": 2,
+        "attention_decode": 1,
+    }
+
+
+def test_shipped_grid_fits_eight_minutes_on_h200() -> None:
+    summary = dry_run(MeasureRequest(grid="h200_8min", hardware="h200_sxm")).summary()
+    assert isinstance(summary["estimated_total_s"], float)
+    assert 60 < summary["estimated_total_s"] <= 480
+    assert isinstance(summary["cases"], int) and summary["cases"] > 500

@@ -1,0 +1,135 @@
+"""The runner with a fake backend: files written, readable by the validators, clocks handled."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from opmodel.batch.tableio import read_table
+from opmodel.cli import main
+from opmodel.measure import MeasureRequest, run_measurements
+from opmodel.validation.gemm_data import load_gemm_rows
+from tests.measure.fakes import FakeBackend
+
+GRID = """name: tiny
+warmup: 1
+repeats: 5
+ops:
+  - {kind: gemm, sizes: {m: [64, 128], n: [256], k: [512]}, dtypes: [bf16, tf32], trans: [NT]}
+  - {kind: batched_gemm, sizes: {batch: [4], m: [64], n: [64], k: [32]}}
+  - {kind: rmsnorm, sizes: {rows: [8], length: [4096]}}
+  - {kind: elementwise, sizes: {rows: [8], length: [4096]}, functions: [gelu]}
+  - kind: attention_prefill
+    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
+"""
+
+
+def _request(tmp_path: Path, **kwargs: object) -> MeasureRequest:
+    grid = tmp_path / "tiny.yaml"
+    grid.write_text(GRID)
+    return MeasureRequest(
+        grid=str(grid), hardware="h200_sxm", output_dir=str(tmp_path / "out"), **kwargs
+    )
+
+
+def test_dataset_files(tmp_path: Path) -> None:
+    backend = FakeBackend()
+    progress: list[tuple[int, int]] = []
+    summary = run_measurements(_request(tmp_path), backend, lambda d, t: progress.append((d, t)))
+    assert summary["cases"] == 8 and summary["rows"] == {"gemm.csv": 5, "ops.csv": 3}
+    assert progress[-1] == (8, 8) and len(progress) == 8
+    out = tmp_path / "out"
+    assert sorted(p.name for p in out.iterdir()) == ["SOURCE.md", "gemm.csv", "ops.csv", "run.json"]
+
+    with (out / "gemm.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    first = rows[0]
+    # the fake's first case: times 0.02 * (1 + 0.01 i) ms over 5 repeats -> median 0.0204
+    assert float(first["time"]) == pytest.approx(0.0204)
+    assert float(first["time_min"]) == pytest.approx(0.02)
+    assert (first["dimM"], first["dimN"], first["dimK"], first["trans"]) == (
+        "64",
+        "256",
+        "512",
+        "NT",
+    )
+    assert float(first["energy"]) == pytest.approx(0.014)
+    assert float(first["clock_mhz"]) == 1755.0
+    tf32 = [r for r in rows if r["compute_dtype"] == "tf32"]
+    assert len(tf32) == 2 and {r["dtype"] for r in tf32} == {"fp32"}
+
+    run = json.loads((out / "run.json").read_text())
+    assert run["device"]["gpu_name"] == "Fake H200"
+    assert len(run["cases"]) == 8 and len(run["cases"][0]["times_ms"]) == 5
+    source = (out / "SOURCE.md").read_text()
+    assert "Fake H200" in source and "Driver 580.0" in source and "h200_sxm" in source
+    assert "1755 / 1755 / 1755 MHz" in source and "not requested" in source
+
+
+def test_gemm_csv_is_read_by_the_latency_validator(tmp_path: Path) -> None:
+    run_measurements(_request(tmp_path), FakeBackend())
+    loaded = load_gemm_rows(tmp_path / "out")
+    assert not loaded.skipped
+    assert len(loaded.rows) == 5
+    row = loaded.rows[0]
+    assert (row.hardware, row.clock_hz, row.transpose_b) == ("h200_sxm", 1755e6, True)
+    assert row.energy_j == pytest.approx(0.014)
+    bmm = next(r for r in loaded.rows if r.batch == 4)
+    assert (bmm.m, bmm.n, bmm.k) == (64, 64, 32)
+
+
+def test_validate_gemm_latency_runs_on_the_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_measurements(_request(tmp_path), FakeBackend())
+    args = ["validate-gemm-latency", "--data-dir", str(tmp_path / "out"), "--format", "json"]
+    args += ["--no-calibrate-fixed-overhead"]
+    assert main(args) == 0
+    assert '"h200_sxm"' in capsys.readouterr().out
+
+
+def test_ops_csv_is_an_op_table(tmp_path: Path) -> None:
+    run_measurements(_request(tmp_path), FakeBackend())
+    table = read_table(tmp_path / "out" / "ops.csv")
+    assert [str(kind) for kind in table["kind"]] == ["rmsnorm", "elementwise", "attention_prefill"]
+    output = tmp_path / "predicted.csv"
+    args = ["sweep", "--ops", str(tmp_path / "out" / "ops.csv"), "--hardware", "h200_sxm"]
+    assert main([*args, "--output", str(output), "--no-progress", "--workers", "1"]) == 0
+    with output.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert len(rows) == 3 and all(float(r["latency_s"]) > 0 and r["time"] for r in rows)
+
+
+def test_clock_lock_granted_is_undone(tmp_path: Path) -> None:
+    backend = FakeBackend()
+    summary = run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
+    assert backend.locked_mhz == 1500.0 and backend.unlocked
+    assert summary["clock_lock"] == "locked at 1500 MHz"
+    assert "locked at 1500 MHz" in (tmp_path / "out" / "SOURCE.md").read_text()
+
+
+def test_clock_lock_refused_is_recorded(tmp_path: Path) -> None:
+    backend = FakeBackend(allow_lock=False)
+    summary = run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
+    assert not backend.unlocked
+    assert summary["clock_lock"] == "requested 1500 MHz, not permitted (clocks free)"
+
+
+def test_clocks_are_unlocked_when_a_case_fails(tmp_path: Path) -> None:
+    class Failing(FakeBackend):
+        def measure(self, case, grid):  # type: ignore[no-untyped-def]
+            raise RuntimeError("CUDA out of memory")
+
+    backend = Failing()
+    with pytest.raises(RuntimeError, match="out of memory"):
+        run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
+    assert backend.unlocked
+
+
+def test_output_dir_required(tmp_path: Path) -> None:
+    request = MeasureRequest(grid="h200_8min", hardware="h200_sxm")
+    with pytest.raises(ValueError, match="output_dir is required"):
+        run_measurements(request, FakeBackend())
