@@ -240,6 +240,12 @@ def _add_sweep_parser(commands: Any) -> None:
     sweep.set_defaults(handler=_cmd_sweep)
 
 
+def _add_ops_parser(commands: Any) -> None:
+    from opmodel.cli_validate import add_ops_parser  # noqa: PLC0415
+
+    add_ops_parser(commands, _emit, _positive_int)
+
+
 def _add_measure_parser(commands: Any) -> None:
     # the sub-command's module imports opmodel.measure only when the command runs
     from opmodel.cli_measure import add_measure_parser  # noqa: PLC0415
@@ -284,6 +290,7 @@ def _build_parser() -> _Parser:
     _add_gemm_latency_parser(commands)
     _add_sweep_parser(commands)
     _add_measure_parser(commands)
+    _add_ops_parser(commands)
     return parser
 
 

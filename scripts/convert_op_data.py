@@ -1,0 +1,163 @@
+"""Convert the public non-GEMM kernel measurements in ../shared/data into opmodel op tables.
+
+Usage: python scripts/convert_op_data.py [--shared-dir ../shared/data] [--out data/ops]
+
+Each output row is an op-table row (docs/sweeps.md: ``name, kind, phase, tensors, attrs``) with
+the measurement beside it: ``time`` [ms], ``hardware`` (an opmodel config name), ``clock_mhz``
+(empty: the config's clock), ``source``, ``implementation`` (who wrote the kernel) and ``label``.
+Numbers are copied, never edited; only rows that one kernel computes are kept (see the SOURCE.md
+files for what is left out and why).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+COLUMNS = (
+    "name",
+    "kind",
+    "phase",
+    "tensors",
+    "attrs",
+    "time",
+    "hardware",
+    "clock_mhz",
+    "source",
+    "implementation",
+    "label",
+)
+VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm"}  # a40: no config yet
+LAYERNORM_MODELS = ("microsoft/phi-2",)  # every other Vidur model uses RMSNorm
+LIGER_GPUS = {"NVIDIA A100-SXM4-80GB": "a100_80gb_sxm", "NVIDIA H100 80GB HBM3": "h100_sxm"}
+LIGER_DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
+# (kernel_name, provider) -> (op kind, implementation); eager multi-kernel modules are left out
+LIGER_KERNELS = {
+    ("layer_norm", "liger"): ("layernorm", "triton"),
+    ("layer_norm", "huggingface"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
+    ("rms_norm", "liger"): ("rmsnorm", "triton"),
+}
+
+
+def _tensor(role: str, shape: tuple[int, ...], dtype: str) -> str:
+    return f"{role}:{'x'.join(str(d) for d in shape)}:{dtype}"
+
+
+def _row(**values: object) -> dict[str, object]:
+    return {column: values.get(column, "") for column in COLUMNS}
+
+
+def _norm(kind: str, rows: int, length: int, dtype: str) -> tuple[str, str]:
+    weights = 2 if kind == "layernorm" else 1
+    tensors = [_tensor("input", (rows, length), dtype)]
+    tensors += [_tensor("weight", (length,), dtype)] * weights
+    tensors.append(_tensor("output", (rows, length), dtype))
+    return ";".join(tensors), ""
+
+
+def _elementwise(function: str, inputs: int, shape: tuple[int, ...]) -> tuple[str, str]:
+    tensors = [_tensor("input", shape, "fp16")] * inputs + [_tensor("output", shape, "fp16")]
+    return ";".join(tensors), json.dumps({"function": function})
+
+
+def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, str, str]]:
+    """(Vidur op, opmodel kind, tensors, attrs) of one layer row's single-kernel ops."""
+    tokens, embd = int(record["num_tokens"]), int(record["n_embd"])
+    tp = int(record["num_tensor_parallel_workers"])
+    expanded = int(record["n_expanded_embd"]) // tp
+    norm = "layernorm" if model in LAYERNORM_MODELS else "rmsnorm"
+    for op in ("input_layernorm", "post_attention_layernorm"):
+        yield (op, norm, *_norm(norm, tokens, embd, "fp16"))
+    if record["use_gated_mlp"] == "True":
+        # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
+        yield ("mlp_act", "elementwise", *_elementwise("silu_and_mul", 2, (tokens, expanded)))
+    else:
+        yield ("mlp_act", "elementwise", *_elementwise("gelu", 1, (tokens, expanded)))
+    yield ("add", "elementwise", *_elementwise("add", 2, (tokens, embd)))
+
+
+def convert_vidur(shared: Path, out: Path) -> None:
+    root = shared / "vidur_profiling/data/profiling/compute"
+    for gpu, config in VIDUR_GPUS.items():
+        rows = []
+        for path in sorted((root / gpu).rglob("mlp.csv")):
+            model = "/".join(path.relative_to(root / gpu).parts[:-1])
+            with path.open(newline="") as handle:
+                for record in csv.DictReader(handle):
+                    tp = record["num_tensor_parallel_workers"]
+                    for op, kind, tensors, attrs in _vidur_ops(model, record):
+                        time = record.get(f"time_stats.{op}.median", "")
+                        if not time or float(time) <= 0:
+                            continue
+                        rows.append(
+                            _row(
+                                name=op,
+                                kind=kind,
+                                phase="prefill",
+                                tensors=tensors,
+                                attrs=attrs,
+                                time=time,
+                                hardware=config,
+                                source="vidur",
+                                implementation="vllm",
+                                label=f"{model}:{op}:tp{tp}:tokens{record['num_tokens']}",
+                            )
+                        )
+        _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
+
+
+def convert_liger(shared: Path, out: Path) -> None:
+    path = shared / "liger_kernel_benchmarks/all_benchmark_data.csv"
+    rows = []
+    with path.open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            key = (record["kernel_name"], record["kernel_provider"])
+            config = LIGER_GPUS.get(record["gpu_name"])
+            if key not in LIGER_KERNELS or config is None:
+                continue
+            if (record["kernel_operation_mode"], record["metric_name"]) != ("forward", "speed"):
+                continue
+            extra = json.loads(record["extra_benchmark_config_str"])
+            kind, implementation = LIGER_KERNELS[key]
+            length, count = int(float(record["x_value"])), int(extra["M"])
+            tensors, attrs = _norm(kind, count, length, LIGER_DTYPES[extra["dtype"]])
+            rows.append(
+                _row(
+                    name=record["kernel_name"],
+                    kind=kind,
+                    phase="train_fwd",
+                    tensors=tensors,
+                    attrs=attrs,
+                    time=record["y_value_50"],
+                    hardware=config,
+                    source="liger",
+                    implementation=implementation,
+                    label=f"{record['kernel_name']}:{record['kernel_provider']}:M{count}:N{length}",
+                )
+            )
+    _write(out / "liger" / "liger.csv", rows)
+
+
+def _write(path: Path, rows: list[dict[str, object]]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+    print(f"{path}: {len(rows)} rows")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--out", type=Path, default=Path("data/ops"))
+    args = parser.parse_args()
+    convert_vidur(args.shared_dir, args.out)
+    convert_liger(args.shared_dir, args.out)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,158 @@
+"""Latency of non-GEMM ops (norms, softmax, elementwise, ...) against measured op tables.
+
+Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**``) whose rows describe one op
+(``name, kind, phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms],
+``hardware`` (an opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` and
+``label``. ``opmodel measure`` writes ``ops.csv`` in this form; ``scripts/convert_op_data.py``
+converts the public Vidur and Liger-Kernel measurements. Nothing is fitted: every row is held
+out. Malformed rows are skipped and counted by reason.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.batch import op_from_row
+from opmodel.core.errors import ConfigError, OpModelError
+from opmodel.core.op import LocalOp
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.validation.metrics import ErrorMetrics, error_metrics
+
+__all__ = ["OpLatencyResult", "OpRow", "load_op_rows", "validate_op_latency"]
+
+_REQUIRED = ("kind", "tensors", "time", "hardware")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpRow:
+    """One measured op."""
+
+    op: LocalOp
+    time_s: float
+    hardware: str
+    clock_hz: float | None
+    source: str
+    implementation: str
+    label: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpLatencyResult:
+    """One model's predictions and metrics by group."""
+
+    model: str
+    predicted_s: tuple[float, ...]
+    overall: ErrorMetrics
+    by_hardware: dict[str, ErrorMetrics]
+    by_kind: dict[str, ErrorMetrics]
+    by_source: dict[str, ErrorMetrics]
+
+
+def _parse(record: dict[str, str], where: str) -> OpRow:
+    """One row; ValueError with the reason when it is malformed."""
+    for column in _REQUIRED:
+        if not (record.get(column) or "").strip():
+            raise ValueError(f"empty {column}")
+    time_ms = float(record["time"])
+    if not time_ms > 0 or not math.isfinite(time_ms):
+        raise ValueError("non-positive time")
+    clock = (record.get("clock_mhz") or "").strip()
+    try:
+        op = op_from_row(record, where)
+    except ConfigError as exc:
+        raise ValueError(f"invalid op ({exc.problems[0].split(': ', 1)[-1]})") from None
+    return OpRow(
+        op=op,
+        time_s=time_ms / 1e3,
+        hardware=record["hardware"].strip(),
+        clock_hz=float(clock) * 1e6 if clock else None,
+        source=(record.get("source") or "").strip() or "unknown",
+        implementation=(record.get("implementation") or "").strip() or "unknown",
+        label=(record.get("label") or "").strip(),
+    )
+
+
+def _files(data_dir: Path) -> list[Path]:
+    ops = data_dir / "ops"
+    root = ops if ops.is_dir() else data_dir
+    return sorted(p for p in root.rglob("*.csv") if p.is_file())
+
+
+def load_op_rows(data_dir: Path) -> tuple[list[OpRow], Counter[str]]:
+    """Rows of every op table under ``data_dir/ops`` (or ``data_dir``) and skips by reason."""
+    if not data_dir.is_dir():
+        raise ConfigError([f"{data_dir}: not a directory (expected a folder of op-table CSVs)"])
+    rows: list[OpRow] = []
+    skipped: Counter[str] = Counter()
+    for path in _files(data_dir):
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if not set(_REQUIRED) <= set(reader.fieldnames or ()):
+                continue  # not an op table (a GEMM CSV, say)
+            for line, record in enumerate(reader, start=2):
+                try:
+                    rows.append(_parse(record, f"{path}:{line}"))
+                except ValueError as exc:
+                    skipped[str(exc)] += 1
+    if not rows and not skipped:
+        columns = ", ".join(_REQUIRED)
+        raise ConfigError([f"{data_dir}: no op tables found (CSV files with columns {columns})"])
+    return rows, skipped
+
+
+def _spec(cache: dict[tuple[str, float | None], HardwareSpec], row: OpRow) -> HardwareSpec:
+    key = (row.hardware, row.clock_hz)
+    spec = cache.get(key)
+    if spec is None:
+        spec = load_hardware(row.hardware)
+        spec = cache[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
+    return spec
+
+
+def _grouped(
+    rows: Sequence[OpRow], predicted: Sequence[float], key: Callable[[OpRow], str]
+) -> dict[str, ErrorMetrics]:
+    groups: dict[str, tuple[list[float], list[float]]] = defaultdict(lambda: ([], []))
+    for row, value in zip(rows, predicted, strict=True):
+        pred, meas = groups[key(row)]
+        pred.append(value)
+        meas.append(row.time_s)
+    return {name: error_metrics(*groups[name]) for name in sorted(groups)}
+
+
+def validate_op_latency(
+    rows: Sequence[OpRow],
+    model_name: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> OpLatencyResult:
+    """Predict every row with ``model_name`` (each distinct op and config once) and summarise."""
+    model = get_model(model_name)
+    specs: dict[tuple[str, float | None], HardwareSpec] = {}
+    memo: dict[tuple[LocalOp, str, float | None], float] = {}
+    predicted: list[float] = []
+    for index, row in enumerate(rows):
+        key = (row.op, row.hardware, row.clock_hz)
+        value = memo.get(key)
+        if value is None:
+            try:
+                value = model.predict(row.op, _spec(specs, row)).latency_s
+            except OpModelError as exc:
+                raise ConfigError([f"{row.label or row.op.name}: {exc}"]) from None
+            memo[key] = value
+        predicted.append(value)
+        if progress is not None:
+            progress(index + 1, len(rows))
+    return OpLatencyResult(
+        model=model_name,
+        predicted_s=tuple(predicted),
+        overall=error_metrics(predicted, [r.time_s for r in rows]),
+        by_hardware=_grouped(rows, predicted, lambda r: r.hardware),
+        by_kind=_grouped(rows, predicted, lambda r: f"{r.op.kind.value}:{r.hardware}"),
+        by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
+    )

@@ -1,0 +1,91 @@
+"""Run ``validate-ops`` from parsed CLI arguments: load, evaluate, write, summarise."""
+
+from __future__ import annotations
+
+import csv
+import sys
+from argparse import Namespace
+from collections import Counter
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.jsonify import to_jsonable
+from opmodel.validation.metrics import ErrorMetrics
+from opmodel.validation.op_latency import (
+    OpLatencyResult,
+    OpRow,
+    load_op_rows,
+    validate_op_latency,
+)
+
+__all__ = ["run_op_latency"]
+
+_MODELS = ("roofline", "extended_roofline", "effective_roofline")
+
+
+def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> None:
+    write = sys.stderr.write
+    for result in results:
+        write(f"\n{result.model}\n")
+        write(f"  {'group':<30} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
+        groups: list[tuple[str, ErrorMetrics]] = [
+            ("overall", result.overall),
+            *result.by_hardware.items(),
+            *result.by_kind.items(),
+            *result.by_source.items(),
+        ]
+        for label, m in groups:
+            write(
+                f"  {label:<30} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
+                f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
+            )
+    if skipped:
+        write("skipped: " + "; ".join(f"{n} x {why}" for why, n in skipped.items()) + "\n")
+
+
+def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyResult]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle, lineterminator="\n")
+        header = ["label", "kind", "hardware", "source", "implementation", "measured_s"]
+        writer.writerow(header + [f"{r.model}_s" for r in results])
+        for index, row in enumerate(rows):
+            writer.writerow(
+                [
+                    row.label,
+                    row.op.kind.value,
+                    row.hardware,
+                    row.source,
+                    row.implementation,
+                    repr(row.time_s),
+                    *(repr(r.predicted_s[index]) for r in results),
+                ]
+            )
+
+
+def _summary(result: OpLatencyResult) -> dict[str, Any]:
+    return {
+        "overall": to_jsonable(result.overall),
+        "by_hardware": to_jsonable(result.by_hardware),
+        "by_kind": to_jsonable(result.by_kind),
+        "by_source": to_jsonable(result.by_source),
+    }
+
+
+def run_op_latency(args: Namespace) -> dict[str, Any]:
+    """Evaluate the model(s), print the table (``--format table``), return the JSON summary."""
+    rows, skipped = load_op_rows(Path(args.data_dir))
+    if args.limit is not None and args.limit < len(rows):
+        step = len(rows) / args.limit
+        rows = [rows[int(i * step)] for i in range(args.limit)]
+    models = list(_MODELS) if args.compare_rooflines else [args.model]
+    results = [validate_op_latency(rows, model) for model in models]
+    if args.output_csv:
+        _write_csv(Path(args.output_csv), rows, results)
+    if args.format == "table":
+        _print_table(results, skipped)
+    return {
+        "rows": len(rows),
+        "skipped": dict(skipped),
+        "models": {result.model: _summary(result) for result in results},
+    }

@@ -1,0 +1,92 @@
+"""validate-ops: op tables with measured times, metrics by hand, skips by reason, the CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from opmodel.batch import op_from_row
+from opmodel.cli import main
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.validation.op_latency import load_op_rows, validate_op_latency
+
+REPO = Path(__file__).resolve().parents[2]
+HEADER = "name,kind,phase,tensors,attrs,time,hardware,clock_mhz,source,implementation,label\n"
+NORM = "input:1024x4096:fp16;weight:4096:fp16;output:1024x4096:fp16"
+ADD = "input:64x4096:fp16;input:64x4096:fp16;output:64x4096:fp16"
+
+
+def _roofline_ms(kind: str, tensors: str, attrs: str, hardware: str) -> float:
+    row = {"name": "x", "kind": kind, "phase": "prefill", "tensors": tensors, "attrs": attrs}
+    op = op_from_row(row, "test")
+    return get_model("roofline").predict(op, load_hardware(hardware)).latency_s * 1e3
+
+
+@pytest.fixture
+def data_dir(tmp_path: Path) -> Path:
+    """Measured = 2 x roofline for the norm, 0.5 x for the add, plus three malformed rows."""
+    norm_ms = _roofline_ms("rmsnorm", NORM, "", "a100_80gb_sxm")
+    add_attrs = '"{""function"": ""add""}"'
+    add_ms = _roofline_ms("elementwise", ADD, '{"function": "add"}', "h100_sxm")
+    lines = [
+        f"rms,rmsnorm,prefill,{NORM},,{2 * norm_ms!r},a100_80gb_sxm,,s1,vllm,n1\n",
+        f"rms,rmsnorm,prefill,{NORM},,{2 * norm_ms!r},a100_80gb_sxm,,s1,vllm,n2\n",
+        f"add,elementwise,prefill,{ADD},{add_attrs},{0.5 * add_ms!r},h100_sxm,,s2,triton,a1\n",
+        f"rms,rmsnorm,prefill,{NORM},,0,a100_80gb_sxm,,s1,vllm,bad time\n",
+        f"rms,rmsnorm,prefill,{NORM},,1.0,,,s1,vllm,no hardware\n",
+        "rms,rmsnorm,prefill,input:1024x4096:fp99,,1.0,a100_80gb_sxm,,s1,vllm,bad dtype\n",
+    ]
+    folder = tmp_path / "ops" / "mine"
+    folder.mkdir(parents=True)
+    (folder / "t.csv").write_text(HEADER + "".join(lines))
+    (tmp_path / "ops" / "gemm_like.csv").write_text("time,dimM\n1.0,2\n")  # not an op table
+    return tmp_path
+
+
+def test_metrics_by_hand(data_dir: Path) -> None:
+    rows, skipped = load_op_rows(data_dir)
+    assert len(rows) == 3
+    assert skipped["non-positive time"] == 1 and skipped["empty hardware"] == 1
+    assert sum(skipped.values()) == 3
+    result = validate_op_latency(rows, "roofline")
+    # predicted / measured: 0.5, 0.5, 2.0 -> APE 0.5, 0.5, 1.0
+    assert result.overall.mape == pytest.approx(2 / 3)
+    assert result.overall.geomean_ratio == pytest.approx((0.5 * 0.5 * 2.0) ** (1 / 3))
+    assert result.by_hardware["a100_80gb_sxm"].geomean_ratio == pytest.approx(0.5)
+    assert result.by_kind["elementwise:h100_sxm"].mape == pytest.approx(1.0)
+    assert set(result.by_source) == {"s1:vllm", "s2:triton"}
+
+
+def test_cli_json_and_csv(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "rows.csv"
+    args = ["validate-ops", "--data-dir", str(data_dir), "--model", "roofline"]
+    assert main([*args, "--format", "json", "--output-csv", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rows"] == 3 and summary["skipped"]["non-positive time"] == 1
+    assert summary["models"]["roofline"]["overall"]["count"] == 3
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert float(rows[0]["roofline_s"]) == pytest.approx(float(rows[0]["measured_s"]) / 2)
+
+
+def test_missing_directory_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not a directory"):
+        load_op_rows(tmp_path / "nope")
+    with pytest.raises(ConfigError, match="no op tables found"):
+        load_op_rows(tmp_path)
+
+
+def test_shipped_data_smoke(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["validate-ops", "--data-dir", str(REPO / "data"), "--compare-rooflines"]
+    assert main([*args, "--limit", "300", "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["rows"] == 300 and not summary["skipped"]
+    kinds = set(summary["models"]["effective_roofline"]["by_kind"])
+    assert {"rmsnorm:a100_80gb_sxm", "elementwise:h100_sxm"} <= kinds
