@@ -36,9 +36,9 @@ LIGER_GPUS = {"NVIDIA A100-SXM4-80GB": "a100_80gb_sxm", "NVIDIA H100 80GB HBM3":
 LIGER_DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # (kernel_name, provider) -> (op kind, implementation); eager multi-kernel modules are left out
 LIGER_KERNELS = {
-    ("layer_norm", "liger"): ("layernorm", "triton"),
+    ("layer_norm", "liger"): ("layernorm", "fused"),  # Triton
     ("layer_norm", "huggingface"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
-    ("rms_norm", "liger"): ("rmsnorm", "triton"),
+    ("rms_norm", "liger"): ("rmsnorm", "fused"),  # Triton
 }
 
 
@@ -50,33 +50,42 @@ def _row(**values: object) -> dict[str, object]:
     return {column: values.get(column, "") for column in COLUMNS}
 
 
-def _norm(kind: str, rows: int, length: int, dtype: str) -> tuple[str, str]:
+def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[str, str]:
     weights = 2 if kind == "layernorm" else 1
     tensors = [_tensor("input", (rows, length), dtype)]
     tensors += [_tensor("weight", (length,), dtype)] * weights
     tensors.append(_tensor("output", (rows, length), dtype))
-    return ";".join(tensors), ""
+    return ";".join(tensors), json.dumps({"implementation": kernel})
 
 
-def _elementwise(function: str, inputs: int, shape: tuple[int, ...]) -> tuple[str, str]:
+def _elementwise(
+    function: str, inputs: int, shape: tuple[int, ...], kernel: str
+) -> tuple[str, str]:
     tensors = [_tensor("input", shape, "fp16")] * inputs + [_tensor("output", shape, "fp16")]
-    return ";".join(tensors), json.dumps({"function": function})
+    return ";".join(tensors), json.dumps({"function": function, "implementation": kernel})
 
 
-def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, str, str]]:
-    """(Vidur op, opmodel kind, tensors, attrs) of one layer row's single-kernel ops."""
+def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, str, str, str]]:
+    """(Vidur op, opmodel kind, tensors, attrs, implementation) of one row's single-kernel ops.
+
+    RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm), its
+    GELU and the residual add are PyTorch (ATen) kernels.
+    """
     tokens, embd = int(record["num_tokens"]), int(record["n_embd"])
     tp = int(record["num_tensor_parallel_workers"])
     expanded = int(record["n_expanded_embd"]) // tp
     norm = "layernorm" if model in LAYERNORM_MODELS else "rmsnorm"
+    norm_kernel = "pytorch" if norm == "layernorm" else "vllm"
     for op in ("input_layernorm", "post_attention_layernorm"):
-        yield (op, norm, *_norm(norm, tokens, embd, "fp16"))
+        yield (op, norm, *_norm(norm, tokens, embd, "fp16", norm_kernel), norm_kernel)
     if record["use_gated_mlp"] == "True":
         # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
-        yield ("mlp_act", "elementwise", *_elementwise("silu_and_mul", 2, (tokens, expanded)))
+        act = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
+        yield ("mlp_act", "elementwise", *act, "vllm")
     else:
-        yield ("mlp_act", "elementwise", *_elementwise("gelu", 1, (tokens, expanded)))
-    yield ("add", "elementwise", *_elementwise("add", 2, (tokens, embd)))
+        act = _elementwise("gelu", 1, (tokens, expanded), "pytorch")
+        yield ("mlp_act", "elementwise", *act, "pytorch")
+    yield ("add", "elementwise", *_elementwise("add", 2, (tokens, embd), "pytorch"), "pytorch")
 
 
 def convert_vidur(shared: Path, out: Path) -> None:
@@ -88,7 +97,7 @@ def convert_vidur(shared: Path, out: Path) -> None:
             with path.open(newline="") as handle:
                 for record in csv.DictReader(handle):
                     tp = record["num_tensor_parallel_workers"]
-                    for op, kind, tensors, attrs in _vidur_ops(model, record):
+                    for op, kind, tensors, attrs, kernel in _vidur_ops(model, record):
                         time = record.get(f"time_stats.{op}.median", "")
                         if not time or float(time) <= 0:
                             continue
@@ -102,7 +111,7 @@ def convert_vidur(shared: Path, out: Path) -> None:
                                 time=time,
                                 hardware=config,
                                 source="vidur",
-                                implementation="vllm",
+                                implementation=kernel,
                                 label=f"{model}:{op}:tp{tp}:tokens{record['num_tokens']}",
                             )
                         )
@@ -123,7 +132,9 @@ def convert_liger(shared: Path, out: Path) -> None:
             extra = json.loads(record["extra_benchmark_config_str"])
             kind, implementation = LIGER_KERNELS[key]
             length, count = int(float(record["x_value"])), int(extra["M"])
-            tensors, attrs = _norm(kind, count, length, LIGER_DTYPES[extra["dtype"]])
+            tensors, attrs = _norm(
+                kind, count, length, LIGER_DTYPES[extra["dtype"]], implementation
+            )
             rows.append(
                 _row(
                     name=record["kernel_name"],

@@ -136,8 +136,16 @@ _GEMM = (
     ),
 )
 _ATTENTION = (AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),)
+STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
+_IMPLEMENTATION = AttrSpec(
+    name="implementation",
+    kind=str,
+    choices=STREAMING_IMPLEMENTATIONS,
+    doc="who wrote the kernel, for kernel-level models (docs/models/streaming.md)",
+)
 _ROW = (
     AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),
+    _IMPLEMENTATION,
 )
 _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
@@ -149,6 +157,7 @@ _ELEMENTWISE = (
         choices=tuple(ELEMENTWISE_FLOPS_PER_ELEMENT),
         doc="elementwise function (default: one FLOP per output element per extra input)",
     ),
+    _IMPLEMENTATION,
 )
 
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {

@@ -3,8 +3,9 @@
 GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue selection
 (:mod:`opmodel.models.gemm.choice`), evaluated wave by wave with concurrency-limited rates
 (:mod:`opmodel.models.gemm.phases`). TPU GEMMs: the systolic-array path
-(:mod:`opmodel.models.effective_roofline.systolic`). Other op kinds: the shared roofline
-estimate (kernel models for them are a later addition). Equations:
+(:mod:`opmodel.models.effective_roofline.systolic`). GPU elementwise, softmax, layernorm and
+rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`). Other op kinds: the shared
+roofline estimate. Equations:
 docs/models/effective_roofline.md.
 """
 
@@ -16,6 +17,7 @@ from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
+from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.choice import choose_kernel
@@ -98,4 +100,6 @@ class EffectiveRooflineModel:
                 return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
             if hardware.compute.mxu is not None and _on_mxu(op, hardware):
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
+        elif op.kind in STREAMING_KINDS and hardware.compute.sm is not None:
+            return per_op_and_hardware(self.name, op, hardware, predict_streaming)
         return roofline_estimate(op, hardware, _FALLBACK)

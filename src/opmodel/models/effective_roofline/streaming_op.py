@@ -1,0 +1,102 @@
+"""Elementwise, softmax, layernorm and rmsnorm on GPUs with the streaming-kernel machinery.
+
+The roofline estimate supplies the op's FLOPs, engine and arithmetic energy; the streaming
+kernel (:mod:`opmodel.models.streaming`) supplies the latency and the traffic per level.
+Energy = the roofline's arithmetic energy + DRAM and L2 bytes x J/byte + static power x the
+new latency. The kernel's implementation comes from attr ``implementation`` (docs/models/
+streaming.md); elementwise ops default to ``pytorch``, row ops to ``fused``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from types import MappingProxyType
+
+from opmodel.core.enums import Engine, OpKind
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.core.views import ElementwiseView, RowView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
+from opmodel.models.streaming import StreamWork, evaluate_streaming, streaming_kernel
+
+__all__ = ["STREAMING_KINDS", "predict_streaming"]
+
+STREAMING_KINDS = frozenset({OpKind.ELEMENTWISE, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM})
+_BASE = {
+    Engine.TENSOR: "effective_roofline/roofline-tensor",
+    Engine.VECTOR: "effective_roofline/roofline-vector",
+    Engine.MEMORY: "effective_roofline/roofline-memory",
+}
+
+
+def _shape(op: LocalOp) -> tuple[int, int, int, int, int]:
+    """(rows, length, element bytes, bytes of the re-read row input, bytes of shared weights)."""
+    view = op.view
+    if isinstance(view, RowView):
+        x = view.x
+        shared = sum(w.nbytes for w in view.weights)
+        return view.rows, view.row_length, max(1, x.dtype.bits // 8), x.nbytes, shared
+    assert isinstance(view, ElementwiseView)
+    y = view.y
+    length = y.shape[-1] if y.shape else 1
+    rows = max(1, view.num_elements // max(1, length))
+    return rows, length, max(1, y.dtype.bits // 8), 0, 0
+
+
+def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    """The streaming-kernel profile of an elementwise or row op on a GPU."""
+    base = roofline_estimate(op, hardware, _BASE)
+    diag = base.diagnostics
+    assert isinstance(diag, RooflineDiagnostics)
+    rows, length, element_bytes, reread, shared = _shape(op)
+    implementation = op.attrs.get("implementation")
+    kernel = streaming_kernel(
+        op.kind,
+        implementation if isinstance(implementation, str) else None,
+        rows,
+        length,
+        element_bytes,
+    )
+    hbm = base.traffic["hbm"]
+    rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0
+    work = StreamWork(
+        read_bytes=hbm.read_bytes,
+        shared_read_bytes=min(shared, hbm.read_bytes),
+        reread_bytes=reread,
+        write_bytes=hbm.write_bytes,
+        flops=base.flops,
+        vector_flops_per_s=rate,
+    )
+    e = evaluate_streaming(kernel, hardware, work)
+    traffic: Mapping[str, LevelTraffic] = MappingProxyType(
+        {
+            "hbm": LevelTraffic(
+                read_bytes=math.ceil(e.dram_read_bytes), write_bytes=hbm.write_bytes
+            ),
+            "l2": LevelTraffic(read_bytes=math.ceil(e.l2_read_bytes), write_bytes=hbm.write_bytes),
+        }
+    )
+    levels = hardware.levels_by_name
+    memory_j = {
+        name: traffic[name].total_bytes * levels[name].energy_j_per_byte
+        for name in traffic
+        if name in levels
+    }
+    energy = EnergyBreakdown.make(
+        tensor_j=base.energy.tensor_j,
+        vector_j=base.energy.vector_j,
+        memory_j=MappingProxyType(memory_j),
+        static_j=hardware.power.static_w * e.latency_s,
+    )
+    return OpProfile.make(
+        latency_s=e.latency_s,
+        flops=base.flops,
+        engine=base.engine,
+        footprint=op.footprint,
+        traffic=traffic,
+        energy=energy,
+        implementation=f"effective_roofline/streaming/{kernel.implementation}",
+        diagnostics=e,
+    )

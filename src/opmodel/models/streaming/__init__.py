@@ -1,0 +1,18 @@
+"""Streaming kernels: elementwise and row-wise (softmax, layernorm, rmsnorm) ops on GPUs.
+
+Shared machinery, like :mod:`opmodel.models.gemm`: a kernel structure per implementation
+(:mod:`.kernels`), and its closed-form evaluation with occupancy, waves, latency chains and
+bandwidth limits (:mod:`.evaluate`). Equations: docs/models/streaming.md.
+"""
+
+from opmodel.models.streaming.evaluate import StreamingEvaluation, StreamWork, evaluate_streaming
+from opmodel.models.streaming.kernels import IMPLEMENTATIONS, StreamKernel, streaming_kernel
+
+__all__ = [
+    "IMPLEMENTATIONS",
+    "StreamKernel",
+    "StreamWork",
+    "StreamingEvaluation",
+    "evaluate_streaming",
+    "streaming_kernel",
+]

@@ -1,0 +1,149 @@
+"""Closed-form time of a streaming kernel: occupancy, waves, latency chain versus bandwidth.
+
+For a wave of ``c`` resident CTAs (at most ``resident x SMs``):
+
+    chain   = serial x L_dram + (passes - 1) x serial x L_reread + reductions x t_reduce
+    t_dram  = c x dram_bytes_per_cta / (HBM bandwidth x utilisation)
+    t_l2    = c x l2_bytes_per_cta / (L2 bandwidth x utilisation)
+    t_math  = ceil(c / SMs) x flops_per_cta / (vector peak / SMs)
+    wave    = max(chain, t_dram, t_l2, t_math)
+    latency = fixed overhead + full_waves x wave(resident x SMs) + wave(tail)
+
+The first wave also reads the bytes every CTA shares (norm weights) from DRAM once; each CTA
+reads them from L2.
+
+``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
+per pass)``: a re-read hits L2 while the rows of one wave fit there (the same share of re-read
+bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp,
+a round trip through shared memory and a barrier, twice (estimate; Harris, "Optimizing Parallel
+Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the minimum over the SM's CTA,
+warp and register limits (registers allocated per warp in ``register_allocation_unit``s). No
+loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.values import FastValue, value_type
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.streaming.kernels import StreamKernel
+
+__all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming"]
+
+
+@value_type
+class StreamingEvaluation(FastValue):
+    """The numbers behind a streaming kernel's time (seconds and bytes)."""
+
+    kernel: StreamKernel
+    resident_ctas_per_sm: int
+    occupancy_limiter: str
+    full_waves: int
+    tail_ctas: int
+    chain_s: float
+    wave_s: float
+    limiter: str
+    l2_reread_hit_fraction: float
+    fixed_s: float
+    latency_s: float
+    dram_read_bytes: float
+    dram_write_bytes: float
+    l2_read_bytes: float
+
+
+def _residency(kernel: StreamKernel, hardware: HardwareSpec) -> tuple[int, str]:
+    sm = hardware.compute.sm
+    assert sm is not None
+    warps = math.ceil(kernel.threads_per_cta / sm.warp_size)
+    unit = sm.register_allocation_unit
+    per_warp = math.ceil(kernel.registers_per_thread * sm.warp_size / unit) * unit
+    limits = {
+        "ctas": sm.max_ctas_per_sm,
+        "warps": sm.max_warps_per_sm // warps,
+        "registers": sm.registers_per_sm // (per_warp * warps),
+    }
+    limiter = min(limits, key=lambda name: limits[name])
+    return max(1, limits[limiter]), limiter
+
+
+@value_type
+class StreamWork(FastValue):
+    """What the whole op moves and computes.
+
+    ``read_bytes`` / ``write_bytes``: compulsory traffic; ``shared_read_bytes``: the part of
+    ``read_bytes`` every CTA reads (norm weights: from DRAM once, from L2 by each CTA);
+    ``reread_bytes``: bytes read again by each pass after the first (the row input);
+    ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none).
+    """
+
+    read_bytes: int
+    shared_read_bytes: int
+    reread_bytes: int
+    write_bytes: int
+    flops: int
+    vector_flops_per_s: float
+
+
+def evaluate_streaming(
+    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
+) -> StreamingEvaluation:
+    """Time ``kernel`` doing ``work`` on ``hardware``."""
+    read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
+    flops, vector_flops_per_s = work.flops, work.vector_flops_per_s
+    sm = hardware.compute.sm
+    assert sm is not None
+    levels = hardware.levels_by_name
+    hbm, l2, smem = hardware.hbm, levels.get("l2"), levels.get("smem")
+    resident, occupancy_limiter = _residency(kernel, hardware)
+    concurrent = resident * sm.sm_count
+    ctas = kernel.ctas
+    wave_ctas = min(ctas, concurrent)
+    extra = kernel.global_passes - 1
+    reread_cta = reread_bytes / ctas
+    hit = min(1.0, l2.size_bytes / (wave_ctas * reread_cta)) if l2 and extra and reread_cta else 1.0
+    l_dram = hbm.latency_s
+    l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
+    t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
+    chain = kernel.serial_loads * (l_dram + extra * l_reread) + kernel.reductions * t_reduce
+    shared = work.shared_read_bytes
+    own_cta = (read_bytes - shared + write_bytes) / ctas
+    dram_cta = own_cta + extra * reread_cta * (1 - hit)
+    l2_cta = own_cta + shared + extra * reread_cta
+    hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
+    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
+    per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
+
+    def wave(c: int, first_bytes: float = 0.0) -> tuple[float, str]:
+        times = {
+            "latency": chain,
+            "dram": (c * dram_cta + first_bytes) / hbm_rate,
+            "l2": c * l2_cta / l2_rate,
+            "compute": math.ceil(c / sm.sm_count) * (flops / ctas) / per_sm_flops,
+        }
+        name = max(times, key=lambda key: times[key])
+        return times[name], name
+
+    full, tail = divmod(ctas, concurrent)
+    first_s, limiter = wave(wave_ctas, shared)
+    full_s = wave(wave_ctas)[0]
+    tail_s = wave(tail)[0] if tail and full else 0.0
+    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
+    latency = fixed + first_s + (max(full, 1) - 1) * full_s + tail_s
+    reread_total = extra * reread_bytes
+    return StreamingEvaluation(
+        kernel=kernel,
+        resident_ctas_per_sm=resident,
+        occupancy_limiter=occupancy_limiter,
+        full_waves=full,
+        tail_ctas=tail,
+        chain_s=chain,
+        wave_s=full_s,
+        limiter=limiter,
+        l2_reread_hit_fraction=hit,
+        fixed_s=fixed,
+        latency_s=latency,
+        dram_read_bytes=read_bytes + reread_total * (1 - hit),
+        dram_write_bytes=write_bytes,
+        l2_read_bytes=read_bytes + reread_total,
+    )

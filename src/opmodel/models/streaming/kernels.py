@@ -1,0 +1,153 @@
+"""The structure of a streaming kernel, per implementation (who wrote the kernel).
+
+A streaming kernel reads its inputs once or twice, does a little arithmetic per element, maybe
+reduces each row, and writes its outputs. Its time is set by how it is organised: CTA size,
+rows per CTA, how many loads each thread has in flight, how many times it walks the row, and
+how many block-wide reductions it does. The implementations (attr ``implementation``):
+
+``fused`` (default for row ops; Triton kernels such as Liger-Kernel's, and current fused CUDA
+    kernels): one row per CTA; the whole row is loaded at once in 16-byte vectors and kept in
+    registers. The CTA has ``num_warps`` warps by Liger-Kernel's rule for
+    ``BLOCK = next_pow2(length)`` (``calculate_settings`` in liger_kernel/ops/utils.py: 4 warps,
+    8 from 2048, 16 from 8192, 32 from 32768). There is one global pass. The block reductions
+    are one for rmsnorm and two each for layernorm (mean, variance) and softmax (max, sum).
+``vllm`` (vLLM's CUDA kernels of 2023-24 as profiled by Vidur: ``rms_norm_kernel`` in
+    csrc/layernorm_kernels.cu and ``act_and_mul_kernel`` in csrc/activation_kernels.cu): one
+    row (token) per CTA of ``min(length, 1024)`` threads. Each thread strides over the row
+    with scalar loads, one iteration after another, and each iteration waits for its load.
+    rms_norm walks the row twice: sum of squares, one block reduction, then it re-reads the
+    input to normalise.
+``pytorch`` (ATen): elementwise ops use ``vectorized_elementwise_kernel`` (CUDALoops.cuh):
+    128 threads per CTA and 4 elements per thread, loaded as one vector. ``layer_norm`` is one
+    row per CTA: a Welford pass over the row, then a second pass that re-reads it to
+    normalise; each pass strides over the row in 16-byte vectors. Softmax is one row per CTA
+    and walks the row three times (max, sum, write).
+
+Register counts are estimates (the compiled kernels are not available here); each is stated
+where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
+from opmodel.core.enums import OpKind
+from opmodel.core.values import FastValue, value_type
+
+__all__ = ["IMPLEMENTATIONS", "StreamKernel", "streaming_kernel"]
+
+IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
+_VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
+_ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
+_ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
+_PYTORCH_ROW_THREADS = 128  # estimate: ATen's row kernels use 4-warp blocks for vectorised rows
+_REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
+
+
+@value_type
+class StreamKernel(FastValue):
+    """How one streaming kernel walks its data.
+
+    ``elements_per_cta``: elements (rows x length for row ops) one CTA covers.
+    ``serial_loads``: loads one after another per pass (each waits for the previous); when 1,
+    all loads of a pass are in flight together. ``global_passes``: walks over the input;
+    passes after the first re-read data the CTA has just read (an L2 hit while the wave's
+    rows fit in L2). ``reductions``: block-wide reductions per row.
+    """
+
+    implementation: str
+    ctas: int
+    threads_per_cta: int
+    registers_per_thread: int
+    elements_per_cta: int
+    serial_loads: int
+    global_passes: int
+    reductions: int
+
+
+def _fused_warps(length: int) -> int:
+    block = 1 << max(0, math.ceil(math.log2(length)))
+    if block >= 32768:
+        return 32
+    if block >= 8192:
+        return 16
+    return 8 if block >= 2048 else 4
+
+
+def _elementwise(elements: int) -> StreamKernel:
+    per_cta = _ELEMENTWISE_THREADS * _ELEMENTWISE_PER_THREAD
+    return StreamKernel(
+        implementation="pytorch",
+        ctas=math.ceil(elements / per_cta),
+        threads_per_cta=_ELEMENTWISE_THREADS,
+        registers_per_thread=32,  # estimate: a vector of 4 per input plus indexing
+        elements_per_cta=per_cta,
+        serial_loads=1,
+        global_passes=1,
+        reductions=0,
+    )
+
+
+def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """vLLM's one-token-per-CTA kernels; elementwise ``rows x length`` covers act_and_mul."""
+    threads = min(1024, 32 * math.ceil(length / 32))
+    return StreamKernel(
+        implementation="vllm",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=40,  # estimate: accumulator, strides and addresses in the loop
+        elements_per_cta=length,
+        serial_loads=math.ceil(length / threads),
+        global_passes=2 if kind is OpKind.RMSNORM else 1,
+        reductions=_REDUCTIONS.get(kind, 0) and 1,
+    )
+
+
+def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    threads = 32 * _fused_warps(length)
+    per_thread = math.ceil((1 << math.ceil(math.log2(max(2, length)))) / threads)
+    return StreamKernel(
+        implementation="fused",
+        ctas=rows,
+        threads_per_cta=threads,
+        # estimate: one fp32 register per row element held, plus ~32 for addressing and state
+        registers_per_thread=min(255, 32 + per_thread),
+        elements_per_cta=length,
+        serial_loads=1,
+        global_passes=1,
+        reductions=_REDUCTIONS.get(kind, 0),
+    )
+
+
+def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    vector = max(1, _VECTOR_BYTES // element_bytes)
+    threads = _PYTORCH_ROW_THREADS
+    return StreamKernel(
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=40,  # estimate
+        elements_per_cta=length,
+        serial_loads=math.ceil(length / (threads * vector)),
+        global_passes=3 if kind is OpKind.SOFTMAX else 2,
+        reductions=_REDUCTIONS.get(kind, 0),
+    )
+
+
+_ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": _pytorch_row}
+
+
+def streaming_kernel(
+    kind: OpKind, implementation: str | None, rows: int, length: int, element_bytes: int
+) -> StreamKernel:
+    """The kernel ``implementation`` runs for ``rows`` x ``length`` elements of ``kind``.
+
+    Elementwise ops pass their element count as ``rows * length`` (any split); only ``vllm``
+    gives them a row structure (one token per CTA, as its activation kernels do).
+    """
+    if kind is OpKind.ELEMENTWISE:
+        if implementation == "vllm":
+            return _vllm_row(kind, rows, length, element_bytes)
+        return _elementwise(rows * length)
+    return _ROW_BUILDERS[implementation or "fused"](kind, rows, length, element_bytes)

@@ -1,0 +1,149 @@
+"""Streaming kernels (elementwise, softmax, norms): structure rules, hand-computed times, properties."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel.core.errors import OpModelError
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.models.streaming import StreamingEvaluation, streaming_kernel
+
+A100 = load_hardware("a100_80gb_sxm")
+H100 = load_hardware("h100_sxm")
+MODEL = get_model("effective_roofline")
+
+
+def _row_op(kind: OpKind, rows: int, length: int, implementation: str | None = None) -> LocalOp:
+    weights = {OpKind.SOFTMAX: 0, OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2}[kind]
+    tensors = (
+        TensorSpec(TensorRole.INPUT, (rows, length), DType.FP16),
+        *(TensorSpec(TensorRole.WEIGHT, (length,), DType.FP16) for _ in range(weights)),
+        TensorSpec(TensorRole.OUTPUT, (rows, length), DType.FP16),
+    )
+    attrs = {"implementation": implementation} if implementation else {}
+    return LocalOp(name="row", kind=kind, phase=Phase.PREFILL, tensors=tensors, attrs=attrs)
+
+
+def _add(rows: int, length: int) -> LocalOp:
+    shape = (rows, length)
+    return LocalOp(
+        name="add",
+        kind=OpKind.ELEMENTWISE,
+        phase=Phase.PREFILL,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
+            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
+            TensorSpec(TensorRole.OUTPUT, shape, DType.FP16),
+        ),
+        attrs={"function": "add"},
+    )
+
+
+def _evaluation(op: LocalOp, hardware: HardwareSpec) -> StreamingEvaluation:
+    diagnostics = MODEL.predict(op, hardware).diagnostics
+    assert isinstance(diagnostics, StreamingEvaluation)
+    return diagnostics
+
+
+@pytest.mark.parametrize(
+    ("length", "threads"), [(1024, 128), (2047, 256), (8192, 512), (20000, 1024), (32768, 1024)]
+)
+def test_fused_warps_follow_the_block_size_rule(length: int, threads: int) -> None:
+    kernel = streaming_kernel(OpKind.RMSNORM, "fused", 8, length, 2)
+    assert (kernel.threads_per_cta, kernel.serial_loads, kernel.global_passes) == (threads, 1, 1)
+    assert kernel.reductions == 1
+    assert streaming_kernel(OpKind.SOFTMAX, None, 8, length, 2).reductions == 2
+
+
+def test_vllm_and_pytorch_structures() -> None:
+    vllm = streaming_kernel(OpKind.RMSNORM, "vllm", 3, 5120, 2)
+    assert (vllm.ctas, vllm.threads_per_cta, vllm.serial_loads, vllm.global_passes) == (
+        3,
+        1024,
+        5,
+        2,
+    )
+    act = streaming_kernel(OpKind.ELEMENTWISE, "vllm", 7, 1376, 2)
+    assert (act.ctas, act.threads_per_cta, act.serial_loads, act.reductions) == (7, 1024, 2, 0)
+    elementwise = streaming_kernel(OpKind.ELEMENTWISE, None, 3, 1000, 2)
+    assert (elementwise.ctas, elementwise.threads_per_cta) == (math.ceil(3000 / 512), 128)
+    softmax = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
+    # 128 threads x 4 fp32 per 16-byte vector = 512 elements per sweep: 8 serial loads, 3 passes
+    assert (softmax.serial_loads, softmax.global_passes, softmax.reductions) == (8, 3, 2)
+
+
+def test_vllm_rmsnorm_one_token_by_hand() -> None:
+    """1 x 4096 fp16 on A100: one CTA of 1024 threads, four serial loads per pass, two passes."""
+    e = _evaluation(_row_op(OpKind.RMSNORM, 1, 4096, "vllm"), A100)
+    # 40 registers x 32 lanes = 1280 per warp, x 32 warps = 40,960 > 65,536 / 2: one CTA per SM
+    assert (e.resident_ctas_per_sm, e.occupancy_limiter) == (1, "registers")
+    l_dram, l_l2, l_smem = 4.0e-7, 1.42e-7, 2.2e-8  # a100_80gb_sxm.yaml
+    chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem
+    assert e.chain_s == pytest.approx(chain)
+    assert e.limiter == "latency"
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + chain)
+
+
+def test_large_add_is_bandwidth_bound_by_hand() -> None:
+    """4096 x 4096 fp16 add on A100: 32,768 CTAs of 512 elements, 16 resident per SM."""
+    e = _evaluation(_add(4096, 4096), A100)
+    assert (e.kernel.ctas, e.resident_ctas_per_sm) == (32768, 16)
+    concurrent = 16 * 108
+    assert (e.full_waves, e.tail_ctas) == (32768 // concurrent, 32768 % concurrent)
+    per_cta = 3 * 512 * 2  # two fp16 inputs and one output
+    wave = concurrent * per_cta / 2.039e12
+    tail = (32768 % concurrent) * per_cta / 2.039e12
+    assert e.limiter == "dram"
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + e.full_waves * wave + tail)
+
+
+def test_rereads_go_to_dram_when_the_wave_does_not_fit_l2() -> None:
+    small = _evaluation(_row_op(OpKind.LAYERNORM, 4096, 1024, "pytorch"), A100)
+    assert small.l2_reread_hit_fraction == 1.0
+    big = _evaluation(_row_op(OpKind.LAYERNORM, 8192, 65536, "pytorch"), A100)
+    assert big.l2_reread_hit_fraction < 1.0
+    compulsory = 8192 * 65536 * 2 + 2 * 65536 * 2
+    assert big.dram_read_bytes > compulsory
+    profile = MODEL.predict(_row_op(OpKind.LAYERNORM, 8192, 65536, "pytorch"), A100)
+    assert profile.traffic["hbm"].read_bytes == math.ceil(big.dram_read_bytes)
+    assert profile.energy.total_j == pytest.approx(profile.energy_j)
+
+
+def test_unknown_implementation_is_named() -> None:
+    with pytest.raises(OpModelError, match="implementation: must be one of fused, vllm, pytorch"):
+        _row_op(OpKind.RMSNORM, 1, 8, "cudnn")
+
+
+_KINDS = st.sampled_from([OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM])
+_IMPLEMENTATIONS = st.sampled_from(["fused", "vllm", "pytorch"])
+
+
+@given(
+    _KINDS,
+    _IMPLEMENTATIONS,
+    st.tuples(st.integers(1, 20000), st.integers(1, 20000), st.integers(1, 20000)),
+    st.sampled_from([A100, H100]),
+)
+def test_longer_rows_and_more_rows_are_never_faster(
+    kind: OpKind, implementation: str, sizes: tuple[int, int, int], hardware: HardwareSpec
+) -> None:
+    rows, length, extra = sizes
+    base = MODEL.predict(_row_op(kind, rows, length, implementation), hardware).latency_s
+    longer = MODEL.predict(_row_op(kind, rows, length + extra, implementation), hardware)
+    more = MODEL.predict(_row_op(kind, rows + extra, length, implementation), hardware)
+    assert longer.latency_s >= base * (1 - 1e-12)
+    assert more.latency_s >= base * (1 - 1e-12)
+
+
+@given(st.integers(1, 100000), st.integers(1, 8192))
+def test_elementwise_is_never_faster_than_its_bandwidth_bound(rows: int, length: int) -> None:
+    op = _add(rows, length)
+    profile = MODEL.predict(op, H100)
+    bound = 3 * rows * length * 2 / H100.hbm.bandwidth_bytes_per_s
+    assert profile.latency_s >= bound
