@@ -85,6 +85,9 @@ class SmSpec:
     warpgroup ``wgmma``). ``warp_mma_instruction`` is the warp-level matrix instruction that
     kernels built from op attrs issue: ``mma_sync`` on NVIDIA (default), ``mfma`` on AMD CDNA,
     where an SM is a compute unit, an SMSP a SIMD and a warp a 64-wide wavefront.
+    ``sfu_ops_per_cycle_per_sm``: results per clock per SM of the special-function unit
+    (``exp2``, ``rsqrt``, ``sin``, ...): 16 for compute capability 5.x to 9.0 in the CUDA C++
+    Programming Guide's arithmetic-instruction throughput table (the default when omitted).
     """
 
     sm_count: int = field(metadata=_POS)
@@ -104,6 +107,7 @@ class SmSpec:
     fma_latency_cycles: int = field(default=4, metadata=_POS)
     mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
     warp_mma_instruction: Instruction = Instruction.MMA_SYNC
+    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=_POS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -4,8 +4,9 @@ GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue se
 (:mod:`opmodel.models.gemm.choice`), evaluated wave by wave with concurrency-limited rates
 (:mod:`opmodel.models.gemm.phases`). TPU GEMMs: the systolic-array path
 (:mod:`opmodel.models.effective_roofline.systolic`). GPU elementwise, softmax, layernorm and
-rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`). Other op kinds: the shared
-roofline estimate. Equations:
+rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`). GPU attention:
+FlashAttention-2/3 and split-KV decode kernels (:mod:`opmodel.models.attention`). Other op
+kinds: the shared roofline estimate. Equations:
 docs/models/effective_roofline.md.
 """
 
@@ -16,6 +17,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.attention_op import predict_attention, runs_flash_attention
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
@@ -30,6 +32,7 @@ from opmodel.models.shared.roofline_estimate import roofline_estimate
 __all__ = ["EffectiveRooflineModel"]
 
 _GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
+_ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE})
 _FALLBACK = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
     Engine.VECTOR: "effective_roofline/roofline-vector",
@@ -102,4 +105,6 @@ class EffectiveRooflineModel:
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
         elif op.kind in STREAMING_KINDS and hardware.compute.sm is not None:
             return per_op_and_hardware(self.name, op, hardware, predict_streaming)
+        elif op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
+            return per_op_and_hardware(self.name, op, hardware, predict_attention)
         return roofline_estimate(op, hardware, _FALLBACK)

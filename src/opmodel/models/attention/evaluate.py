@@ -1,0 +1,276 @@
+"""Time of a FlashAttention kernel: per-tile SM cycles, waves, and memory bounds.
+
+Per tile (``Br`` query rows x ``Bc`` keys), in SM cycles:
+
+    t_mma  = 2 Br Bc (d_qk + d_v) / (tensor FLOP/cycle/SM x mma.sync fraction when it applies)
+    t_sfu  = Br Bc / SFU results per cycle per SM                       (one exp2 per score)
+    t_fp32 = (4 Br Bc + Br d_v) / FP32 lanes per SM   (scale-and-subtract FFMA, max, sum and
+                                                       the 16-bit conversion per score; the
+                                                       output rescale per row)
+    FA2:  t_tile = t_mma + max(t_sfu, t_fp32)         FA3: t_tile = t_mma + t_fp32
+
+Prefill: CTAs are spread breadth first over the ``S`` SMs, and the CTAs resident on an SM share
+its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs' tiles. Without a mask every
+CTA visits all key blocks: ``compute = ceil(CTAs / S) nk t_tile``. With a causal mask the
+longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles t_tile
+/ S, nk t_tile, ceil(CTAs / S) x mean tiles per CTA x t_tile)``. Memory: DRAM reads Q, K, V and
+writes O once (the query blocks of a head run together, so K and V re-reads hit L2); L2 serves
+every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes /
+bandwidth + L_dram, L2 bytes / L2 bandwidth)``.
+
+Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
+range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
+the grid already has 80 % of an SM count of CTAs, else the fewest splits whose wave efficiency
+is within 85 % of the best. Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per
+CTA / min(bandwidth, c x 2 x block bytes / L_dram))`` (two key/value blocks in flight per CTA,
+Little's law); a combine pass (one more fixed overhead plus the partial outputs) follows a
+split. No loop over tiles, blocks or waves; the split search tries at most 128 candidates.
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.dtypes import DType
+from opmodel.core.op import TensorSpec
+from opmodel.core.values import FastValue, value_type
+from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.models.attention.kernels import FlashKernel
+from opmodel.models.attention.tiles import TileCounts, tile_counts
+
+__all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
+
+_FP32_OPS_PER_SCORE = 4
+_KV_BLOCKS_IN_FLIGHT = 2
+_PARTIAL_BYTES = 4  # split-KV partial outputs and log-sum-exps are fp32
+
+
+@value_type
+class AttentionEvaluation(FastValue):
+    """The numbers behind an attention kernel's time (seconds, cycles, bytes)."""
+
+    kernel: FlashKernel
+    tiles: TileCounts
+    splits: int
+    ctas: int
+    resident_ctas_per_sm: int
+    tile_cycles: float
+    mma_cycles_per_tile: float
+    softmax_cycles_per_tile: float
+    compute_s: float
+    dram_s: float
+    l2_s: float
+    limiter: str
+    latency_s: float
+    dram_read_bytes: int
+    dram_write_bytes: int
+    l2_read_bytes: int
+    issued_mma_flops: int
+
+
+def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
+    """FA2's split count for a grid of ``blocks`` CTAs over ``kv_blocks`` key blocks."""
+    if blocks >= 0.8 * sms:
+        return 1
+    limit = max(1, min(max_splits, sms, kv_blocks))
+    efficiency = [0.0] * (limit + 1)
+    for splits in range(1, limit + 1):
+        same = splits > 1 and math.ceil(kv_blocks / splits) == math.ceil(kv_blocks / (splits - 1))
+        if not same:
+            waves = blocks * splits / sms
+            efficiency[splits] = waves / math.ceil(waves)
+    best = max(efficiency)
+    return next(s for s in range(1, limit + 1) if efficiency[s] >= 0.85 * best)
+
+
+def _tile_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
+) -> tuple[float, float, float]:
+    """(tile, MMA, softmax) cycles of one ``rows`` x ``block_kv`` tile on one SM."""
+    compute, sm = hardware.compute, hardware.compute.sm
+    assert sm is not None
+    peak = compute.tensor_peak(view.compute_dtype) or 0.0
+    fraction = sm.mma_sync_tensor_fraction if kernel.instruction is Instruction.MMA_SYNC else 1.0
+    fraction *= hardware.utilization.tensor_fraction
+    tensor_rate = peak / (sm.sm_count * compute.clock_hz) * fraction
+    fp32 = compute.vector_peak(DType.FP32) or 0.0  # the softmax runs in fp32
+    lanes = fp32 / (sm.sm_count * compute.clock_hz) / 2
+    scores = rows * kernel.block_kv
+    t_mma = 2 * scores * (view.head_dim_qk + view.head_dim_v) / tensor_rate
+    t_sfu = scores / sm.sfu_ops_per_cycle_per_sm
+    t_fp32 = (_FP32_OPS_PER_SCORE * scores + rows * view.head_dim_v) / lanes
+    softmax = t_fp32 if kernel.softmax_overlapped else max(t_sfu, t_fp32)
+    return t_mma + softmax, t_mma, softmax
+
+
+def _resident(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
+    sm = hardware.compute.sm
+    assert sm is not None
+    element = max(1, view.k.dtype.bits // 8)
+    smem = (
+        kernel.block_q * view.head_dim_qk + kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+    ) * element + sm.shared_memory_reserved_per_cta_bytes
+    by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
+    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // 4))
+
+
+def evaluate_attention(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> AttentionEvaluation:
+    """Time ``kernel`` on the attention ``view`` on ``hardware`` (a GPU)."""
+    if kernel.name == "splitkv":
+        return _decode(kernel, view, hardware)
+    return _prefill(kernel, view, hardware)
+
+
+def _common(view: AttentionView, hardware: HardwareSpec) -> tuple[float, float, float, float]:
+    """(fixed s, DRAM latency s, L2 latency s, clock Hz)."""
+    l2 = hardware.levels_by_name.get("l2")
+    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
+    return fixed, hardware.hbm.latency_s, l2.latency_s if l2 else 0.0, hardware.compute.clock_hz
+
+
+def _rates(hardware: HardwareSpec) -> tuple[float, float]:
+    l2 = hardware.levels_by_name.get("l2")
+    hbm = hardware.hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
+    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
+    return hbm, l2_rate
+
+
+def _prefill(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> AttentionEvaluation:
+    sm = hardware.compute.sm
+    assert sm is not None
+    fixed, l_dram, l_l2, clock = _common(view, hardware)
+    counts = tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
+    heads = view.batch * view.heads_q
+    ctas = heads * counts.q_blocks
+    resident = _resident(kernel, view, hardware)
+    tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
+    t_tile = tile / clock
+    sms = sm.sm_count
+    if view.causal:
+        mean = counts.tiles / max(1, counts.q_blocks)
+        compute = max(
+            heads * counts.tiles * t_tile / sms,
+            counts.longest_block_tiles * t_tile,
+            math.ceil(ctas / sms) * mean * t_tile,
+        )
+    else:
+        compute = math.ceil(ctas / sms) * counts.kv_blocks * t_tile  # the busiest SM's CTAs
+    kv_bytes_per_tile = kernel.block_kv * (
+        view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
+    )
+    dram_read = view.q.nbytes + view.k.nbytes + view.v.nbytes
+    dram_write = view.o.nbytes
+    l2_read = view.q.nbytes + heads * counts.tiles * kv_bytes_per_tile
+    hbm_rate, l2_rate = _rates(hardware)
+    times = {
+        "compute": compute + 2 * l_dram + l_l2,
+        "dram": (dram_read + dram_write) / hbm_rate + l_dram,
+        "l2": (l2_read + dram_write) / l2_rate,
+    }
+    limiter = max(times, key=lambda name: times[name])
+    issued = (
+        heads
+        * counts.tiles
+        * 2
+        * kernel.block_q
+        * kernel.block_kv
+        * (view.head_dim_qk + view.head_dim_v)
+    )
+    return AttentionEvaluation(
+        kernel=kernel,
+        tiles=counts,
+        splits=1,
+        ctas=ctas,
+        resident_ctas_per_sm=resident,
+        tile_cycles=tile,
+        mma_cycles_per_tile=mma,
+        softmax_cycles_per_tile=softmax,
+        compute_s=compute,
+        dram_s=times["dram"],
+        l2_s=times["l2"],
+        limiter=limiter,
+        latency_s=fixed + times[limiter],
+        dram_read_bytes=dram_read,
+        dram_write_bytes=dram_write,
+        l2_read_bytes=l2_read,
+        issued_mma_flops=issued,
+    )
+
+
+def _bytes(tensor: TensorSpec) -> int:
+    return max(1, tensor.dtype.bits // 8)
+
+
+def _decode(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> AttentionEvaluation:
+    sm = hardware.compute.sm
+    assert sm is not None
+    fixed, l_dram, _l_l2, clock = _common(view, hardware)
+    group = max(1, view.heads_q // max(1, view.heads_kv))
+    rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
+    m_blocks = math.ceil(rows / kernel.block_q)
+    kv_blocks = math.ceil(view.seq_kv / kernel.block_kv)
+    grid = view.batch * view.heads_kv * m_blocks
+    splits = num_splits(grid, sm.sm_count, kv_blocks)
+    ctas = grid * splits
+    tiles_per_cta = math.ceil(kv_blocks / splits)
+    resident = _resident(kernel, view, hardware)
+    tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
+    cta_compute = tiles_per_cta * tile / clock
+    block_bytes = kernel.block_kv * (
+        view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
+    )
+    kv_bytes = view.k.nbytes + view.v.nbytes
+    cta_bytes = (kv_bytes / (view.batch * view.heads_kv * splits)) * m_blocks
+    hbm_rate, _l2_rate = _rates(hardware)
+    slots = sm.sm_count * resident
+    full, tail = divmod(ctas, slots)
+
+    def wave(c: int) -> float:
+        rate = min(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes / l_dram)
+        return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
+
+    main = full * wave(slots) + (wave(tail) if tail else 0.0)
+    partial = view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES
+    combine = fixed + 2 * splits * partial / hbm_rate + l_dram if splits > 1 else 0.0
+    dram_read = view.q.nbytes + kv_bytes + (splits * partial if splits > 1 else 0)
+    dram_write = view.o.nbytes + (splits * partial if splits > 1 else 0)
+    compute_s = math.ceil(ctas / sm.sm_count) * cta_compute
+    memory_s = main + combine
+    limiter = "compute" if compute_s >= memory_s - (full + bool(tail)) * l_dram else "dram"
+    counts = TileCounts(
+        q_blocks=m_blocks,
+        kv_blocks=kv_blocks,
+        tiles=m_blocks * kv_blocks,
+        longest_block_tiles=tiles_per_cta,
+    )
+    return AttentionEvaluation(
+        kernel=kernel,
+        tiles=counts,
+        splits=splits,
+        ctas=ctas,
+        resident_ctas_per_sm=resident,
+        tile_cycles=tile,
+        mma_cycles_per_tile=mma,
+        softmax_cycles_per_tile=softmax,
+        compute_s=compute_s,
+        dram_s=memory_s,
+        l2_s=0.0,
+        limiter=limiter,
+        latency_s=fixed + memory_s,
+        dram_read_bytes=dram_read,
+        dram_write_bytes=dram_write,
+        l2_read_bytes=dram_read,
+        issued_mma_flops=ctas
+        * tiles_per_cta
+        * 2
+        * kernel.block_q
+        * kernel.block_kv
+        * (view.head_dim_qk + view.head_dim_v),
+    )

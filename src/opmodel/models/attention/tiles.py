@@ -1,0 +1,71 @@
+"""Tiles of a FlashAttention kernel's (query block, key/value block) grid, in closed form.
+
+A query block ``b`` holds rows ``[b Br, min((b + 1) Br, Sq))``. With a bottom-right-aligned
+causal mask, row ``i`` sees keys ``j <= i + (Skv - Sq)``, so block ``b`` visits
+``ceil(clamp(min((b + 1) Br, Sq) + Skv - Sq, 0, Skv) / Bc)`` key blocks; without a mask, all
+``ceil(Skv / Bc)``. With ``Br = k Bc`` the count of every block but the last is the clamped
+linear function ``clamp(k (b + 1) + ceil((Skv - Sq) / Bc), 0, nk)``, summed here as arithmetic
+series: no loop over blocks.
+"""
+
+from __future__ import annotations
+
+from opmodel.core.values import FastValue, value_type
+
+__all__ = ["TileCounts", "tile_counts"]
+
+
+def _ceil_div(a: int, b: int) -> int:
+    return -((-a) // b)
+
+
+def _clamped_linear_sum(slope: int, offset: int, first: int, last: int, high: int) -> int:
+    """``sum(clamp(slope * j + offset, 0, high) for j in first..last)`` without the loop."""
+    if last < first:
+        return 0
+    low_j = max(first, (-offset) // slope + 1)  # first j with a positive value
+    high_j = min(last, _ceil_div(high - offset, slope) - 1)  # last j below ``high``
+    total = 0
+    if high_j >= low_j:
+        count = high_j - low_j + 1
+        total += slope * (low_j + high_j) * count // 2 + offset * count
+    saturated_from = max(first, high_j + 1, low_j)
+    if last >= saturated_from:
+        total += high * (last - saturated_from + 1)
+    return total
+
+
+@value_type
+class TileCounts(FastValue):
+    """Per (batch, head): query blocks, key blocks, tiles visited, and the longest block's."""
+
+    q_blocks: int
+    kv_blocks: int
+    tiles: int
+    longest_block_tiles: int
+
+
+def tile_counts(seq_q: int, seq_kv: int, block_q: int, block_kv: int, causal: bool) -> TileCounts:
+    """Tiles one (batch, head) visits; causal masks need ``block_q`` a multiple of ``block_kv``."""
+    if causal and block_q % block_kv:
+        msg = f"block_q {block_q} must be a multiple of block_kv {block_kv}"
+        raise ValueError(msg)
+    q_blocks = _ceil_div(seq_q, block_q)
+    kv_blocks = _ceil_div(seq_kv, block_kv)
+    if not causal:
+        return TileCounts(
+            q_blocks=q_blocks,
+            kv_blocks=kv_blocks,
+            tiles=q_blocks * kv_blocks,
+            longest_block_tiles=kv_blocks,
+        )
+    offset = _ceil_div(seq_kv - seq_q, block_kv)
+    ratio = block_q // block_kv
+    body = _clamped_linear_sum(ratio, offset, 1, q_blocks - 1, kv_blocks)
+    last = kv_blocks if seq_kv > 0 else 0  # the last block ends at row Sq - 1: all Skv keys
+    return TileCounts(
+        q_blocks=q_blocks,
+        kv_blocks=kv_blocks,
+        tiles=body + last,
+        longest_block_tiles=last,
+    )

@@ -1,0 +1,75 @@
+"""Attention prefill and decode on GPUs with the FlashAttention machinery.
+
+The roofline estimate supplies the op's useful FLOPs, engine and arithmetic energy;
+:mod:`opmodel.models.attention` supplies the kernel, its latency and traffic per level.
+Energy = arithmetic energy (the kernel's issued MMA FLOPs at the tensor J/FLOP, the softmax at
+the roofline's vector energy) + DRAM and L2 bytes x J/byte + static power x latency. Ops whose
+dtype has no tensor throughput keep the roofline estimate.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from opmodel.core.enums import Engine
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention import evaluate_attention, flash_kernel
+from opmodel.models.shared.roofline_estimate import roofline_estimate
+
+__all__ = ["predict_attention", "runs_flash_attention"]
+
+_BASE = {
+    Engine.TENSOR: "effective_roofline/roofline-tensor",
+    Engine.VECTOR: "effective_roofline/roofline-vector",
+    Engine.MEMORY: "effective_roofline/roofline-memory",
+}
+
+
+def runs_flash_attention(op: LocalOp, hardware: HardwareSpec) -> bool:
+    """True on a GPU whose tensor engine runs the op's compute dtype."""
+    view = op.view
+    return (
+        hardware.compute.sm is not None
+        and isinstance(view, AttentionView)
+        and hardware.compute.tensor_peak(view.compute_dtype) is not None
+    )
+
+
+def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    """The FlashAttention profile of an attention op on a GPU."""
+    view = op.view
+    assert isinstance(view, AttentionView)
+    base = roofline_estimate(op, hardware, _BASE)
+    kernel = flash_kernel(hardware, max(view.head_dim_qk, view.head_dim_v), view.seq_q)
+    e = evaluate_attention(kernel, view, hardware)
+    traffic = MappingProxyType(
+        {
+            "hbm": LevelTraffic(read_bytes=e.dram_read_bytes, write_bytes=e.dram_write_bytes),
+            "l2": LevelTraffic(read_bytes=e.l2_read_bytes, write_bytes=e.dram_write_bytes),
+        }
+    )
+    levels = hardware.levels_by_name
+    memory_j = {
+        name: traffic[name].total_bytes * levels[name].energy_j_per_byte
+        for name in traffic
+        if name in levels
+    }
+    tensor_j = hardware.compute.energy_per_flop(tensor=True, dtype=view.compute_dtype)
+    return OpProfile.make(
+        latency_s=e.latency_s,
+        flops=base.flops,
+        engine=Engine.TENSOR,
+        footprint=op.footprint,
+        traffic=traffic,
+        energy=EnergyBreakdown.make(
+            tensor_j=e.issued_mma_flops * tensor_j,
+            vector_j=base.energy.vector_j,
+            memory_j=MappingProxyType(memory_j),
+            static_j=hardware.power.static_w * e.latency_s,
+        ),
+        implementation=f"effective_roofline/{kernel.name}/{kernel.instruction.value}",
+        diagnostics=e,
+    )

@@ -1,0 +1,198 @@
+"""FlashAttention prefill and split-KV decode: tile counts, hand-derived cycles, properties and
+published throughput points."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.models.attention import AttentionEvaluation, tile_counts
+from opmodel.models.attention.evaluate import num_splits
+
+A100 = load_hardware("a100_80gb_sxm")
+H100 = load_hardware("h100_sxm")
+MODEL = get_model("effective_roofline")
+
+
+def _attention(
+    batch: int,
+    heads: int,
+    seq: int,
+    head_dim: int,
+    *,
+    causal: bool = False,
+    kv_heads: int | None = None,
+    seq_q: int | None = None,
+    dtype: DType = DType.BF16,
+) -> LocalOp:
+    kv_heads = kv_heads or heads
+    seq_q = seq if seq_q is None else seq_q
+    decode = seq_q <= 16
+    q = (batch, heads, seq_q, head_dim)
+    kv = (batch, kv_heads, seq, head_dim)
+    return LocalOp(
+        name="attention",
+        kind=OpKind.ATTENTION_DECODE if decode else OpKind.ATTENTION_PREFILL,
+        phase=Phase.DECODE if decode else Phase.PREFILL,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, q, dtype, "q"),
+            TensorSpec(TensorRole.INPUT, kv, dtype, "k"),
+            TensorSpec(TensorRole.INPUT, kv, dtype, "v"),
+            TensorSpec(TensorRole.OUTPUT, q, dtype, "o"),
+        ),
+        attrs={} if decode else {"causal": causal},
+    )
+
+
+def _evaluation(op: LocalOp, hardware: HardwareSpec) -> AttentionEvaluation:
+    diagnostics = MODEL.predict(op, hardware).diagnostics
+    assert isinstance(diagnostics, AttentionEvaluation)
+    return diagnostics
+
+
+def _brute_tiles(seq_q: int, seq_kv: int, block_q: int, block_kv: int) -> tuple[int, int]:
+    total = longest = 0
+    for block in range(math.ceil(seq_q / block_q)):
+        end = min((block + 1) * block_q, seq_q)
+        keys = min(max(end + seq_kv - seq_q, 0), seq_kv)
+        tiles = math.ceil(keys / block_kv)
+        total, longest = total + tiles, max(longest, tiles)
+    return total, longest
+
+
+@given(
+    st.integers(1, 5000),
+    st.integers(1, 5000),
+    st.sampled_from([16, 32, 64, 128]),
+    st.sampled_from([1, 2, 4]),
+)
+def test_causal_tile_count_matches_enumeration(
+    seq_q: int, seq_kv: int, block_kv: int, ratio: int
+) -> None:
+    counts = tile_counts(seq_q, seq_kv, block_kv * ratio, block_kv, causal=True)
+    assert (counts.tiles, counts.longest_block_tiles) == _brute_tiles(
+        seq_q, seq_kv, block_kv * ratio, block_kv
+    )
+    full = tile_counts(seq_q, seq_kv, block_kv * ratio, block_kv, causal=False)
+    assert full.tiles == math.ceil(seq_q / (block_kv * ratio)) * math.ceil(seq_kv / block_kv)
+    assert counts.tiles <= full.tiles
+
+
+def test_split_heuristic_by_hand() -> None:
+    assert num_splits(blocks=100, sms=108, kv_blocks=64) == 1  # 100 >= 0.8 x 108
+    # 54 blocks, 4 key blocks: 1 split -> 0.5 waves (eff 0.5); 2 -> 1.0 wave (eff 1.0);
+    # 3 gives the same ceil(4 / s) as 2 and is skipped; the first within 85 % of 1.0 is 2
+    assert num_splits(blocks=54, sms=108, kv_blocks=4) == 2
+    assert num_splits(blocks=1, sms=108, kv_blocks=1) == 1
+
+
+def test_fa2_tile_cycles_on_a100_by_hand() -> None:
+    """hd128 bf16: 128 x 64 tiles; 2048 FLOP/cycle/SM tensor, 16 SFU, 64 FP32 lanes."""
+    e = _evaluation(_attention(1, 16, 4096, 128), A100)
+    assert (e.kernel.name, e.kernel.block_q, e.kernel.block_kv) == ("fa2", 128, 64)
+    tensor = 2048  # a100_80gb_sxm.yaml: bf16 tensor FLOP per cycle per SM
+    t_mma = 2 * 128 * 64 * 256 / tensor
+    t_sfu = 128 * 64 / 16
+    t_fp32 = (4 * 128 * 64 + 128 * 128) / 64
+    assert e.mma_cycles_per_tile == pytest.approx(t_mma)
+    assert e.tile_cycles == pytest.approx(t_mma + max(t_sfu, t_fp32))
+    # no mask: 32 query blocks x 16 heads = 512 CTAs, every CTA 64 tiles; the busiest of the
+    # 108 SMs does ceil(512 / 108) = 5 CTAs
+    assert (e.ctas, e.tiles.tiles) == (512, 32 * 64)
+    assert e.compute_s == pytest.approx(5 * 64 * e.tile_cycles / 1.41e9)
+
+
+def test_fa3_on_h100_overlaps_the_exponentials() -> None:
+    e = _evaluation(_attention(1, 16, 4096, 128), H100)
+    assert (e.kernel.name, e.kernel.instruction.value) == ("fa3", "wgmma")
+    t_mma = 2 * 128 * 128 * 256 / 4096
+    t_fp32 = (4 * 128 * 128 + 128 * 128) / 128
+    assert e.tile_cycles == pytest.approx(t_mma + t_fp32)
+
+
+def test_causal_is_about_half_of_full_for_long_sequences() -> None:
+    full = MODEL.predict(_attention(2, 32, 8192, 128), H100).latency_s
+    causal = MODEL.predict(_attention(2, 32, 8192, 128, causal=True), H100).latency_s
+    assert 0.45 <= causal / full <= 0.56
+
+
+def test_decode_is_bound_by_the_kv_cache() -> None:
+    op = _attention(16, 32, 8192, 128, kv_heads=8, seq_q=1)
+    e = _evaluation(op, A100)
+    assert e.kernel.name == "splitkv" and e.splits == 1  # 16 x 8 = 128 CTAs >= 0.8 x 108
+    kv_bytes = 2 * 16 * 8 * 8192 * 128 * 2
+    assert e.dram_read_bytes >= kv_bytes
+    assert e.latency_s >= kv_bytes / A100.hbm.bandwidth_bytes_per_s
+    assert e.latency_s <= 1.3 * kv_bytes / A100.hbm.bandwidth_bytes_per_s
+
+
+def test_small_decode_grid_is_split() -> None:
+    e = _evaluation(_attention(1, 32, 32768, 128, kv_heads=8, seq_q=1), H100)
+    assert e.splits > 1 and e.ctas == 8 * e.splits
+    assert e.dram_write_bytes > 1 * 32 * 1 * 128 * 2  # partial outputs besides O
+
+
+def test_fp32_attention_keeps_the_roofline() -> None:
+    profile = MODEL.predict(_attention(1, 8, 1024, 64, dtype=DType.FP32), A100)
+    assert profile.implementation.startswith("effective_roofline/roofline")
+
+
+@given(
+    st.tuples(st.integers(1, 4), st.sampled_from([8, 32])),
+    st.integers(17, 6000),
+    st.sampled_from([64, 128, 256]),
+    st.booleans(),
+    st.sampled_from([A100, H100]),
+)
+def test_properties(
+    grid: tuple[int, int], seq: int, head_dim: int, causal: bool, hardware: HardwareSpec
+) -> None:
+    batch, heads = grid
+    full = MODEL.predict(_attention(batch, heads, seq, head_dim), hardware).latency_s
+    masked = MODEL.predict(
+        _attention(batch, heads, seq, head_dim, causal=causal), hardware
+    ).latency_s
+    longer = MODEL.predict(
+        _attention(batch, heads, seq + 64, head_dim, causal=causal), hardware
+    ).latency_s
+    assert masked <= full * (1 + 1e-12)
+    assert masked >= 0.45 * full  # causal never faster than about half of full
+    assert longer >= masked * (1 - 1e-12)
+
+
+@given(st.integers(1, 64), st.integers(1, 40000), st.sampled_from([1, 4, 8]))
+def test_more_kv_heads_never_read_fewer_bytes(batch: int, context: int, kv_heads: int) -> None:
+    few = _evaluation(_attention(batch, 32, context, 128, kv_heads=kv_heads, seq_q=1), H100)
+    many = _evaluation(_attention(batch, 32, context, 128, kv_heads=kv_heads * 2, seq_q=1), H100)
+    assert many.dram_read_bytes >= few.dram_read_bytes
+
+
+@pytest.mark.parametrize(
+    ("batch", "seq", "published_tflops"),
+    [(2, 8192, 614.234), (1, 16384, 620.73)],
+)
+def test_fa3_long_sequences_near_published_h100_throughput(
+    batch: int, seq: int, published_tflops: float
+) -> None:
+    """pytorch/benchmark commit ff65cb67 (PR #2391): FA3 forward, 16 heads, head_dim 128.
+
+    The model runs at the rated 1.83 GHz; measured H100s run tensor-heavy kernels below it,
+    so the prediction may be faster, within 25 %. Short sequences in that table (430 TFLOP/s
+    at 512) include per-call host overheads and are not used.
+    """
+    op = _attention(batch, 16, seq, 128)
+    predicted = 4 * batch * 16 * seq * seq * 128 / MODEL.predict(op, H100).latency_s / 1e12
+    assert 0.95 <= predicted / published_tflops <= 1.25
+
+
+def test_fa2_stays_within_its_published_utilisation_on_a100() -> None:
+    """FlashAttention-2 (Dao 2023) reaches 50-73 % of the A100's peak in the forward pass."""
+    op = _attention(2, 16, 8192, 128)
+    achieved = 4 * 2 * 16 * 8192**2 * 128 / MODEL.predict(op, A100).latency_s
+    assert 0.5 <= achieved / 312e12 <= 0.75
