@@ -12,7 +12,14 @@ from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import OpModelError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.models.streaming import StreamingEvaluation, streaming_kernel
+from opmodel.models.streaming import (
+    StreamingEvaluation,
+    StreamWork,
+    evaluate_streaming,
+    streaming_kernel,
+)
+from opmodel.parsing import load_op
+from tests.conftest import EXAMPLES
 
 A100 = load_hardware("a100_80gb_sxm")
 H100 = load_hardware("h100_sxm")
@@ -147,3 +154,32 @@ def test_elementwise_is_never_faster_than_its_bandwidth_bound(rows: int, length:
     profile = MODEL.predict(op, H100)
     bound = 3 * rows * length * 2 / H100.hbm.bandwidth_bytes_per_s
     assert profile.latency_s >= bound
+
+
+def test_sfu_bound_elementwise_by_hand() -> None:
+    """No bytes, 2 SFU ops per element: 1728 CTAs of 512 elements fill 108 SMs 16 deep."""
+    kernel = streaming_kernel(OpKind.ELEMENTWISE, None, 1, 512 * 1728, 2)
+    work = StreamWork(
+        read_bytes=0,
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=0,
+        flops=0,
+        vector_flops_per_s=0.0,
+        sfu_ops=2 * 512 * 1728,
+    )
+    e = evaluate_streaming(kernel, A100, work)
+    assert e.limiter == "compute"
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * (2 * 512) / 16 / 1.41e9)
+
+
+@pytest.mark.parametrize("example", ["reduction", "copy", "embedding"])
+def test_other_memory_kinds_run_as_streaming_kernels(example: str) -> None:
+    op = load_op(EXAMPLES / f"{example}.yaml")
+    profile = MODEL.predict(op, H100)
+    assert profile.implementation == "effective_roofline/streaming/pytorch"
+    roofline = get_model("roofline").predict(op, H100)
+    assert profile.latency_s >= roofline.latency_s * 0.99
+    e = profile.diagnostics
+    assert isinstance(e, StreamingEvaluation)
+    assert e.kernel.serial_loads == (2 if example == "embedding" else 1)

@@ -1,4 +1,4 @@
-"""Elementwise, softmax, layernorm and rmsnorm on GPUs with the streaming-kernel machinery.
+"""Elementwise, row, reduction, embedding and copy ops on GPUs as streaming kernels.
 
 The roofline estimate supplies the op's FLOPs, engine and arithmetic energy; the streaming
 kernel (:mod:`opmodel.models.streaming`) supplies the latency and the traffic per level.
@@ -16,14 +16,25 @@ from types import MappingProxyType
 from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
-from opmodel.core.views import ElementwiseView, RowView
+from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, streaming_kernel
+from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
 
-STREAMING_KINDS = frozenset({OpKind.ELEMENTWISE, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM})
+STREAMING_KINDS = frozenset(
+    {
+        OpKind.ELEMENTWISE,
+        OpKind.SOFTMAX,
+        OpKind.LAYERNORM,
+        OpKind.RMSNORM,
+        OpKind.REDUCTION,
+        OpKind.EMBEDDING,
+        OpKind.COPY,
+    }
+)
 _BASE = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
     Engine.VECTOR: "effective_roofline/roofline-vector",
@@ -38,11 +49,29 @@ def _shape(op: LocalOp) -> tuple[int, int, int, int, int]:
         x = view.x
         shared = sum(w.nbytes for w in view.weights)
         return view.rows, view.row_length, max(1, x.dtype.bits // 8), x.nbytes, shared
+    if isinstance(view, ReductionView):
+        x = view.x
+        rows = max(1, x.num_elements // max(1, view.reduce_length))
+        return rows, view.reduce_length, max(1, x.dtype.bits // 8), 0, 0
+    if isinstance(view, EmbeddingView):
+        return view.tokens, view.hidden, max(1, view.y.dtype.bits // 8), 0, 0
+    if isinstance(view, CopyView):
+        y = view.y
+        return 1, view.num_elements, max(1, y.dtype.bits // 8), 0, 0
     assert isinstance(view, ElementwiseView)
     y = view.y
     length = y.shape[-1] if y.shape else 1
     rows = max(1, view.num_elements // max(1, length))
     return rows, length, max(1, y.dtype.bits // 8), 0, 0
+
+
+def _sfu_ops(op: LocalOp) -> int:
+    view = op.view
+    if isinstance(view, ElementwiseView) and view.function:
+        return ELEMENTWISE_SFU_OPS.get(view.function, 0) * view.num_elements
+    if isinstance(view, RowView) and op.kind is OpKind.SOFTMAX:
+        return view.rows * view.row_length  # one exp2 per element
+    return 0
 
 
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
@@ -68,6 +97,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         write_bytes=hbm.write_bytes,
         flops=base.flops,
         vector_flops_per_s=rate,
+        sfu_ops=_sfu_ops(op),
     )
     e = evaluate_streaming(kernel, hardware, work)
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(

@@ -74,7 +74,8 @@ class StreamWork(FastValue):
     ``read_bytes`` / ``write_bytes``: compulsory traffic; ``shared_read_bytes``: the part of
     ``read_bytes`` every CTA reads (norm weights: from DRAM once, from L2 by each CTA);
     ``reread_bytes``: bytes read again by each pass after the first (the row input);
-    ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none).
+    ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
+    ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp).
     """
 
     read_bytes: int
@@ -83,6 +84,7 @@ class StreamWork(FastValue):
     write_bytes: int
     flops: int
     vector_flops_per_s: float
+    sfu_ops: int = 0
 
 
 def evaluate_streaming(
@@ -113,13 +115,15 @@ def evaluate_streaming(
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
+    sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
 
     def wave(c: int, first_bytes: float = 0.0) -> tuple[float, str]:
         times = {
             "latency": chain,
             "dram": (c * dram_cta + first_bytes) / hbm_rate,
             "l2": c * l2_cta / l2_rate,
-            "compute": math.ceil(c / sm.sm_count) * (flops / ctas) / per_sm_flops,
+            "compute": math.ceil(c / sm.sm_count)
+            * max((flops / ctas) / per_sm_flops, sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock),
         }
         name = max(times, key=lambda key: times[key])
         return times[name], name

@@ -35,7 +35,7 @@ from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["IMPLEMENTATIONS", "StreamKernel", "streaming_kernel"]
+__all__ = ["ELEMENTWISE_SFU_OPS", "IMPLEMENTATIONS", "StreamKernel", "streaming_kernel"]
 
 IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
 _VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
@@ -43,6 +43,20 @@ _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
 _PYTORCH_ROW_THREADS = 128  # estimate: ATen's row kernels use 4-warp blocks for vectorised rows
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
+ELEMENTWISE_SFU_OPS = {
+    "exp": 1,  # MUFU.EX2 after a scaling FMUL
+    "tanh": 1,  # MUFU.TANH (sm_75 and later)
+    "sigmoid": 2,  # EX2 and RCP
+    "silu": 2,  # x * sigmoid(x)
+    "silu_and_mul": 2,
+    "gelu": 1,  # tanh form
+    "gelu_and_mul": 1,
+    "div": 1,  # RCP, then a multiply and a Newton step
+}
+"""Special-function-unit instructions per element for elementwise functions (how nvcc lowers
+them with fast-math intrinsics; an estimate where a library uses precise variants). Functions
+not listed use none. Row ops use one exp2 per element for softmax and one rsqrt per row for
+the norms, which is negligible."""
 
 
 @value_type
@@ -75,17 +89,17 @@ def _fused_warps(length: int) -> int:
     return 8 if block >= 2048 else 4
 
 
-def _elementwise(elements: int) -> StreamKernel:
+def _elementwise(elements: int, *, serial_loads: int = 1, reductions: int = 0) -> StreamKernel:
     per_cta = _ELEMENTWISE_THREADS * _ELEMENTWISE_PER_THREAD
     return StreamKernel(
         implementation="pytorch",
-        ctas=math.ceil(elements / per_cta),
+        ctas=max(1, math.ceil(elements / per_cta)),
         threads_per_cta=_ELEMENTWISE_THREADS,
         registers_per_thread=32,  # estimate: a vector of 4 per input plus indexing
         elements_per_cta=per_cta,
-        serial_loads=1,
+        serial_loads=serial_loads,
         global_passes=1,
-        reductions=0,
+        reductions=reductions,
     )
 
 
@@ -143,11 +157,22 @@ def streaming_kernel(
 ) -> StreamKernel:
     """The kernel ``implementation`` runs for ``rows`` x ``length`` elements of ``kind``.
 
-    Elementwise ops pass their element count as ``rows * length`` (any split); only ``vllm``
-    gives them a row structure (one token per CTA, as its activation kernels do).
+    Elementwise ops, copies, embeddings (tokens x hidden) and reductions (output elements x
+    reduce length) pass their element count as ``rows * length`` and run ATen's vectorised
+    elementwise structure; only ``vllm`` gives elementwise ops a row structure (one token per
+    CTA, as its activation kernels do).
     """
     if kind is OpKind.ELEMENTWISE:
         if implementation == "vllm":
             return _vllm_row(kind, rows, length, element_bytes)
         return _elementwise(rows * length)
+    if kind is OpKind.COPY:
+        return _elementwise(rows * length)
+    if kind is OpKind.EMBEDDING:
+        # each thread loads its token's index, then the table row it names: two dependent loads
+        return _elementwise(rows * length, serial_loads=2)
+    if kind is OpKind.REDUCTION:
+        # ATen's reduce kernel spreads the input over CTAs with vector loads and finishes with
+        # a block reduction (and a cross-CTA step when a row spans several CTAs)
+        return _elementwise(rows * length, reductions=2 if length > 512 else 1)
     return _ROW_BUILDERS[implementation or "fused"](kind, rows, length, element_bytes)
