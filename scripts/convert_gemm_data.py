@@ -34,7 +34,7 @@ COLUMNS = (
     "cta_tile_k",
     "pipeline_stages",
 )
-VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm"}  # a40: no config yet
+VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 
 
 def _row(**values: object) -> dict[str, object]:

@@ -30,7 +30,7 @@ COLUMNS = (
     "implementation",
     "label",
 )
-VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm"}  # a40: no config yet
+VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 LAYERNORM_MODELS = ("microsoft/phi-2",)  # every other Vidur model uses RMSNorm
 LIGER_GPUS = {"NVIDIA A100-SXM4-80GB": "a100_80gb_sxm", "NVIDIA H100 80GB HBM3": "h100_sxm"}
 LIGER_DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
