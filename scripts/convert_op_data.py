@@ -32,13 +32,19 @@ COLUMNS = (
 )
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 LAYERNORM_MODELS = ("microsoft/phi-2",)  # every other Vidur model uses RMSNorm
-LIGER_GPUS = {"NVIDIA A100-SXM4-80GB": "a100_80gb_sxm", "NVIDIA H100 80GB HBM3": "h100_sxm"}
+LIGER_GPUS = {
+    "NVIDIA A100-SXM4-80GB": "a100_80gb_sxm",
+    "NVIDIA H100 80GB HBM3": "h100_sxm",
+    "NVIDIA GeForce RTX 3090": "rtx3090",
+}
 LIGER_DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
 # (kernel_name, provider) -> (op kind, implementation); eager multi-kernel modules are left out
 LIGER_KERNELS = {
     ("layer_norm", "liger"): ("layernorm", "fused"),  # Triton
     ("layer_norm", "huggingface"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
     ("rms_norm", "liger"): ("rmsnorm", "fused"),  # Triton
+    ("softmax", "liger"): ("softmax", "fused"),  # Triton
+    ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
 }
 
 
@@ -51,7 +57,7 @@ def _row(**values: object) -> dict[str, object]:
 
 
 def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[str, str]:
-    weights = 2 if kind == "layernorm" else 1
+    weights = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}[kind]
     tensors = [_tensor("input", (rows, length), dtype)]
     tensors += [_tensor("weight", (length,), dtype)] * weights
     tensors.append(_tensor("output", (rows, length), dtype))

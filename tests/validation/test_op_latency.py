@@ -60,6 +60,7 @@ def test_metrics_by_hand(data_dir: Path) -> None:
     assert result.by_hardware["a100_80gb_sxm"].geomean_ratio == pytest.approx(0.5)
     assert result.by_kind["elementwise:h100_sxm"].mape == pytest.approx(1.0)
     assert set(result.by_source) == {"s1:vllm", "s2:triton"}
+    assert sum(m.count for m in result.by_duration.values()) == 3
 
 
 def test_cli_json_and_csv(

@@ -52,6 +52,7 @@ class OpLatencyResult:
     by_hardware: dict[str, ErrorMetrics]
     by_kind: dict[str, ErrorMetrics]
     by_source: dict[str, ErrorMetrics]
+    by_duration: dict[str, ErrorMetrics]
 
 
 def _parse(record: dict[str, str], where: str) -> OpRow:
@@ -155,4 +156,12 @@ def validate_op_latency(
         by_hardware=_grouped(rows, predicted, lambda r: r.hardware),
         by_kind=_grouped(rows, predicted, lambda r: f"{r.op.kind.value}:{r.hardware}"),
         by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
+        by_duration=_grouped(rows, predicted, _duration_class),
     )
+
+
+def _duration_class(row: OpRow) -> str:
+    """Measured-time class: kernels under 10 us are where launch and start costs dominate."""
+    if row.time_s < 10e-6:
+        return "measured < 10 us"
+    return "measured 10-100 us" if row.time_s < 100e-6 else "measured >= 100 us"

@@ -34,6 +34,7 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
             *result.by_hardware.items(),
             *result.by_kind.items(),
             *result.by_source.items(),
+            *result.by_duration.items(),
         ]
         for label, m in groups:
             write(
@@ -69,6 +70,7 @@ def _summary(result: OpLatencyResult) -> dict[str, Any]:
         "by_hardware": to_jsonable(result.by_hardware),
         "by_kind": to_jsonable(result.by_kind),
         "by_source": to_jsonable(result.by_source),
+        "by_duration": to_jsonable(result.by_duration),
     }
 
 

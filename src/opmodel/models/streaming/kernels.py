@@ -20,8 +20,9 @@ how many block-wide reductions it does. The implementations (attr ``implementati
 ``pytorch`` (ATen): elementwise ops use ``vectorized_elementwise_kernel`` (CUDALoops.cuh):
     128 threads per CTA and 4 elements per thread, loaded as one vector. ``layer_norm`` is one
     row per CTA: a Welford pass over the row, then a second pass that re-reads it to
-    normalise; each pass strides over the row in 16-byte vectors. Softmax is one row per CTA
-    and walks the row three times (max, sum, write).
+    normalise; each pass strides over the row in 16-byte vectors. Softmax over rows of up to
+    1024 elements is ATen's persistent warp softmax (a warp per row, the row in registers, one
+    pass); longer rows take one row per CTA and three walks over it (max, sum, write).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
 where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
@@ -42,6 +43,7 @@ _VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
 _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
 _PYTORCH_ROW_THREADS = 128  # estimate: ATen's row kernels use 4-warp blocks for vectorised rows
+_PERSISTENT_SOFTMAX_MAX = 1024  # ATen dispatches rows up to 1024 elements to its warp softmax
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
     "exp": 1,  # MUFU.EX2 after a scaling FMUL
@@ -137,6 +139,19 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
 def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
     vector = max(1, _VECTOR_BYTES // element_bytes)
     threads = _PYTORCH_ROW_THREADS
+    if kind is OpKind.SOFTMAX and length <= _PERSISTENT_SOFTMAX_MAX:
+        # ATen's persistent softmax: one warp per row, the row in registers, one pass
+        warps = threads // 32
+        return StreamKernel(
+            implementation="pytorch",
+            ctas=math.ceil(rows / warps),
+            threads_per_cta=threads,
+            registers_per_thread=min(255, 32 + math.ceil(length / 32)),  # estimate
+            elements_per_cta=warps * length,
+            serial_loads=1,
+            global_passes=1,
+            reductions=2,
+        )
     return StreamKernel(
         implementation="pytorch",
         ctas=rows,
