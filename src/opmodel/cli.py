@@ -241,9 +241,10 @@ def _add_sweep_parser(commands: Any) -> None:
 
 
 def _add_ops_parser(commands: Any) -> None:
-    from opmodel.cli_validate import add_ops_parser  # noqa: PLC0415
+    from opmodel.cli_validate import add_artifact_parser, add_ops_parser  # noqa: PLC0415
 
     add_ops_parser(commands, _emit, _positive_int)
+    add_artifact_parser(commands, _emit)
 
 
 def _add_measure_parser(commands: Any) -> None:

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["add_ops_parser"]
+__all__ = ["add_artifact_parser", "add_ops_parser"]
 
 
 def add_ops_parser(
@@ -38,3 +38,36 @@ def add_ops_parser(
         help="table: human table on stderr and JSON summary on stdout",
     )
     ops.set_defaults(handler=run)
+
+
+def add_artifact_parser(commands: Any, emit: Callable[[Any], None]) -> None:
+    """Add ``validate-artifact`` (CONTRACT.md) to the CLI's sub-commands."""
+
+    def run(args: argparse.Namespace) -> None:
+        from opmodel.validation.artifact_report import run_artifact  # noqa: PLC0415 - heavy
+
+        emit(run_artifact(args))
+
+    artifact = commands.add_parser(
+        "validate-artifact",
+        help="bf16 forward-pass latency and energy versus the EnergAIzer measurements (A10, A100)",
+    )
+    artifact.add_argument(
+        "--workload-dir",
+        default="data/energaizer",
+        help="EnergAIzer measurements and op lists (default: the shipped data/energaizer)",
+    )
+    artifact.add_argument(
+        "--model",
+        default="effective_roofline",
+        choices=("roofline", "extended_roofline", "effective_roofline"),
+    )
+    artifact.add_argument("--output-csv", help="per-run measured and predicted time and energy")
+    artifact.add_argument("--output-plot", help="SVG scatter plot (needs matplotlib)")
+    artifact.add_argument(
+        "--format",
+        choices=("table", "json"),
+        default="table",
+        help="table: summary on stderr and JSON on stdout",
+    )
+    artifact.set_defaults(handler=run)

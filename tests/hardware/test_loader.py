@@ -247,3 +247,24 @@ def test_missing_file(tmp_path: Path) -> None:
 def test_spec_is_a_hardware_spec() -> None:
     assert isinstance(load_hardware("tpu_generic"), HardwareSpec)
     assert load_hardware("tpu_generic").compute.mxu is not None
+
+
+def test_power_tables_follow_the_clock() -> None:
+    """a100_40gb_pcie carries EnergAIzer's idle-power and voltage tables (per SM clock)."""
+    spec = load_hardware("a100_40gb_pcie")
+    low = spec.at_clock(900e6)
+    assert low.power.static_w == pytest.approx(47.35)
+    # between table points: linear
+    mid = spec.at_clock(907.5e6).power.static_w
+    assert min(47.35, spec.at_clock(915e6).power.static_w) <= mid
+    factor = (693.75 / 893.75) ** 2  # core voltage at 900 and 1410 MHz
+    bf16 = DType.BF16
+    assert low.compute.tensor_energy_j_per_flop[bf16] == pytest.approx(
+        spec.compute.tensor_energy_j_per_flop[bf16] * factor
+    )
+    assert low.hbm.energy_j_per_byte == spec.hbm.energy_j_per_byte  # memory clock domain
+    smem = low.levels_by_name["smem"].energy_j_per_byte
+    assert smem == pytest.approx(spec.levels_by_name["smem"].energy_j_per_byte * factor)
+    # configs without tables keep their static power
+    a10 = load_hardware("a10")
+    assert a10.at_clock(900e6).power.static_w == a10.power.static_w

@@ -206,10 +206,20 @@ class UtilizationSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PowerSpec:
-    """Board power: static (idle at the config clock) and thermal design power."""
+    """Board power: static (idle at the config clock) and thermal design power.
+
+    Optional tables by SM clock in MHz, used by :meth:`HardwareSpec.at_clock`:
+    ``idle_w_by_clock_mhz`` (measured idle board power) sets ``static_w`` at the new clock;
+    ``core_voltage_mv_by_clock_mhz`` (the DVFS curve) scales the dynamic energy of the core
+    domain (engines' J/FLOP, on-chip levels' J/byte) by ``(V(f) / V(f0))^2``, the ``C V^2``
+    dependence of switching energy (e.g. Horowitz, ISSCC 2014). Between table points the value
+    is interpolated linearly; outside them the nearest point is used.
+    """
 
     static_w: float = field(metadata=_NONNEG)
     tdp_w: float = field(metadata=_POS)
+    idle_w_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_NONNEG)
+    core_voltage_mv_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_POS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -263,7 +273,9 @@ class HardwareSpec:
 
         Engine peaks and the bandwidth of ``core``-domain levels scale by
         ``clock_hz / compute.clock_hz``; their latency in seconds scales by the inverse (a fixed
-        number of cycles). ``memory``-domain levels (HBM, GDDR) are unchanged.
+        number of cycles). ``memory``-domain levels (HBM, GDDR) are unchanged. With the power
+        tables of :class:`PowerSpec`, static power and core-domain switching energy follow the
+        clock too.
         """
         if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
             msg = f"{self.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
@@ -285,7 +297,48 @@ class HardwareSpec:
             else level
             for level in self.memory.levels
         )
-        return dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels))
+        return _at_clock_power(
+            dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels)),
+            self.compute.clock_hz,
+        )
+
+
+def interpolate(table: Mapping[int, float], x: float) -> float:
+    """Piecewise-linear value of ``table`` at ``x`` (nearest point outside its range)."""
+    keys = sorted(table)
+    if x <= keys[0]:
+        return table[keys[0]]
+    if x >= keys[-1]:
+        return table[keys[-1]]
+    high = next(k for k in keys if k >= x)
+    low = max(k for k in keys if k <= x)
+    if high == low:
+        return table[low]
+    return table[low] + (table[high] - table[low]) * (x - low) / (high - low)
+
+
+def _at_clock_power(spec: HardwareSpec, old_clock_hz: float) -> HardwareSpec:
+    """Idle power and core-domain switching energy at ``spec``'s (new) clock."""
+    power = spec.power
+    new_mhz, old_mhz = spec.compute.clock_hz / 1e6, old_clock_hz / 1e6
+    if power.idle_w_by_clock_mhz:
+        power = dataclasses.replace(power, static_w=interpolate(power.idle_w_by_clock_mhz, new_mhz))
+    volts = power.core_voltage_mv_by_clock_mhz
+    if not volts:
+        return dataclasses.replace(spec, power=power)
+    factor = (interpolate(volts, new_mhz) / interpolate(volts, old_mhz)) ** 2
+    compute = dataclasses.replace(
+        spec.compute,
+        tensor_energy_j_per_flop=_scaled(spec.compute.tensor_energy_j_per_flop, factor),
+        vector_energy_j_per_flop=_scaled(spec.compute.vector_energy_j_per_flop, factor),
+    )
+    levels = tuple(
+        dataclasses.replace(level, energy_j_per_byte=level.energy_j_per_byte * factor)
+        if level.clock_domain is ClockDomain.CORE
+        else level
+        for level in spec.memory.levels
+    )
+    return dataclasses.replace(spec, compute=compute, memory=MemorySpec(levels=levels), power=power)
 
 
 def _scaled(peaks: Mapping[DType, float], ratio: float) -> Mapping[DType, float]:

@@ -1,0 +1,194 @@
+"""Workload mode of ``validate-artifact``: whole forward passes against EnergAIzer measurements.
+
+For every measured bf16 run in ``data/energaizer/measurements/<gpu>/nvml_parsed.csv`` the op
+list of its model configuration (``workloads/all/<name>.json``) is predicted op by op on the
+GPU's config at the measured SM clock (:meth:`HardwareSpec.at_clock`, which also sets idle
+power and the core voltage's effect on switching energy when the config has those tables).
+
+    pass latency = sum over ops of max(op latency, launch gap)
+    pass energy  = sum over ops of (op energy - op static energy) + idle power x pass latency
+
+The launch gap is the config's ``kernel_launch_overhead_s``: eager PyTorch issues one kernel
+after another from the host, so a kernel shorter than that leaves the GPU waiting. Runs whose
+measurement window (time per pass x passes) is under :data:`MIN_WINDOW_S` are failed or
+aborted runs (data/energaizer/SOURCE.md) and are excluded; fp32 runs have no op list.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.validation.artifact_ops import op_from_entry
+from opmodel.validation.metrics import ErrorMetrics, error_metrics
+
+__all__ = [
+    "GPU_CONFIGS",
+    "MIN_WINDOW_S",
+    "WorkloadResult",
+    "WorkloadRun",
+    "load_runs",
+    "predict_runs",
+]
+
+GPU_CONFIGS = {"a10": "a10", "a100": "a100_40gb_pcie"}
+MIN_WINDOW_S = 10.0
+_NAME = re.compile(
+    r"^(?P<base>.+?)(?:_attn[a-z0-9]+)?(?:_freq(?P<freq>\d+))?_iter(?P<iters>\d+)\.csv$"
+)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadRun:
+    """One measured run: its op list, hardware, clock and measured time and energy per pass."""
+
+    workload: str
+    family: str
+    ops_file: Path
+    hardware: str
+    clock_hz: float
+    time_s: float
+    energy_j: float
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkloadResult:
+    """A run with its prediction."""
+
+    run: WorkloadRun
+    ops: int
+    skipped_ops: Counter[str]
+    time_s: float
+    energy_j: float
+    working_set_bytes: int
+
+
+def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
+    for name in (base, f"{base}_freq{freq}" if freq else base):
+        path = workloads / f"{name}.json"
+        if path.is_file():
+            return path
+    return None
+
+
+def _run(
+    record: dict[str, str], gpu: str, workloads: Path, skipped: Counter[str]
+) -> WorkloadRun | None:
+    match = _NAME.match(record.get("workload", ""))
+    if match is None:
+        skipped["unrecognised workload name"] += 1
+        return None
+    base, freq, iterations = match["base"], match["freq"], int(match["iters"])
+    if "_pbf16_" not in base:
+        skipped["not bf16 (no op list)"] += 1
+        return None
+    time_ms, energy = float(record["time"]), float(record["energy"])
+    if time_ms / 1e3 * iterations < MIN_WINDOW_S:
+        skipped[f"measurement window under {MIN_WINDOW_S:g} s (failed run)"] += 1
+        return None
+    ops_file = _ops_file(workloads, base, freq)
+    if ops_file is None:
+        skipped["no op list for the workload"] += 1
+        return None
+    return WorkloadRun(
+        workload=base,
+        family=base.split("_", 1)[0].removesuffix("model"),
+        ops_file=ops_file,
+        hardware=GPU_CONFIGS[gpu],
+        clock_hz=float(record["avg_freq"]) * 1e6,
+        time_s=time_ms / 1e3,
+        energy_j=energy,
+    )
+
+
+def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
+    """Measured runs under ``root`` (``measurements/<gpu>/nvml_parsed.csv``, ``workloads/all``)."""
+    workloads = root / "workloads" / "all"
+    if not workloads.is_dir():
+        raise ConfigError([f"{root}: no workloads/all folder (the EnergAIzer op lists)"])
+    runs: list[WorkloadRun] = []
+    skipped: Counter[str] = Counter()
+    for gpu in sorted(GPU_CONFIGS):
+        path = root / "measurements" / gpu / "nvml_parsed.csv"
+        if not path.is_file():
+            continue
+        with path.open(newline="", encoding="utf-8") as handle:
+            for record in csv.DictReader(handle):
+                run = _run(record, gpu, workloads, skipped)
+                if run is not None:
+                    runs.append(run)
+    if not runs:
+        raise ConfigError(
+            [f"{root}: no usable measured runs (measurements/<a10|a100>/nvml_parsed.csv)"]
+        )
+    return runs, skipped
+
+
+def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
+    model = get_model(model_name)
+    gap = spec.overhead.kernel_launch_overhead_s
+    entries = json.loads(run.ops_file.read_text())
+    time_s = dynamic_j = 0.0
+    ops = working_set = 0
+    skipped: Counter[str] = Counter()
+    for entry in entries:
+        try:
+            op = op_from_entry(entry)
+        except ValueError as exc:
+            skipped[str(exc)] += 1
+            continue
+        profile = model.predict(op, spec)
+        time_s += max(profile.latency_s, gap)
+        dynamic_j += profile.energy_j - profile.energy.static_j
+        working_set += sum(t.nbytes for t in op.tensors)
+        ops += 1
+    return WorkloadResult(
+        run=run,
+        ops=ops,
+        skipped_ops=skipped,
+        time_s=time_s,
+        energy_j=dynamic_j + spec.power.static_w * time_s,
+        working_set_bytes=working_set,
+    )
+
+
+def predict_runs(
+    runs: list[WorkloadRun],
+    model_name: str,
+    progress: Callable[[int, int], None] | None = None,
+) -> list[WorkloadResult]:
+    """Predict every run (configs loaded once per hardware and clock)."""
+    specs: dict[tuple[str, float], HardwareSpec] = {}
+    results = []
+    for index, run in enumerate(runs):
+        key = (run.hardware, run.clock_hz)
+        if key not in specs:
+            specs[key] = load_hardware(run.hardware).at_clock(run.clock_hz)
+        results.append(_predict_run(run, specs[key], model_name))
+        if progress is not None:
+            progress(index + 1, len(runs))
+    return results
+
+
+def metrics_by(
+    results: list[WorkloadResult], key: Callable[[WorkloadResult], str]
+) -> dict[str, tuple[ErrorMetrics, ErrorMetrics]]:
+    """(latency, energy) metrics per group."""
+    groups: dict[str, list[WorkloadResult]] = {}
+    for result in results:
+        groups.setdefault(key(result), []).append(result)
+    return {
+        name: (
+            error_metrics([r.time_s for r in group], [r.run.time_s for r in group]),
+            error_metrics([r.energy_j for r in group], [r.run.energy_j for r in group]),
+        )
+        for name, group in sorted(groups.items())
+    }

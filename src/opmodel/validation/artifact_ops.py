@@ -1,0 +1,146 @@
+"""EnergAIzer op-list entries as LocalOps (the ops one forward pass of a model launches).
+
+Each entry of ``workloads/all/<workload>.json`` is ``[params, tags]`` (data/energaizer/SOURCE.md):
+
+* ``gemm`` (``batch``, ``dimM``, ``dimN``, ``dimK``, ``useTensorCore``; tags ``tc, bf16_bf16`` or
+  ``cuda, fp32_fp32``): a GEMM, or a batched GEMM when ``batch > 1`` (eager attention's QK^T and
+  PV products). ``conv2d`` carries its implicit-GEMM dimensions and runs as that GEMM (cuDNN's
+  implicit GEMM; the im2col re-reads of the input are L2 traffic the GEMM view does not count).
+* ``softmax`` / ``layernorm`` (``batch`` rows of ``dim``, ``prec``): torch.softmax and
+  torch.nn.LayerNorm (two weights), ATen kernels (``implementation: pytorch``).
+* ``elementwise`` (``dim`` elements, ``op``, ``prec``): ``pointwise_add`` / ``pointwise_mul`` and
+  ``unspecified_tensor`` take two inputs (add, mul, add); ``scalar_add``, ``scalar_mul`` and
+  ``unspecified_scalar`` one (scalar_add, scalar_mul, scalar_mul); ``relu``, ``silu``, ``gelu``,
+  ``tanh`` are those functions; ``typecast_to_fp32`` / ``typecast_to_bf16`` are copies that cast.
+
+An entry of another kind raises ValueError with the reason, which the caller counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from opmodel.core.attrs import AttrValue
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+
+__all__ = ["op_from_entry"]
+
+_PREC = {"bf16": DType.BF16, "fp32": DType.FP32, "fp16": DType.FP16}
+_BINARY = {"pointwise_add": "add", "pointwise_mul": "mul", "unspecified_tensor": "add"}
+_UNARY = {
+    "scalar_add": "scalar_add",
+    "scalar_mul": "scalar_mul",
+    "unspecified_scalar": "scalar_mul",
+    "relu": "relu",
+    "silu": "silu",
+    "gelu": "gelu",
+    "tanh": "tanh",
+}
+_CASTS = {"typecast_to_fp32": DType.FP32, "typecast_to_bf16": DType.BF16}
+_PYTORCH: dict[str, AttrValue] = {"implementation": "pytorch"}
+
+
+def _int(params: Mapping[str, Any], name: str) -> int:
+    value = params.get(name)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        msg = f"{name} must be a positive integer (got {value!r})"
+        raise ValueError(msg)
+    return value
+
+
+def _prec(params: Mapping[str, Any], name: str = "prec") -> DType:
+    value = params.get(name)
+    if value not in _PREC:
+        msg = f"{name} must be one of {', '.join(_PREC)} (got {value!r})"
+        raise ValueError(msg)
+    return _PREC[value]
+
+
+def _op(
+    name: str, kind: OpKind, tensors: tuple[TensorSpec, ...], attrs: dict[str, AttrValue]
+) -> LocalOp:
+    return LocalOp(name=name, kind=kind, phase=Phase.INFERENCE, tensors=tensors, attrs=attrs)
+
+
+def _gemm(params: Mapping[str, Any], kind: str) -> LocalOp:
+    batch, m = _int(params, "batch"), _int(params, "dimM")
+    n, k = _int(params, "dimN"), _int(params, "dimK")
+    dtype = _prec(params, "precM")
+    lead = (batch,) if batch > 1 else ()
+    return _op(
+        kind,
+        OpKind.BATCHED_GEMM if batch > 1 else OpKind.GEMM,
+        (
+            TensorSpec(TensorRole.INPUT, (*lead, m, k), dtype),
+            TensorSpec(TensorRole.WEIGHT, (*lead, k, n), dtype),
+            TensorSpec(TensorRole.OUTPUT, (*lead, m, n), dtype),
+        ),
+        {},
+    )
+
+
+def _row(params: Mapping[str, Any], kind: OpKind) -> LocalOp:
+    rows, length, dtype = _int(params, "batch"), _int(params, "dim"), _prec(params)
+    weights = 2 if kind is OpKind.LAYERNORM else 0
+    return _op(
+        kind.value,
+        kind,
+        (
+            TensorSpec(TensorRole.INPUT, (rows, length), dtype),
+            *(TensorSpec(TensorRole.WEIGHT, (length,), dtype) for _ in range(weights)),
+            TensorSpec(TensorRole.OUTPUT, (rows, length), dtype),
+        ),
+        dict(_PYTORCH),
+    )
+
+
+def _elementwise(params: Mapping[str, Any]) -> LocalOp:
+    elements, dtype, name = _int(params, "dim"), _prec(params), params.get("op")
+    shape = (elements,)
+    if name in _CASTS:
+        return _op(
+            str(name),
+            OpKind.COPY,
+            (
+                TensorSpec(TensorRole.INPUT, shape, dtype),
+                TensorSpec(TensorRole.OUTPUT, shape, _CASTS[name]),
+            ),
+            {},
+        )
+    if name in _BINARY:
+        function, inputs = _BINARY[name], 2
+    elif name in _UNARY:
+        function, inputs = _UNARY[name], 1
+    else:
+        msg = f"elementwise op {name!r} is not mapped"
+        raise ValueError(msg)
+    tensors = (
+        *(TensorSpec(TensorRole.INPUT, shape, dtype) for _ in range(inputs)),
+        TensorSpec(TensorRole.OUTPUT, shape, dtype),
+    )
+    return _op(str(name), OpKind.ELEMENTWISE, tensors, {"function": function, **_PYTORCH})
+
+
+def op_from_entry(entry: object) -> LocalOp:
+    """The LocalOp of one ``[params, tags]`` entry; ValueError with the reason otherwise."""
+    if not (isinstance(entry, list | tuple) and len(entry) == 2):
+        msg = "entry is not [params, tags]"
+        raise ValueError(msg)
+    params, tags = entry
+    if not isinstance(params, dict) or not isinstance(tags, list) or not tags:
+        msg = "entry is not [params, tags]"
+        raise ValueError(msg)
+    kind = tags[0]
+    if kind in ("gemm", "conv2d"):
+        return _gemm(params, kind)
+    if kind == "softmax":
+        return _row(params, OpKind.SOFTMAX)
+    if kind == "layernorm":
+        return _row(params, OpKind.LAYERNORM)
+    if kind == "elementwise":
+        return _elementwise(params)
+    msg = f"op kind {kind!r} is not mapped"
+    raise ValueError(msg)

@@ -1,0 +1,133 @@
+"""validate-artifact, workload mode: op-list mapping, run selection, pass sums by hand, CLI."""
+
+from __future__ import annotations
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from opmodel import DType, OpKind
+from opmodel.cli import main
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.validation.artifact import load_runs, predict_runs
+from opmodel.validation.artifact_ops import op_from_entry
+
+REPO = Path(__file__).resolve().parents[2]
+GEMM = {"batch": 1, "dimM": 256, "dimN": 768, "dimK": 768, "precM": "bf16", "precA": "bf16"}
+OPS = [
+    [GEMM, ["gemm", "tc", "bf16_bf16"]],
+    [{"batch": 24, "dimM": 128, "dimN": 128, "dimK": 64, "precM": "bf16"}, ["gemm", "tc"]],
+    [{"batch": 3072, "dim": 128, "prec": "fp32"}, ["softmax", "fp32"]],
+    [{"batch": 256, "dim": 768, "prec": "bf16"}, ["layernorm", "bf16"]],
+    [{"dim": 196608, "op": "pointwise_add", "prec": "bf16"}, ["elementwise"]],
+    [{"dim": 786432, "op": "typecast_to_fp32", "prec": "bf16"}, ["elementwise"]],
+    [{"dim": 10, "op": "mystery", "prec": "bf16"}, ["elementwise"]],
+]
+
+
+def test_entries_map_to_ops() -> None:
+    gemm = op_from_entry(OPS[0])
+    assert gemm.kind is OpKind.GEMM and [t.shape for t in gemm.tensors] == [
+        (256, 768),
+        (768, 768),
+        (256, 768),
+    ]
+    assert op_from_entry(OPS[1]).kind is OpKind.BATCHED_GEMM
+    softmax = op_from_entry(OPS[2])
+    assert softmax.kind is OpKind.SOFTMAX and softmax.tensors[0].dtype is DType.FP32
+    assert softmax.attrs["implementation"] == "pytorch"
+    assert len(op_from_entry(OPS[3]).tensors) == 4  # x, gamma, beta, y
+    add = op_from_entry(OPS[4])
+    assert (add.kind, add.attrs["function"], len(add.tensors)) == (OpKind.ELEMENTWISE, "add", 3)
+    cast = op_from_entry(OPS[5])
+    assert cast.kind is OpKind.COPY and cast.tensors[1].dtype is DType.FP32
+    with pytest.raises(ValueError, match="elementwise op 'mystery' is not mapped"):
+        op_from_entry(OPS[6])
+    with pytest.raises(ValueError, match="dimK must be a positive integer"):
+        op_from_entry([{**GEMM, "dimK": 0}, ["gemm"]])
+    with pytest.raises(ValueError, match="op kind 'pool' is not mapped"):
+        op_from_entry([{}, ["pool"]])
+
+
+@pytest.fixture
+def artifact(tmp_path: Path) -> Path:
+    root = tmp_path / "energaizer"
+    (root / "workloads" / "all").mkdir(parents=True)
+    (root / "measurements" / "a100").mkdir(parents=True)
+    (root / "workloads" / "all" / "tinymodel_x_pbf16_b1_s128_modeprefill.json").write_text(
+        json.dumps(OPS)
+    )
+    rows = [
+        "workload,energy,time,avg_freq,temp",
+        "tinymodel_x_pbf16_b1_s128_modeprefill_attneager_freq900_iter3000.csv,0.5,10.0,900.0,60",
+        "tinymodel_x_pfp32_b1_s128_modeprefill_freq900_iter3000.csv,0.5,10.0,900.0,60",
+        "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,0.1,10.0,900.0,60",
+        "othermodel_y_pbf16_b1_s128_modeprefill_freq900_iter3000.csv,0.5,10.0,900.0,60",
+    ]
+    (root / "measurements" / "a100" / "nvml_parsed.csv").write_text("\n".join(rows) + "\n")
+    return root
+
+
+def test_run_selection(artifact: Path) -> None:
+    runs, skipped = load_runs(artifact)
+    assert [r.workload for r in runs] == ["tinymodel_x_pbf16_b1_s128_modeprefill"]
+    run = runs[0]
+    assert (run.hardware, run.clock_hz, run.time_s, run.family) == (
+        "a100_40gb_pcie",
+        900e6,
+        0.01,
+        "tiny",
+    )
+    assert skipped == {
+        "not bf16 (no op list)": 1,
+        "measurement window under 10 s (failed run)": 1,  # 10 ms x 100 passes = 1 s
+        "no op list for the workload": 1,
+    }
+
+
+def test_pass_sums_by_hand(artifact: Path) -> None:
+    runs, _ = load_runs(artifact)
+    (result,) = predict_runs(runs, "roofline")
+    spec = load_hardware("a100_40gb_pcie").at_clock(900e6)
+    model, gap = get_model("roofline"), spec.overhead.kernel_launch_overhead_s
+    profiles = [model.predict(op_from_entry(entry), spec) for entry in OPS[:6]]
+    time_s = sum(max(p.latency_s, gap) for p in profiles)
+    dynamic = sum(p.energy_j - p.energy.static_j for p in profiles)
+    assert result.ops == 6 and result.skipped_ops == {"elementwise op 'mystery' is not mapped": 1}
+    assert result.time_s == pytest.approx(time_s)
+    assert spec.power.static_w == pytest.approx(47.35)  # EnergAIzer idle power at 900 MHz
+    assert result.energy_j == pytest.approx(dynamic + 47.35 * time_s)
+
+
+def test_cli_outputs(artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_csv, out_svg = tmp_path / "runs.csv", tmp_path / "runs.svg"
+    args = ["validate-artifact", "--workload-dir", str(artifact), "--format", "json"]
+    assert main([*args, "--output-csv", str(out_csv), "--output-plot", str(out_svg)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["runs"] == 1 and summary["groups"]["a100_40gb_pcie"]["latency"]["count"] == 1
+    with out_csv.open() as handle:
+        (row,) = list(csv.DictReader(handle))
+    assert row["workload"] == "tinymodel_x_pbf16_b1_s128_modeprefill"
+    assert float(row["time_ratio"]) == pytest.approx(
+        float(row["predicted_time_s"]) / float(row["measured_time_s"]), rel=1e-5
+    )
+    assert out_svg.read_text().lstrip().startswith("<?xml")
+
+
+def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(ConfigError, match="no workloads/all folder"):
+        load_runs(tmp_path)
+    assert main(["validate-artifact", "--workload-dir", str(tmp_path)]) == 2
+    assert "no workloads/all folder" in capsys.readouterr().err
+
+
+def test_shipped_data_runs(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["validate-artifact", "--workload-dir", str(REPO / "data" / "energaizer")]
+    assert main([*args, "--model", "roofline", "--format", "json"]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["runs"] > 100
+    assert {"a10", "a100_40gb_pcie"} <= set(summary["groups"])
