@@ -53,6 +53,10 @@ def add_artifact_parser(commands: Any, emit: Callable[[Any], None]) -> None:
         help="bf16 forward-pass latency and energy versus the EnergAIzer measurements (A10, A100)",
     )
     artifact.add_argument(
+        "--data-dir",
+        help="per-op mode: folder of EnergAIzer per-kernel CSVs (yz8_*/a10_* files)",
+    )
+    artifact.add_argument(
         "--workload-dir",
         default="data/energaizer",
         help="EnergAIzer measurements and op lists (default: the shipped data/energaizer)",

@@ -2,7 +2,10 @@
 
 Workload mode: predicted / measured latency (top row) and energy (bottom row) per forward pass
 against the pass's bf16 working set (bytes of every op's tensors), one column per model family,
-hardware by colour; a dashed line marks a perfect prediction.
+hardware by colour; a dashed line marks a perfect prediction. Per-op mode: the same with one
+column per op type, plus normalised bar plots (predicted / measured latency and energy per
+row) of the square-GEMM and softmax subsets next to the plot: ``<name>_square_gemm.svg`` and
+``<name>_softmax.svg``.
 """
 
 from __future__ import annotations
@@ -12,8 +15,9 @@ from typing import Any
 
 from opmodel.core.errors import ConfigError
 from opmodel.validation.artifact import WorkloadResult
+from opmodel.validation.artifact_perop import OpPrediction
 
-__all__ = ["plot_workloads"]
+__all__ = ["plot_per_op", "plot_workloads"]
 
 _COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple")
 
@@ -30,44 +34,129 @@ def _pyplot() -> Any:
     return plt
 
 
-def _ratio(result: WorkloadResult, quantity: str) -> float:
-    if quantity == "latency":
-        return result.time_s / result.run.time_s
-    return result.energy_j / result.run.energy_j
-
-
 def plot_workloads(path: Path, results: list[WorkloadResult]) -> None:
     """Write the workload scatter plot to ``path`` (SVG)."""
     if path.suffix.lower() != ".svg":
         raise ConfigError([f"{path}: --output-plot must be an .svg file"])
-    plt = _pyplot()
     families = sorted({r.run.family for r in results})
-    hardware = sorted({r.run.hardware for r in results})
+    points = {
+        family: [
+            (
+                r.run.hardware,
+                float(r.working_set_bytes),
+                r.time_s / r.run.time_s,
+                r.energy_j / r.run.energy_j,
+            )
+            for r in results
+            if r.run.family == family
+        ]
+        for family in families
+    }
+    _scatter_columns(path, families, points, "bf16 working set per pass [B]")
+
+
+def _scatter_columns(
+    path: Path,
+    columns: list[str],
+    points: dict[str, list[tuple[str, float, float, float]]],
+    xlabel: str,
+) -> None:
+    """Two rows (latency, energy) of scatter panels; ``points[column]`` holds
+    (hardware, working set, latency ratio, energy ratio)."""
+    plt = _pyplot()
+    hardware = sorted({p[0] for values in points.values() for p in values})
     colour = {name: _COLOURS[i % len(_COLOURS)] for i, name in enumerate(hardware)}
     figure, axes = plt.subplots(
-        2, len(families), figsize=(3.2 * len(families), 6.4), squeeze=False, sharey="row"
+        2, len(columns), figsize=(3.2 * len(columns), 6.4), squeeze=False, sharey="row"
     )
-    for column, family in enumerate(families):
-        chosen = [r for r in results if r.run.family == family]
+    for column, name in enumerate(columns):
         for row, label in enumerate(("latency", "energy")):
             ax = axes[row][column]
-            for name in hardware:
-                mine = [r for r in chosen if r.run.hardware == name]
+            for hw in hardware:
+                mine = [p for p in points[name] if p[0] == hw]
                 ax.scatter(
-                    [r.working_set_bytes for r in mine],
-                    [_ratio(r, label) for r in mine],
+                    [p[1] for p in mine],
+                    [p[2 + row] for p in mine],
                     s=14,
-                    color=colour[name],
-                    label=name,
+                    color=colour[hw],
+                    label=hw,
                 )
             ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
             ax.set_xscale("log")
-            ax.set_title(f"{family}: {label}", fontsize=9)
+            ax.set_title(f"{name}: {label}", fontsize=9)
             if column == 0:
                 ax.set_ylabel(f"predicted / measured {label}")
             if row == 1:
-                ax.set_xlabel("bf16 working set per pass [B]")
+                ax.set_xlabel(xlabel)
     axes[0][0].legend(fontsize=8)
     figure.tight_layout()
     figure.savefig(path, format="svg")
     plt.close(figure)
+
+
+def _bars(path: Path, title: str, predictions: list[OpPrediction]) -> None:
+    plt = _pyplot()
+    figure, ax = plt.subplots(figsize=(max(4.0, 0.35 * len(predictions) + 2), 3.6))
+    positions = range(len(predictions))
+    width = 0.4
+    ax.bar(
+        [x - width / 2 for x in positions],
+        [p.time_s / p.measured.time_s for p in predictions],
+        width,
+        label="latency",
+    )
+    ax.bar(
+        [x + width / 2 for x in positions],
+        [p.energy_j / p.measured.energy_j for p in predictions],
+        width,
+        label="energy",
+    )
+    ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
+    ax.set_xticks(list(positions))
+    ax.set_xticklabels(
+        [f"{p.measured.hardware}\n{_shape(p)}" for p in predictions], rotation=90, fontsize=6
+    )
+    ax.set_ylabel("predicted / measured")
+    ax.set_title(title, fontsize=9)
+    ax.legend(fontsize=8)
+    figure.tight_layout()
+    figure.savefig(path, format="svg")
+    plt.close(figure)
+
+
+def _shape(prediction: OpPrediction) -> str:
+    return "x".join(str(d) for d in prediction.measured.op.tensors[0].shape)
+
+
+def _square(prediction: OpPrediction) -> bool:
+    if prediction.measured.op_type != "gemm":
+        return False
+    (m, k), (_, n) = (t.shape[-2:] for t in prediction.measured.op.tensors[:2])
+    return m == n == k
+
+
+def plot_per_op(path: Path, predictions: list[OpPrediction]) -> None:
+    """Per-op scatter plot at ``path`` and the square-GEMM and softmax bar plots beside it."""
+    if path.suffix.lower() != ".svg":
+        raise ConfigError([f"{path}: --output-plot must be an .svg file"])
+    columns = sorted({p.measured.op_type for p in predictions})
+    points = {
+        name: [
+            (
+                p.measured.hardware,
+                float(p.working_set_bytes),
+                p.time_s / p.measured.time_s,
+                p.energy_j / p.measured.energy_j,
+            )
+            for p in predictions
+            if p.measured.op_type == name
+        ]
+        for name in columns
+    }
+    _scatter_columns(path, columns, points, "bf16 working set [B]")
+    for suffix, title, chosen in (
+        ("square_gemm", "square GEMMs (M = N = K)", [p for p in predictions if _square(p)]),
+        ("softmax", "softmax", [p for p in predictions if p.measured.op_type == "softmax"]),
+    ):
+        if chosen:
+            _bars(path.with_name(f"{path.stem}_{suffix}.svg"), title, chosen)

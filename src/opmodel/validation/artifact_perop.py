@@ -1,0 +1,208 @@
+"""Per-op mode of ``validate-artifact`` (``--data-dir``): EnergAIzer per-kernel measurements.
+
+Reads every CSV under the directory. Each row is one measured kernel with ``time`` [ms] and
+``energy`` [J]. The hardware comes from a ``hardware`` column or the file prefix (``yz8_`` ->
+a100_40gb_pcie, ``a10_`` -> a10), the SM clock from ``clock_mhz`` or ``freqNNN`` in the file name.
+Only bf16 rows are compared: a ``dtype``/``prec`` column, when present, must say bf16. The op
+type comes from the columns and the file name:
+
+* ``dimM``, ``dimN``, ``dimK`` (with ``batch``, ``trans``): a GEMM, or a batched GEMM (bmm) when
+  ``batch > 1``; ``kernel_name``, ``grid_size``, ``block_size``, ``useTensorCore`` are ignored.
+* a file name containing ``softmax`` or ``layernorm``: rows (``batch`` or ``rows``) of
+  ``dim`` (or ``row_length``) elements.
+* a file name containing ``flash`` or ``attention``: ``batch``, heads (``heads``, ``nheads``,
+  ``num_heads``), sequence (``seq``, ``seqlen``, ``seq_len``) and ``head_dim`` (``headdim``,
+  ``d``), prefill; ``causal`` when a column says so.
+
+A row that fits none of these is skipped and counted by reason, never guessed.
+"""
+
+from __future__ import annotations
+
+import csv
+import re
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import ConfigError, OpModelError
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models import get_model
+from opmodel.validation.artifact_ops import op_from_entry
+
+__all__ = ["OpMeasurement", "OpPrediction", "load_measured_ops", "predict_measured_ops"]
+
+_PREFIXES = (("yz8_", "a100_40gb_pcie"), ("a10_", "a10"))
+_HEADS = ("heads", "nheads", "num_heads")
+_SEQ = ("seq", "seqlen", "seq_len")
+_HEAD_DIM = ("head_dim", "headdim", "d")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpMeasurement:
+    """One measured kernel."""
+
+    op: LocalOp
+    op_type: str
+    hardware: str
+    clock_hz: float | None
+    time_s: float
+    energy_j: float
+    file: str
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class OpPrediction:
+    """A measured kernel with its prediction."""
+
+    measured: OpMeasurement
+    time_s: float
+    energy_j: float
+    working_set_bytes: int
+
+
+def _first(record: Mapping[str, str], names: tuple[str, ...]) -> str:
+    return next((record[n] for n in names if record.get(n)), "")
+
+
+def _attention(record: Mapping[str, str]) -> LocalOp:
+    values = [_first(record, names) for names in (("batch",), _HEADS, _SEQ, _HEAD_DIM)]
+    if not all(v.isdigit() and int(v) > 0 for v in values):
+        msg = "attention row needs batch, heads, seq and head_dim"
+        raise ValueError(msg)
+    batch, heads, seq, head_dim = (int(v) for v in values)
+    shape = (batch, heads, seq, head_dim)
+    causal = (record.get("causal") or "").strip().lower() in ("1", "true", "yes")
+    return LocalOp(
+        name="flash_attention",
+        kind=OpKind.ATTENTION_PREFILL,
+        phase=Phase.PREFILL,
+        tensors=tuple(
+            TensorSpec(role, shape, DType.BF16, layout)
+            for role, layout in (
+                (TensorRole.INPUT, "q"),
+                (TensorRole.INPUT, "k"),
+                (TensorRole.INPUT, "v"),
+                (TensorRole.OUTPUT, "o"),
+            )
+        ),
+        attrs={"causal": causal},
+    )
+
+
+def _op(record: Mapping[str, str], name: str) -> tuple[LocalOp, str]:
+    """The op of one row and its type label; ValueError with the reason otherwise."""
+    if {"dimM", "dimN", "dimK"} <= record.keys():
+        params = {k: int(record.get(k) or 1) for k in ("batch", "dimM", "dimN", "dimK")}
+        op = op_from_entry([{**params, "precM": "bf16"}, ["gemm"]])
+        trans = (record.get("trans") or "NN").upper()
+        if trans in ("NT", "TN", "TT"):
+            op = _transposed(op, trans)
+        return op, "bmm" if op.kind is OpKind.BATCHED_GEMM else "gemm"
+    for kind in ("softmax", "layernorm"):
+        if kind in name:
+            rows = _first(record, ("batch", "rows"))
+            length = _first(record, ("dim", "row_length", "length"))
+            if not (rows.isdigit() and length.isdigit()):
+                msg = f"{kind} row needs rows and row length"
+                raise ValueError(msg)
+            entry = [{"batch": int(rows), "dim": int(length), "prec": "bf16"}, [kind]]
+            return op_from_entry(entry), kind
+    if "flash" in name or "attention" in name:
+        return _attention(record), "flash_attention"
+    msg = "unknown op type (no GEMM columns; file name names no softmax, layernorm or attention)"
+    raise ValueError(msg)
+
+
+def _transposed(op: LocalOp, trans: str) -> LocalOp:
+    a, b, c = op.tensors
+    lead = a.shape[:-2]
+    (m, k), (_, n) = a.shape[-2:], b.shape[-2:]
+    ta, tb = trans[0] == "T", trans[1] == "T"
+    return LocalOp(
+        name=op.name,
+        kind=op.kind,
+        phase=op.phase,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (*lead, *((k, m) if ta else (m, k))), a.dtype),
+            TensorSpec(TensorRole.WEIGHT, (*lead, *((n, k) if tb else (k, n))), b.dtype),
+            c,
+        ),
+        attrs={"transpose_a": ta, "transpose_b": tb},
+    )
+
+
+def _measurement(record: Mapping[str, str], path: Path) -> OpMeasurement:
+    dtype = (_first(record, ("dtype", "prec")) or "bf16").lower()
+    if dtype not in ("bf16", "bfloat16", "torch.bfloat16"):
+        msg = f"not bf16 ({dtype})"
+        raise ValueError(msg)
+    time_ms, energy = float(record["time"]), float(record.get("energy") or "nan")
+    if not (time_ms > 0 and energy > 0):
+        msg = "non-positive or missing time or energy"
+        raise ValueError(msg)
+    hardware = record.get("hardware") or next(
+        (hw for prefix, hw in _PREFIXES if path.name.startswith(prefix)), ""
+    )
+    if not hardware:
+        msg = "no hardware column or known file prefix"
+        raise ValueError(msg)
+    freq = re.search(r"freq(\d+)", path.name)
+    clock = record.get("clock_mhz") or (freq.group(1) if freq else "")
+    op, op_type = _op(record, path.name.lower())
+    return OpMeasurement(
+        op=op,
+        op_type=op_type,
+        hardware=hardware,
+        clock_hz=float(clock) * 1e6 if clock else None,
+        time_s=time_ms / 1e3,
+        energy_j=energy,
+        file=str(path),
+    )
+
+
+def load_measured_ops(data_dir: Path) -> tuple[list[OpMeasurement], Counter[str]]:
+    """Every measured kernel under ``data_dir`` and the skipped rows by reason."""
+    if not data_dir.is_dir():
+        raise ConfigError([f"{data_dir}: not a directory (expected EnergAIzer per-kernel CSVs)"])
+    rows: list[OpMeasurement] = []
+    skipped: Counter[str] = Counter()
+    for path in sorted(data_dir.rglob("*.csv")):
+        with path.open(newline="", encoding="utf-8") as handle:
+            reader = csv.DictReader(handle)
+            if "time" not in (reader.fieldnames or ()):
+                continue
+            for record in reader:
+                try:
+                    rows.append(_measurement(record, path))
+                except (ValueError, OpModelError) as exc:
+                    skipped[str(exc).splitlines()[0]] += 1
+    if not rows:
+        raise ConfigError([f"{data_dir}: no usable per-kernel rows (CSV files with time, energy)"])
+    return rows, skipped
+
+
+def predict_measured_ops(rows: list[OpMeasurement], model_name: str) -> list[OpPrediction]:
+    """Predict every measured kernel on its config at its clock."""
+    model = get_model(model_name)
+    specs: dict[tuple[str, float | None], HardwareSpec] = {}
+    out = []
+    for row in rows:
+        key = (row.hardware, row.clock_hz)
+        if key not in specs:
+            spec = load_hardware(row.hardware)
+            specs[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
+        profile = model.predict(row.op, specs[key])
+        out.append(
+            OpPrediction(
+                measured=row,
+                time_s=profile.latency_s,
+                energy_j=profile.energy_j,
+                working_set_bytes=sum(t.nbytes for t in row.op.tensors),
+            )
+        )
+    return out
