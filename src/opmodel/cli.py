@@ -241,10 +241,15 @@ def _add_sweep_parser(commands: Any) -> None:
 
 
 def _add_ops_parser(commands: Any) -> None:
-    from opmodel.cli_validate import add_artifact_parser, add_ops_parser  # noqa: PLC0415
+    from opmodel.cli_validate import (  # noqa: PLC0415
+        add_artifact_parser,
+        add_calibrate_energy_parser,
+        add_ops_parser,
+    )
 
     add_ops_parser(commands, _emit, _positive_int)
     add_artifact_parser(commands, _emit)
+    add_calibrate_energy_parser(commands, _emit)
 
 
 def _add_measure_parser(commands: Any) -> None:

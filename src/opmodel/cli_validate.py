@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["add_artifact_parser", "add_ops_parser"]
+__all__ = ["add_artifact_parser", "add_calibrate_energy_parser", "add_ops_parser"]
 
 
 def add_ops_parser(
@@ -75,3 +75,30 @@ def add_artifact_parser(commands: Any, emit: Callable[[Any], None]) -> None:
         help="table: summary on stderr and JSON on stdout",
     )
     artifact.set_defaults(handler=run)
+
+
+def add_calibrate_energy_parser(commands: Any, emit: Callable[[Any], None]) -> None:
+    """Add ``calibrate-energy`` to the CLI's sub-commands."""
+
+    def run(args: argparse.Namespace) -> None:
+        from pathlib import Path  # noqa: PLC0415
+
+        from opmodel.validation.energy_fit import calibrate_energy  # noqa: PLC0415 - heavy
+
+        emit(
+            calibrate_energy(args.hardware, Path(args.workload_dir), args.model, Path(args.output))
+        )
+
+    calibrate = commands.add_parser(
+        "calibrate-energy",
+        help="fit a config's energy terms on a training split of measured forward passes",
+    )
+    calibrate.add_argument("--hardware", required=True, help="config name (a10, a100_40gb_pcie)")
+    calibrate.add_argument("--workload-dir", default="data/energaizer", help="EnergAIzer data")
+    calibrate.add_argument(
+        "--model",
+        default="effective_roofline",
+        choices=("roofline", "extended_roofline", "effective_roofline"),
+    )
+    calibrate.add_argument("--output", required=True, help="calibration YAML to write")
+    calibrate.set_defaults(handler=run)

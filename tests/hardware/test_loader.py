@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -251,7 +252,7 @@ def test_spec_is_a_hardware_spec() -> None:
 
 def test_power_tables_follow_the_clock() -> None:
     """a100_40gb_pcie carries EnergAIzer's idle-power and voltage tables (per SM clock)."""
-    spec = load_hardware("a100_40gb_pcie")
+    spec = dataclasses.replace(load_hardware("a100_40gb_pcie"), calibration=None)
     low = spec.at_clock(900e6)
     assert low.power.static_w == pytest.approx(47.35)
     # between table points: linear
@@ -268,3 +269,34 @@ def test_power_tables_follow_the_clock() -> None:
     # configs without tables keep their static power
     a10 = load_hardware("a10")
     assert a10.at_clock(900e6).power.static_w == a10.power.static_w
+
+
+def test_energy_calibration_applies_at_its_clock_only() -> None:
+    spec = load_hardware("a100_40gb_pcie")
+    calibration = spec.calibration
+    assert calibration is not None and calibration.clock_mhz == 900.0
+    assert spec.power.active_w == 0.0  # the config's own clock: 1410 MHz, not calibrated
+    at_900 = spec.at_clock(900e6)
+    terms = calibration.terms
+    assert at_900.power.active_w == terms.active_w
+    assert at_900.power.busy_w == pytest.approx(47.35 + terms.active_w)
+    assert at_900.hbm.energy_j_per_byte == terms.hbm_j_per_byte
+    assert at_900.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
+    assert spec.at_clock(1000e6).power.active_w == 0.0
+
+
+def test_energy_calibration_errors(tmp_path: Path) -> None:
+    config = tmp_path / "dev.yaml"
+    text = (load_hardware.__globals__["shipped_config_path"]("a10")).read_text()
+    config.write_text(text.replace("a10_energaizer_900mhz.yaml", "missing.yaml"))
+    with pytest.raises(ConfigError, match="energy calibration file not found"):
+        load_hardware(config)
+    calibration = tmp_path / "cal.yaml"
+    calibration.write_text(
+        "hardware: other\nclock_mhz: 900\nmodel: roofline\nfitted_on: x\n"
+        "terms: {active_w: -1, tensor_j_per_flop: 0, hbm_j_per_byte: 0, l2_j_per_byte: 0}\n"
+    )
+    config.write_text(text.replace("a10_energaizer_900mhz.yaml", "cal.yaml"))
+    with pytest.raises(ConfigError) as info:
+        load_hardware(config)
+    assert "terms.active_w: must be >= 0" in str(info.value)

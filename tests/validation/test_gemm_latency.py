@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from opmodel.cli import main
+from opmodel.hardware import load_hardware
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_latency import (
     SizeClass,
@@ -128,9 +129,9 @@ def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:
 def test_energy_metrics_where_the_data_has_energy() -> None:
     """a10 at 900 MHz (file name a10_..._freq900), roofline, the held-out 4096^3 bf16 row.
 
-    Peak 72 SMs x 1024 FLOP/cycle x 900 MHz = 66.36 TFLOP/s -> 2.0711 ms (compute bound). Energy:
-    1.374e11 FLOP * 1.040e-12 J + 100,663,296 B * 6.0e-11 J + 20 W * 2.0711 ms = 0.1904 J,
-    measured 0.12 J.
+    Peak 72 SMs x 1024 FLOP/cycle x 900 MHz = 66.36 TFLOP/s -> 2.0711 ms (compute bound). Energy
+    with the config's 900 MHz calibration: FLOPs x tensor term + 100,663,296 B x HBM term +
+    (20 W idle + active power) x 2.0711 ms; measured 0.12 J.
     """
     rows = load_gemm_rows(FIXTURES.parent / "gemm_energy").rows
     assert [r.energy_j for r in rows] == [0.12, 0.0009, None]
@@ -140,7 +141,14 @@ def test_energy_metrics_where_the_data_has_energy() -> None:
     energy = report.models[0].energy
     assert energy is not None and energy.count == 1
     latency = 2 * 4096**3 / (72 * 1024 * 900e6)
-    expected = 2 * 4096**3 * 1.040e-12 + 3 * 4096**2 * 2 * 6.0e-11 + 20.0 * latency
+    # a10.yaml's energy calibration applies at 900 MHz: its fitted active power, tensor and HBM
+    # terms replace the estimates (configs/calibrations/a10_energaizer_900mhz.yaml)
+    terms = load_hardware("a10").calibration.terms  # type: ignore[union-attr]
+    expected = (
+        2 * 4096**3 * terms.tensor_j_per_flop
+        + 3 * 4096**2 * 2 * terms.hbm_j_per_byte
+        + (20.0 + terms.active_w) * latency
+    )
     assert energy.geomean_ratio == pytest.approx(expected / 0.12)
 
 

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
 from functools import lru_cache
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
 from opmodel.hardware.checks import cross_field_problems
 from opmodel.hardware.derived import with_derived_peaks
-from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.energy_calibration import load_energy_calibration
+from opmodel.hardware.spec import HardwareSpec, with_calibration
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -82,4 +84,15 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
     if errors or spec is None:
         raise ConfigError(f"{path}: {problem}" for problem in errors)
     assert isinstance(spec, HardwareSpec)
-    return spec
+    return _calibrated(spec, Path(path))
+
+
+def _calibrated(spec: HardwareSpec, path: Path) -> HardwareSpec:
+    """Attach the config's energy calibration (applied at its clock, see ``at_clock``)."""
+    reference = spec.power.energy_calibration
+    if reference is None:
+        return spec
+    beside = path.parent / reference
+    file = beside if beside.is_file() else _shipped_dir().parent / "calibrations" / reference
+    calibration = load_energy_calibration(file, spec.name)
+    return with_calibration(dataclasses.replace(spec, calibration=calibration))

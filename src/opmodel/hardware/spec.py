@@ -14,6 +14,7 @@ from typing import Any
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import StrValueEnum
+from opmodel.hardware.energy_calibration import EnergyCalibration
 from opmodel.parsing.schema import Check
 
 __all__ = [
@@ -214,10 +215,22 @@ class PowerSpec:
     domain (engines' J/FLOP, on-chip levels' J/byte) by ``(V(f) / V(f0))^2``, the ``C V^2``
     dependence of switching energy (e.g. Horowitz, ISSCC 2014). Between table points the value
     is interpolated linearly; outside them the nearest point is used.
+
+    ``active_w`` is board power above ``static_w`` while a kernel runs (0 unless an energy
+    calibration sets it); models charge ``busy_w = static_w + active_w`` over an op's latency.
+    ``energy_calibration`` names a calibration file (:mod:`opmodel.hardware.energy_calibration`)
+    beside the config or in the shipped ``configs/calibrations`` folder.
     """
+
+    @property
+    def busy_w(self) -> float:
+        """Power drawn besides the op's events while it runs: static plus active."""
+        return self.static_w + self.active_w
 
     static_w: float = field(metadata=_NONNEG)
     tdp_w: float = field(metadata=_POS)
+    active_w: float = field(default=0.0, metadata=_NONNEG)
+    energy_calibration: str | None = None
     idle_w_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_NONNEG)
     core_voltage_mv_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_POS)
 
@@ -247,6 +260,9 @@ class HardwareSpec:
     utilization: UtilizationSpec = field(default_factory=UtilizationSpec)
     power: PowerSpec
     overhead: OverheadSpec
+    calibration: EnergyCalibration | None = field(
+        default=None, repr=False, compare=False, metadata={"yaml": False}
+    )
     levels_by_name: Mapping[str, MemoryLevel] = field(init=False, repr=False, compare=False)
     derived_cache: dict[object, Any] = field(init=False, repr=False, compare=False)
 
@@ -275,7 +291,7 @@ class HardwareSpec:
         ``clock_hz / compute.clock_hz``; their latency in seconds scales by the inverse (a fixed
         number of cycles). ``memory``-domain levels (HBM, GDDR) are unchanged. With the power
         tables of :class:`PowerSpec`, static power and core-domain switching energy follow the
-        clock too.
+        clock too; at the clock of the config's energy calibration its terms apply.
         """
         if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
             msg = f"{self.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
@@ -297,9 +313,11 @@ class HardwareSpec:
             else level
             for level in self.memory.levels
         )
-        return _at_clock_power(
-            dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels)),
-            self.compute.clock_hz,
+        return with_calibration(
+            _at_clock_power(
+                dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels)),
+                self.compute.clock_hz,
+            )
         )
 
 
@@ -315,6 +333,35 @@ def interpolate(table: Mapping[int, float], x: float) -> float:
     if high == low:
         return table[low]
     return table[low] + (table[high] - table[low]) * (x - low) / (high - low)
+
+
+def with_calibration(spec: HardwareSpec) -> HardwareSpec:
+    """``spec`` with its energy calibration's terms when it runs at the calibration's clock."""
+    calibration = spec.calibration
+    if calibration is None or abs(spec.compute.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
+        return spec
+    t = calibration.terms
+    tensor = {
+        dtype: t.tensor_j_per_flop if dtype in calibration.tensor_dtypes else value
+        for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
+    }
+    vector = spec.compute.vector_energy_j_per_flop
+    if t.vector_j_per_flop is not None:
+        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop))
+    compute = dataclasses.replace(
+        spec.compute,
+        tensor_energy_j_per_flop=MappingProxyType(tensor),
+        vector_energy_j_per_flop=vector,
+    )
+    per_byte = {"hbm": t.hbm_j_per_byte, "l2": t.l2_j_per_byte}
+    levels = tuple(
+        dataclasses.replace(level, energy_j_per_byte=per_byte[level.name])
+        if level.name in per_byte
+        else level
+        for level in spec.memory.levels
+    )
+    power = dataclasses.replace(spec.power, active_w=t.active_w)
+    return dataclasses.replace(spec, compute=compute, memory=MemorySpec(levels=levels), power=power)
 
 
 def _at_clock_power(spec: HardwareSpec, old_clock_hz: float) -> HardwareSpec:

@@ -174,7 +174,8 @@ def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any
     if not isinstance(value, dict):
         errors.append(f"{path or 'top level'}: expected a mapping (got {_show(value)})")
         raise _Invalid
-    fields = {f.name: f for f in dataclasses.fields(cls) if f.init}
+    # fields marked metadata={"yaml": False} are set by code (the loader), never by a file
+    fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.metadata.get("yaml", True)}
     failed = False
     for key in value:
         if key not in fields:

@@ -6,7 +6,7 @@ GPU's config at the measured SM clock (:meth:`HardwareSpec.at_clock`, which also
 power and the core voltage's effect on switching energy when the config has those tables).
 
     pass latency = sum over ops of max(op latency, launch gap)
-    pass energy  = sum over ops of (op energy - op static energy) + idle power x pass latency
+    pass energy  = sum over ops of (op energy - idle power x op latency) + idle power x pass latency
 
 The launch gap is the config's ``kernel_launch_overhead_s``: eager PyTorch issues one kernel
 after another from the host, so a kernel shorter than that leaves the GPU waiting. Runs whose
@@ -21,7 +21,7 @@ import json
 import re
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError
@@ -35,6 +35,7 @@ __all__ = [
     "MIN_WINDOW_S",
     "WorkloadResult",
     "WorkloadRun",
+    "calibration_split",
     "load_runs",
     "predict_runs",
 ]
@@ -69,6 +70,8 @@ class WorkloadResult:
     time_s: float
     energy_j: float
     working_set_bytes: int
+    kernel_s: float = 0.0
+    terms_j: dict[str, float] = field(default_factory=dict)
 
 
 def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
@@ -136,8 +139,9 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
     model = get_model(model_name)
     gap = spec.overhead.kernel_launch_overhead_s
     entries = json.loads(run.ops_file.read_text())
-    time_s = dynamic_j = 0.0
+    time_s = kernel_s = 0.0
     ops = working_set = 0
+    terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)
     skipped: Counter[str] = Counter()
     for entry in entries:
         try:
@@ -147,7 +151,13 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
             continue
         profile = model.predict(op, spec)
         time_s += max(profile.latency_s, gap)
-        dynamic_j += profile.energy_j - profile.energy.static_j
+        kernel_s += profile.latency_s
+        energy = profile.energy
+        terms["tensor"] += energy.tensor_j
+        terms["vector"] += energy.vector_j
+        for level, joules in energy.memory_j.items():
+            terms[level] = terms.get(level, 0.0) + joules
+        terms["active"] += spec.power.active_w * profile.latency_s
         working_set += sum(t.nbytes for t in op.tensors)
         ops += 1
     return WorkloadResult(
@@ -155,8 +165,10 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         ops=ops,
         skipped_ops=skipped,
         time_s=time_s,
-        energy_j=dynamic_j + spec.power.static_w * time_s,
+        energy_j=sum(terms.values()) + spec.power.static_w * time_s,
         working_set_bytes=working_set,
+        kernel_s=kernel_s,
+        terms_j=terms,
     )
 
 
@@ -164,18 +176,31 @@ def predict_runs(
     runs: list[WorkloadRun],
     model_name: str,
     progress: Callable[[int, int], None] | None = None,
+    spec_of: Callable[[str, float], HardwareSpec] | None = None,
 ) -> list[WorkloadResult]:
-    """Predict every run (configs loaded once per hardware and clock)."""
+    """Predict every run (configs loaded once per hardware and clock; ``spec_of(name,
+    clock_hz)`` replaces the default ``load_hardware(name).at_clock(clock_hz)``)."""
     specs: dict[tuple[str, float], HardwareSpec] = {}
     results = []
     for index, run in enumerate(runs):
         key = (run.hardware, run.clock_hz)
         if key not in specs:
-            specs[key] = load_hardware(run.hardware).at_clock(run.clock_hz)
+            specs[key] = (
+                spec_of(*key) if spec_of else load_hardware(run.hardware).at_clock(run.clock_hz)
+            )
         results.append(_predict_run(run, specs[key], model_name))
         if progress is not None:
             progress(index + 1, len(runs))
     return results
+
+
+def calibration_split(result: WorkloadResult) -> str:
+    """``training`` or ``held-out`` when the run's config has an energy calibration at the run's
+    clock (by the calibration's list of training runs), else ``uncalibrated``."""
+    calibration = load_hardware(result.run.hardware).calibration
+    if calibration is None or abs(result.run.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
+        return "uncalibrated"
+    return "training" if result.run.workload in calibration.training_runs else "held-out"
 
 
 def metrics_by(

@@ -16,7 +16,13 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.jsonify import to_jsonable
-from opmodel.validation.artifact import WorkloadResult, load_runs, metrics_by, predict_runs
+from opmodel.validation.artifact import (
+    WorkloadResult,
+    calibration_split,
+    load_runs,
+    metrics_by,
+    predict_runs,
+)
 from opmodel.validation.artifact_perop import (
     OpPrediction,
     load_measured_ops,
@@ -70,6 +76,7 @@ def _write_csv(path: Path, results: list[WorkloadResult]) -> None:
 def _groups(results: list[WorkloadResult]) -> dict[str, Any]:
     groups = {
         **metrics_by(results, lambda r: r.run.hardware),
+        **metrics_by(results, lambda r: f"{r.run.hardware}:{calibration_split(r)}"),
         **metrics_by(results, lambda r: f"{r.run.hardware}:{r.run.family}"),
     }
     return {

@@ -68,7 +68,7 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             tensor_j=e.issued_mma_flops * tensor_j,
             vector_j=base.energy.vector_j,
             memory_j=MappingProxyType(memory_j),
-            static_j=hardware.power.static_w * e.latency_s,
+            static_j=hardware.power.busy_w * e.latency_s,
         ),
         implementation=f"effective_roofline/{kernel.name}/{kernel.instruction.value}",
         diagnostics=e,

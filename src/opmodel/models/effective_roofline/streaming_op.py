@@ -118,7 +118,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         tensor_j=base.energy.tensor_j,
         vector_j=base.energy.vector_j,
         memory_j=MappingProxyType(memory_j),
-        static_j=hardware.power.static_w * e.latency_s,
+        static_j=hardware.power.busy_w * e.latency_s,
     )
     return OpProfile.make(
         latency_s=e.latency_s,

@@ -183,7 +183,7 @@ def predict_systolic_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
                     for name, moved in traffic.items()
                 }
             ),
-            static_j=hardware.power.static_w * latency,
+            static_j=hardware.power.busy_w * latency,
         ),
         implementation="effective_roofline/systolic",
         diagnostics=d,

@@ -265,7 +265,7 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             tensor_j=s.math_j if s.kernel.on_tensor else 0.0,
             vector_j=0.0 if s.kernel.on_tensor else s.math_j,
             memory_j=s.memory_j,
-            static_j=hardware.power.static_w * latency,
+            static_j=hardware.power.busy_w * latency,
         ),
         implementation=f"extended_roofline/{s.kernel.instruction.value}/{s.kernel.name}",
         diagnostics=ExtendedRooflineDiagnostics.make(

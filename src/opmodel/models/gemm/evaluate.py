@@ -144,5 +144,5 @@ def evaluate_kernel(
         latency_s=latency,
         math_j=issued * rates.math_j_per_flop,
         memory_j=memory_j,
-        static_j=hardware.power.static_w * latency,
+        static_j=hardware.power.busy_w * latency,
     )

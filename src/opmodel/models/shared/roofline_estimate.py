@@ -129,7 +129,7 @@ def _rates(hardware: HardwareSpec) -> _Rates:
             hbm_bytes_per_s=hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm"),
             hbm_latency_s=hbm.latency_s,
             hbm_j_per_byte=hbm.energy_j_per_byte,
-            static_w=hardware.power.static_w,
+            static_w=hardware.power.busy_w,
         )
     return rates
 

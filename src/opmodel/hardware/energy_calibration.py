@@ -1,0 +1,67 @@
+"""Calibrated energy terms for one device at one SM clock (a file beside the hardware config).
+
+Datasheet-derived energy constants in a hardware config are estimates. ``opmodel
+calibrate-energy`` fits replacements by non-negative least squares on a declared training split
+of measured runs and writes them to a calibration file (YAML), which a config names in
+``power.energy_calibration``. The file says what it was fitted on; the config's own values are
+never overwritten. :meth:`HardwareSpec.at_clock` applies the terms at the calibration's clock
+(within 1 MHz) and only there: a calibration is valid at the operating point it was fitted at.
+
+Terms (all >= 0): ``active_w`` (board power above idle while a kernel runs), and per event
+``tensor_j_per_flop`` (issued tensor-engine FLOPs of the listed ``tensor_dtypes``),
+``hbm_j_per_byte`` and ``l2_j_per_byte``; ``vector_j_per_flop`` is optional (the config's
+values stay when it is absent).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from opmodel.core.dtypes import DType
+from opmodel.core.errors import ConfigError
+from opmodel.parsing.schema import Check, parse_dataclass
+from opmodel.parsing.yamlfile import read_yaml_mapping
+
+__all__ = ["EnergyCalibration", "EnergyTerms", "load_energy_calibration"]
+
+_NONNEG = {"check": Check.NON_NEGATIVE}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnergyTerms:
+    """The fitted coefficients."""
+
+    active_w: float = field(metadata=_NONNEG)
+    tensor_j_per_flop: float = field(metadata=_NONNEG)
+    hbm_j_per_byte: float = field(metadata=_NONNEG)
+    l2_j_per_byte: float = field(metadata=_NONNEG)
+    vector_j_per_flop: float | None = field(default=None, metadata=_NONNEG)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EnergyCalibration:
+    """A calibration file: device, clock, what it was fitted on, and the terms."""
+
+    hardware: str
+    clock_mhz: float = field(metadata={"check": Check.POSITIVE})
+    model: str
+    fitted_on: str
+    tensor_dtypes: tuple[DType, ...] = (DType.BF16, DType.FP16)
+    terms: EnergyTerms
+    training_runs: tuple[str, ...] = ()
+    metrics: object = None
+
+
+def load_energy_calibration(path: Path, hardware: str) -> EnergyCalibration:
+    """Read and check a calibration file for the config called ``hardware``."""
+    if not path.is_file():
+        raise ConfigError([f"{path}: energy calibration file not found"])
+    errors: list[str] = []
+    calibration = parse_dataclass(EnergyCalibration, read_yaml_mapping(path), errors)
+    if calibration is not None and calibration.hardware != hardware:
+        errors.append(f"hardware: calibration is for '{calibration.hardware}', not '{hardware}'")
+    if errors or calibration is None:
+        raise ConfigError(f"{path}: {problem}" for problem in errors)
+    assert isinstance(calibration, EnergyCalibration)
+    return calibration

@@ -1,0 +1,82 @@
+"""Non-negative least squares for a handful of coefficients (Lawson and Hanson, 1974).
+
+``minimise |A x - b|^2 subject to x >= 0`` by the active-set method of Lawson and Hanson,
+*Solving Least Squares Problems* (1974), ch. 23. Columns are scaled to unit norm first, since
+energy features differ by many orders of magnitude (seconds, FLOPs, bytes). The inner
+unconstrained solves use the normal equations by Gaussian elimination with partial pivoting,
+adequate for the few well-scaled columns of an energy calibration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+__all__ = ["nnls"]
+
+
+def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
+    """Gaussian elimination with partial pivoting; raises ValueError when singular."""
+    n = len(rhs)
+    a = [[*row, rhs[i]] for i, row in enumerate(matrix)]
+    for col in range(n):
+        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
+        if abs(a[pivot][col]) < 1e-14:
+            msg = "singular system"
+            raise ValueError(msg)
+        a[col], a[pivot] = a[pivot], a[col]
+        for r in range(col + 1, n):
+            f = a[r][col] / a[col][col]
+            for c in range(col, n + 1):
+                a[r][c] -= f * a[col][c]
+    x = [0.0] * n
+    for r in range(n - 1, -1, -1):
+        x[r] = (a[r][n] - sum(a[r][c] * x[c] for c in range(r + 1, n))) / a[r][r]
+    return x
+
+
+def _least_squares(
+    a: Sequence[Sequence[float]], b: Sequence[float], cols: list[int]
+) -> list[float]:
+    gram = [[sum(row[i] * row[j] for row in a) for j in cols] for i in cols]
+    rhs = [sum(row[i] * bi for row, bi in zip(a, b, strict=True)) for i in cols]
+    return _solve(gram, rhs)
+
+
+def _gradient(a: Sequence[Sequence[float]], b: Sequence[float], x: list[float]) -> list[float]:
+    residual = [
+        bi - sum(r * xi for r, xi in zip(row, x, strict=True)) for row, bi in zip(a, b, strict=True)
+    ]
+    return [sum(row[j] * res for row, res in zip(a, residual, strict=True)) for j in range(len(x))]
+
+
+def nnls(
+    a: Sequence[Sequence[float]], b: Sequence[float], max_iterations: int = 100
+) -> list[float]:
+    """The non-negative ``x`` minimising ``|a x - b|`` (rows of ``a`` are observations)."""
+    if not a or len(a) != len(b):
+        msg = "nnls: need as many right-hand values as rows (and at least one row)"
+        raise ValueError(msg)
+    n = len(a[0])
+    norms = [math.sqrt(sum(row[j] ** 2 for row in a)) or 1.0 for j in range(n)]
+    scaled = [[row[j] / norms[j] for j in range(n)] for row in a]
+    x = [0.0] * n
+    passive: list[int] = []
+    tolerance = 1e-12 * max(1.0, math.sqrt(sum(v * v for v in b)))
+    for _ in range(max_iterations):
+        w = _gradient(scaled, b, x)
+        candidates = [j for j in range(n) if j not in passive and w[j] > tolerance]
+        if not candidates:
+            break
+        passive.append(max(candidates, key=lambda j: w[j]))
+        while True:
+            z = [0.0] * n
+            for j, value in zip(passive, _least_squares(scaled, b, passive), strict=True):
+                z[j] = value
+            if all(z[j] > 0 for j in passive):
+                x = z
+                break
+            alpha = min(x[j] / (x[j] - z[j]) for j in passive if z[j] <= 0)
+            x = [xi + alpha * (zi - xi) for xi, zi in zip(x, z, strict=True)]
+            passive = [j for j in passive if x[j] > 1e-15]
+    return [x[j] / norms[j] for j in range(n)]
