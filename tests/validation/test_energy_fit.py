@@ -1,0 +1,101 @@
+"""Energy calibration: NNLS by hand, the declared split, the command and its file."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from opmodel.cli import main
+from opmodel.hardware.energy_calibration import load_energy_calibration
+from opmodel.validation.artifact import WorkloadRun
+from opmodel.validation.energy_fit import training_split
+from opmodel.validation.nnls import nnls
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_nnls_recovers_exact_non_negative_coefficients() -> None:
+    rows = [[1e-3, 1e12, 2e9], [2e-3, 3e12, 1e9], [5e-3, 1e12, 4e9], [1e-3, 4e12, 3e9]]
+    truth = [50.0, 2e-12, 3e-11]
+    b = [sum(r * t for r, t in zip(row, truth, strict=True)) for row in rows]
+    assert nnls(rows, b) == pytest.approx(truth, rel=1e-9)
+
+
+def test_nnls_clamps_a_negative_slope_to_zero() -> None:
+    """b = 4 - x has a negative slope; with x >= 0 the best fit is the mean through column 1."""
+    rows = [[1.0, 1.0], [1.0, 2.0], [1.0, 3.0]]
+    x = nnls(rows, [3.0, 2.0, 1.0])
+    assert x == pytest.approx([2.0, 0.0])
+
+
+def test_nnls_rejects_mismatched_input() -> None:
+    with pytest.raises(ValueError, match="as many right-hand values as rows"):
+        nnls([[1.0]], [1.0, 2.0])
+
+
+def _run(name: str, family: str) -> WorkloadRun:
+    return WorkloadRun(
+        workload=name,
+        family=family,
+        ops_file=Path("x.json"),
+        hardware="a10",
+        clock_hz=900e6,
+        time_s=1.0,
+        energy_j=1.0,
+    )
+
+
+def test_split_takes_every_third_workload_per_family() -> None:
+    runs = [_run(f"bert_{i}", "bert") for i in (4, 1, 3, 2, 0)] + [
+        _run("gpt_a", "gpt"),
+        _run("gpt_a", "gpt"),  # a repeated measurement stays with its workload
+        _run("gpt_b", "gpt"),
+    ]
+    assert training_split(runs) == {"bert_0", "bert_3", "gpt_a"}
+
+
+def test_command_writes_a_loadable_calibration(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "a10.yaml"
+    data = str(REPO / "data" / "energaizer")
+    args = ["calibrate-energy", "--hardware", "a10", "--workload-dir", data]
+    assert main([*args, "--model", "roofline", "--output", str(out)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    assert summary["clock_mhz"] == 900.0 and summary["training_runs"] > 10
+    calibration = load_energy_calibration(out, "a10")
+    assert calibration.model == "roofline" and calibration.clock_mhz == 900.0
+    assert all(value >= 0 for value in vars_of(calibration.terms))
+    assert calibration.metrics["held_out"]["count"] > calibration.metrics["training"]["count"]
+
+
+def vars_of(terms: object) -> list[float]:
+    return [v for v in (getattr(terms, f) for f in terms.__slots__) if v is not None]  # type: ignore[attr-defined]
+
+
+def test_command_needs_runs_of_the_hardware(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["calibrate-energy", "--hardware", "h100_sxm", "--output", str(tmp_path / "x.yaml")]
+    assert main([*args, "--workload-dir", str(REPO / "data" / "energaizer")]) == 2
+    assert "need runs of 'h100_sxm'" in capsys.readouterr().err
+
+
+def test_shipped_calibration_is_what_the_command_writes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """configs/calibrations/a10_energaizer_900mhz.yaml is reproducible from the shipped data."""
+    out = tmp_path / "a10.yaml"
+    args = ["calibrate-energy", "--hardware", "a10", "--output", str(out)]
+    assert main([*args, "--workload-dir", str(REPO / "data" / "energaizer")]) == 0
+    capsys.readouterr()
+    fresh = load_energy_calibration(out, "a10")
+    shipped_path = (
+        REPO / "src" / "opmodel" / "configs" / "calibrations" / "a10_energaizer_900mhz.yaml"
+    )
+    shipped = load_energy_calibration(shipped_path, "a10")
+    assert fresh.training_runs == shipped.training_runs
+    for name in ("active_w", "tensor_j_per_flop", "hbm_j_per_byte", "l2_j_per_byte"):
+        assert getattr(fresh.terms, name) == pytest.approx(getattr(shipped.terms, name), rel=1e-6)
