@@ -11,7 +11,7 @@ row) of the square-GEMM and softmax subsets next to the plot: ``<name>_square_ge
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from opmodel.core.errors import ConfigError
 from opmodel.validation.artifact import WorkloadResult
@@ -38,33 +38,34 @@ def plot_workloads(path: Path, results: list[WorkloadResult]) -> None:
     """Write the workload scatter plot to ``path`` (SVG)."""
     if path.suffix.lower() != ".svg":
         raise ConfigError([f"{path}: --output-plot must be an .svg file"])
-    families = sorted({r.run.family for r in results})
-    points = {
-        family: [
-            (
-                r.run.hardware,
-                float(r.working_set_bytes),
-                r.time_s / r.run.time_s,
-                r.energy_j / r.run.energy_j,
-            )
-            for r in results
-            if r.run.family == family
-        ]
-        for family in families
-    }
-    _scatter_columns(path, families, points, "bf16 working set per pass [B]")
+    records = [
+        _Point(
+            r.run.family,
+            r.run.hardware,
+            float(r.working_set_bytes),
+            r.time_s / r.run.time_s,
+            r.energy_j / r.run.energy_j,
+        )
+        for r in results
+    ]
+    _scatter_columns(path, records, "bf16 working set per pass [B]")
 
 
-def _scatter_columns(
-    path: Path,
-    columns: list[str],
-    points: dict[str, list[tuple[str, float, float, float]]],
-    xlabel: str,
-) -> None:
-    """Two rows (latency, energy) of scatter panels; ``points[column]`` holds
-    (hardware, working set, latency ratio, energy ratio)."""
+class _Point(NamedTuple):
+    """One marker: its panel column, hardware (colour), x and the two ratios."""
+
+    column: str
+    hardware: str
+    x: float
+    latency_ratio: float
+    energy_ratio: float
+
+
+def _scatter_columns(path: Path, records: list[_Point], xlabel: str) -> None:
+    """Two rows (latency, energy) of scatter panels, one column per ``record.column``."""
+    columns = sorted({p.column for p in records})
     plt = _pyplot()
-    hardware = sorted({p[0] for values in points.values() for p in values})
+    hardware = sorted({p.hardware for p in records})
     colour = {name: _COLOURS[i % len(_COLOURS)] for i, name in enumerate(hardware)}
     figure, axes = plt.subplots(
         2, len(columns), figsize=(3.2 * len(columns), 6.4), squeeze=False, sharey="row"
@@ -73,14 +74,9 @@ def _scatter_columns(
         for row, label in enumerate(("latency", "energy")):
             ax = axes[row][column]
             for hw in hardware:
-                mine = [p for p in points[name] if p[0] == hw]
-                ax.scatter(
-                    [p[1] for p in mine],
-                    [p[2 + row] for p in mine],
-                    s=14,
-                    color=colour[hw],
-                    label=hw,
-                )
+                mine = [p for p in records if p.column == name and p.hardware == hw]
+                ys = [p.latency_ratio if row == 0 else p.energy_ratio for p in mine]
+                ax.scatter([p.x for p in mine], ys, s=14, color=colour[hw], label=hw)
             ax.axhline(1.0, color="grey", linestyle="--", linewidth=0.8)
             ax.set_xscale("log")
             ax.set_title(f"{name}: {label}", fontsize=9)
@@ -139,21 +135,17 @@ def plot_per_op(path: Path, predictions: list[OpPrediction]) -> None:
     """Per-op scatter plot at ``path`` and the square-GEMM and softmax bar plots beside it."""
     if path.suffix.lower() != ".svg":
         raise ConfigError([f"{path}: --output-plot must be an .svg file"])
-    columns = sorted({p.measured.op_type for p in predictions})
-    points = {
-        name: [
-            (
-                p.measured.hardware,
-                float(p.working_set_bytes),
-                p.time_s / p.measured.time_s,
-                p.energy_j / p.measured.energy_j,
-            )
-            for p in predictions
-            if p.measured.op_type == name
-        ]
-        for name in columns
-    }
-    _scatter_columns(path, columns, points, "bf16 working set [B]")
+    records = [
+        _Point(
+            p.measured.op_type,
+            p.measured.hardware,
+            float(p.working_set_bytes),
+            p.time_s / p.measured.time_s,
+            p.energy_j / p.measured.energy_j,
+        )
+        for p in predictions
+    ]
+    _scatter_columns(path, records, "bf16 working set [B]")
     for suffix, title, chosen in (
         ("square_gemm", "square GEMMs (M = N = K)", [p for p in predictions if _square(p)]),
         ("softmax", "softmax", [p for p in predictions if p.measured.op_type == "softmax"]),

@@ -17,6 +17,7 @@ from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import evaluate_attention, flash_kernel
+from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import roofline_estimate
 
 __all__ = ["predict_attention", "runs_flash_attention"]
@@ -51,12 +52,6 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             "l2": LevelTraffic(read_bytes=e.l2_read_bytes, write_bytes=e.dram_write_bytes),
         }
     )
-    levels = hardware.levels_by_name
-    memory_j = {
-        name: traffic[name].total_bytes * levels[name].energy_j_per_byte
-        for name in traffic
-        if name in levels
-    }
     tensor_j = hardware.compute.energy_per_flop(tensor=True, dtype=view.compute_dtype)
     return OpProfile.make(
         latency_s=e.latency_s,
@@ -67,7 +62,7 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         energy=EnergyBreakdown.make(
             tensor_j=e.issued_mma_flops * tensor_j,
             vector_j=base.energy.vector_j,
-            memory_j=MappingProxyType(memory_j),
+            memory_j=level_energy_j(traffic, hardware),
             static_j=hardware.power.busy_w * e.latency_s,
         ),
         implementation=f"effective_roofline/{kernel.name}/{kernel.instruction.value}",

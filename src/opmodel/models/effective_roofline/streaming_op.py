@@ -18,6 +18,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, streaming_kernel
 from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS
@@ -108,16 +109,10 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             "l2": LevelTraffic(read_bytes=math.ceil(e.l2_read_bytes), write_bytes=hbm.write_bytes),
         }
     )
-    levels = hardware.levels_by_name
-    memory_j = {
-        name: traffic[name].total_bytes * levels[name].energy_j_per_byte
-        for name in traffic
-        if name in levels
-    }
     energy = EnergyBreakdown.make(
         tensor_j=base.energy.tensor_j,
         vector_j=base.energy.vector_j,
-        memory_j=MappingProxyType(memory_j),
+        memory_j=level_energy_j(traffic, hardware),
         static_j=hardware.power.busy_w * e.latency_s,
     )
     return OpProfile.make(
