@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import replace as dataclass_replace
 from pathlib import Path
 
 import pytest
 
 from opmodel.cli import main
 from opmodel.hardware.energy_calibration import load_energy_calibration
-from opmodel.validation.artifact import WorkloadRun
-from opmodel.validation.energy_fit import training_split
+from opmodel.validation.artifact import WorkloadResult, WorkloadRun
+from opmodel.validation.energy_fit import fit_launch_gap, pass_time_s, training_split
 from opmodel.validation.nnls import nnls
 
 REPO = Path(__file__).resolve().parents[2]
@@ -99,3 +101,22 @@ def test_shipped_calibration_is_what_the_command_writes(
     assert fresh.training_runs == shipped.training_runs
     for name in ("active_w", "tensor_j_per_flop", "hbm_j_per_byte", "l2_j_per_byte"):
         assert getattr(fresh.terms, name) == pytest.approx(getattr(shipped.terms, name), rel=1e-6)
+
+
+def test_launch_gap_fit_by_hand() -> None:
+    """Two training runs of four kernels; pass time = sum of max(latency, gap)."""
+    latencies = (1e-6, 2e-6, 50e-6, 100e-6)
+    assert pass_time_s(latencies, 10e-6) == pytest.approx(10e-6 + 10e-6 + 50e-6 + 100e-6)
+    # measured 210 us is matched exactly by a 30 us gap: 30 + 30 + 50 + 100
+    run = _run("bert_0", "bert")
+    result = WorkloadResult(
+        run=dataclass_replace(run, time_s=210e-6),
+        ops=4,
+        skipped_ops=Counter(),
+        time_s=0.0,
+        energy_j=0.0,
+        working_set_bytes=0,
+        op_latencies_s=latencies,
+    )
+    gap = fit_launch_gap([result], {"bert_0"})
+    assert gap == pytest.approx(30e-6, rel=0.01)  # the grid steps by 1 %

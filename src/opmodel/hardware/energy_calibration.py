@@ -10,7 +10,10 @@ never overwritten. :meth:`HardwareSpec.at_clock` applies the terms at the calibr
 Terms (all >= 0): ``active_w`` (board power above idle while a kernel runs), and per event
 ``tensor_j_per_flop`` (issued tensor-engine FLOPs of the listed ``tensor_dtypes``),
 ``hbm_j_per_byte`` and ``l2_j_per_byte``; ``vector_j_per_flop`` is optional (the config's
-values stay when it is absent).
+values stay when it is absent). ``launch_gap_s``, when present, replaces the config's
+``kernel_launch_overhead_s``: the host time per kernel of the framework the runs used (eager
+PyTorch spends far more than the CUDA launch itself), which sets how passes of many short
+kernels add up.
 """
 
 from __future__ import annotations
@@ -37,6 +40,7 @@ class EnergyTerms:
     hbm_j_per_byte: float = field(metadata=_NONNEG)
     l2_j_per_byte: float = field(metadata=_NONNEG)
     vector_j_per_flop: float | None = field(default=None, metadata=_NONNEG)
+    launch_gap_s: float | None = field(default=None, metadata=_NONNEG)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

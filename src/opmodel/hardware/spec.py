@@ -361,7 +361,12 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
         for level in spec.memory.levels
     )
     power = dataclasses.replace(spec.power, active_w=t.active_w)
-    return dataclasses.replace(spec, compute=compute, memory=MemorySpec(levels=levels), power=power)
+    overhead = spec.overhead
+    if t.launch_gap_s is not None:
+        overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
+    return dataclasses.replace(
+        spec, compute=compute, memory=MemorySpec(levels=levels), power=power, overhead=overhead
+    )
 
 
 def _at_clock_power(spec: HardwareSpec, old_clock_hz: float) -> HardwareSpec:

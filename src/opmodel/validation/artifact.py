@@ -72,6 +72,7 @@ class WorkloadResult:
     working_set_bytes: int
     kernel_s: float = 0.0
     terms_j: dict[str, float] = field(default_factory=dict)
+    op_latencies_s: tuple[float, ...] = ()
 
 
 def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
@@ -142,6 +143,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
     time_s = kernel_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)
+    latencies: list[float] = []
     skipped: Counter[str] = Counter()
     for entry in entries:
         try:
@@ -152,6 +154,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         profile = model.predict(op, spec)
         time_s += max(profile.latency_s, gap)
         kernel_s += profile.latency_s
+        latencies.append(profile.latency_s)
         energy = profile.energy
         terms["tensor"] += energy.tensor_j
         terms["vector"] += energy.vector_j
@@ -169,6 +172,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         working_set_bytes=working_set,
         kernel_s=kernel_s,
         terms_j=terms,
+        op_latencies_s=tuple(latencies),
     )
 
 
