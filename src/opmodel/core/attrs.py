@@ -135,7 +135,15 @@ _GEMM = (
         doc="what automatic kernel selection minimises",
     ),
 )
-_ATTENTION = (AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),)
+_ATTENTION = (
+    AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),
+    AttrSpec(
+        name="window",
+        kind=int,
+        minimum=1,
+        doc="sliding window (with causal): each query sees its last `window` keys",
+    ),
+)
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(
     name="implementation",

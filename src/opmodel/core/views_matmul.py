@@ -18,7 +18,14 @@ from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
 
-__all__ = ["AttentionView", "GemmView", "attention_view", "causal_score_pairs", "gemm_view"]
+__all__ = [
+    "AttentionView",
+    "GemmView",
+    "attention_view",
+    "causal_score_pairs",
+    "gemm_view",
+    "windowed_score_pairs",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,12 +62,15 @@ class AttentionView:
     v: TensorSpec
     o: TensorSpec
     compute_dtype: DType
+    window: int | None = None
 
     @property
     def score_pairs(self) -> int:
         """Valid (query, key) pairs per (batch, head): the softmax elements actually computed."""
         if not self.causal:
             return self.seq_q * self.seq_kv
+        if self.window is not None:
+            return windowed_score_pairs(self.seq_q, self.seq_kv, self.window)
         return causal_score_pairs(self.seq_q, self.seq_kv)
 
 
@@ -73,6 +83,23 @@ def causal_score_pairs(seq_q: int, seq_kv: int) -> int:
     ``seq_q != seq_kv``, Dao 2023, README "causal" note).
     """
     return seq_q * (seq_kv - seq_q) + seq_q * (seq_q + 1) // 2
+
+
+def windowed_score_pairs(seq_q: int, seq_kv: int, window: int) -> int:
+    """Unmasked pairs of a causal mask with a sliding window, in closed form.
+
+    Row ``i`` sees keys ``i + off - window < j <= i + off`` (``off = seq_kv - seq_q``), i.e.
+    ``min(window, c_i)`` keys with ``c_i = i + off + 1`` running from ``lo = off + 1`` to
+    ``hi = off + seq_q`` (Mistral-style sliding-window attention, Jiang et al. 2023). The sum of
+    ``min(window, c)`` over that range is an arithmetic series up to ``window`` and a constant
+    beyond it.
+    """
+    lo, hi = seq_kv - seq_q + 1, seq_kv
+    if window >= hi:
+        return (lo + hi) * seq_q // 2
+    if window <= lo:
+        return window * seq_q
+    return (lo + window - 1) * (window - lo) // 2 + window * (hi - window + 1)
 
 
 def _check_gemm_ranks(op: LocalOp, a: TensorSpec, b: TensorSpec, c: TensorSpec) -> None:
@@ -174,6 +201,9 @@ def attention_view(op: LocalOp) -> AttentionView:
     causal = op.attrs.get("causal", False) is True
     if causal and sq > skv:
         raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
+    window = op.attrs.get("window")
+    if window is not None and not causal:
+        raise fail(op, "attrs.window needs causal: true (a sliding window is a causal band)")
     return AttentionView(
         batch=b,
         heads_q=hq,
@@ -188,4 +218,5 @@ def attention_view(op: LocalOp) -> AttentionView:
         v=v,
         o=o,
         compute_dtype=compute_dtype(op, q.dtype),
+        window=window if isinstance(window, int) else None,
     )

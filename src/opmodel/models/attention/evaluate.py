@@ -37,7 +37,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 from opmodel.models.attention.kernels import FlashKernel
-from opmodel.models.attention.tiles import TileCounts, tile_counts
+from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
@@ -144,7 +144,12 @@ def _prefill(
     sm = hardware.compute.sm
     assert sm is not None
     fixed, l_dram, l_l2, clock = _common(view, hardware)
-    counts = tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
+    if view.window is not None:
+        counts = windowed_tile_counts(
+            view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.window
+        )
+    else:
+        counts = tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
     heads = view.batch * view.heads_q
     ctas = heads * counts.q_blocks
     resident = _resident(kernel, view, hardware)
@@ -215,7 +220,9 @@ def _decode(
     group = max(1, view.heads_q // max(1, view.heads_kv))
     rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
     m_blocks = math.ceil(rows / kernel.block_q)
-    kv_blocks = math.ceil(view.seq_kv / kernel.block_kv)
+    # a sliding window reads only the last window + seq_q - 1 keys
+    kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
+    kv_blocks = math.ceil(kv_len / kernel.block_kv)
     grid = view.batch * view.heads_kv * m_blocks
     splits = num_splits(grid, sm.sm_count, kv_blocks)
     ctas = grid * splits
@@ -226,7 +233,7 @@ def _decode(
     block_bytes = kernel.block_kv * (
         view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
     )
-    kv_bytes = view.k.nbytes + view.v.nbytes
+    kv_bytes = (view.k.nbytes + view.v.nbytes) * kv_len // view.seq_kv
     cta_bytes = (kv_bytes / (view.batch * view.heads_kv * splits)) * m_blocks
     hbm_rate, _l2_rate = _rates(hardware)
     slots = sm.sm_count * resident

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["TileCounts", "tile_counts"]
+__all__ = ["TileCounts", "tile_counts", "windowed_tile_counts"]
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -47,6 +47,23 @@ class TileCounts(FastValue):
 
 def tile_counts(seq_q: int, seq_kv: int, block_q: int, block_kv: int, causal: bool) -> TileCounts:
     """Tiles one (batch, head) visits; causal masks need ``block_q`` a multiple of ``block_kv``."""
+    return _tiles(seq_q, seq_kv, (block_q, block_kv), causal, None)
+
+
+def windowed_tile_counts(
+    seq_q: int, seq_kv: int, block_q: int, block_kv: int, window: int
+) -> TileCounts:
+    """Tiles of a causal mask with a sliding ``window``: block ``b`` starts at key block
+    ``floor(max(0, b Br + off - window + 1) / Bc)``. The sum of those starts is subtracted, by
+    the same clamped arithmetic series, and the longest block is found among the breakpoints
+    of the (concave, piecewise linear) count per block."""
+    return _tiles(seq_q, seq_kv, (block_q, block_kv), True, window)
+
+
+def _tiles(
+    seq_q: int, seq_kv: int, blocks: tuple[int, int], causal: bool, window: int | None
+) -> TileCounts:
+    block_q, block_kv = blocks
     if causal and block_q % block_kv:
         msg = f"block_q {block_q} must be a multiple of block_kv {block_kv}"
         raise ValueError(msg)
@@ -63,9 +80,23 @@ def tile_counts(seq_q: int, seq_kv: int, block_q: int, block_kv: int, causal: bo
     ratio = block_q // block_kv
     body = _clamped_linear_sum(ratio, offset, 1, q_blocks - 1, kv_blocks)
     last = kv_blocks if seq_kv > 0 else 0  # the last block ends at row Sq - 1: all Skv keys
+    if window is None:
+        return TileCounts(
+            q_blocks=q_blocks, kv_blocks=kv_blocks, tiles=body + last, longest_block_tiles=last
+        )
+    start = (seq_kv - seq_q - window + 1) // block_kv  # floor; clamped at 0 below
+    starts = _clamped_linear_sum(ratio, start, 0, q_blocks - 1, kv_blocks)
+
+    def visited(b: int) -> int:
+        end = last if b == q_blocks - 1 else min(kv_blocks, max(0, ratio * (b + 1) + offset))
+        return end - min(kv_blocks, max(0, ratio * b + start))
+
+    candidates = {0, q_blocks - 1, -(-start // ratio), (kv_blocks - offset) // ratio - 1}
+    candidates |= {c + d for c in tuple(candidates) for d in (-1, 1)}
+    longest = max(visited(b) for b in candidates if 0 <= b < q_blocks)
     return TileCounts(
         q_blocks=q_blocks,
         kv_blocks=kv_blocks,
-        tiles=body + last,
-        longest_block_tiles=last,
+        tiles=body + last - starts,
+        longest_block_tiles=longest,
     )
