@@ -143,6 +143,12 @@ _ATTENTION = (
         minimum=1,
         doc="sliding window (with causal): each query sees its last `window` keys",
     ),
+    AttrSpec(
+        name="page_size",
+        kind=int,
+        minimum=1,
+        doc="paged KV cache: tokens per page (the kernel reads a block table; default contiguous)",
+    ),
 )
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(

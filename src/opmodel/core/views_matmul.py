@@ -63,6 +63,7 @@ class AttentionView:
     o: TensorSpec
     compute_dtype: DType
     window: int | None = None
+    page_size: int | None = None
 
     @property
     def score_pairs(self) -> int:
@@ -219,4 +220,5 @@ def attention_view(op: LocalOp) -> AttentionView:
         o=o,
         compute_dtype=compute_dtype(op, q.dtype),
         window=window if isinstance(window, int) else None,
+        page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
     )

@@ -259,3 +259,17 @@ def test_window_needs_causal() -> None:
             tensors=op.tensors,
             attrs={"causal": False, "window": 64},
         )
+
+
+def test_paged_kv_cache_costs_a_table_lookup() -> None:
+    contiguous = _attention(32, 32, 8192, 128, kv_heads=8, seq_q=1)
+    paged = LocalOp(
+        name="paged",
+        kind=contiguous.kind,
+        phase=contiguous.phase,
+        tensors=contiguous.tensors,
+        attrs={"page_size": 16},
+    )
+    a, b = _evaluation(contiguous, H100), _evaluation(paged, H100)
+    assert b.dram_read_bytes - a.dram_read_bytes == 32 * (8192 // 16) * 4  # the block table
+    assert b.latency_s >= a.latency_s

@@ -24,7 +24,10 @@ the grid already has 80 % of an SM count of CTAs, else the fewest splits whose w
 is within 85 % of the best. Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per
 CTA / min(bandwidth, c x 2 x block bytes / L_dram))`` (two key/value blocks in flight per CTA,
 Little's law); a combine pass (one more fixed overhead plus the partial outputs) follows a
-split. No loop over tiles, blocks or waves; the split search tries at most 128 candidates.
+split. With a paged KV cache (attr ``page_size``) each block first reads its page's address
+from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``, and the table
+(4 bytes per page) is read too. No loop over tiles, blocks or waves; the split search tries at
+most 128 candidates.
 """
 
 from __future__ import annotations
@@ -216,7 +219,7 @@ def _decode(
 ) -> AttentionEvaluation:
     sm = hardware.compute.sm
     assert sm is not None
-    fixed, l_dram, _l_l2, clock = _common(view, hardware)
+    fixed, l_dram, l_l2, clock = _common(view, hardware)
     group = max(1, view.heads_q // max(1, view.heads_kv))
     rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
     m_blocks = math.ceil(rows / kernel.block_q)
@@ -238,15 +241,19 @@ def _decode(
     hbm_rate, _l2_rate = _rates(hardware)
     slots = sm.sm_count * resident
     full, tail = divmod(ctas, slots)
+    # paged KV: each block's address comes from the block table first (an L2 hit) -> a longer
+    # chain per block in flight, plus the table itself (int32 per page)
+    block_latency = l_dram + (l_l2 if view.page_size else 0.0)
+    table = view.batch * math.ceil(kv_len / view.page_size) * 4 if view.page_size else 0
 
     def wave(c: int) -> float:
-        rate = min(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes / l_dram)
+        rate = min(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes / block_latency)
         return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
     partial = view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES
     combine = fixed + 2 * splits * partial / hbm_rate + l_dram if splits > 1 else 0.0
-    dram_read = view.q.nbytes + kv_bytes + (splits * partial if splits > 1 else 0)
+    dram_read = view.q.nbytes + kv_bytes + table + (splits * partial if splits > 1 else 0)
     dram_write = view.o.nbytes + (splits * partial if splits > 1 else 0)
     compute_s = math.ceil(ctas / sm.sm_count) * cta_compute
     memory_s = main + combine
