@@ -6,7 +6,6 @@ Field meanings and sources are documented in ``docs/hardware.md``; the loader
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -293,105 +292,6 @@ class HardwareSpec:
         tables of :class:`PowerSpec`, static power and core-domain switching energy follow the
         clock too; at the clock of the config's energy calibration its terms apply.
         """
-        if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
-            msg = f"{self.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
-            raise ValueError(msg)
-        ratio = clock_hz / self.compute.clock_hz
-        compute = dataclasses.replace(
-            self.compute,
-            clock_hz=float(clock_hz),
-            tensor_flops_per_s=_scaled(self.compute.tensor_flops_per_s, ratio),
-            vector_flops_per_s=_scaled(self.compute.vector_flops_per_s, ratio),
-        )
-        levels = tuple(
-            dataclasses.replace(
-                level,
-                bandwidth_bytes_per_s=level.bandwidth_bytes_per_s * ratio,
-                latency_s=level.latency_s / ratio,
-            )
-            if level.clock_domain is ClockDomain.CORE
-            else level
-            for level in self.memory.levels
-        )
-        return with_calibration(
-            _at_clock_power(
-                dataclasses.replace(self, compute=compute, memory=MemorySpec(levels=levels)),
-                self.compute.clock_hz,
-            )
-        )
+        from opmodel.hardware.clocking import spec_at_clock  # noqa: PLC0415 - avoids a cycle
 
-
-def interpolate(table: Mapping[int, float], x: float) -> float:
-    """Piecewise-linear value of ``table`` at ``x`` (nearest point outside its range)."""
-    keys = sorted(table)
-    if x <= keys[0]:
-        return table[keys[0]]
-    if x >= keys[-1]:
-        return table[keys[-1]]
-    high = next(k for k in keys if k >= x)
-    low = max(k for k in keys if k <= x)
-    if high == low:
-        return table[low]
-    return table[low] + (table[high] - table[low]) * (x - low) / (high - low)
-
-
-def with_calibration(spec: HardwareSpec) -> HardwareSpec:
-    """``spec`` with its energy calibration's terms when it runs at the calibration's clock."""
-    calibration = spec.calibration
-    if calibration is None or abs(spec.compute.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
-        return spec
-    t = calibration.terms
-    tensor = {
-        dtype: t.tensor_j_per_flop if dtype in calibration.tensor_dtypes else value
-        for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
-    }
-    vector = spec.compute.vector_energy_j_per_flop
-    if t.vector_j_per_flop is not None:
-        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop))
-    compute = dataclasses.replace(
-        spec.compute,
-        tensor_energy_j_per_flop=MappingProxyType(tensor),
-        vector_energy_j_per_flop=vector,
-    )
-    per_byte = {"hbm": t.hbm_j_per_byte, "l2": t.l2_j_per_byte}
-    levels = tuple(
-        dataclasses.replace(level, energy_j_per_byte=per_byte[level.name])
-        if level.name in per_byte
-        else level
-        for level in spec.memory.levels
-    )
-    power = dataclasses.replace(spec.power, active_w=t.active_w)
-    overhead = spec.overhead
-    if t.launch_gap_s is not None:
-        overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
-    return dataclasses.replace(
-        spec, compute=compute, memory=MemorySpec(levels=levels), power=power, overhead=overhead
-    )
-
-
-def _at_clock_power(spec: HardwareSpec, old_clock_hz: float) -> HardwareSpec:
-    """Idle power and core-domain switching energy at ``spec``'s (new) clock."""
-    power = spec.power
-    new_mhz, old_mhz = spec.compute.clock_hz / 1e6, old_clock_hz / 1e6
-    if power.idle_w_by_clock_mhz:
-        power = dataclasses.replace(power, static_w=interpolate(power.idle_w_by_clock_mhz, new_mhz))
-    volts = power.core_voltage_mv_by_clock_mhz
-    if not volts:
-        return dataclasses.replace(spec, power=power)
-    factor = (interpolate(volts, new_mhz) / interpolate(volts, old_mhz)) ** 2
-    compute = dataclasses.replace(
-        spec.compute,
-        tensor_energy_j_per_flop=_scaled(spec.compute.tensor_energy_j_per_flop, factor),
-        vector_energy_j_per_flop=_scaled(spec.compute.vector_energy_j_per_flop, factor),
-    )
-    levels = tuple(
-        dataclasses.replace(level, energy_j_per_byte=level.energy_j_per_byte * factor)
-        if level.clock_domain is ClockDomain.CORE
-        else level
-        for level in spec.memory.levels
-    )
-    return dataclasses.replace(spec, compute=compute, memory=MemorySpec(levels=levels), power=power)
-
-
-def _scaled(peaks: Mapping[DType, float], ratio: float) -> Mapping[DType, float]:
-    return MappingProxyType({dtype: value * ratio for dtype, value in peaks.items()})
+        return spec_at_clock(self, clock_hz)
