@@ -191,3 +191,25 @@ def test_per_op_cli(per_kernel: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     assert plot.is_file() and square.is_file() and softmax.is_file()
     with (tmp_path / "ops.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+
+
+def test_plot_path_must_be_svg(
+    artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["validate-artifact", "--workload-dir", str(artifact), "--format", "json"]
+    assert main([*args, "--output-plot", str(tmp_path / "plot.png")]) == 2
+    assert "--output-plot must be an .svg file" in capsys.readouterr().err
+
+
+def test_plot_without_matplotlib_says_what_to_install(
+    artifact: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import sys
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    args = ["validate-artifact", "--workload-dir", str(artifact), "--format", "json"]
+    assert main([*args, "--output-plot", str(tmp_path / "plot.svg")]) == 2
+    assert "pip install 'opmodel[plots]'" in capsys.readouterr().err
