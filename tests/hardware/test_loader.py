@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -252,7 +251,7 @@ def test_spec_is_a_hardware_spec() -> None:
 
 def test_power_tables_follow_the_clock() -> None:
     """a100_40gb_pcie carries EnergAIzer's idle-power and voltage tables (per SM clock)."""
-    spec = dataclasses.replace(load_hardware("a100_40gb_pcie"), calibration=None)
+    spec = load_hardware("a100_40gb_pcie").without_calibration()
     low = spec.at_clock(900e6)
     assert low.power.static_w == pytest.approx(47.35)
     # between table points: linear
@@ -300,3 +299,21 @@ def test_energy_calibration_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_hardware(config)
     assert "terms.active_w: must be >= 0" in str(info.value)
+
+
+def test_calibrated_config_at_its_own_clock_round_trips(tmp_path: Path) -> None:
+    """A config rated at the calibration clock loads calibrated; at_clock elsewhere and back
+    starts from the estimates each time, so the terms never leak to other clocks."""
+    shipped = load_hardware.__globals__["shipped_config_path"]("a10")
+    text = shipped.read_text().replace("clock_hz: 1.695e9", "clock_hz: 9.0e8")
+    (tmp_path / "a10_900.yaml").write_text(text)
+    cal = shipped.parent.parent / "calibrations" / "a10_energaizer_900mhz.yaml"
+    (tmp_path / "a10_energaizer_900mhz.yaml").write_text(cal.read_text())
+    spec = load_hardware(tmp_path / "a10_900.yaml")
+    assert spec.calibration is not None
+    assert spec.power.active_w == spec.calibration.terms.active_w
+    fast = spec.at_clock(1.695e9)
+    assert fast.power.active_w == 0.0
+    assert fast.hbm.energy_j_per_byte == spec.without_calibration().hbm.energy_j_per_byte
+    back = fast.at_clock(9.0e8)
+    assert back.power.active_w == spec.calibration.terms.active_w

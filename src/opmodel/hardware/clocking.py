@@ -24,6 +24,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
         msg = f"{spec.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
         raise ValueError(msg)
+    spec = spec.uncalibrated or spec  # start from the estimates, not from applied terms
     ratio = clock_hz / spec.compute.clock_hz
     compute = dataclasses.replace(
         spec.compute,
@@ -93,7 +94,12 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
     if t.launch_gap_s is not None:
         overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
     return dataclasses.replace(
-        spec, compute=compute, memory=MemorySpec(levels=levels), power=power, overhead=overhead
+        spec,
+        compute=compute,
+        memory=MemorySpec(levels=levels),
+        power=power,
+        overhead=overhead,
+        uncalibrated=spec,
     )
 
 

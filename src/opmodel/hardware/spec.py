@@ -6,6 +6,7 @@ Field meanings and sources are documented in ``docs/hardware.md``; the loader
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -248,6 +249,8 @@ class HardwareSpec:
 
     ``derived_cache`` memoises values that models derive from the spec alone (rates times
     utilisation); it takes no part in equality or repr, and :meth:`at_clock` starts a new one.
+    ``calibration`` is the config's energy calibration (attached by the loader); when its terms
+    are applied, ``uncalibrated`` keeps the spec as it was, for :meth:`at_clock` to start from.
     """
 
     name: str
@@ -260,6 +263,9 @@ class HardwareSpec:
     power: PowerSpec
     overhead: OverheadSpec
     calibration: EnergyCalibration | None = field(
+        default=None, repr=False, compare=False, metadata={"yaml": False}
+    )
+    uncalibrated: HardwareSpec | None = field(
         default=None, repr=False, compare=False, metadata={"yaml": False}
     )
     levels_by_name: Mapping[str, MemoryLevel] = field(init=False, repr=False, compare=False)
@@ -282,6 +288,11 @@ class HardwareSpec:
     def memory_fraction(self, name: str) -> float:
         """Achievable fraction of level ``name``'s bandwidth (1.0 when not configured)."""
         return self.utilization.memory_fraction.get(name, 1.0)
+
+    def without_calibration(self) -> HardwareSpec:
+        """The same device with the config's estimates, no energy calibration attached."""
+        base = self.uncalibrated or self
+        return dataclasses.replace(base, calibration=None, uncalibrated=None)
 
     def at_clock(self, clock_hz: float) -> HardwareSpec:
         """The same device at SM clock ``clock_hz``.

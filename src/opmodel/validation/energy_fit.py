@@ -69,7 +69,12 @@ def _unit_spec(spec: HardwareSpec) -> HardwareSpec:
     )
     power = dataclasses.replace(spec.power, static_w=0.0, active_w=1.0)
     return dataclasses.replace(
-        spec, compute=compute, memory=MemorySpec(levels=levels), power=power, calibration=None
+        spec,
+        compute=compute,
+        memory=MemorySpec(levels=levels),
+        power=power,
+        calibration=None,
+        uncalibrated=None,
     )
 
 
@@ -80,7 +85,7 @@ def _unfitted_j(terms_j: dict[str, float]) -> float:
 
 def _idle_w(name: str, clock_hz: float) -> float:
     spec = load_hardware(name)
-    return dataclasses.replace(spec, calibration=None).at_clock(clock_hz).power.static_w
+    return spec.without_calibration().at_clock(clock_hz).power.static_w
 
 
 def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path) -> dict[str, Any]:
@@ -97,7 +102,7 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
 
     def unit(name: str, clock_hz: float) -> HardwareSpec:
         spec = load_hardware(name)
-        return _unit_spec(dataclasses.replace(spec, calibration=None).at_clock(clock_hz))
+        return _unit_spec(spec.without_calibration().at_clock(clock_hz))
 
     counts = predict_runs(runs, model, spec_of=unit)
     gap = fit_launch_gap(counts, training)
