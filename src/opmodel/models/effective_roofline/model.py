@@ -82,19 +82,20 @@ def _on_mxu(op: LocalOp, hardware: HardwareSpec) -> bool:
 
 @register_model
 class EffectiveRooflineModel:
-    """Phase-aware per-wave GEMM model with kernel selection; roofline estimate elsewhere."""
+    """Phase-aware per-wave GEMM model with kernel selection; streaming and FlashAttention
+    kernels for the other kinds on GPUs; the roofline estimate where none applies."""
 
     name = "effective_roofline"
     supported_kinds: frozenset[OpKind] = frozenset(OpKind)
 
     def supports(self, op: LocalOp) -> bool:
-        """Every op kind is supported (GEMMs in detail, others by the roofline estimate)."""
+        """Every op kind is supported (kernel-level on GPUs, the roofline estimate elsewhere)."""
         return op.kind in self.supported_kinds
 
     def predict(self, op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         """Predict ``op`` on ``hardware`` (docs/models/effective_roofline.md).
 
-        GEMM profiles are pure functions of (op, hardware) and are memoised on the op.
+        Kernel-level profiles are pure functions of (op, hardware) and are memoised on the op.
         """
         if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
