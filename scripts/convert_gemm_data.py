@@ -81,19 +81,23 @@ def convert_vidur(shared: Path, out: Path) -> None:
         _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
 
 
+XLA_GPUS = {"sm_90": ("h100_sxm", "xla_h100.csv"), "sm_100_B200": ("b200", "xla_b200.csv")}
+
+
 def convert_xla(shared: Path, out: Path) -> None:
-    rows = []
+    """XLA's H100 and B200 rows (MI350-class gfx950 rows wait for a config)."""
+    rows: dict[str, list[dict[str, object]]] = {key: [] for key in XLA_GPUS}
     with (shared / "xla_gpu_perf_tables/xla_matmul_perf_table.csv").open(newline="") as handle:
         for record in csv.DictReader(handle):
-            if record["gpu_key"] != "sm_90":
-                continue  # B200 and MI350-class rows wait for their configs
+            if record["gpu_key"] not in XLA_GPUS:
+                continue
             dtype, compute = {
                 "bf16xbf16->bf16": ("bf16", ""),
                 "f32xf32->f32": ("fp32", "tf32"),
             }.get(record["dtype"], ("", ""))
             if not dtype:
                 continue  # fp8 rows: ~30 exceed the dense fp8 peak (SOURCE.md), left out
-            rows.append(
+            rows[record["gpu_key"]].append(
                 _row(
                     time=float(record["time_us"]) / 1000,
                     batch=record["b"],
@@ -103,12 +107,13 @@ def convert_xla(shared: Path, out: Path) -> None:
                     trans="NN",
                     dtype=dtype,
                     compute_dtype=compute,
-                    hardware="h100_sxm",
+                    hardware=XLA_GPUS[record["gpu_key"]][0],
                     source="xla",
                     label=record["dtype"],
                 )
             )
-    _write(out / "xla" / "xla_h100.csv", rows)
+    for key, (_, name) in XLA_GPUS.items():
+        _write(out / "xla" / name, rows[key])
 
 
 def convert_rapid_llm(shared: Path, out: Path) -> None:
