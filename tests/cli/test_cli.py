@@ -202,3 +202,45 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(err.splitlines()) == 49  # header + one line per row
     code, out, err = _run(capsys, "validate-gemm-traffic", "--data-dir", "/nonexistent")
     assert code == 2 and "cannot read" in err and len(err.splitlines()) == 1
+
+
+_KERNEL_KINDS = (
+    "softmax",
+    "layernorm",
+    "rmsnorm",
+    "elementwise",
+    "reduction",
+    "embedding",
+    "copy",
+    "attention_prefill",
+    "attention_decode",
+)
+
+
+@pytest.mark.parametrize("example", _KERNEL_KINDS)
+def test_effective_roofline_kernel_models_match_golden(
+    capsys: pytest.CaptureFixture[str], example: str
+) -> None:
+    """Every non-GEMM example through effective_roofline's streaming and attention kernels on
+    the H100 (golden/effective_roofline_<example>_h100.json)."""
+    code, out, err = _run(
+        capsys,
+        "predict",
+        "--model",
+        "effective_roofline",
+        "--hardware",
+        "h100_sxm",
+        "--op",
+        str(EXAMPLES / f"{example}.yaml"),
+    )
+    assert (code, err) == (0, "")
+    _assert_golden(f"effective_roofline_{example}_h100", out)
+    profile = json.loads(out)
+    assert profile["implementation"].startswith(
+        ("effective_roofline/streaming/", "effective_roofline/fa3/", "effective_roofline/splitkv/")
+    )
+    parts = profile["energy"]
+    total = (
+        parts["tensor_j"] + parts["vector_j"] + sum(parts["memory_j"].values()) + parts["static_j"]
+    )
+    assert total == pytest.approx(profile["energy_j"])
