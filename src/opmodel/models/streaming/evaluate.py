@@ -1,16 +1,19 @@
 """Closed-form time of a streaming kernel: occupancy, waves, latency chain versus bandwidth.
 
-For a wave of ``c`` resident CTAs (at most ``resident x SMs``):
+With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
-    chain   = serial x L_dram + (passes - 1) x serial x L_reread + reductions x t_reduce
-    t_dram  = c x dram_bytes_per_cta / (HBM bandwidth x utilisation)
-    t_l2    = c x l2_bytes_per_cta / (L2 bandwidth x utilisation)
-    t_math  = ceil(c / SMs) x flops_per_cta / (vector peak / SMs)
-    wave    = max(chain, t_dram, t_l2, t_math)
-    latency = fixed overhead + full_waves x wave(resident x SMs) + wave(tail)
+    chain    = serial x L_dram + (passes - 1) x serial x L_reread + reductions x t_reduce
+    t_chain  = waves x chain                  (each resident slot runs its CTAs back to back)
+    t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
+    t_l2     = CTAs x L2 bytes per CTA / (L2 bandwidth x util)
+    t_math   = ceil(CTAs / S) x max(FLOPs per CTA / (vector peak / S),
+                                    SFU ops per CTA / (SFU results per cycle per SM x clock))
+    latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
 
-The first wave also reads the bytes every CTA shares (norm weights) from DRAM once; each CTA
-reads them from L2.
+Latency chains run per slot while DRAM and L2 are shared by every slot, so the two bounds
+combine by ``max`` over the whole kernel: a small last wave's latency overlaps the bandwidth
+time of the waves before it. Each CTA reads the shared bytes (norm weights) from L2; DRAM
+supplies them once.
 
 ``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
 per pass)``: a re-read hits L2 while the rows of one wave fit there (the same share of re-read
@@ -117,23 +120,21 @@ def evaluate_streaming(
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
     sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
 
-    def wave(c: int, first_bytes: float = 0.0) -> tuple[float, str]:
-        times = {
-            "latency": chain,
-            "dram": (c * dram_cta + first_bytes) / hbm_rate,
-            "l2": c * l2_cta / l2_rate,
-            "compute": math.ceil(c / sm.sm_count)
-            * max((flops / ctas) / per_sm_flops, sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock),
-        }
-        name = max(times, key=lambda key: times[key])
-        return times[name], name
-
+    waves = math.ceil(ctas / concurrent)
+    times = {
+        # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains
+        "latency": waves * chain,
+        # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
+        "dram": (ctas * dram_cta + shared) / hbm_rate,
+        "l2": ctas * l2_cta / l2_rate,
+        # the busiest SM's CTAs on its vector lanes and special-function unit
+        "compute": math.ceil(ctas / sm.sm_count)
+        * max((flops / ctas) / per_sm_flops, sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock),
+    }
+    limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)
-    first_s, limiter = wave(wave_ctas, shared)
-    full_s = wave(wave_ctas)[0]
-    tail_s = wave(tail)[0] if tail and full else 0.0
     fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    latency = fixed + first_s + (max(full, 1) - 1) * full_s + tail_s
+    latency = fixed + times[limiter]
     reread_total = extra * reread_bytes
     return StreamingEvaluation(
         kernel=kernel,
@@ -142,7 +143,7 @@ def evaluate_streaming(
         full_waves=full,
         tail_ctas=tail,
         chain_s=chain,
-        wave_s=full_s,
+        wave_s=times[limiter] / waves,
         limiter=limiter,
         l2_reread_hit_fraction=hit,
         fixed_s=fixed,
