@@ -123,7 +123,8 @@ def test_an_invalid_row_stops_the_sweep_with_one_line(tmp_path: Path) -> None:
     summary = run_sweep(ops_path, "a10", tmp_path / "out.csv", SweepOptions(skip_invalid=True))
     result = _read(tmp_path / "out.csv")
     assert summary.error_rows == 2
-    assert result[6]["error"].startswith(f"{ops_path}: row 7: op 'gemm': kind: must be one of")
+    name = rows[6]["name"]
+    assert result[6]["error"].startswith(f"{ops_path}: row 7: op '{name}': kind: must be one of")
     assert result[6]["latency_s"] == "" and float(result[7]["latency_s"]) > 0
 
 
