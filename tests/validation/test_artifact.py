@@ -117,6 +117,7 @@ def test_cli_outputs(artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixtu
         float(row["predicted_time_s"]) / float(row["measured_time_s"]), rel=1e-5
     )
     assert out_svg.read_text().lstrip().startswith("<?xml")
+    assert (tmp_path / "runs_energy_breakdown.svg").is_file()
 
 
 def test_bad_inputs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -189,6 +190,7 @@ def test_per_op_cli(per_kernel: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     square = tmp_path / "ops_square_gemm.svg"
     softmax = tmp_path / "ops_softmax.svg"
     assert plot.is_file() and square.is_file() and softmax.is_file()
+    assert (tmp_path / "ops_energy_breakdown.svg").is_file()
     with (tmp_path / "ops.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
 

@@ -23,7 +23,7 @@ import csv
 import re
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.core.dtypes import DType
@@ -63,6 +63,7 @@ class OpPrediction:
     time_s: float
     energy_j: float
     working_set_bytes: int
+    parts_j: dict[str, float] = field(default_factory=dict)
 
 
 def _first(record: Mapping[str, str], names: tuple[str, ...]) -> str:
@@ -203,6 +204,12 @@ def predict_measured_ops(rows: list[OpMeasurement], model_name: str) -> list[OpP
                 time_s=profile.latency_s,
                 energy_j=profile.energy_j,
                 working_set_bytes=sum(t.nbytes for t in row.op.tensors),
+                parts_j={
+                    "tensor": profile.energy.tensor_j,
+                    "vector": profile.energy.vector_j,
+                    **profile.energy.memory_j,
+                    "static": profile.energy.static_j,
+                },
             )
         )
     return out

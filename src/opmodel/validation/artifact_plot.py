@@ -5,7 +5,9 @@ against the pass's bf16 working set (bytes of every op's tensors), one column pe
 hardware by colour; a dashed line marks a perfect prediction. Per-op mode: the same with one
 column per op type, plus normalised bar plots (predicted / measured latency and energy per
 row) of the square-GEMM and softmax subsets next to the plot: ``<name>_square_gemm.svg`` and
-``<name>_softmax.svg``.
+``<name>_softmax.svg``. Both modes also write ``<name>_energy_breakdown.svg``: each group's
+predicted energy split by cause (tensor, vector, memory levels, active and idle or static
+power), normalised to 1.
 """
 
 from __future__ import annotations
@@ -49,6 +51,38 @@ def plot_workloads(path: Path, results: list[WorkloadResult]) -> None:
         for r in results
     ]
     _scatter_columns(path, records, "bf16 working set per pass [B]")
+    parts: dict[str, dict[str, float]] = {}
+    for r in results:
+        group = parts.setdefault(f"{r.run.hardware}\n{r.run.family}", {})
+        idle = r.energy_j - sum(r.terms_j.values())
+        for name, joules in (*r.terms_j.items(), ("idle", idle)):
+            group[name] = group.get(name, 0.0) + joules
+    _breakdown(_beside(path, "energy_breakdown"), parts)
+
+
+def _beside(path: Path, suffix: str) -> Path:
+    return path.with_name(f"{path.stem}_{suffix}.svg")
+
+
+def _breakdown(path: Path, parts: dict[str, dict[str, float]]) -> None:
+    """Stacked bars: each group's predicted energy split by cause, normalised to 1."""
+    plt = _pyplot()
+    groups = sorted(parts)
+    names = sorted({name for group in parts.values() for name in group})
+    figure, ax = plt.subplots(figsize=(max(4.0, 0.6 * len(groups) + 2), 4.0))
+    bottoms = [0.0] * len(groups)
+    for name in names:
+        shares = [parts[g].get(name, 0.0) / (sum(parts[g].values()) or 1.0) for g in groups]
+        ax.bar(range(len(groups)), shares, bottom=bottoms, label=name)
+        bottoms = [b + v for b, v in zip(bottoms, shares, strict=True)]
+    ax.set_xticks(list(range(len(groups))))
+    ax.set_xticklabels(groups, rotation=90, fontsize=6)
+    ax.set_ylabel("share of predicted energy")
+    ax.set_title("predicted energy by cause", fontsize=9)
+    ax.legend(fontsize=7, loc="upper right")
+    figure.tight_layout()
+    figure.savefig(path, format="svg")
+    plt.close(figure)
 
 
 class _Point(NamedTuple):
@@ -151,4 +185,10 @@ def plot_per_op(path: Path, predictions: list[OpPrediction]) -> None:
         ("softmax", "softmax", [p for p in predictions if p.measured.op_type == "softmax"]),
     ):
         if chosen:
-            _bars(path.with_name(f"{path.stem}_{suffix}.svg"), title, chosen)
+            _bars(_beside(path, suffix), title, chosen)
+    parts: dict[str, dict[str, float]] = {}
+    for p in predictions:
+        group = parts.setdefault(f"{p.measured.hardware}\n{p.measured.op_type}", {})
+        for name, joules in p.parts_j.items():
+            group[name] = group.get(name, 0.0) + joules
+    _breakdown(_beside(path, "energy_breakdown"), parts)
