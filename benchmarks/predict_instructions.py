@@ -1,11 +1,17 @@
 """Instructions per predict, counted by valgrind's callgrind: a timing-noise-free speed figure.
 
 Usage: python benchmarks/predict_instructions.py [--hardware a10] [--calls 20000] [OP ...]
+       python benchmarks/predict_instructions.py --fresh-gemm [--calls 500]
 
 Runs a child interpreter twice under callgrind, once predicting an example op ``--calls`` times
 and once not at all, and reports the difference per call. The count is repeatable to a few
 instructions for the same interpreter build, unlike wall time on a shared VM. Needs valgrind
 (Debian package ``valgrind``).
+
+``--fresh-gemm`` counts instead one ``effective_roofline`` predict of a GEMM shape not seen
+before (the issue-4 GEMM, m = 4096 + 8 i, n = 32768, k = 8192, bf16, as in
+``predict_speed.py``'s fresh-shape figures), with the example's explicit kernel and with
+automatic selection. Both child runs build the same ops; only the predicts differ.
 """
 
 from __future__ import annotations
@@ -31,24 +37,55 @@ for _ in range(int(sys.argv[4])):
 """
 
 
-def _instructions(model: str, hardware: str, op: Path, calls: int) -> int:
-    command = [
-        "valgrind",
-        "--tool=callgrind",
-        "--callgrind-out-file=/dev/null",
-        sys.executable,
-        "-c",
-        CHILD,
-        model,
-        hardware,
-        str(op),
-        str(calls),
-    ]
+FRESH_CHILD = """
+import sys
+from opmodel import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.parsing import load_op
+hw = load_hardware(sys.argv[1]); seed = load_op(sys.argv[2]); calls = int(sys.argv[3])
+model = get_model("effective_roofline")
+attrs = seed.attrs if sys.argv[4] == "explicit" else {}
+a, b, c = seed.tensors
+ops = [
+    LocalOp(name="fresh", kind=seed.kind, phase=seed.phase, attrs=attrs, tensors=(
+        TensorSpec(a.role, (4096 + 8 * i, 8192), a.dtype), b,
+        TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype)))
+    for i in range(int(sys.argv[5]) + 1)
+]
+model.predict(ops[0], hw)
+for op in ops[1 : calls + 1]:
+    model.predict(op, hw)
+"""
+
+
+def _count(arguments: list[str]) -> int:
+    command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *arguments]
     result = subprocess.run(command, capture_output=True, text=True, check=True)
     found = re.search(r"Collected : (\d+)", result.stderr)
     if found is None:
         raise SystemExit(f"valgrind printed no instruction count:\n{result.stderr[-500:]}")
     return int(found.group(1))
+
+
+def _instructions(model: str, hardware: str, op: Path, calls: int) -> int:
+    return _count([sys.executable, "-c", CHILD, model, hardware, str(op), str(calls)])
+
+
+def _fresh_gemm(hardware: str, calls: int) -> None:
+    seed = ROOT / "examples" / "gemm_extended_roofline.yaml"
+    for mode in ("explicit", "auto"):
+        counts = [
+            _count(
+                [sys.executable, "-c", FRESH_CHILD, hardware, str(seed), str(n), mode, str(calls)]
+            )
+            for n in (0, calls)
+        ]
+        per_call = (counts[1] - counts[0]) / calls
+        print(
+            f"effective_roofline fresh GEMM shape, {mode:<8} kernel "
+            f"{per_call:>10.0f} instructions/predict"
+        )
 
 
 def main() -> None:
@@ -57,9 +94,15 @@ def main() -> None:
     parser.add_argument("--model", default="roofline")
     parser.add_argument("--hardware", default="a10")
     parser.add_argument("--calls", type=int, default=20000)
+    parser.add_argument(
+        "--fresh-gemm", action="store_true", help="count fresh-shape effective_roofline GEMMs"
+    )
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (apt-get install valgrind)")
+    if args.fresh_gemm:
+        _fresh_gemm(args.hardware, min(args.calls, 500))
+        return
     for name in args.ops:
         op = ROOT / "examples" / f"{name}.yaml"
         base = _instructions(args.model, args.hardware, op, 0)

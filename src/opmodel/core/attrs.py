@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
@@ -230,6 +231,14 @@ class FrozenAttrs(Mapping[str, AttrValue]):
 
     def __getitem__(self, key: str) -> AttrValue:
         return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` (the dict's own lookup: Mapping's generic
+        ``get`` raises and catches a KeyError for every absent key)."""
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._data)

@@ -45,9 +45,10 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     choice = choose_kernel(op, problem, hardware)
     e = choice.evaluation
     on_tensor = e.kernel.on_tensor
+    flops = problem.flops
     return OpProfile.make(
         latency_s=e.latency_s,
-        flops=problem.flops,
+        flops=flops,
         engine=Engine.TENSOR if on_tensor else Engine.VECTOR,
         footprint=op.footprint,
         traffic=traffic_by_level(e.traffic),
@@ -65,9 +66,9 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             grid=e.grid,
             traffic=e.traffic,
             total_cycles=e.total_cycles,
-            tile_efficiency=problem.flops / e.issued_flops,
+            tile_efficiency=flops / e.issued_flops,
             issued_flops=e.issued_flops,
-            useful_flops_per_s=problem.flops / e.latency_s,
+            useful_flops_per_s=flops / e.latency_s,
             evaluation=e,
         ),
     )

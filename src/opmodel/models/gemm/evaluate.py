@@ -8,12 +8,12 @@ level, and static power over the latency (docs/models/effective_roofline.md).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from functools import cached_property
 from types import MappingProxyType
 from typing import NamedTuple
 
 from opmodel.core.profile import LevelTraffic
+from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.device import DeviceRates, device_rates
 from opmodel.models.gemm.kernel import GemmKernel
@@ -41,8 +41,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, kw_only=True)
-class KernelEvaluation:
+@value_type
+class KernelEvaluation(FastValue):
     """One kernel's predicted latency and energy on one problem; ``phases`` explains the
     latency and is built on first access (selection ranks many kernels but explains one)."""
 
@@ -72,11 +72,16 @@ class KernelEvaluation:
 
 def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
     """The kernel's bytes as ``OpProfile`` traffic: hbm, l2 and smem."""
+    make = LevelTraffic.make
+    workspace = t.workspace_bytes
     return MappingProxyType(
         {
-            "hbm": LevelTraffic(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
-            "l2": LevelTraffic(read_bytes=t.l2_read_bytes, write_bytes=t.l2_write_bytes),
-            "smem": LevelTraffic(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
+            "hbm": make(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
+            "l2": make(
+                read_bytes=t.a_l2_bytes + t.b_l2_bytes + t.c_read_bytes + workspace,
+                write_bytes=t.c_write_bytes + workspace,
+            ),
+            "smem": make(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
         }
     )
 
@@ -87,7 +92,12 @@ class KernelSetup(NamedTuple):
     kernel: GemmKernel
     occupancy: Occupancy
     local: LocalWork
-    full_local: LocalStage  # one pipeline stage on an SM holding ``resident`` CTAs
+    local_stages: tuple[LocalStage, ...]  # [c - 1]: one stage on an SM holding c CTAs
+
+    @property
+    def full_local(self) -> LocalStage:
+        """One pipeline stage on an SM holding ``resident`` CTAs."""
+        return self.local_stages[-1]
 
 
 def kernel_setup(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
@@ -97,9 +107,10 @@ def kernel_setup(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpe
     occupancy = occupancy_of(kernel, problem, sm)
     local = local_work(kernel, problem)
     rates = device_rates(hardware, problem.compute_dtype, kernel.instruction)
-    return KernelSetup(
-        kernel, occupancy, local, local_stage(local, rates, occupancy.resident_ctas_per_sm)
+    stages = tuple(
+        local_stage(local, rates, ctas) for ctas in range(1, occupancy.resident_ctas_per_sm + 1)
     )
+    return KernelSetup(kernel, occupancy, local, stages)
 
 
 def evaluate_kernel(
@@ -118,7 +129,9 @@ def evaluate_kernel(
     grid = grid_of(kernel, problem, sm, occ)
     traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
     work = cta_work(kernel, problem, traffic, grid, local=setup.local)
-    cycles = kernel_cycles(work, rates, grid, occ.resident_ctas_per_sm, full_local=setup.full_local)
+    cycles = kernel_cycles(
+        work, rates, grid, occ.resident_ctas_per_sm, local_stages=setup.local_stages
+    )
     latency = cycles / rates.clock_hz
     local = work.local
     issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)
@@ -132,7 +145,7 @@ def evaluate_kernel(
             * levels["smem"].energy_j_per_byte,
         }
     )
-    return KernelEvaluation(
+    return KernelEvaluation.make(
         kernel=kernel,
         occupancy=occ,
         grid=grid,

@@ -24,6 +24,7 @@ __all__ = [
     "Instruction",
     "build_kernel",
     "default_registers_per_thread",
+    "held_tile_bytes",
     "kernel_problems",
     "mma_shape_for",
     "shared_memory_per_cta_bytes",
@@ -233,9 +234,9 @@ def tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int, int]
     """Bytes of one CTA's A tile ``[cta_m, cta_k]``, B tile ``[cta_k, cta_n]`` and C tile
     ``[cta_m, cta_n]`` in the problem's dtypes."""
     return (
-        kernel.cta_tile_m * kernel.cta_tile_k * problem.a_dtype.bits // 8,
-        kernel.cta_tile_k * kernel.cta_tile_n * problem.b_dtype.bits // 8,
-        kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8,
+        kernel.cta_tile_m * kernel.cta_tile_k * problem.a_bits // 8,
+        kernel.cta_tile_k * kernel.cta_tile_n * problem.b_bits // 8,
+        kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8,
     )
 
 
@@ -243,7 +244,12 @@ def smem_tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int]
     """Bytes of the A and B tiles one CTA holds in shared memory per stage: the full tiles,
     except that a tcgen05 CTA pair (2-SM UMMA, PTX ``cta_group::2``) splits the operand it
     shares: B between a pair along M (``cluster_m = 2``), A between a pair along N."""
-    a, b, _ = tile_bytes(kernel, problem)
+    return held_tile_bytes(kernel, tile_bytes(kernel, problem))
+
+
+def held_tile_bytes(kernel: GemmKernel, tiles: tuple[int, int, int]) -> tuple[int, int]:
+    """:func:`smem_tile_bytes` from the CTA's ``(A, B, C)`` tile bytes."""
+    a, b, _ = tiles
     if kernel.instruction is Instruction.TCGEN05:
         return a // kernel.cluster_n, b // kernel.cluster_m
     return a, b

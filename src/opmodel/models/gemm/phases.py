@@ -21,6 +21,7 @@ DRAM latency); later waves see the kernel's DRAM share of L2 requests. Kernel cy
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import NamedTuple
 
 from opmodel.core.values import FastValue, value_type
@@ -34,7 +35,7 @@ from opmodel.models.gemm.concurrency import (
     smsp_warps,
 )
 from opmodel.models.gemm.device import DeviceRates
-from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes, tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.traffic import SPLIT_K_PARTIAL_BITS, GemmTraffic
@@ -113,7 +114,7 @@ def cta_work(
     local: LocalWork | None = None,
 ) -> CtaWork:
     """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them)."""
-    _, _, c_tile = tile_bytes(kernel, problem)
+    c_tile = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8
     cta_stages = grid.ctas * grid.k_iterations
     operand_dram = traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes
     l2 = (traffic.a_l2_bytes + traffic.b_l2_bytes) / cta_stages
@@ -313,26 +314,46 @@ def kernel_cycles(
     grid: Grid,
     resident: int,
     *,
-    full_local: LocalStage | None = None,
+    local_stages: Sequence[LocalStage] | None = None,
 ) -> float:
     """``first + (full_waves - 1) * steady + tail + fixed`` cycles, without building the typed
-    waves (:func:`kernel_phases` gives the same total, explained). Full waves share one local
-    stage (``resident`` CTAs on every SM), ``full_local`` when the caller has it cached."""
+    waves: the equations of :func:`wave_numbers` in plain float arithmetic, the ranking hot
+    path (:func:`kernel_phases` gives the same total, explained; the tests check that they
+    agree). ``local_stages[c - 1]`` is the local stage of an SM holding ``c`` CTAs
+    (``c = 1 .. resident``) when the caller has them cached; full waves run ``resident``
+    CTAs on every SM."""
     full, tail = grid.full_waves, grid.tail_ctas
+    k = w.k_iterations
+    window = min(w.window_stages, k)
+    dram_latency = r.dram_latency_cycles
+    warm = w.dram_fraction
+    warm_l2_latency = (1 - warm) * r.l2_latency_cycles + warm * dram_latency
+    total = 0.0
+    waves: list[tuple[int, int, bool, int]] = []  # (ctas, CTAs on the busiest SM, cold, count)
+    if full:
+        waves.append((grid.ctas_per_wave, resident, True, 1))
+        if full > 1:
+            waves.append((grid.ctas_per_wave, resident, False, full - 1))
     if tail:
-        tail_local = local_stage(w.local, r, busiest_ctas_per_sm(tail, r.sm_count, resident))
-    if not full:
-        first = wave_numbers(w, r, ctas=tail, local=tail_local, cold=True)
-        return first.total_cycles + r.fixed_overhead_cycles
-    if full_local is None:
-        full_local = local_stage(w.local, r, resident)
-    per_wave = grid.ctas_per_wave
-    total = wave_numbers(w, r, ctas=per_wave, local=full_local, cold=True).total_cycles
-    if full > 1:
-        steady = wave_numbers(w, r, ctas=per_wave, local=full_local, cold=False)
-        total += (full - 1) * steady.total_cycles
-    if tail:
-        total += wave_numbers(w, r, ctas=tail, local=tail_local, cold=False).total_cycles
+        waves.append((tail, busiest_ctas_per_sm(tail, r.sm_count, resident), not full, 1))
+    epilogues: dict[int, float] = {}
+    for ctas, heavy, cold, count in waves:
+        local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
+        l2_latency = dram_latency if cold else warm_l2_latency
+        memory_stage = 0.0
+        for stage_bytes, peak, latency in (
+            (ctas * w.l2_bytes, r.l2_bytes_per_cycle, l2_latency),
+            (ctas * w.dram_bytes, r.dram_bytes_per_cycle, dram_latency),
+        ):  # memory_phases' stage: bytes / min(peak, window * bytes / latency)
+            rate = min(peak, window * stage_bytes / latency) if latency > 0 else peak
+            if rate > 0 and stage_bytes / rate > memory_stage:
+                memory_stage = stage_bytes / rate
+        stage = max(local.tensor_cycles, local.smem_cycles)
+        body = max(k * stage, (k - window) * memory_stage + stage)
+        epilogue = epilogues.get(ctas)
+        if epilogue is None:
+            epilogue = epilogues[ctas] = _epilogue(w, r, ctas)
+        total += count * (window * memory_stage + body + epilogue)
     return total + r.fixed_overhead_cycles
 
 

@@ -2,18 +2,19 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import field
 
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.errors import OpModelError
 from opmodel.core.op import LocalOp
+from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import GemmView
 
 __all__ = ["GemmProblem"]
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
-class GemmProblem:
+@value_type
+class GemmProblem(FastValue):
     """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n] (+ beta C)``.
 
     ``beta_zero`` is False when the epilogue reads C (``C = A @ B + beta C``).
@@ -32,6 +33,16 @@ class GemmProblem:
     transpose_b: bool
     broadcast_b: bool
     beta_zero: bool
+    # element widths of A, B and C, derived once (the traffic equations use them often)
+    a_bits: int = field(init=False, compare=False, repr=False)
+    b_bits: int = field(init=False, compare=False, repr=False)
+    c_bits: int = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        fields = self.__dict__
+        fields["a_bits"] = self.a_dtype.bits
+        fields["b_bits"] = self.b_dtype.bits
+        fields["c_bits"] = self.c_dtype.bits
 
     @classmethod
     def from_op(cls, op: LocalOp) -> GemmProblem:
@@ -40,7 +51,7 @@ class GemmProblem:
         if not isinstance(view, GemmView):
             msg = f"op '{op.name}' ({op.kind}): not a GEMM"
             raise OpModelError(msg)
-        return cls(
+        return GemmProblem.make(
             batch=view.batch,
             m=view.m,
             n=view.n,

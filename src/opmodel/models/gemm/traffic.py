@@ -18,7 +18,7 @@ from __future__ import annotations
 import math
 
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes, tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel, held_tile_bytes, tile_bytes
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 
@@ -87,40 +87,49 @@ def effective_swizzle(requested: int, tiles_n: int) -> int:
     return 1
 
 
-def _unique_operand_bytes(problem: GemmProblem) -> tuple[int, int]:
+def _unique_operand_bytes(problem: GemmProblem, a_bits: int, b_bits: int) -> tuple[int, int]:
     """(A, B) bytes of one batch entry, sector-rounded along each contiguous dimension."""
     a_rows, a_contig = (problem.k, problem.m) if problem.transpose_a else (problem.m, problem.k)
     b_rows, b_contig = (problem.n, problem.k) if problem.transpose_b else (problem.k, problem.n)
     return (
-        sector_rounded_bytes(a_rows, a_contig, problem.a_dtype.bits),
-        sector_rounded_bytes(b_rows, b_contig, problem.b_dtype.bits),
+        sector_rounded_bytes(a_rows, a_contig, a_bits),
+        sector_rounded_bytes(b_rows, b_contig, b_bits),
     )
 
 
 def _dram_passes(
-    kernel: GemmKernel, problem: GemmProblem, grid: Grid, *, a_batch: int, l2_bytes: int
+    kernel: GemmKernel,
+    problem: GemmProblem,
+    grid: Grid,
+    *,
+    a_batch: int,
+    l2_bytes: int,
 ) -> tuple[float, float]:
     """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances."""
+    a_bits, b_bits, c_bits = problem.a_bits, problem.b_bits, problem.c_bits
     width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
     stripes = math.ceil(grid.tiles_n / width)
-    b_stripe = width * kernel.cta_tile_n * problem.k * problem.b_dtype.bits // 8
-    c_stripe = problem.m * width * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    b_stripe = width * kernel.cta_tile_n * problem.k * b_bits // 8
+    c_stripe = problem.m * width * kernel.cta_tile_n * c_bits // 8
     a_passes = 1 + (stripes - 1) * capacity_miss_fraction(a_batch + b_stripe + c_stripe, l2_bytes)
     ctas_per_stripe = grid.tiles_m * width * kernel.split_k
     waves_per_stripe = max(1.0, ctas_per_stripe / grid.ctas_per_wave)
     m_tiles_per_wave = grid.ctas_per_wave / (width * kernel.split_k)
-    a_panel = kernel.cta_tile_m * problem.k * problem.a_dtype.bits // 8
-    c_wave = grid.ctas_per_wave * kernel.cta_tile_m * kernel.cta_tile_n * problem.c_dtype.bits // 8
+    a_panel = kernel.cta_tile_m * problem.k * a_bits // 8
+    c_wave = grid.ctas_per_wave * kernel.cta_tile_m * kernel.cta_tile_n * c_bits // 8
     wave_set = min(a_batch, m_tiles_per_wave * a_panel) + b_stripe + c_wave
     b_passes = 1 + (waves_per_stripe - 1) * capacity_miss_fraction(wave_set, l2_bytes)
     return a_passes, b_passes
 
 
-def _smem_bytes(kernel: GemmKernel, problem: GemmProblem, grid: Grid) -> tuple[int, int]:
-    """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
+def _smem_bytes(
+    kernel: GemmKernel, grid: Grid, tiles: tuple[int, int, int], smem_tiles: tuple[int, int]
+) -> tuple[int, int]:
+    """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging
+    (``tiles``: A, B, C bytes of one CTA; ``smem_tiles``: the A and B bytes it holds)."""
     wg_m, wg_n = kernel.operand_read_groups
-    a_tile, b_tile = smem_tile_bytes(kernel, problem)
-    c_tile = tile_bytes(kernel, problem)[2]
+    a_tile, b_tile = smem_tiles
+    c_tile = tiles[2]
     stages_total = grid.ctas * grid.k_iterations
     written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
     read = stages_total * (wg_n * a_tile + wg_m * b_tile) + grid.ctas * c_tile
@@ -131,28 +140,31 @@ def gemm_traffic(
     kernel: GemmKernel, problem: GemmProblem, grid: Grid, l2_bytes: int
 ) -> GemmTraffic:
     """All traffic of the kernel (see the module docstring for the reuse model)."""
-    a_batch, b_batch = _unique_operand_bytes(problem)
+    a_batch, b_batch = _unique_operand_bytes(problem, problem.a_bits, problem.b_bits)
     a_passes, b_passes = _dram_passes(kernel, problem, grid, a_batch=a_batch, l2_bytes=l2_bytes)
-    b_copies = 1 if problem.broadcast_b else problem.batch
-    if problem.broadcast_b and problem.batch > 1:  # one B for every batch entry
-        batch_set = a_batch + b_batch + problem.c_bytes // problem.batch
-        b_passes *= 1 + (problem.batch - 1) * capacity_miss_fraction(batch_set, l2_bytes)
-    c_read = 0 if problem.beta_zero else problem.c_bytes
-    partial_bytes = problem.batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
+    batch = problem.batch
+    c_bytes = problem.c_bytes
+    b_copies = 1 if problem.broadcast_b else batch
+    if problem.broadcast_b and batch > 1:  # one B for every batch entry
+        batch_set = a_batch + b_batch + c_bytes // batch
+        b_passes *= 1 + (batch - 1) * capacity_miss_fraction(batch_set, l2_bytes)
+    c_read = 0 if problem.beta_zero else c_bytes
+    partial_bytes = batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
     workspace = (kernel.split_k - 1) * partial_bytes
-    smem_written, smem_read = _smem_bytes(kernel, problem, grid)
+    tiles = tile_bytes(kernel, problem)
+    smem_written, smem_read = _smem_bytes(kernel, grid, tiles, held_tile_bytes(kernel, tiles))
     return GemmTraffic.make(
-        a_l2_bytes=math.ceil(grid.tiles_n / kernel.cluster_n) * problem.batch * a_batch,
-        b_l2_bytes=math.ceil(grid.tiles_m / kernel.cluster_m) * problem.batch * b_batch,
+        a_l2_bytes=math.ceil(grid.tiles_n / kernel.cluster_n) * batch * a_batch,
+        b_l2_bytes=math.ceil(grid.tiles_m / kernel.cluster_m) * batch * b_batch,
         c_read_bytes=c_read,
-        c_write_bytes=problem.c_bytes,
+        c_write_bytes=c_bytes,
         workspace_bytes=workspace,
         a_dram_passes=a_passes,
         b_dram_passes=b_passes,
-        dram_read_bytes=round(problem.batch * a_batch * a_passes + b_copies * b_batch * b_passes)
+        dram_read_bytes=round(batch * a_batch * a_passes + b_copies * b_batch * b_passes)
         + c_read
         + workspace,
-        dram_write_bytes=problem.c_bytes + workspace,
+        dram_write_bytes=c_bytes + workspace,
         smem_write_bytes=smem_written,
         smem_read_bytes=smem_read,
     )
