@@ -16,6 +16,7 @@ from opmodel.models.streaming import (
     StreamingEvaluation,
     StreamWork,
     evaluate_streaming,
+    loaded_chain_s,
     streaming_kernel,
 )
 from opmodel.parsing import load_op
@@ -94,20 +95,35 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem
     assert e.chain_s == pytest.approx(chain)
     assert e.limiter == "latency"
-    assert e.latency_s == pytest.approx(2000 / 1.41e9 + chain)
+    # the pass-one loads are DRAM round trips; the rest of the chain (L2 re-reads, reduction)
+    # is not; the kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB output
+    trips, rest, dram = 4 * l_dram, chain - 4 * l_dram, 3 * 4096 * 2 / 2.039e12
+    total = trips + rest + dram
+    loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + loaded)
+    rho = dram / loaded
+    assert e.dram_utilisation == pytest.approx(rho)
+    assert e.loaded_dram_latency_s == pytest.approx(l_dram * (2 - rho) / (2 * (1 - rho)))
+    # and the chain solves t = rest + trips x the M/D/1 stretch at rho = dram / t
+    assert loaded == pytest.approx(rest + trips * (2 - rho) / (2 * (1 - rho)))
 
 
-def test_large_add_is_bandwidth_bound_by_hand() -> None:
+def test_large_add_queues_behind_its_own_bandwidth_by_hand() -> None:
     """4096 x 4096 fp16 add on A100: 32,768 CTAs of 512 elements, 16 resident per SM."""
     e = _evaluation(_add(4096, 4096), A100)
     assert (e.kernel.ctas, e.resident_ctas_per_sm) == (32768, 16)
     concurrent = 16 * 108
     assert (e.full_waves, e.tail_ctas) == (32768 // concurrent, 32768 % concurrent)
     per_cta = 3 * 512 * 2  # two fp16 inputs and one output
-    wave = concurrent * per_cta / 2.039e12
-    tail = (32768 % concurrent) * per_cta / 2.039e12
-    assert e.limiter == "dram"
-    assert e.latency_s == pytest.approx(2000 / 1.41e9 + e.full_waves * wave + tail)
+    dram = 32768 * per_cta / 2.039e12  # 49.4 µs at full bandwidth
+    # each slot's 19 CTAs wait one DRAM round trip each (400 ns), queued behind that traffic:
+    # t = trips (2 - rho) / (2 (1 - rho)), rho = dram / t, i.e. t^2 - (dram + trips) t
+    # + dram trips / 2 = 0
+    trips = math.ceil(32768 / concurrent) * 4.0e-7
+    loaded = ((dram + trips) + math.sqrt((dram + trips) ** 2 - 2 * dram * trips)) / 2
+    assert loaded == pytest.approx(53.5e-6, rel=2e-3)  # 8 % over the bandwidth time
+    assert e.limiter == "latency"
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + loaded)
 
 
 def test_rereads_go_to_dram_when_the_wave_does_not_fit_l2() -> None:
@@ -183,3 +199,24 @@ def test_other_memory_kinds_run_as_streaming_kernels(example: str) -> None:
     e = profile.diagnostics
     assert isinstance(e, StreamingEvaluation)
     assert e.kernel.serial_loads == (2 if example == "embedding" else 1)
+
+
+@given(
+    trips=st.floats(0, 1e-3),
+    rest=st.floats(0, 1e-3),
+    dram=st.floats(0, 1e-3),
+    more=st.floats(0, 1e-4),
+)
+def test_loaded_chain_lies_between_max_and_sum_and_grows(
+    trips: float, rest: float, dram: float, more: float
+) -> None:
+    """Queueing never beats the slower of chain and bandwidth, never exceeds their sum, and
+    more of any of the three never gives a shorter time."""
+    t = loaded_chain_s(trips, rest, dram)
+    assert max(trips + rest, dram) * (1 - 1e-9) <= t <= (trips + rest + dram) * (1 + 1e-9)
+    for bumped in (
+        loaded_chain_s(trips + more, rest, dram),
+        loaded_chain_s(trips, rest + more, dram),
+        loaded_chain_s(trips, rest, dram + more),
+    ):
+        assert bumped >= t * (1 - 1e-9)

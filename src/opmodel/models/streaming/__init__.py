@@ -5,7 +5,12 @@ Shared machinery, like :mod:`opmodel.models.gemm`: a kernel structure per implem
 bandwidth limits (:mod:`.evaluate`). Equations: docs/models/streaming.md.
 """
 
-from opmodel.models.streaming.evaluate import StreamingEvaluation, StreamWork, evaluate_streaming
+from opmodel.models.streaming.evaluate import (
+    StreamingEvaluation,
+    StreamWork,
+    evaluate_streaming,
+    loaded_chain_s,
+)
 from opmodel.models.streaming.kernels import IMPLEMENTATIONS, StreamKernel, streaming_kernel
 
 __all__ = [
@@ -14,5 +19,6 @@ __all__ = [
     "StreamWork",
     "StreamingEvaluation",
     "evaluate_streaming",
+    "loaded_chain_s",
     "streaming_kernel",
 ]

@@ -3,16 +3,29 @@
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
     chain    = serial x L_dram + (passes - 1) x serial x L_reread + reductions x t_reduce
-    t_chain  = waves x chain                  (each resident slot runs its CTAs back to back)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
+    t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
     t_l2     = CTAs x L2 bytes per CTA / (L2 bandwidth x util)
     t_math   = ceil(CTAs / S) x max(FLOPs per CTA / (vector peak / S),
                                     SFU ops per CTA / (SFU results per cycle per SM x clock))
     latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
 
-Latency chains run per slot while DRAM and L2 are shared by every slot, so the two bounds
-combine by ``max`` over the whole kernel: a small last wave's latency overlaps the bandwidth
-time of the waves before it. Each CTA reads the shared bytes (norm weights) from L2; DRAM
+``x = waves x serial x (1 + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
+round trips and ``b = waves x chain - x`` the rest of its chain. Under load a DRAM round trip
+takes longer than the unloaded ``L_dram``: with the kernel's DRAM utilisation
+``rho = t_dram / t_chain``, an M/D/1 queue (deterministic service) stretches it by
+``(2 - rho) / (2 (1 - rho))`` (Kleinrock, "Queueing Systems", vol. 1, 1975, the
+Pollaczek-Khinchine mean for constant service). Solving ``t = b + x (2 - rho) / (2 (1 - rho))``
+with ``rho = t_dram / t`` gives the closed form
+
+    loaded(x, b, D) = ((b + D + x) + sqrt((b + D + x)^2 - 2 D (2 b + x))) / 2,
+
+which is ``b + x`` when ``D = 0``, ``max(b, D)`` when ``x = 0``, and grows with each of the
+three. Taking the unloaded latency as the service time is a modelling choice (the memory
+system is one queue for the kernel's dependent loads); it adds no fitted constant. Latency
+chains run per slot while DRAM and L2 are shared by every slot, so the bounds then combine by
+``max`` over the whole kernel: a small last wave's latency overlaps the bandwidth time of the
+waves before it. Each CTA reads the shared bytes (norm weights) from L2; DRAM
 supplies them once.
 
 ``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
@@ -32,7 +45,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.streaming.kernels import StreamKernel
 
-__all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming"]
+__all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]
 
 
 @value_type
@@ -48,6 +61,8 @@ class StreamingEvaluation(FastValue):
     wave_s: float
     limiter: str
     l2_reread_hit_fraction: float
+    dram_utilisation: float  # t_dram / t_chain: the load the chain's DRAM round trips see
+    loaded_dram_latency_s: float  # L_dram stretched by the M/D/1 queue at that load
     fixed_s: float
     latency_s: float
     dram_read_bytes: float
@@ -90,6 +105,19 @@ class StreamWork(FastValue):
     sfu_ops: int = 0
 
 
+def loaded_chain_s(dram_trips_s: float, other_s: float, dram_s: float) -> float:
+    """Chain time whose DRAM round trips (``dram_trips_s`` unloaded) queue behind the kernel's
+    own traffic (``dram_s`` at full bandwidth): the root of
+    ``t = other + trips (2 - rho) / (2 (1 - rho))``, ``rho = dram_s / t`` (module docstring)."""
+    total = other_s + dram_s + dram_trips_s
+    if total <= 0:
+        return 0.0
+    # the discriminant (b + D + x)^2 - 2 D (2 b + x) = (b - D)^2 + x^2 + 2 b x, scaled by the
+    # total so that it neither cancels nor underflows
+    b, d, x = other_s / total, dram_s / total, dram_trips_s / total
+    return total * (1 + math.sqrt((b - d) ** 2 + x * x + 2 * b * x)) / 2
+
+
 def evaluate_streaming(
     kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
 ) -> StreamingEvaluation:
@@ -121,11 +149,16 @@ def evaluate_streaming(
     sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
 
     waves = math.ceil(ctas / concurrent)
+    # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
+    t_dram = (ctas * dram_cta + shared) / hbm_rate
+    # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
+    # DRAM round trips wait in the memory queue the whole kernel loads
+    dram_trips = waves * kernel.serial_loads * (1 + extra * (1 - hit)) * l_dram
+    t_chain = loaded_chain_s(dram_trips, waves * chain - dram_trips, t_dram)
+    rho = t_dram / t_chain if t_chain > 0 else 0.0
     times = {
-        # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains
-        "latency": waves * chain,
-        # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
-        "dram": (ctas * dram_cta + shared) / hbm_rate,
+        "latency": t_chain,
+        "dram": t_dram,
         "l2": ctas * l2_cta / l2_rate,
         # the busiest SM's CTAs on its vector lanes and special-function unit
         "compute": math.ceil(ctas / sm.sm_count)
@@ -146,6 +179,8 @@ def evaluate_streaming(
         wave_s=times[limiter] / waves,
         limiter=limiter,
         l2_reread_hit_fraction=hit,
+        dram_utilisation=rho,
+        loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
         latency_s=latency,
         dram_read_bytes=read_bytes + reread_total * (1 - hit),
