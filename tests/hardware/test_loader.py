@@ -58,7 +58,7 @@ def test_fp8_variants_use_the_fp8_peak() -> None:
     assert compute.tensor_peak(DType.FP32) is None
 
 
-def test_at_clock_scales_core_domain_only() -> None:
+def test_at_clock_scales_core_domain_and_the_core_part_of_a_miss() -> None:
     spec = load_hardware("a100_40gb_pcie")
     slow = spec.at_clock(705e6)  # half of 1410 MHz
     assert slow.compute.tensor_peak(DType.BF16) == pytest.approx(108 * 2048 * 705e6)
@@ -66,8 +66,11 @@ def test_at_clock_scales_core_domain_only() -> None:
         spec.level("l2").bandwidth_bytes_per_s / 2
     )
     assert slow.level("l2").latency_s == pytest.approx(spec.level("l2").latency_s * 2)
-    assert slow.hbm == spec.hbm
     assert slow.hbm.clock_domain is ClockDomain.MEMORY
+    assert slow.hbm.bandwidth_bytes_per_s == spec.hbm.bandwidth_bytes_per_s
+    # a miss keeps its memory-side 400 - 142 = 258 ns and takes the L2 path (142 ns) twice as long
+    assert slow.hbm.latency_s == pytest.approx(258e-9 + 2 * 142e-9)
+    assert spec.at_clock(1410e6).hbm.latency_s == pytest.approx(spec.hbm.latency_s)
     with pytest.raises(ValueError, match="clock_hz must be a positive number"):
         spec.at_clock(0)
 

@@ -1,8 +1,11 @@
 """A hardware spec at another SM clock: rates, latencies, power tables and calibration.
 
 :meth:`HardwareSpec.at_clock` delegates here. Engine peaks and the bandwidth of ``core``-domain
-levels scale with the clock, their latency in seconds inversely (a fixed number of cycles);
-``memory``-domain levels are unchanged. The power tables of :class:`PowerSpec` set the idle
+levels scale with the clock, their latency in seconds inversely (a fixed number of cycles).
+``memory``-domain levels keep their bandwidth, but a miss to them first travels the
+core-clocked path an L2 hit takes (SM, crossbar, L2 lookup), so their latency keeps its
+memory-side part and scales the rest: ``L(f) = L(f0) - L_l2(f0) + L_l2(f0) f0 / f``, with the
+slowest core-domain level (the L2) as that path. The power tables of :class:`PowerSpec` set the idle
 power and scale core-domain switching energy by ``(V(f) / V(f0))^2``; at the clock of the
 config's energy calibration its fitted terms replace the estimates.
 """
@@ -32,6 +35,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
     )
+    core_path_s = _core_path_latency_s(spec.memory)
     levels = tuple(
         dataclasses.replace(
             level,
@@ -39,6 +43,10 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
             latency_s=level.latency_s / ratio,
         )
         if level.clock_domain is ClockDomain.CORE
+        else dataclasses.replace(
+            level, latency_s=level.latency_s - core_path_s + core_path_s / ratio
+        )
+        if 0 < core_path_s < level.latency_s
         else level
         for level in spec.memory.levels
     )
@@ -48,6 +56,13 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
             spec.compute.clock_hz,
         )
     )
+
+
+def _core_path_latency_s(memory: MemorySpec) -> float:
+    """Latency of the slowest core-clocked level (the L2 hit path a miss also travels); 0
+    when the memory has none."""
+    core = [level for level in memory.levels if level.clock_domain is ClockDomain.CORE]
+    return max((level.latency_s for level in core), default=0.0)
 
 
 def interpolate(table: Mapping[int, float], x: float) -> float:
