@@ -241,7 +241,7 @@ BAD_OPS = [
     ),
     (
         lambda: _op("copy", (_t("input", (8,)), _t("output", (8,))), causal=True),
-        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype)",
+        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, warm_l2)",
     ),
 ]
 

@@ -158,12 +158,20 @@ _IMPLEMENTATION = AttrSpec(
     choices=STREAMING_IMPLEMENTATIONS,
     doc="who wrote the kernel, for kernel-level models (docs/models/streaming.md)",
 )
+_WARM_L2 = AttrSpec(
+    name="warm_l2",
+    kind=bool,
+    doc="the op's tensors are still in L2 from an earlier kernel, as far as they fit (default "
+    "false: read cold from DRAM); kernel-level models only",
+)
 _ROW = (
     AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),
     _IMPLEMENTATION,
+    _WARM_L2,
 )
 _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
+    _WARM_L2,
 )
 _ELEMENTWISE = (
     AttrSpec(
@@ -173,6 +181,7 @@ _ELEMENTWISE = (
         doc="elementwise function (default: one FLOP per output element per extra input)",
     ),
     _IMPLEMENTATION,
+    _WARM_L2,
 )
 
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
@@ -187,8 +196,8 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.RMSNORM, _ROW),
         (OpKind.ELEMENTWISE, _ELEMENTWISE),
         (OpKind.REDUCTION, _REDUCTION),
-        (OpKind.EMBEDDING, ()),
-        (OpKind.COPY, ()),
+        (OpKind.EMBEDDING, (_WARM_L2,)),
+        (OpKind.COPY, (_WARM_L2,)),
     )
 }
 

@@ -220,3 +220,52 @@ def test_loaded_chain_lies_between_max_and_sum_and_grows(
         loaded_chain_s(trips, rest, dram + more),
     ):
         assert bumped >= t * (1 - 1e-9)
+
+
+def _warm(op: LocalOp) -> LocalOp:
+    return LocalOp(
+        name=op.name,
+        kind=op.kind,
+        phase=op.phase,
+        tensors=op.tensors,
+        attrs={**op.attrs, "warm_l2": True},
+    )
+
+
+def test_warm_rmsnorm_that_fits_l2_reads_from_l2_by_hand() -> None:
+    """1 x 4096 fp16 RMSNorm on A100, warm: its 24 KiB fit the 20 MiB shared L2 capacity, so
+    the first pass waits on L2 (142 ns) instead of DRAM and nothing travels to DRAM."""
+    e = _evaluation(_warm(_row_op(OpKind.RMSNORM, 1, 4096, "vllm")), A100)
+    assert e.warm_l2_hit_fraction == 1.0
+    l_l2, l_smem = 1.42e-7, 2.2e-8
+    assert e.chain_s == pytest.approx(4 * (l_l2 + l_l2) + (2 * 5 + 4) * l_smem)
+    assert (e.dram_read_bytes, e.dram_write_bytes, e.dram_utilisation) == (0.0, 0.0, 0.0)
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + e.chain_s)
+    profile = MODEL.predict(_warm(_row_op(OpKind.RMSNORM, 1, 4096, "vllm")), A100)
+    assert profile.traffic["hbm"].total_bytes == 0
+
+
+def test_warm_op_larger_than_l2_finds_its_share_there() -> None:
+    """16384 x 8192 fp16 add touches 768 MiB; 20 MiB of A100's L2 hold 2.6 % of it."""
+    cold = _evaluation(_add(16384, 8192), A100)
+    warm = _evaluation(_warm(_add(16384, 8192)), A100)
+    share = (40 * 2**20 * 0.5) / (3 * 16384 * 8192 * 2)
+    assert warm.warm_l2_hit_fraction == pytest.approx(share)
+    assert warm.dram_read_bytes == pytest.approx(cold.dram_read_bytes * (1 - share))
+    assert warm.latency_s < cold.latency_s
+
+
+@given(
+    kind=st.sampled_from([OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM]),
+    rows=st.integers(1, 20000),
+    length=st.integers(1, 40000),
+    implementation=st.sampled_from(["fused", "vllm", "pytorch"]),
+)
+def test_warm_is_never_slower_than_cold(
+    kind: OpKind, rows: int, length: int, implementation: str
+) -> None:
+    cold = _row_op(kind, rows, length, implementation)
+    for hardware in (A100, load_hardware("a40")):
+        assert MODEL.predict(_warm(cold), hardware).latency_s <= MODEL.predict(
+            cold, hardware
+        ).latency_s * (1 + 1e-12)

@@ -99,12 +99,13 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         flops=base.flops,
         vector_flops_per_s=rate,
         sfu_ops=_sfu_ops(op),
+        warm_l2=op.attrs.get("warm_l2", False) is True,
     )
     e = evaluate_streaming(kernel, hardware, work)
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {
             "hbm": LevelTraffic(
-                read_bytes=math.ceil(e.dram_read_bytes), write_bytes=hbm.write_bytes
+                read_bytes=math.ceil(e.dram_read_bytes), write_bytes=math.ceil(e.dram_write_bytes)
             ),
             "l2": LevelTraffic(read_bytes=math.ceil(e.l2_read_bytes), write_bytes=hbm.write_bytes),
         }

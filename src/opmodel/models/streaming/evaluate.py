@@ -2,7 +2,7 @@
 
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
-    chain    = serial x L_dram + (passes - 1) x serial x L_reread + reductions x t_reduce
+    chain    = serial x L_first + (passes - 1) x serial x L_reread + reductions x t_reduce
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
     t_l2     = CTAs x L2 bytes per CTA / (L2 bandwidth x util)
@@ -10,7 +10,7 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
                                     SFU ops per CTA / (SFU results per cycle per SM x clock))
     latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
 
-``x = waves x serial x (1 + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
+``x = waves x serial x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
 round trips and ``b = waves x chain - x`` the rest of its chain. Under load a DRAM round trip
 takes longer than the unloaded ``L_dram``: with the kernel's DRAM utilisation
 ``rho = t_dram / t_chain``, an M/D/1 queue (deterministic service) stretches it by
@@ -28,6 +28,10 @@ chains run per slot while DRAM and L2 are shared by every slot, so the bounds th
 waves before it. Each CTA reads the shared bytes (norm weights) from L2; DRAM
 supplies them once.
 
+``L_first = L_dram`` for an op read cold. A warm op (attr ``warm_l2``: its tensors are in L2
+from an earlier kernel, as a producer's output or a benchmark's repeated run leaves them) finds
+``w = min(1, L2 shared capacity / bytes it touches)`` of them there: ``L_first = w L_l2 +
+(1 - w) L_dram``, and only ``1 - w`` of its own bytes travel to or from DRAM.
 ``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
 per pass)``: a re-read hits L2 while the rows of one wave fit there (the same share of re-read
 bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp,
@@ -61,6 +65,7 @@ class StreamingEvaluation(FastValue):
     wave_s: float
     limiter: str
     l2_reread_hit_fraction: float
+    warm_l2_hit_fraction: float  # share of the op's bytes found in L2 (attr warm_l2)
     dram_utilisation: float  # t_dram / t_chain: the load the chain's DRAM round trips see
     loaded_dram_latency_s: float  # L_dram stretched by the M/D/1 queue at that load
     fixed_s: float
@@ -93,7 +98,8 @@ class StreamWork(FastValue):
     ``read_bytes`` every CTA reads (norm weights: from DRAM once, from L2 by each CTA);
     ``reread_bytes``: bytes read again by each pass after the first (the row input);
     ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
-    ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp).
+    ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp);
+    ``warm_l2``: the op's bytes are in L2 from an earlier kernel (op attr ``warm_l2``).
     """
 
     read_bytes: int
@@ -103,6 +109,7 @@ class StreamWork(FastValue):
     flops: int
     vector_flops_per_s: float
     sfu_ops: int = 0
+    warm_l2: bool = False  # the tensors are in L2 from an earlier kernel, as far as they fit
 
 
 def loaded_chain_s(dram_trips_s: float, other_s: float, dram_s: float) -> float:
@@ -137,12 +144,16 @@ def evaluate_streaming(
     hit = min(1.0, l2.size_bytes / (wave_ctas * reread_cta)) if l2 and extra and reread_cta else 1.0
     l_dram = hbm.latency_s
     l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
+    # a warm op finds the share of its bytes that fits L2's shared capacity there
+    touched = read_bytes + write_bytes
+    warm = min(1.0, l2.shared_capacity_bytes / touched) if work.warm_l2 and l2 and touched else 0.0
+    l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
     t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
-    chain = kernel.serial_loads * (l_dram + extra * l_reread) + kernel.reductions * t_reduce
-    shared = work.shared_read_bytes
-    own_cta = (read_bytes - shared + write_bytes) / ctas
-    dram_cta = own_cta + extra * reread_cta * (1 - hit)
-    l2_cta = own_cta + shared + extra * reread_cta
+    chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
+    shared = work.shared_read_bytes * (1 - warm)
+    own_cta = (read_bytes - work.shared_read_bytes + write_bytes) / ctas
+    dram_cta = own_cta * (1 - warm) + extra * reread_cta * (1 - hit)
+    l2_cta = own_cta + work.shared_read_bytes + extra * reread_cta
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
@@ -153,7 +164,7 @@ def evaluate_streaming(
     t_dram = (ctas * dram_cta + shared) / hbm_rate
     # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
     # DRAM round trips wait in the memory queue the whole kernel loads
-    dram_trips = waves * kernel.serial_loads * (1 + extra * (1 - hit)) * l_dram
+    dram_trips = waves * kernel.serial_loads * ((1 - warm) + extra * (1 - hit)) * l_dram
     t_chain = loaded_chain_s(dram_trips, waves * chain - dram_trips, t_dram)
     rho = t_dram / t_chain if t_chain > 0 else 0.0
     times = {
@@ -179,11 +190,12 @@ def evaluate_streaming(
         wave_s=times[limiter] / waves,
         limiter=limiter,
         l2_reread_hit_fraction=hit,
+        warm_l2_hit_fraction=warm,
         dram_utilisation=rho,
         loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
         latency_s=latency,
-        dram_read_bytes=read_bytes + reread_total * (1 - hit),
-        dram_write_bytes=write_bytes,
+        dram_read_bytes=read_bytes * (1 - warm) + reread_total * (1 - hit),
+        dram_write_bytes=write_bytes * (1 - warm),
         l2_read_bytes=read_bytes + reread_total,
     )
