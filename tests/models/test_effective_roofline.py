@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import math
 
 import pytest
 from hypothesis import given, settings
@@ -41,10 +42,13 @@ def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
       2*64*64*16 = 131,072 FLOP / 32 cycles >> 512 FLOP/cycle/SMSP peak -> 512 cycles.
     SMEM: fill 16 KiB + reads 2*8 KiB + 2*8 KiB = 48 KiB at 128 B/cycle -> 384 cycles.
     L2 and DRAM: 16 KiB per stage; cold wave, every load waits 600 cycles of DRAM latency;
-      2 stages in flight = 32 KiB / 600 = 54.6 B/cycle (<< peaks), so the first window takes
-      600 cycles and there is no memory body. Body = 2 * 512. Epilogue: 32 KiB of C, posted:
-      max(200 cycles of L2 latency, 32 KiB / 5120, 32 KiB / 1066.7) = 200.
-    Total = 600 + 1024 + 200 + 2000 fixed = 3824 cycles at 1.5 GHz.
+      2 stages in flight = 32 KiB / 600 = 54.6 B/cycle unloaded, q = 54.6 / peak of each level
+      (5120 and 1066.7 B/cycle) and the loaded rate 54.6 x 2 / ((1 + q) + sqrt(1 + q^2)):
+      54.3 from L2, 53.2 from DRAM. The slower (DRAM) sets the memory stage, 16 KiB / 53.2 =
+      308 cycles, so the first window takes 616 cycles and there is no memory body. Body =
+      2 * 512. Epilogue: 32 KiB of C, posted: max(200 cycles of L2 latency, 32 KiB / 5120,
+      32 KiB / 1066.7) = 200.
+    Total = 616 + 1024 + 200 + 2000 fixed = 3840 cycles at 1.5 GHz.
     """
     profile = MODEL.predict(gemm(128, 128, 64, **KERNEL_128), gpu)
     d = _diag(profile)
@@ -53,12 +57,21 @@ def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
     assert (wave.busiest_smsp_warps, wave.active_smsps, wave.window_stages) == (1, 4, 2)
     assert wave.tensor_stage_cycles == pytest.approx(512)
     assert wave.smem_stage_cycles == pytest.approx(384)
-    assert wave.rates.l2_bytes_per_cycle == pytest.approx(32768 / 600)
-    assert wave.rates.dram_bytes_per_cycle == pytest.approx(32768 / 600)
-    assert wave.prologue_cycles == pytest.approx(600)
+    unloaded = 32768 / 600
+
+    def loaded(peak: float) -> float:
+        q = unloaded / peak
+        return unloaded * 2 / ((1 + q) + math.sqrt(1 + q * q))
+
+    assert wave.rates.l2_bytes_per_cycle == pytest.approx(loaded(5120))
+    assert wave.rates.dram_bytes_per_cycle == pytest.approx(loaded(1.6e12 / 1.5e9))
+    assert wave.rates.dram_bytes_per_cycle == pytest.approx(53.22, abs=0.01)
+    prologue = 2 * 16384 / loaded(1.6e12 / 1.5e9)
+    assert wave.prologue_cycles == pytest.approx(prologue)
+    assert prologue == pytest.approx(615.7, abs=0.1)
     assert wave.body_cycles == pytest.approx(1024)
     assert wave.epilogue_cycles == pytest.approx(1.333e-7 * 1.5e9)
-    assert d.total_cycles == pytest.approx(600 + 1024 + 199.95 + 2000)
+    assert d.total_cycles == pytest.approx(prologue + 1024 + 199.95 + 2000)
     assert profile.latency_s == pytest.approx(d.total_cycles / 1.5e9)
     assert d.selection is None and d.kernel.name == "attrs"
     assert d.limiting_resources == (Resource.FIXED_OVERHEAD,)

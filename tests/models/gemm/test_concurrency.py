@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -10,6 +12,7 @@ from opmodel.models.gemm.concurrency import (
     LevelStream,
     OccupancyClass,
     concurrency_limited_rate,
+    loaded_rate,
     memory_phases,
     occupancy_classes,
     smsp_warps,
@@ -29,6 +32,48 @@ def test_first_window_is_one_latency_when_concurrency_limited() -> None:
     assert phases.rate_per_cycle == pytest.approx(19.2)
     assert phases.prologue_cycles == pytest.approx(20)
     assert phases.body_cycles == pytest.approx(35)
+
+
+def test_the_same_window_under_loaded_latency() -> None:
+    """The model's form (loaded=True): 384 B in flight / (20 cycles x 32 B/cycle) is q = 0.6,
+    so the level runs at rho = 2 q / ((1 + q) + sqrt(1 + q^2)) = 1.2 / (1.6 + 1.166) = 0.434
+    of its peak, 13.88 B/cycle: queueing stretches the 20-cycle latency to 27.7 cycles
+    (20 (2 - rho) / (2 (1 - rho)))."""
+    phases = memory_phases(
+        LevelStream(ctas=3, bytes_per_stage=64, peak_per_cycle=32, latency_cycles=20),
+        stage_equivalents=5.5,
+        window_stages=2,
+        loaded=True,
+    )
+    rho = 1.2 / (1.6 + math.sqrt(1.36))
+    assert phases.rate_per_cycle == pytest.approx(32 * rho)
+    assert phases.rate_per_cycle == pytest.approx(13.88, abs=0.01)
+    stretched = 20 * (2 - rho) / (2 * (1 - rho))
+    assert phases.prologue_cycles == pytest.approx(stretched)  # the first window: one trip
+    assert phases.body_cycles == pytest.approx(3.5 * 3 * 64 / (32 * rho))
+
+
+def test_loaded_rate_by_hand() -> None:
+    assert loaded_rate(1.0, 20.0, 20.0) == pytest.approx(2 - math.sqrt(2))  # q = 1: 0.586
+    assert loaded_rate(1.0, 80.0, 20.0) == pytest.approx(5 - math.sqrt(17))  # q = 4: 0.877
+    assert loaded_rate(10.0, 5.0, 0.0) == 10.0  # no latency: the peak
+    assert loaded_rate(10.0, 0.0, 20.0) == 0.0
+
+
+@given(
+    peak=st.floats(1e-3, 1e6),
+    in_flight=st.floats(0, 1e9),
+    latency=st.floats(1e-3, 1e4),
+    more=st.floats(0, 1e6),
+)
+def test_loaded_rate_stays_under_both_bounds_and_grows(
+    peak: float, in_flight: float, latency: float, more: float
+) -> None:
+    """Never above the peak nor the unloaded Little's-law rate; more work in flight never
+    lowers it."""
+    rate = loaded_rate(peak, in_flight, latency)
+    assert 0 <= rate <= concurrency_limited_rate(peak, in_flight, latency) * (1 + 1e-12)
+    assert loaded_rate(peak, in_flight + more, latency) >= rate * (1 - 1e-12)
 
 
 def test_peak_limited_window_takes_longer_than_the_latency() -> None:

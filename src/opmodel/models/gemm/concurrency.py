@@ -24,6 +24,7 @@ __all__ = [
     "OccupancyClass",
     "SmspWarps",
     "concurrency_limited_rate",
+    "loaded_rate",
     "memory_phases",
     "occupancy_classes",
     "smsp_warps",
@@ -35,6 +36,18 @@ def concurrency_limited_rate(peak: float, in_flight: float, latency_cycles: floa
     if latency_cycles <= 0:
         return peak
     return min(peak, in_flight / latency_cycles)
+
+
+def loaded_rate(peak: float, in_flight: float, latency_cycles: float) -> float:
+    """Little's law with a loaded latency: ``rate = in_flight / L(rho)``, where a memory level
+    at utilisation ``rho = rate / peak`` answers in ``L(rho) = latency (2 - rho) / (2 (1 - rho))``
+    (the M/D/1 mean response, as the streaming kernels use). With ``c = in_flight / (latency
+    peak)`` the fixed point is ``rho = 2 c / ((1 + c) + sqrt(1 + c^2))``: ``c`` for little work
+    in flight, approaching the peak only as ``c`` grows (0.59 at c = 1, 0.88 at c = 4)."""
+    if latency_cycles <= 0 or peak <= 0:
+        return peak
+    c = in_flight / (latency_cycles * peak)
+    return peak * 2 * c / ((1 + c) + math.sqrt(1 + c * c))
 
 
 class LevelStream(NamedTuple):
@@ -56,20 +69,25 @@ class MemoryPhases(NamedTuple):
 
 
 def memory_phases(
-    stream: LevelStream, *, stage_equivalents: float, window_stages: float
+    stream: LevelStream,
+    *,
+    stage_equivalents: float,
+    window_stages: float,
+    loaded: bool = False,
 ) -> MemoryPhases:
     """Prologue and body of ``stream.ctas`` CTAs streaming ``stage_equivalents`` stages each.
 
     Each CTA keeps ``w = min(window_stages, stage_equivalents)`` stages in flight, so
     ``rate = min(peak, ctas * w * bytes_per_stage / latency)``; one stage of the whole wave
     takes ``ctas * bytes_per_stage / rate`` cycles; the prologue is the first window
-    (``w`` stages, at least one latency) and the body the remaining stages.
+    (``w`` stages, at least one latency) and the body the remaining stages. ``loaded`` (what
+    the model uses) replaces the unloaded latency with the level's loaded one
+    (:func:`loaded_rate`).
     """
     window = min(window_stages, stage_equivalents)
     wave_stage_bytes = stream.ctas * stream.bytes_per_stage
-    rate = concurrency_limited_rate(
-        stream.peak_per_cycle, window * wave_stage_bytes, stream.latency_cycles
-    )
+    law = loaded_rate if loaded else concurrency_limited_rate
+    rate = law(stream.peak_per_cycle, window * wave_stage_bytes, stream.latency_cycles)
     if rate <= 0:
         return MemoryPhases(stream.peak_per_cycle, 0.0, 0.0)
     stage = wave_stage_bytes / rate

@@ -8,7 +8,8 @@ wave's time. Per pipeline stage (one ``cta_tile_k`` slice of every CTA):
     rate_tensor  = min(peak_smsp, warps_smsp * mma_in_flight / L_mma)
     t_smem       = ctas_sm * smem_bytes / min(peak_sm, warps_sm * smem_in_flight / L_smem)
     memory stage = max over L2, DRAM of c * bytes / rate_level     (device-wide)
-    rate_level   = min(peak, c * window * bytes / L_level)         window = stages - 1
+    rate_level   = peak * 2 q / ((1 + q) + sqrt(1 + q^2))            window = stages - 1
+    q            = c * window * bytes / (L_level * peak)             (loaded_rate)
 
 and the wave is ``prologue + body + epilogue``: the prologue lands the first window of every
 CTA; the body overlaps ``k`` local stages with the remaining ``k - window`` memory stages
@@ -30,6 +31,7 @@ from opmodel.models.gemm.concurrency import (
     MemoryPhases,
     OccupancyClass,
     concurrency_limited_rate,
+    loaded_rate,
     memory_phases,
     occupancy_classes,
     smsp_warps,
@@ -258,11 +260,13 @@ def wave_numbers(
         LevelStream(ctas, w.l2_bytes, r.l2_bytes_per_cycle, l2_latency),
         stage_equivalents=k,
         window_stages=window,
+        loaded=True,
     )
     dram = memory_phases(
         LevelStream(ctas, w.dram_bytes, r.dram_bytes_per_cycle, r.dram_latency_cycles),
         stage_equivalents=k,
         window_stages=window,
+        loaded=True,
     )
     stage = max(local.tensor_cycles, local.smem_cycles)
     return WaveNumbers(
@@ -344,8 +348,8 @@ def kernel_cycles(
         for stage_bytes, peak, latency in (
             (ctas * w.l2_bytes, r.l2_bytes_per_cycle, l2_latency),
             (ctas * w.dram_bytes, r.dram_bytes_per_cycle, dram_latency),
-        ):  # memory_phases' stage: bytes / min(peak, window * bytes / latency)
-            rate = min(peak, window * stage_bytes / latency) if latency > 0 else peak
+        ):  # memory_phases' stage: bytes / loaded_rate(peak, window * bytes, latency)
+            rate = loaded_rate(peak, window * stage_bytes, latency)
             if rate > 0 and stage_bytes / rate > memory_stage:
                 memory_stage = stage_bytes / rate
         stage = max(local.tensor_cycles, local.smem_cycles)
