@@ -22,12 +22,13 @@ Decode (split-KV): the query rows of a KV head's group are packed into 64-row bl
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
 the grid already has 80 % of an SM count of CTAs, else the fewest splits whose wave efficiency
 is within 85 % of the best. Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per
-CTA / min(bandwidth, c x 2 x block bytes / L_dram))`` (two key/value blocks in flight per CTA,
-Little's law); a combine pass (one more fixed overhead plus the partial outputs) follows a
-split. With a paged KV cache (attr ``page_size``) each block first reads its page's address
-from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``, and the table
-(4 bytes per page) is read too. No loop over tiles, blocks or waves; the split search tries at
-most 128 candidates.
+CTA / rate)``, ``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value
+blocks in flight per CTA, Little's law at DRAM's loaded latency,
+:mod:`opmodel.models.shared.queueing`); a combine pass (one more fixed overhead plus the partial
+outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
+page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
+and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
+search tries at most 128 candidates.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 from opmodel.models.attention.kernels import FlashKernel
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
+from opmodel.models.shared.queueing import loaded_rate
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
@@ -247,7 +249,8 @@ def _decode(
     table = view.batch * math.ceil(kv_len / view.page_size) * 4 if view.page_size else 0
 
     def wave(c: int) -> float:
-        rate = min(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes / block_latency)
+        # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing)
+        rate = loaded_rate(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes, block_latency)
         return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)

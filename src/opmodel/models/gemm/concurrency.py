@@ -18,6 +18,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from opmodel.models.shared.queueing import loaded_rate
+
 __all__ = [
     "LevelStream",
     "MemoryPhases",
@@ -36,18 +38,6 @@ def concurrency_limited_rate(peak: float, in_flight: float, latency_cycles: floa
     if latency_cycles <= 0:
         return peak
     return min(peak, in_flight / latency_cycles)
-
-
-def loaded_rate(peak: float, in_flight: float, latency_cycles: float) -> float:
-    """Little's law with a loaded latency: ``rate = in_flight / L(rho)``, where a memory level
-    at utilisation ``rho = rate / peak`` answers in ``L(rho) = latency (2 - rho) / (2 (1 - rho))``
-    (the M/D/1 mean response, as the streaming kernels use). With ``c = in_flight / (latency
-    peak)`` the fixed point is ``rho = 2 c / ((1 + c) + sqrt(1 + c^2))``: ``c`` for little work
-    in flight, approaching the peak only as ``c`` grows (0.59 at c = 1, 0.88 at c = 4)."""
-    if latency_cycles <= 0 or peak <= 0:
-        return peak
-    c = in_flight / (latency_cycles * peak)
-    return peak * 2 * c / ((1 + c) + math.sqrt(1 + c * c))
 
 
 class LevelStream(NamedTuple):
@@ -82,7 +72,7 @@ def memory_phases(
     takes ``ctas * bytes_per_stage / rate`` cycles; the prologue is the first window
     (``w`` stages, at least one latency) and the body the remaining stages. ``loaded`` (what
     the model uses) replaces the unloaded latency with the level's loaded one
-    (:func:`loaded_rate`).
+    (:func:`opmodel.models.shared.queueing.loaded_rate`, re-exported here).
     """
     window = min(window_stages, stage_equivalents)
     wave_stage_bytes = stream.ctas * stream.bytes_per_stage
