@@ -71,8 +71,13 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     assert sm is not None
     attrs = op.attrs
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
-        setup = _kernel_from_attrs(op, problem, hardware)
-        return KernelChoice(_evaluate_memoised(setup.kernel, problem, hardware, setup), None)
+        setup, evaluations = _kernel_from_attrs(op, problem, hardware)
+        hit = evaluations.get(problem)
+        if hit is None:
+            if len(evaluations) >= _EVALUATIONS_KEPT:
+                evaluations.clear()
+            hit = evaluations[problem] = evaluate_kernel(setup.kernel, problem, hardware, setup)
+        return KernelChoice(hit, None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
     assert isinstance(size, int)
@@ -89,9 +94,12 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     return KernelChoice(evaluation, selection)
 
 
-def _kernel_from_attrs(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
-    """The kernel the op's attrs describe and its setup, memoised per spec on the attrs
-    and dtypes (only the split-K check depends on the problem's sizes)."""
+def _kernel_from_attrs(
+    op: LocalOp, problem: GemmProblem, hardware: HardwareSpec
+) -> tuple[KernelSetup, dict[GemmProblem, KernelEvaluation]]:
+    """The kernel the op's attrs describe, its setup and its evaluations by problem, memoised
+    per spec on the attrs and dtypes (only the split-K check depends on the problem's sizes);
+    keeping the evaluations with the setup spares hashing the kernel on every predict."""
     sm = hardware.compute.sm
     assert sm is not None
     key = (
@@ -102,13 +110,15 @@ def _kernel_from_attrs(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec
         problem.c_dtype,
         problem.compute_dtype,
     )
-    hit: KernelSetup | None = hardware.derived_cache.get(key)
+    hit: tuple[KernelSetup, dict[GemmProblem, KernelEvaluation]] | None = (
+        hardware.derived_cache.get(key)
+    )
     if hit is None:
         on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
         kernel = build_kernel(op, problem, sm, on_tensor=on_tensor)
-        hit = hardware.derived_cache[key] = kernel_setup(kernel, problem, hardware)
+        hit = hardware.derived_cache[key] = (kernel_setup(kernel, problem, hardware), {})
         return hit
-    problems = split_k_problems(hit.kernel, problem)
+    problems = split_k_problems(hit[0].kernel, problem)
     if problems:
         raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
     return hit
