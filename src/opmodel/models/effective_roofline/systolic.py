@@ -73,7 +73,7 @@ class SystolicDiagnostics(FastValue):
 
 
 def _blocks(problem: GemmProblem, rows: int, vmem_per_core: float) -> tuple[int, int, int]:
-    a, b = problem.a_dtype.bits / 8, problem.b_dtype.bits / 8
+    a, b = problem.a_bits / 8, problem.b_bits / 8
     bk = min(-(-problem.k // 128) * 128, VMEM_BLOCK_K)
     for side in VMEM_BLOCK_SIDES:
         bm = min(side, -(-rows // 128) * 128)
@@ -112,8 +112,8 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
     rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock
     latency = hbm.latency_s * clock
     read, write = _hbm_bytes(problem, rows, bm, bn)
-    first = bm * bk * problem.a_dtype.bits / 8 + bk * bn * problem.b_dtype.bits / 8
-    last = bm * bn * problem.c_dtype.bits / 8
+    first = bm * bk * problem.a_bits / 8 + bk * bn * problem.b_bits / 8
+    last = bm * bn * problem.c_bits / 8
     compute = passes * per_pass + r + c
     memory = (read + write) / rate
     return SystolicDiagnostics.make(

@@ -12,7 +12,8 @@ chosen kernel. Both GEMM models use this, so they agree on the kernel of every o
 from __future__ import annotations
 
 import dataclasses
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Any, NamedTuple
 
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
@@ -72,12 +73,10 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     attrs = op.attrs
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
         setup, evaluations = _kernel_from_attrs(op, problem, hardware)
-        hit = evaluations.get(problem)
-        if hit is None:
-            if len(evaluations) >= _EVALUATIONS_KEPT:
-                evaluations.clear()
-            hit = evaluations[problem] = evaluate_kernel(setup.kernel, problem, hardware, setup)
-        return KernelChoice(hit, None)
+        evaluation = _memoised(
+            evaluations, problem, lambda: evaluate_kernel(setup.kernel, problem, hardware, setup)
+        )
+        return KernelChoice(evaluation, None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
     assert isinstance(size, int)
@@ -125,17 +124,21 @@ def _kernel_from_attrs(
 
 
 def _evaluate_memoised(
-    kernel: GemmKernel,
-    problem: GemmProblem,
-    hardware: HardwareSpec,
-    setup: KernelSetup | None = None,
+    kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec
 ) -> KernelEvaluation:
     """``evaluate_kernel``, memoised per spec on (kernel, problem): sweeps repeat shapes."""
     memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
-    key = (kernel, problem)
+    return _memoised(memo, (kernel, problem), lambda: evaluate_kernel(kernel, problem, hardware))
+
+
+def _memoised(
+    memo: dict[Any, KernelEvaluation], key: object, evaluate: Callable[[], KernelEvaluation]
+) -> KernelEvaluation:
+    """``memo[key]``, or ``evaluate()`` stored there; a memo holds at most
+    ``_EVALUATIONS_KEPT`` evaluations and starts again when full."""
     hit = memo.get(key)
     if hit is None:
         if len(memo) >= _EVALUATIONS_KEPT:
             memo.clear()
-        hit = memo[key] = evaluate_kernel(kernel, problem, hardware, setup)
+        hit = memo[key] = evaluate()
     return hit

@@ -47,6 +47,7 @@ import math
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
 
 __all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]
@@ -110,19 +111,6 @@ class StreamWork(FastValue):
     vector_flops_per_s: float
     sfu_ops: int = 0
     warm_l2: bool = False  # the tensors are in L2 from an earlier kernel, as far as they fit
-
-
-def loaded_chain_s(dram_trips_s: float, other_s: float, dram_s: float) -> float:
-    """Chain time whose DRAM round trips (``dram_trips_s`` unloaded) queue behind the kernel's
-    own traffic (``dram_s`` at full bandwidth): the root of
-    ``t = other + trips (2 - rho) / (2 (1 - rho))``, ``rho = dram_s / t`` (module docstring)."""
-    total = other_s + dram_s + dram_trips_s
-    if total <= 0:
-        return 0.0
-    # the discriminant (b + D + x)^2 - 2 D (2 b + x) = (b - D)^2 + x^2 + 2 b x, scaled by the
-    # total so that it neither cancels nor underflows
-    b, d, x = other_s / total, dram_s / total, dram_trips_s / total
-    return total * (1 + math.sqrt((b - d) ** 2 + x * x + 2 * b * x)) / 2
 
 
 def evaluate_streaming(
