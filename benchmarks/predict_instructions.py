@@ -39,20 +39,14 @@ for _ in range(int(sys.argv[4])):
 
 FRESH_CHILD = """
 import sys
-from opmodel import LocalOp, TensorSpec
+sys.path.insert(0, sys.argv[5])
+from predict_speed import fresh_gemm_ops, load_op, ROOT
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
-from opmodel.parsing import load_op
-hw = load_hardware(sys.argv[1]); seed = load_op(sys.argv[2]); calls = int(sys.argv[3])
+hw = load_hardware(sys.argv[1]); calls = int(sys.argv[2]); total = int(sys.argv[4])
 model = get_model("effective_roofline")
-attrs = seed.attrs if sys.argv[4] == "explicit" else {}
-a, b, c = seed.tensors
-ops = [
-    LocalOp(name="fresh", kind=seed.kind, phase=seed.phase, attrs=attrs, tensors=(
-        TensorSpec(a.role, (4096 + 8 * i, 8192), a.dtype), b,
-        TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype)))
-    for i in range(int(sys.argv[5]) + 1)
-]
+attrs = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml").attrs
+ops = fresh_gemm_ops(attrs if sys.argv[3] == "explicit" else {}, range(total + 1))
 model.predict(ops[0], hw)
 for op in ops[1 : calls + 1]:
     model.predict(op, hw)
@@ -73,11 +67,11 @@ def _instructions(model: str, hardware: str, op: Path, calls: int) -> int:
 
 
 def _fresh_gemm(hardware: str, calls: int) -> None:
-    seed = ROOT / "examples" / "gemm_extended_roofline.yaml"
+    benchmarks = str(ROOT / "benchmarks")
     for mode in ("explicit", "auto"):
         counts = [
             _count(
-                [sys.executable, "-c", FRESH_CHILD, hardware, str(seed), str(n), mode, str(calls)]
+                [sys.executable, "-c", FRESH_CHILD, hardware, str(n), mode, str(calls), benchmarks]
             )
             for n in (0, calls)
         ]

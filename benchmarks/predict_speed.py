@@ -19,6 +19,7 @@ import subprocess
 import sys
 import time
 import timeit
+from collections.abc import Mapping
 from pathlib import Path
 
 from opmodel import LocalOp, TensorSpec
@@ -70,6 +71,28 @@ def predict_times(hardware_name: str, number: int, repeats: int) -> list[dict[st
     return rows
 
 
+def fresh_gemm_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]:
+    """The issue-4 GEMM of ``examples/gemm_extended_roofline.yaml`` with ``attrs`` at
+    m = 4096 + 8 i for each i of ``indices`` (n = 32768, k = 8192, bf16): shapes never seen
+    before when the indices are new."""
+    seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
+    a, b, c = seed.tensors
+    return [
+        LocalOp(
+            name="fresh",
+            kind=seed.kind,
+            phase=seed.phase,
+            tensors=(
+                TensorSpec(a.role, (4096 + 8 * i, 8192), a.dtype),
+                b,
+                TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype),
+            ),
+            attrs=attrs,  # type: ignore[arg-type]
+        )
+        for i in indices
+    ]
+
+
 def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str, float]:
     """µs per GEMM predict when every op has a shape not seen before (nothing memoised but
     what depends on the hardware and kernel alone; op construction not timed), for the
@@ -80,26 +103,12 @@ def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str,
     hardware = load_hardware(hardware_name)
     model = get_model("effective_roofline")
     seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
-    a, c = seed.tensors[0], seed.tensors[2]
     out: dict[str, float] = {}
     for label, attrs in (("explicit_kernel", seed.attrs), ("auto_selection", {})):
         rounds = []
         for round_index in range(repeats):
             first = 1 + round_index * count
-            ops = [
-                LocalOp(
-                    name="fresh",
-                    kind=seed.kind,
-                    phase=seed.phase,
-                    tensors=(
-                        TensorSpec(a.role, (4096 + 8 * i, 8192), a.dtype),
-                        seed.tensors[1],
-                        TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype),
-                    ),
-                    attrs=attrs,
-                )
-                for i in range(first, first + count)
-            ]
+            ops = fresh_gemm_ops(attrs, range(first, first + count))
             times = []
             for op in ops:
                 start = time.perf_counter()
