@@ -241,7 +241,42 @@ BAD_OPS = [
     ),
     (
         lambda: _op("copy", (_t("input", (8,)), _t("output", (8,))), causal=True),
-        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, warm_l2)",
+        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, producer_bytes, warm_input, warm_l2)",
+    ),
+    (
+        lambda: _op(
+            "elementwise",
+            (_t("input", (4, 6)), _t("input", (4, 6)), _t("output", (4, 6))),
+            function="add",
+            warm_input=2,
+        ),
+        "op 'x' (elementwise): attrs.warm_input: must be the position of one of the op's 2 input tensors, 0 to 1 (got 2)",
+    ),
+    (
+        lambda: _op(
+            "rmsnorm",
+            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
+            warm_input=0,
+            warm_l2=True,
+        ),
+        "op 'x' (rmsnorm): attrs.warm_input: cannot be combined with warm_l2: true (warm_l2 already marks every input warm)",
+    ),
+    (
+        lambda: _op(
+            "rmsnorm",
+            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
+            producer_bytes=4096,
+        ),
+        "op 'x' (rmsnorm): attrs.producer_bytes: needs warm_l2: true or warm_input (it describes the kernel that wrote the warm input)",
+    ),
+    (
+        lambda: _op(
+            "rmsnorm",
+            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
+            warm_l2=True,
+            producer_bytes=0,
+        ),
+        "op 'x' (rmsnorm): attrs.producer_bytes: must be >= 1 (got 0)",
     ),
 ]
 

@@ -158,20 +158,36 @@ _IMPLEMENTATION = AttrSpec(
     choices=STREAMING_IMPLEMENTATIONS,
     doc="who wrote the kernel, for kernel-level models (docs/models/streaming.md)",
 )
-_WARM_L2 = AttrSpec(
-    name="warm_l2",
-    kind=bool,
-    doc="the op's tensors are still in L2 from an earlier kernel, as far as they fit (default "
-    "false: read cold from DRAM); kernel-level models only",
+_WARM = (
+    AttrSpec(
+        name="warm_l2",
+        kind=bool,
+        doc="every input tensor was written by the previous kernel, so part of it may still be "
+        "in L2 (default false: read cold from DRAM); kernel-level models only",
+    ),
+    AttrSpec(
+        name="warm_input",
+        kind=int,
+        minimum=0,
+        doc="position among the op's input tensors (0-based) of the one input the previous "
+        "kernel wrote; the others are cold (exclusive with warm_l2)",
+    ),
+    AttrSpec(
+        name="producer_bytes",
+        kind=int,
+        minimum=1,
+        doc="bytes the previous kernel moved (reads and writes, its output included; default: "
+        "the warm inputs' bytes), with warm_l2 or warm_input",
+    ),
 )
 _ROW = (
     AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),
     _IMPLEMENTATION,
-    _WARM_L2,
+    *_WARM,
 )
 _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
-    _WARM_L2,
+    *_WARM,
 )
 _ELEMENTWISE = (
     AttrSpec(
@@ -181,7 +197,7 @@ _ELEMENTWISE = (
         doc="elementwise function (default: one FLOP per output element per extra input)",
     ),
     _IMPLEMENTATION,
-    _WARM_L2,
+    *_WARM,
 )
 
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
@@ -196,8 +212,8 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.RMSNORM, _ROW),
         (OpKind.ELEMENTWISE, _ELEMENTWISE),
         (OpKind.REDUCTION, _REDUCTION),
-        (OpKind.EMBEDDING, (_WARM_L2,)),
-        (OpKind.COPY, (_WARM_L2,)),
+        (OpKind.EMBEDDING, _WARM),
+        (OpKind.COPY, _WARM),
     )
 }
 

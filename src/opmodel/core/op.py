@@ -82,6 +82,29 @@ class TensorSpec:
         set_(self, "nbytes", nbytes_of(count, self.dtype))
 
 
+def _check_warm_attrs(op: LocalOp, where: str) -> None:
+    """``warm_input`` names an existing input and excludes ``warm_l2``; ``producer_bytes``
+    needs one of them."""
+    attrs = op.attrs
+    inputs = sum(1 for t in op.tensors if t.role is TensorRole.INPUT)
+    index = attrs.get("warm_input")
+    if isinstance(index, int) and index >= inputs:
+        raise OpValidationError(
+            f"{where} ({op.kind.value}): attrs.warm_input: must be the position of one of the "
+            f"op's {inputs} input tensors, 0 to {inputs - 1} (got {index})"
+        )
+    if index is not None and attrs.get("warm_l2") is True:
+        raise OpValidationError(
+            f"{where} ({op.kind.value}): attrs.warm_input: cannot be combined with "
+            "warm_l2: true (warm_l2 already marks every input warm)"
+        )
+    if "producer_bytes" in attrs and index is None and attrs.get("warm_l2") is not True:
+        raise OpValidationError(
+            f"{where} ({op.kind.value}): attrs.producer_bytes: needs warm_l2: true or "
+            "warm_input (it describes the kernel that wrote the warm input)"
+        )
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LocalOp:
     """One already-partitioned operation on one device.
@@ -127,6 +150,8 @@ class LocalOp:
         if problems:
             raise OpValidationError(f"{where} ({self.kind.value}): {'; '.join(problems)}")
         set_(self, "attrs", FrozenAttrs(self.attrs))
+        if "warm_input" in self.attrs or "producer_bytes" in self.attrs:
+            _check_warm_attrs(self, where)
         set_(self, "view", build_view(self))
         set_(self, "footprint", footprint_of(self.tensors))
         set_(self, "derived_cache", {})

@@ -232,27 +232,60 @@ def _warm(op: LocalOp) -> LocalOp:
     )
 
 
+def _survival_by_hand(a: float, b: float) -> float:
+    """integral_0^1 exp(-((1 - f) a + f b)) df, written out."""
+    return math.exp(-a) if a == b else (math.exp(-b) - math.exp(-a)) / (a - b)
+
+
 def test_warm_rmsnorm_that_fits_l2_reads_from_l2_by_hand() -> None:
-    """1 x 4096 fp16 RMSNorm on A100, warm: its 24 KiB fit the 20 MiB shared L2 capacity, so
-    the first pass waits on L2 (142 ns) instead of DRAM and nothing travels to DRAM."""
+    """1 x 4096 fp16 RMSNorm on A100 after the kernel that wrote its 8 KiB input (producer
+    bytes default to those 8 KiB); the norm moves 16 KiB besides (weight, output). With the
+    20 MiB shared L2 capacity, a = 8 KiB / 20 MiB, b = 16 KiB / 20 MiB, and nearly all of the
+    input is still there: the first pass waits ``s L_l2 + (1 - s) L_dram``."""
     e = _evaluation(_warm(_row_op(OpKind.RMSNORM, 1, 4096, "vllm")), A100)
-    assert e.warm_l2_hit_fraction == 1.0
-    l_l2, l_smem = 1.42e-7, 2.2e-8
-    assert e.chain_s == pytest.approx(4 * (l_l2 + l_l2) + (2 * 5 + 4) * l_smem)
-    assert (e.dram_read_bytes, e.dram_write_bytes, e.dram_utilisation) == (0.0, 0.0, 0.0)
-    assert e.latency_s == pytest.approx(2000 / 1.41e9 + e.chain_s)
-    profile = MODEL.predict(_warm(_row_op(OpKind.RMSNORM, 1, 4096, "vllm")), A100)
-    assert profile.traffic["hbm"].total_bytes == 0
+    capacity = 40 * 2**20 * 0.5
+    s = _survival_by_hand(8192 / capacity, 16384 / capacity)
+    assert s == pytest.approx(1 - 12288 / capacity, abs=1e-6)
+    assert e.warm_l2_hit_fraction == pytest.approx(s)
+    l_l2, l_dram, l_smem = 1.42e-7, 4.0e-7, 2.2e-8
+    l_first = s * l_l2 + (1 - s) * l_dram
+    assert e.chain_s == pytest.approx(4 * (l_first + l_l2) + (2 * 5 + 4) * l_smem)
+    # the weight still comes from DRAM once; the output is written
+    assert e.dram_read_bytes == pytest.approx(8192 * (1 - s) + 8192)
+    assert e.dram_write_bytes == 8192
 
 
-def test_warm_op_larger_than_l2_finds_its_share_there() -> None:
-    """16384 x 8192 fp16 add touches 768 MiB; 20 MiB of A100's L2 hold 2.6 % of it."""
-    cold = _evaluation(_add(16384, 8192), A100)
-    warm = _evaluation(_warm(_add(16384, 8192)), A100)
-    share = (40 * 2**20 * 0.5) / (3 * 16384 * 8192 * 2)
-    assert warm.warm_l2_hit_fraction == pytest.approx(share)
-    assert warm.dram_read_bytes == pytest.approx(cold.dram_read_bytes * (1 - share))
-    assert warm.latency_s < cold.latency_s
+def _add_warm(rows: int, length: int, **warm: int | bool) -> LocalOp:
+    op = _add(rows, length)
+    return LocalOp(
+        name=op.name, kind=op.kind, phase=op.phase, tensors=op.tensors, attrs={**op.attrs, **warm}
+    )
+
+
+def test_warm_second_input_of_an_add_by_hand() -> None:
+    """1024 x 4096 fp16 add (8 MiB per tensor) whose second input a residual add just wrote
+    (producer bytes 24 MiB): a = 24 / 20, b = (8 + 8) / 20 (the cold input and the output), so
+    s = (e^-0.8 - e^-1.2) / 0.4 = 0.3703 of that input is read from L2. The other input is
+    cold, so every load step still waits on DRAM: the chain is the cold one."""
+    mib = 2**20
+    cold = _evaluation(_add(1024, 4096), A100)
+    warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=24 * mib), A100)
+    s = (math.exp(-0.8) - math.exp(-1.2)) / 0.4
+    assert s == pytest.approx(0.370337, abs=1e-6)
+    assert warm.warm_l2_hit_fraction == pytest.approx(s)
+    assert warm.dram_read_bytes == pytest.approx(16 * mib - s * 8 * mib)
+    assert warm.dram_write_bytes == cold.dram_write_bytes == 8 * mib
+    assert warm.chain_s == pytest.approx(cold.chain_s)
+    assert warm.latency_s <= cold.latency_s
+
+
+def test_a_producer_that_streams_far_more_than_l2_leaves_little() -> None:
+    """The same add after a GEMM that moved 2 GiB: a = 102.4, s ~ e^-0.8 / 101.6 ~ 0.4 %."""
+    warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=2**31), A100)
+    assert warm.warm_l2_hit_fraction == pytest.approx(
+        _survival_by_hand(2**31 / (20 * 2**20), 16 / 20)
+    )
+    assert warm.warm_l2_hit_fraction < 0.005
 
 
 @given(

@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from opmodel.core.enums import Engine, OpKind
+from opmodel.core.enums import Engine, OpKind, TensorRole
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
@@ -75,6 +75,21 @@ def _sfu_ops(op: LocalOp) -> int:
     return 0
 
 
+def _int_attr(op: LocalOp, name: str, default: int) -> int:
+    value = op.attrs.get(name)
+    return value if isinstance(value, int) and not isinstance(value, bool) else default
+
+
+def _warm_read_bytes(op: LocalOp) -> int:
+    """Bytes of the op's inputs the previous kernel wrote: every input with ``warm_l2``, the
+    one at position ``warm_input`` otherwise (LocalOp checked that it exists)."""
+    inputs = op.tensors_with(TensorRole.INPUT)
+    if op.attrs.get("warm_l2") is True:
+        return sum(t.nbytes for t in inputs)
+    index = _int_attr(op, "warm_input", -1)
+    return inputs[index].nbytes if 0 <= index < len(inputs) else 0
+
+
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU."""
     base = roofline_estimate(op, hardware, _BASE)
@@ -90,6 +105,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         element_bytes,
     )
     hbm = base.traffic["hbm"]
+    warm = _warm_read_bytes(op)
     rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0
     work = StreamWork(
         read_bytes=hbm.read_bytes,
@@ -99,7 +115,8 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         flops=base.flops,
         vector_flops_per_s=rate,
         sfu_ops=_sfu_ops(op),
-        warm_l2=op.attrs.get("warm_l2", False) is True,
+        warm_read_bytes=warm,
+        producer_bytes=_int_attr(op, "producer_bytes", warm),
     )
     e = evaluate_streaming(kernel, hardware, work)
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(

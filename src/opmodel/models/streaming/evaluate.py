@@ -28,10 +28,12 @@ chains run per slot while DRAM and L2 are shared by every slot, so the bounds th
 waves before it. Each CTA reads the shared bytes (norm weights) from L2; DRAM
 supplies them once.
 
-``L_first = L_dram`` for an op read cold. A warm op (attr ``warm_l2``: its tensors are in L2
-from an earlier kernel, as a producer's output or a benchmark's repeated run leaves them) finds
-``w = min(1, L2 shared capacity / bytes it touches)`` of them there: ``L_first = w L_l2 +
-(1 - w) L_dram``, and only ``1 - w`` of its own bytes travel to or from DRAM.
+``L_first = L_dram`` for an op read cold. An op that reads what the previous kernel wrote
+(attrs ``warm_l2`` / ``warm_input``, with that kernel's ``producer_bytes``) finds the share
+``s`` of those bytes in L2 that :func:`~opmodel.models.shared.l2_survival.producer_output_survival`
+gives for the L2's shared capacity; only ``1 - s`` of them travel from DRAM. When every
+streamed input is warm, ``w = s`` of the first-pass loads hit: ``L_first = w L_l2 + (1 - w)
+L_dram``; a step that also loads a cold input waits on DRAM (``w = 0``).
 ``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
 per pass)``: a re-read hits L2 while the rows of one wave fit there (the same share of re-read
 bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp,
@@ -47,6 +49,7 @@ import math
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.l2_survival import producer_output_survival
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
 
@@ -66,7 +69,7 @@ class StreamingEvaluation(FastValue):
     wave_s: float
     limiter: str
     l2_reread_hit_fraction: float
-    warm_l2_hit_fraction: float  # share of the op's bytes found in L2 (attr warm_l2)
+    warm_l2_hit_fraction: float  # share of the warm inputs' bytes still in L2 (warm_l2/warm_input)
     dram_utilisation: float  # t_dram / t_chain: the load the chain's DRAM round trips see
     loaded_dram_latency_s: float  # L_dram stretched by the M/D/1 queue at that load
     fixed_s: float
@@ -100,7 +103,8 @@ class StreamWork(FastValue):
     ``reread_bytes``: bytes read again by each pass after the first (the row input);
     ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
     ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp);
-    ``warm_l2``: the op's bytes are in L2 from an earlier kernel (op attr ``warm_l2``).
+    ``warm_read_bytes``: the part of ``read_bytes`` the previous kernel wrote (attrs
+    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all.
     """
 
     read_bytes: int
@@ -110,7 +114,8 @@ class StreamWork(FastValue):
     flops: int
     vector_flops_per_s: float
     sfu_ops: int = 0
-    warm_l2: bool = False  # the tensors are in L2 from an earlier kernel, as far as they fit
+    warm_read_bytes: int = 0
+    producer_bytes: int = 0
 
 
 def evaluate_streaming(
@@ -132,15 +137,26 @@ def evaluate_streaming(
     hit = min(1.0, l2.size_bytes / (wave_ctas * reread_cta)) if l2 and extra and reread_cta else 1.0
     l_dram = hbm.latency_s
     l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
-    # a warm op finds the share of its bytes that fits L2's shared capacity there
-    touched = read_bytes + write_bytes
-    warm = min(1.0, l2.shared_capacity_bytes / touched) if work.warm_l2 and l2 and touched else 0.0
+    # the share of the previous kernel's output still in L2 (producer_output_survival)
+    warm_bytes = min(work.warm_read_bytes, read_bytes)
+    survival = (
+        producer_output_survival(
+            max(work.producer_bytes, warm_bytes),
+            read_bytes - warm_bytes + write_bytes,
+            l2.shared_capacity_bytes,
+        )
+        if l2 and warm_bytes
+        else 0.0
+    )
+    warm_hits = survival * warm_bytes
+    # a load step waits on DRAM unless every streamed input is warm
+    warm = survival if warm_bytes >= read_bytes - work.shared_read_bytes else 0.0
     l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
     t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
     chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
-    shared = work.shared_read_bytes * (1 - warm)
+    shared = work.shared_read_bytes
     own_cta = (read_bytes - work.shared_read_bytes + write_bytes) / ctas
-    dram_cta = own_cta * (1 - warm) + extra * reread_cta * (1 - hit)
+    dram_cta = (own_cta * ctas - warm_hits) / ctas + extra * reread_cta * (1 - hit)
     l2_cta = own_cta + work.shared_read_bytes + extra * reread_cta
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
@@ -178,12 +194,12 @@ def evaluate_streaming(
         wave_s=times[limiter] / waves,
         limiter=limiter,
         l2_reread_hit_fraction=hit,
-        warm_l2_hit_fraction=warm,
+        warm_l2_hit_fraction=survival,
         dram_utilisation=rho,
         loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
         latency_s=latency,
-        dram_read_bytes=read_bytes * (1 - warm) + reread_total * (1 - hit),
-        dram_write_bytes=write_bytes * (1 - warm),
+        dram_read_bytes=read_bytes - warm_hits + reread_total * (1 - hit),
+        dram_write_bytes=float(write_bytes),
         l2_read_bytes=read_bytes + reread_total,
     )

@@ -1,0 +1,49 @@
+"""How much of a producer kernel's output is still in L2 when the next kernel reads it.
+
+A kernel that reads what the previous kernel just wrote finds part of it in L2. Model the L2
+as ``C`` bytes with random replacement: every byte that misses (a cold read or a write)
+evicts a random line, so a line survives ``d`` bytes of later misses with probability
+``(1 - 1/lines)^(d/line) ~ exp(-d / C)``. The producer moved ``P`` bytes (its reads and
+writes) and wrote the warm tensor evenly as it went; the consumer reads that tensor in the
+same order while moving ``M`` bytes of its own. The byte at fraction ``f`` of the tensor has
+seen ``(1 - f) P + f M`` bytes of traffic since it was written, so the share found in L2 is
+
+    s = integral_0^1 exp(-((1 - f) a + f b)) df = (exp(-b) - exp(-a)) / (a - b),
+    a = P / C,  b = M / C                          (exp(-a) when a = b)
+
+which is 1 when both kernels are small against L2, ``exp(-a)`` when they are equal, and falls
+to ``1 / a`` (``1 / b``) as one of them streams many times the L2 through it. Random
+replacement stands in for the undocumented replacement policy of NVIDIA's L2 (the same role the
+linear capacity ramp plays for GEMM operands, docs/models/streaming.md). Nothing is fitted.
+"""
+
+from __future__ import annotations
+
+import math
+
+__all__ = ["producer_output_survival"]
+
+
+def producer_output_survival(
+    producer_bytes: float, consumer_bytes: float, capacity_bytes: float
+) -> float:
+    """Share of a producer's output still in L2 when the consumer reads it (module docstring).
+
+    ``producer_bytes``: what the producer moved (reads and writes, its output included);
+    ``consumer_bytes``: what the consumer moves besides reading that output;
+    ``capacity_bytes``: the L2 capacity the data can occupy. All must be non-negative.
+    """
+    if producer_bytes < 0 or consumer_bytes < 0 or capacity_bytes < 0:
+        raise ValueError(
+            "producer_output_survival: producer_bytes, consumer_bytes and capacity_bytes must be "
+            f">= 0 (got {producer_bytes!r}, {consumer_bytes!r}, {capacity_bytes!r})"
+        )
+    if capacity_bytes == 0:
+        return 0.0
+    a, b = producer_bytes / capacity_bytes, consumer_bytes / capacity_bytes
+    low, high = min(a, b), max(a, b)  # the law is symmetric in a and b
+    d = high - low
+    if d == 0:
+        return math.exp(-low)
+    # (e^-low - e^-high) / d = e^-low (1 - e^-d) / d, with expm1 for small d
+    return math.exp(-low) * -math.expm1(-d) / d

@@ -1,0 +1,51 @@
+"""The producer-output survival law (opmodel.models.shared.l2_survival), by hand and by property."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from opmodel.models.shared.l2_survival import producer_output_survival
+
+MIB = 2**20
+
+
+def test_equal_traffic_is_exp_minus_a() -> None:
+    """a = b = 1: every byte has seen exactly one capacity of misses, s = e^-1."""
+    assert producer_output_survival(20 * MIB, 20 * MIB, 20 * MIB) == pytest.approx(math.exp(-1))
+
+
+def test_hand_value() -> None:
+    """a = 2, b = 0.5: s = (e^-0.5 - e^-2) / 1.5 = (0.606531 - 0.135335) / 1.5 = 0.314131."""
+    s = producer_output_survival(40 * MIB, 10 * MIB, 20 * MIB)
+    assert s == pytest.approx(0.314131, abs=1e-6)
+
+
+def test_small_kernels_leave_everything_and_huge_ones_little() -> None:
+    assert producer_output_survival(1, 1, 20 * MIB) == pytest.approx(1.0, abs=1e-6)
+    # a = 100, b ~ 0: s ~ 1 / a
+    assert producer_output_survival(2000 * MIB, 0, 20 * MIB) == pytest.approx(0.01, rel=1e-6)
+    assert producer_output_survival(5, 5, 0) == 0.0
+
+
+def test_negative_input_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match="must be >= 0"):
+        producer_output_survival(-1, 0, 20 * MIB)
+
+
+sizes = st.floats(0, 1e10, allow_nan=False, allow_infinity=False)
+
+
+@given(p=sizes, m=sizes, c=st.floats(1, 1e9), more=st.floats(0, 1e9))
+def test_survival_is_a_share_symmetric_and_falls_with_traffic(
+    p: float, m: float, c: float, more: float
+) -> None:
+    s = producer_output_survival(p, m, c)
+    assert 0.0 <= s <= 1.0
+    assert s == pytest.approx(producer_output_survival(m, p, c), rel=1e-9, abs=1e-300)
+    assert producer_output_survival(p + more, m, c) <= s * (1 + 1e-9) + 1e-300
+    assert producer_output_survival(p, m + more, c) <= s * (1 + 1e-9) + 1e-300
+    assert producer_output_survival(p, m, c + more) >= s * (1 - 1e-9)
