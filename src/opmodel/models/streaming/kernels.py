@@ -20,7 +20,8 @@ how many block-wide reductions it does. The implementations (attr ``implementati
 ``pytorch`` (ATen): elementwise ops use ``vectorized_elementwise_kernel`` (CUDALoops.cuh):
     128 threads per CTA and 4 elements per thread, loaded as one vector. ``layer_norm`` is one
     row per CTA: a Welford pass over the row, then a second pass that re-reads it to
-    normalise; each pass strides over the row in 16-byte vectors. Softmax over rows of up to
+    normalise; each pass strides over the row in vectors of 4 elements (``vec_size = 4`` in
+    layer_norm_kernel.cu, 8 bytes in fp16) with 128 threads. Softmax over rows of up to
     1024 elements is ATen's persistent warp softmax (a warp per row, the row in registers, one
     pass); longer rows take one row per CTA and three walks over it (max, sum, write).
 
@@ -42,7 +43,9 @@ IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementat
 _VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
 _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
-_PYTORCH_ROW_THREADS = 128  # estimate: ATen's row kernels use 4-warp blocks for vectorised rows
+_PYTORCH_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
+# ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
+_LAYER_NORM_VECTOR_ELEMENTS = 4
 _PERSISTENT_SOFTMAX_MAX = 1024  # ATen dispatches rows up to 1024 elements to its warp softmax
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
@@ -137,7 +140,12 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
 
 
 def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
-    vector = max(1, _VECTOR_BYTES // element_bytes)
+    # layer_norm loads vec_size = 4 elements whatever the dtype; softmax loads 16-byte vectors
+    vector = (
+        _LAYER_NORM_VECTOR_ELEMENTS
+        if kind is not OpKind.SOFTMAX
+        else max(1, _VECTOR_BYTES // element_bytes)
+    )
     threads = _PYTORCH_ROW_THREADS
     if kind is OpKind.SOFTMAX and length <= _PERSISTENT_SOFTMAX_MAX:
         # ATen's persistent softmax: one warp per row, the row in registers, one pass
