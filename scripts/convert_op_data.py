@@ -56,6 +56,9 @@ def _row(**values: object) -> dict[str, object]:
     return {column: values.get(column, "") for column in COLUMNS}
 
 
+FP16_BYTES = 2
+
+
 def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[str, str]:
     weights = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}[kind]
     tensors = [_tensor("input", (rows, length), dtype)]
@@ -64,34 +67,70 @@ def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[s
     return ";".join(tensors), json.dumps({"implementation": kernel})
 
 
+def _with(attrs: str, extra: dict[str, object]) -> str:
+    """The JSON attrs ``attrs`` with ``extra`` added."""
+    return json.dumps({**json.loads(attrs), **extra})
+
+
 def _elementwise(
-    function: str, inputs: int, shape: tuple[int, ...], kernel: str
+    function: str,
+    inputs: int,
+    shape: tuple[int, ...],
+    kernel: str,
+    warm: dict[str, object] | None = None,
 ) -> tuple[str, str]:
     tensors = [_tensor("input", shape, "fp16")] * inputs + [_tensor("output", shape, "fp16")]
-    return ";".join(tensors), json.dumps({"function": function, "implementation": kernel})
+    attrs = {"function": function, "implementation": kernel, **(warm or {})}
+    return ";".join(tensors), json.dumps(attrs)
+
+
+def _gemm_bytes(m: int, n: int, k: int) -> int:
+    """Compulsory fp16 bytes of ``[m, k] @ [k, n]``: A, B and C once each."""
+    return (m * k + k * n + m * n) * FP16_BYTES
 
 
 def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, str, str, str]]:
     """(Vidur op, opmodel kind, tensors, attrs, implementation) of one row's single-kernel ops.
 
-    RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm), its
-    GELU and the residual add are PyTorch (ATen) kernels.
+    RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm) and its
+    GELU are PyTorch (ATen) kernels, as is the residual add. Vidur runs the layer's kernels in
+    order without flushing L2 (vidur/profiling/mlp/mlp_impl.py), so each op reads what the
+    kernel before it wrote: the ``warm_l2`` / ``warm_input`` attrs say which input, and
+    ``producer_bytes`` what that kernel moved (compulsory bytes: embedding gather 2 x its
+    output, the untimed residual add 3 x, a GEMM A + B + C).
     """
     tokens, embd = int(record["num_tokens"]), int(record["n_embd"])
     tp = int(record["num_tensor_parallel_workers"])
     expanded = int(record["n_expanded_embd"]) // tp
+    gated = record["use_gated_mlp"] == "True"
+    hidden_bytes = tokens * embd * FP16_BYTES
     norm = "layernorm" if model in LAYERNORM_MODELS else "rmsnorm"
     norm_kernel = "pytorch" if norm == "layernorm" else "vllm"
-    for op in ("input_layernorm", "post_attention_layernorm"):
-        yield (op, norm, *_norm(norm, tokens, embd, "fp16", norm_kernel), norm_kernel)
-    if record["use_gated_mlp"] == "True":
+    producers = {
+        # the embedding gather read its rows and wrote the hidden states
+        "input_layernorm": 2 * hidden_bytes,
+        # hidden = residual + attention output, untimed, just before
+        "post_attention_layernorm": 3 * hidden_bytes,
+    }
+    for op, producer in producers.items():
+        tensors, attrs = _norm(norm, tokens, embd, "fp16", norm_kernel)
+        warm = {"warm_l2": True, "producer_bytes": producer}
+        yield (op, norm, tensors, _with(attrs, warm), norm_kernel)
+    up_width = (2 if gated else 1) * expanded
+    act_warm = {"warm_l2": True, "producer_bytes": _gemm_bytes(tokens, up_width, embd)}
+    if gated:
         # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
-        act = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
+        act = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm", act_warm)
         yield ("mlp_act", "elementwise", *act, "vllm")
     else:
-        act = _elementwise("gelu", 1, (tokens, expanded), "pytorch")
+        act = _elementwise("gelu", 1, (tokens, expanded), "pytorch", act_warm)
         yield ("mlp_act", "elementwise", *act, "pytorch")
-    yield ("add", "elementwise", *_elementwise("add", 2, (tokens, embd), "pytorch"), "pytorch")
+    if model not in LAYERNORM_MODELS:
+        # residual + down-projection output (input 1, just written); phi-2's timed add is two
+        # kernels (attention + MLP + residual) and is left out
+        add_warm = {"warm_input": 1, "producer_bytes": _gemm_bytes(tokens, embd, expanded)}
+        add = _elementwise("add", 2, (tokens, embd), "pytorch", add_warm)
+        yield ("add", "elementwise", *add, "pytorch")
 
 
 def convert_vidur(shared: Path, out: Path) -> None:
