@@ -208,6 +208,7 @@ _KERNEL_KINDS = (
     "softmax",
     "layernorm",
     "rmsnorm",
+    "rmsnorm_warm",
     "elementwise",
     "reduction",
     "embedding",
