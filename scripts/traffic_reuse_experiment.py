@@ -1,0 +1,85 @@
+"""Experiment (not used by the models): GEMM DRAM reads under a steady-state random-replacement
+reuse model, against the 48 Nsight Compute rows of data/rapid_llm_ncu_gemm.
+
+Usage: python scripts/traffic_reuse_experiment.py [--capacity-mib 20] [--rows]
+
+After the first wave a GEMM's CTAs start one at a time as others finish, in launch order
+(CUTLASS's identity swizzle: stripes of ``w`` N-tiles walking down M). Two CTAs ``g`` launches
+apart that read the same operand panel read each slice ``g x D`` bytes of DRAM traffic apart,
+``D`` being the kernel's DRAM bytes per CTA. With random replacement a re-read misses with
+``p(g) = (1 - R / N) (1 - exp(-g D / C))`` (``R`` resident CTAs, ``N`` CTAs: first-wave pairs
+start together). A panel fetches = ``1 + (stripes - 1) p(tiles_m w) + (tiles_n - stripes) p(1)``,
+B panel fetches = ``1 + (tiles_m - 1) p(w)``, and ``D`` = (reads + C writes) / N is solved as a
+fixed point. docs/validation.md reports what it gives and why it was not adopted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+from pathlib import Path
+
+DATA = Path(__file__).resolve().parent.parent / "data/rapid_llm_ncu_gemm/ncu_metrics_results.csv"
+FP16_BYTES = 2
+SECTOR_BYTES = 32
+
+
+def _width(tiles_n: int) -> int:
+    for width, needed in ((8, 6), (4, 3), (2, 2)):
+        if tiles_n >= needed:
+            return width
+    return 1
+
+
+def predicted_read_bytes(record: dict[str, str], capacity_bytes: float) -> float:
+    """DRAM read bytes of one ncu row under the model of the module docstring."""
+    m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
+    tiles_m = math.ceil(m / int(record["cta_m"]))
+    tiles_n = math.ceil(n / int(record["cta_n"]))
+    a = m * math.ceil(k * FP16_BYTES / SECTOR_BYTES) * SECTOR_BYTES
+    b = k * math.ceil(n * FP16_BYTES / SECTOR_BYTES) * SECTOR_BYTES
+    c = m * n * FP16_BYTES
+    width = _width(tiles_n)
+    stripes = math.ceil(tiles_n / width)
+    ctas = tiles_m * tiles_n
+    waves = float(record["waves_per_sm"])
+    resident = round(ctas / waves) if waves > 0 else ctas
+    steady = max(0.0, 1 - resident / ctas)
+    per_cta = (a + b + c) / ctas
+    reads = float(a + b)
+    for _ in range(50):
+
+        def miss(gap: float, d: float = per_cta) -> float:
+            return steady * (1 - math.exp(-gap * d / capacity_bytes))
+
+        a_fetch = 1 + (stripes - 1) * miss(tiles_m * width) + (tiles_n - stripes) * miss(1)
+        b_fetch = 1 + (tiles_m - 1) * miss(width)
+        reads = a * a_fetch + b * b_fetch
+        per_cta = (reads + c) / ctas
+    return reads
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--capacity-mib", type=float, default=20.0)
+    parser.add_argument("--rows", action="store_true", help="print every row")
+    args = parser.parse_args()
+    errors = []
+    with DATA.open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            predicted = predicted_read_bytes(record, args.capacity_mib * 2**20)
+            error = predicted / float(record["dram_read"]) - 1
+            errors.append(abs(error))
+            if args.rows:
+                print(f"{record['m']:>6} {record['k']:>6} {record['n']:>6} {100 * error:+7.1f} %")
+    within = sum(1 for e in errors if e <= 0.10)
+    print(
+        f"C = {args.capacity_mib:g} MiB: median |error| {100 * statistics.median(errors):.1f} %, "
+        f"mean {100 * statistics.fmean(errors):.1f} %, {within} of {len(errors)} within 10 %"
+    )
+
+
+if __name__ == "__main__":
+    main()
