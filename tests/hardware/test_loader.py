@@ -113,6 +113,16 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (_set("compute.clock_hz", True), ["compute.clock_hz: expected a number (got True)"]),
     (
+        _set("compute.max_boost_clock_hz", 1.0e9),
+        [
+            "compute.max_boost_clock_hz: must be at least compute.clock_hz (1.5e+09 Hz) (got 1e+09 Hz)"
+        ],
+    ),
+    (
+        _set("compute.max_boost_clock_hz", 0),
+        ["compute.max_boost_clock_hz: must be > 0 (got 0.0)"],
+    ),
+    (
         _set("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
             "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"

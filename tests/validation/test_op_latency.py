@@ -95,15 +95,15 @@ def test_shipped_data_smoke(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every shipped non-GEMM row stays at or below the figures of
-    docs/validation.md (12.5 % overall, 8.6 % from 100 µs up, 11.8 % on A40, 10.1 % on A100,
-    17.3 % on H100), with a little slack, so a change that makes the streaming model worse
+    docs/validation.md (11.9 % overall, 8.4 % from 100 µs up, 11.8 % on A40, 10.1 % on A100,
+    15.0 % on H100), with a little slack, so a change that makes the streaming model worse
     fails."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 78848 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
-    assert result.overall.mape <= 0.13
+    assert result.overall.mape <= 0.125
     assert result.by_duration["measured >= 100 us"].mape <= 0.09
     assert result.by_hardware["a40"].mape <= 0.125
     assert result.by_hardware["a100_80gb_sxm"].mape <= 0.105
-    assert result.by_hardware["h100_sxm"].mape <= 0.18
+    assert result.by_hardware["h100_sxm"].mape <= 0.155
     assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11

@@ -34,6 +34,12 @@ def _level_problems(spec: HardwareSpec) -> list[str]:
 
 def _energy_problems(compute: ComputeSpec) -> list[str]:
     problems: list[str] = []
+    boost = compute.max_boost_clock_hz
+    if boost is not None and boost < compute.clock_hz:
+        problems.append(
+            f"compute.max_boost_clock_hz: must be at least compute.clock_hz "
+            f"({compute.clock_hz:g} Hz) (got {boost:g} Hz)"
+        )
     pairs = (
         ("tensor", compute.tensor_flops_per_s, compute.tensor_energy_j_per_flop),
         ("vector", compute.vector_flops_per_s, compute.vector_energy_j_per_flop),

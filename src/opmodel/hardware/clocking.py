@@ -19,7 +19,7 @@ from types import MappingProxyType
 from opmodel.core.dtypes import DType
 from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemorySpec
 
-__all__ = ["interpolate", "spec_at_clock", "with_calibration"]
+__all__ = ["boosted", "interpolate", "spec_at_clock", "with_calibration"]
 
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
@@ -32,6 +32,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     compute = dataclasses.replace(
         spec.compute,
         clock_hz=float(clock_hz),
+        max_boost_clock_hz=None,  # a locked clock holds for every kernel
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
     )
@@ -56,6 +57,20 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
             spec.compute.clock_hz,
         )
     )
+
+
+def boosted(spec: HardwareSpec) -> HardwareSpec:
+    """``spec`` at its ``max_boost_clock_hz`` (itself when it has none): where an unlocked
+    device runs kernels that do not load the tensor cores. Cached on the spec."""
+    boost = spec.compute.max_boost_clock_hz
+    if boost is None or boost == spec.compute.clock_hz:
+        return spec
+    cached = spec.derived_cache.get("boosted")
+    if cached is None:
+        cached = spec_at_clock(spec, boost)
+        spec.derived_cache["boosted"] = cached
+    assert isinstance(cached, HardwareSpec)
+    return cached
 
 
 def _core_path_latency_s(memory: MemorySpec) -> float:

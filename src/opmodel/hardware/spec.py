@@ -147,6 +147,10 @@ class ComputeSpec:
     vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=_NONNEG)
     sm: SmSpec | None = None
     mxu: MxuSpec | None = None
+    # the highest SM clock GPU Boost reaches when power allows, above the clock the tensor peaks
+    # are rated at (H100 SXM: 1.98 vs 1.83 GHz); kernel-level models run non-tensor kernels of
+    # an unlocked device at it; at_clock (a locked clock) drops it
+    max_boost_clock_hz: float | None = field(default=None, metadata=_POS)
 
     def tensor_peak(self, dtype: DType) -> float | None:
         """Dense tensor-engine FLOP/s for ``dtype`` (fp8 variants fall back to ``fp8``)."""

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import OpModelError
 from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware.clocking import boosted
 from opmodel.models import get_model
 from opmodel.models.streaming import (
     StreamingEvaluation,
@@ -302,3 +303,23 @@ def test_warm_is_never_slower_than_cold(
         assert MODEL.predict(_warm(cold), hardware).latency_s <= MODEL.predict(
             cold, hardware
         ).latency_s * (1 + 1e-12)
+
+
+def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
+    """The H100 SXM's tensor peaks are rated at 1.83 GHz, its FP32 peak (67 TFLOPS) at 1.98 GHz:
+    a streaming kernel on the unlocked config runs as on the spec at 1.98 GHz; a locked spec
+    (at_clock) has no boost and runs at its own clock; GEMMs keep the rated clock."""
+    assert H100.compute.max_boost_clock_hz == 1.98e9
+    boosted_spec = boosted(H100)
+    assert boosted_spec is boosted(H100)  # cached on the spec
+    assert boosted_spec.compute.clock_hz == 1.98e9
+    assert boosted_spec.compute.max_boost_clock_hz is None
+    op = _row_op(OpKind.RMSNORM, 2048, 4096, "vllm")
+    at_boost = MODEL.predict(op, H100.at_clock(1.98e9))
+    assert MODEL.predict(op, H100).latency_s == at_boost.latency_s
+    locked = H100.at_clock(1.83e9)
+    assert locked.compute.max_boost_clock_hz is None
+    assert MODEL.predict(op, locked).latency_s > at_boost.latency_s
+    assert boosted(A100) is A100  # A100's rated clock is its maximum boost
+    gemm = load_op(EXAMPLES / "gemm.yaml")
+    assert MODEL.predict(gemm, H100).latency_s == MODEL.predict(gemm, locked).latency_s

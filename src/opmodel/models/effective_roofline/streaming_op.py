@@ -17,6 +17,7 @@ from opmodel.core.enums import Engine, OpKind, TensorRole
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
+from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
@@ -91,7 +92,10 @@ def _warm_read_bytes(op: LocalOp) -> int:
 
 
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
-    """The streaming-kernel profile of an elementwise or row op on a GPU."""
+    """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
+    ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
+    unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
+    hardware = boosted(hardware)
     base = roofline_estimate(op, hardware, _BASE)
     diag = base.diagnostics
     assert isinstance(diag, RooflineDiagnostics)
