@@ -323,3 +323,25 @@ def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
     assert boosted(A100) is A100  # A100's rated clock is its maximum boost
     gemm = load_op(EXAMPLES / "gemm.yaml")
     assert MODEL.predict(gemm, H100).latency_s == MODEL.predict(gemm, locked).latency_s
+
+
+@given(
+    rows=st.integers(1, 8192),
+    length=st.integers(1, 16384),
+    producer=st.integers(1, 1 << 34),
+    more=st.integers(0, 1 << 34),
+)
+def test_a_warm_input_saves_at_most_its_own_bytes_and_a_busier_producer_saves_less(
+    rows: int, length: int, producer: int, more: int
+) -> None:
+    cold = MODEL.predict(_add(rows, length), A100)
+    warm = MODEL.predict(_add_warm(rows, length, warm_input=1, producer_bytes=producer), A100)
+    busier = MODEL.predict(
+        _add_warm(rows, length, warm_input=1, producer_bytes=producer + more), A100
+    )
+    input_bytes = rows * length * 2
+    saved = cold.traffic["hbm"].total_bytes - warm.traffic["hbm"].total_bytes
+    assert -1 <= saved <= input_bytes + 1
+    assert warm.latency_s <= cold.latency_s * (1 + 1e-12)
+    assert busier.latency_s >= warm.latency_s * (1 - 1e-12)
+    assert busier.traffic["hbm"].total_bytes >= warm.traffic["hbm"].total_bytes - 1
