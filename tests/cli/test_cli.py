@@ -209,6 +209,7 @@ _KERNEL_KINDS = (
     "layernorm",
     "rmsnorm",
     "rmsnorm_warm",
+    "rope",
     "elementwise",
     "reduction",
     "embedding",

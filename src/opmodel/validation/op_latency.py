@@ -20,6 +20,7 @@ from pathlib import Path
 from opmodel.batch import op_from_row
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp
+from opmodel.core.views import ElementwiseView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
@@ -51,6 +52,7 @@ class OpLatencyResult:
     overall: ErrorMetrics
     by_hardware: dict[str, ErrorMetrics]
     by_kind: dict[str, ErrorMetrics]
+    by_function: dict[str, ErrorMetrics]  # elementwise rows by function and hardware
     by_source: dict[str, ErrorMetrics]
     by_duration: dict[str, ErrorMetrics]
 
@@ -149,15 +151,28 @@ def validate_op_latency(
         predicted.append(value)
         if progress is not None:
             progress(index + 1, len(rows))
+    elementwise = [i for i, r in enumerate(rows) if isinstance(r.op.view, ElementwiseView)]
     return OpLatencyResult(
         model=model_name,
         predicted_s=tuple(predicted),
         overall=error_metrics(predicted, [r.time_s for r in rows]),
         by_hardware=_grouped(rows, predicted, lambda r: r.hardware),
         by_kind=_grouped(rows, predicted, lambda r: f"{r.op.kind.value}:{r.hardware}"),
+        by_function=_grouped(
+            [rows[i] for i in elementwise],
+            [predicted[i] for i in elementwise],
+            _function_key,
+        ),
         by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
         by_duration=_grouped(rows, predicted, _duration_class),
     )
+
+
+def _function_key(row: OpRow) -> str:
+    """``elementwise/<function>:<hardware>`` of an elementwise row."""
+    view = row.op.view
+    assert isinstance(view, ElementwiseView)
+    return f"elementwise/{view.function or 'unspecified'}:{row.hardware}"
 
 
 def _duration_class(row: OpRow) -> str:

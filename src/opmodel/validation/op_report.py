@@ -28,17 +28,18 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
     write = sys.stderr.write
     for result in results:
         write(f"\n{result.model}\n")
-        write(f"  {'group':<30} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
+        write(f"  {'group':<38} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
         groups: list[tuple[str, ErrorMetrics]] = [
             ("overall", result.overall),
             *result.by_hardware.items(),
             *result.by_kind.items(),
+            *result.by_function.items(),
             *result.by_source.items(),
             *result.by_duration.items(),
         ]
         for label, m in groups:
             write(
-                f"  {label:<30} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
+                f"  {label:<38} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
                 f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
             )
     if skipped:
@@ -69,6 +70,7 @@ def _summary(result: OpLatencyResult) -> dict[str, Any]:
         "overall": to_jsonable(result.overall),
         "by_hardware": to_jsonable(result.by_hardware),
         "by_kind": to_jsonable(result.by_kind),
+        "by_function": to_jsonable(result.by_function),
         "by_source": to_jsonable(result.by_source),
         "by_duration": to_jsonable(result.by_duration),
     }

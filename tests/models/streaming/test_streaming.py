@@ -18,6 +18,7 @@ from opmodel.models.streaming import (
     StreamWork,
     evaluate_streaming,
     loaded_chain_s,
+    rope_kernel,
     streaming_kernel,
 )
 from opmodel.parsing import load_op
@@ -345,3 +346,20 @@ def test_a_warm_input_saves_at_most_its_own_bytes_and_a_busier_producer_saves_le
     assert warm.latency_s <= cold.latency_s * (1 + 1e-12)
     assert busier.latency_s >= warm.latency_s * (1 - 1e-12)
     assert busier.traffic["hbm"].total_bytes >= warm.traffic["hbm"].total_bytes - 1
+
+
+def test_vllm_rope_structure_by_hand() -> None:
+    """Llama-3-8B: 32 query + 8 key heads of 128 -> 2560 pairs per token; block min(32 x 64,
+    512) = 512 threads; the q loop runs 4 times and the k loop once, after the position load:
+    6 serial loads, one CTA per token."""
+    kernel = rope_kernel(4096, 40 * 128)
+    assert (kernel.ctas, kernel.threads_per_cta, kernel.serial_loads) == (4096, 512, 6)
+    assert (kernel.global_passes, kernel.reductions) == (1, 0)
+    # a TP-8 shard of Llama-2-70B: 8 query + 1 key heads -> 576 pairs: 512 threads, 2 loops
+    assert rope_kernel(16, 9 * 128).serial_loads == 3
+    op = load_op(EXAMPLES / "rope.yaml")
+    profile = MODEL.predict(op, A100)
+    e = profile.diagnostics
+    assert isinstance(e, StreamingEvaluation)
+    assert e.kernel == kernel
+    assert profile.implementation == "effective_roofline/streaming/vllm"

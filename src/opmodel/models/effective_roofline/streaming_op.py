@@ -21,7 +21,7 @@ from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
-from opmodel.models.streaming import StreamWork, evaluate_streaming, streaming_kernel
+from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
@@ -62,6 +62,10 @@ def _shape(op: LocalOp) -> tuple[int, int, int, int, int]:
         return 1, view.num_elements, max(1, y.dtype.bits // 8), 0, 0
     assert isinstance(view, ElementwiseView)
     y = view.y
+    if view.function == "rope" and len(y.shape) >= 2:
+        # rotary embedding of [tokens, heads, head size]: a row is one token's q and k heads
+        rows = y.shape[0]
+        return rows, view.num_elements // rows, max(1, y.dtype.bits // 8), 0, 0
     length = y.shape[-1] if y.shape else 1
     rows = max(1, view.num_elements // max(1, length))
     return rows, length, max(1, y.dtype.bits // 8), 0, 0
@@ -101,13 +105,17 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     assert isinstance(diag, RooflineDiagnostics)
     rows, length, element_bytes, reread, shared = _shape(op)
     implementation = op.attrs.get("implementation")
-    kernel = streaming_kernel(
-        op.kind,
-        implementation if isinstance(implementation, str) else None,
-        rows,
-        length,
-        element_bytes,
-    )
+    view = op.view
+    if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
+        kernel = rope_kernel(rows, length)
+    else:
+        kernel = streaming_kernel(
+            op.kind,
+            implementation if isinstance(implementation, str) else None,
+            rows,
+            length,
+            element_bytes,
+        )
     hbm = base.traffic["hbm"]
     warm = _warm_read_bytes(op)
     rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0

@@ -11,7 +11,12 @@ from opmodel.models.streaming.evaluate import (
     evaluate_streaming,
     loaded_chain_s,
 )
-from opmodel.models.streaming.kernels import IMPLEMENTATIONS, StreamKernel, streaming_kernel
+from opmodel.models.streaming.kernels import (
+    IMPLEMENTATIONS,
+    StreamKernel,
+    rope_kernel,
+    streaming_kernel,
+)
 
 __all__ = [
     "IMPLEMENTATIONS",
@@ -20,5 +25,6 @@ __all__ = [
     "StreamingEvaluation",
     "evaluate_streaming",
     "loaded_chain_s",
+    "rope_kernel",
     "streaming_kernel",
 ]

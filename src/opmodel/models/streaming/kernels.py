@@ -37,7 +37,13 @@ from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["ELEMENTWISE_SFU_OPS", "IMPLEMENTATIONS", "StreamKernel", "streaming_kernel"]
+__all__ = [
+    "ELEMENTWISE_SFU_OPS",
+    "IMPLEMENTATIONS",
+    "StreamKernel",
+    "rope_kernel",
+    "streaming_kernel",
+]
 
 IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
 _VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
@@ -46,6 +52,7 @@ _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
 _PYTORCH_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
 # ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
 _LAYER_NORM_VECTOR_ELEMENTS = 4
+_ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
 _PERSISTENT_SOFTMAX_MAX = 1024  # ATen dispatches rows up to 1024 elements to its warp softmax
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
@@ -172,6 +179,29 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
     )
 
 
+def rope_kernel(tokens: int, length: int) -> StreamKernel:
+    """vLLM's ``rotary_embedding_kernel`` (csrc/pos_encoding_kernels.cu): one token per CTA of
+    ``min(heads x rot_dim / 2, 512)`` threads. Each thread first loads the token's position
+    (the cos/sin row's address depends on it), then loops over (head, pair) slots; each
+    iteration loads the cos/sin pair and the two rotated elements, then stores them. ``length``
+    is the token's q and k elements (heads x head size), so the loop runs ``ceil(pairs /
+    threads)`` times after the position load. The kernel sizes its block from the query heads
+    alone and loops over q and k separately; with GQA or MQA that differs by at most one
+    iteration."""
+    pairs = max(1, length // 2)
+    threads = min(_ROPE_MAX_THREADS, 32 * math.ceil(pairs / 32))
+    return StreamKernel(
+        implementation="vllm",
+        ctas=tokens,
+        threads_per_cta=threads,
+        registers_per_thread=32,  # estimate: two elements, cos, sin, position and offsets
+        elements_per_cta=length,
+        serial_loads=1 + math.ceil(pairs / threads),
+        global_passes=1,
+        reductions=0,
+    )
+
+
 _ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": _pytorch_row}
 
 
@@ -183,7 +213,7 @@ def streaming_kernel(
     Elementwise ops, copies, embeddings (tokens x hidden) and reductions (output elements x
     reduce length) pass their element count as ``rows * length`` and run ATen's vectorised
     elementwise structure; only ``vllm`` gives elementwise ops a row structure (one token per
-    CTA, as its activation kernels do).
+    CTA, as its activation kernels do; its rotary embedding is :func:`rope_kernel`).
     """
     if kind is OpKind.ELEMENTWISE:
         if implementation == "vllm":
