@@ -116,6 +116,27 @@ def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, s
         tensors, attrs = _norm(norm, tokens, embd, "fp16", norm_kernel)
         warm = {"warm_l2": True, "producer_bytes": producer}
         yield (op, norm, tensors, _with(attrs, warm), norm_kernel)
+    if model not in LAYERNORM_MODELS:
+        # vLLM's rotary embedding on the q and k heads the qkv projection just wrote, with one
+        # cos/sin row per token (phi-2 rotates 32 of its 80 head dims and is left out)
+        heads, kv_heads = int(record["n_head"]), int(record["n_kv_head"])
+        head_dim = embd // heads
+        rotated = (heads + kv_heads) // tp
+        qkv_width = (heads + 2 * kv_heads) // tp * head_dim
+        tensors = ";".join(
+            (
+                _tensor("input", (tokens, rotated, head_dim), "fp16"),
+                _tensor("input", (tokens, 1, head_dim), "fp16"),
+                _tensor("output", (tokens, rotated, head_dim), "fp16"),
+            )
+        )
+        rope_attrs = {
+            "function": "rope",
+            "implementation": "vllm",
+            "warm_input": 0,
+            "producer_bytes": _gemm_bytes(tokens, qkv_width, embd),
+        }
+        yield ("attn_rope", "elementwise", tensors, json.dumps(rope_attrs), "vllm")
     up_width = (2 if gated else 1) * expanded
     act_warm = {"warm_l2": True, "producer_bytes": _gemm_bytes(tokens, up_width, embd)}
     if gated:
