@@ -95,17 +95,17 @@ def test_shipped_data_smoke(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every shipped non-GEMM row stays at or below the figures of
-    docs/validation.md (14.6 % overall, 10.5 % from 100 µs up, 13.0 % on A40, 14.0 % on A100,
-    17.0 % on H100, RoPE 29.8 % on A100), with a little slack, so a change that makes the
+    docs/validation.md (13.6 % overall, 10.0 % from 100 µs up, 13.0 % on A40, 12.7 % on A100,
+    15.7 % on H100, RoPE 22.9 % on A100), with a little slack, so a change that makes the
     streaming model worse fails."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98156 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
-    assert result.overall.mape <= 0.15
-    assert result.by_duration["measured >= 100 us"].mape <= 0.11
+    assert result.overall.mape <= 0.14
+    assert result.by_duration["measured >= 100 us"].mape <= 0.105
     assert result.by_hardware["a40"].mape <= 0.135
-    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.145
-    assert result.by_hardware["h100_sxm"].mape <= 0.175
+    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.13
+    assert result.by_hardware["h100_sxm"].mape <= 0.16
     assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11
     assert result.by_function["elementwise/silu_and_mul:a100_80gb_sxm"].mape <= 0.08
-    assert result.by_function["elementwise/rope:a100_80gb_sxm"].mape <= 0.31
+    assert result.by_function["elementwise/rope:a100_80gb_sxm"].mape <= 0.24

@@ -194,7 +194,8 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
         implementation="vllm",
         ctas=tokens,
         threads_per_cta=threads,
-        registers_per_thread=32,  # estimate: two elements, cos, sin, position and offsets
+        # estimate, as for the other vLLM kernels: 64-bit position, strides and addresses
+        registers_per_thread=40,
         elements_per_cta=length,
         serial_loads=1 + math.ceil(pairs / threads),
         global_passes=1,
