@@ -278,6 +278,15 @@ BAD_OPS = [
         ),
         "op 'x' (rmsnorm): attrs.producer_bytes: must be >= 1 (got 0)",
     ),
+    (
+        lambda: _op(
+            "rmsnorm",
+            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
+            warm_l2=True,
+            producer_bytes=47,
+        ),
+        "op 'x' (rmsnorm): attrs.producer_bytes: must be at least the 48 bytes of the warm inputs, which the producer wrote (got 47)",
+    ),
 ]
 
 

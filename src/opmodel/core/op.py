@@ -98,10 +98,23 @@ def _check_warm_attrs(op: LocalOp, where: str) -> None:
             f"{where} ({op.kind.value}): attrs.warm_input: cannot be combined with "
             "warm_l2: true (warm_l2 already marks every input warm)"
         )
-    if "producer_bytes" in attrs and index is None and attrs.get("warm_l2") is not True:
+    producer = attrs.get("producer_bytes")
+    if producer is None:
+        return
+    input_tensors = [t for t in op.tensors if t.role is TensorRole.INPUT]
+    if isinstance(index, int):
+        warm = input_tensors[index].nbytes
+    elif attrs.get("warm_l2") is True:
+        warm = sum(t.nbytes for t in input_tensors)
+    else:
         raise OpValidationError(
             f"{where} ({op.kind.value}): attrs.producer_bytes: needs warm_l2: true or "
             "warm_input (it describes the kernel that wrote the warm input)"
+        )
+    if isinstance(producer, int) and producer < warm:
+        raise OpValidationError(
+            f"{where} ({op.kind.value}): attrs.producer_bytes: must be at least the {warm} bytes "
+            f"of the warm inputs, which the producer wrote (got {producer})"
         )
 
 
