@@ -75,6 +75,13 @@ def _op(kind: str, tensors: tuple[TensorSpec, ...], **attrs: object) -> LocalOp:
 
 
 A, B, C = _t("input", (4, 8)), _t("weight", (8, 3)), _t("output", (4, 3))
+
+
+def _rmsnorm(**attrs: object) -> LocalOp:
+    """A 4 x 6 bf16 RMSNorm (48-byte input) with ``attrs``."""
+    return _op("rmsnorm", (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))), **attrs)
+
+
 Q = _t("input", (1, 4, 16, 8), layout="q")
 K = _t("input", (1, 2, 16, 8), layout="k")
 V = _t("input", (1, 2, 16, 8), layout="v")
@@ -253,38 +260,19 @@ BAD_OPS = [
         "op 'x' (elementwise): attrs.warm_input: must be the position of one of the op's 2 input tensors, 0 to 1 (got 2)",
     ),
     (
-        lambda: _op(
-            "rmsnorm",
-            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
-            warm_input=0,
-            warm_l2=True,
-        ),
+        lambda: _rmsnorm(warm_input=0, warm_l2=True),
         "op 'x' (rmsnorm): attrs.warm_input: cannot be combined with warm_l2: true (warm_l2 already marks every input warm)",
     ),
     (
-        lambda: _op(
-            "rmsnorm",
-            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
-            producer_bytes=4096,
-        ),
+        lambda: _rmsnorm(producer_bytes=4096),
         "op 'x' (rmsnorm): attrs.producer_bytes: needs warm_l2: true or warm_input (it describes the kernel that wrote the warm input)",
     ),
     (
-        lambda: _op(
-            "rmsnorm",
-            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
-            warm_l2=True,
-            producer_bytes=0,
-        ),
+        lambda: _rmsnorm(warm_l2=True, producer_bytes=0),
         "op 'x' (rmsnorm): attrs.producer_bytes: must be >= 1 (got 0)",
     ),
     (
-        lambda: _op(
-            "rmsnorm",
-            (_t("input", (4, 6)), _t("weight", (6,)), _t("output", (4, 6))),
-            warm_l2=True,
-            producer_bytes=47,
-        ),
+        lambda: _rmsnorm(warm_l2=True, producer_bytes=47),
         "op 'x' (rmsnorm): attrs.producer_bytes: must be at least the 48 bytes of the warm inputs, which the producer wrote (got 47)",
     ),
 ]
