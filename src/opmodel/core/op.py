@@ -84,9 +84,9 @@ class TensorSpec:
 
 def _check_warm_attrs(op: LocalOp, where: str) -> None:
     """``warm_input`` names an existing input and excludes ``warm_l2``; ``producer_bytes``
-    needs one of them."""
+    needs one of them and at least the warm inputs' bytes."""
     attrs = op.attrs
-    inputs = sum(1 for t in op.tensors if t.role is TensorRole.INPUT)
+    inputs = len(op.tensors_with(TensorRole.INPUT))
     index = attrs.get("warm_input")
     if isinstance(index, int) and index >= inputs:
         raise OpValidationError(
@@ -101,16 +101,12 @@ def _check_warm_attrs(op: LocalOp, where: str) -> None:
     producer = attrs.get("producer_bytes")
     if producer is None:
         return
-    input_tensors = [t for t in op.tensors if t.role is TensorRole.INPUT]
-    if isinstance(index, int):
-        warm = input_tensors[index].nbytes
-    elif attrs.get("warm_l2") is True:
-        warm = sum(t.nbytes for t in input_tensors)
-    else:
+    if index is None and attrs.get("warm_l2") is not True:
         raise OpValidationError(
             f"{where} ({op.kind.value}): attrs.producer_bytes: needs warm_l2: true or "
             "warm_input (it describes the kernel that wrote the warm input)"
         )
+    warm = op.warm_input_bytes()
     if isinstance(producer, int) and producer < warm:
         raise OpValidationError(
             f"{where} ({op.kind.value}): attrs.producer_bytes: must be at least the {warm} bytes "
@@ -172,3 +168,12 @@ class LocalOp:
     def tensors_with(self, role: TensorRole) -> tuple[TensorSpec, ...]:
         """The op's tensors that have ``role``, in order."""
         return tuple(t for t in self.tensors if t.role is role)
+
+    def warm_input_bytes(self) -> int:
+        """Bytes of the inputs the previous kernel wrote (docs/op_files.md): every input with
+        attr ``warm_l2``, the one at position ``warm_input`` (checked at construction), else 0."""
+        inputs = self.tensors_with(TensorRole.INPUT)
+        if self.attrs.get("warm_l2") is True:
+            return sum(t.nbytes for t in inputs)
+        index = self.attrs.get("warm_input")
+        return inputs[index].nbytes if isinstance(index, int) else 0

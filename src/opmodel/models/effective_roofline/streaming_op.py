@@ -13,7 +13,7 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from opmodel.core.enums import Engine, OpKind, TensorRole
+from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
@@ -80,21 +80,6 @@ def _sfu_ops(op: LocalOp) -> int:
     return 0
 
 
-def _int_attr(op: LocalOp, name: str, default: int) -> int:
-    value = op.attrs.get(name)
-    return value if isinstance(value, int) and not isinstance(value, bool) else default
-
-
-def _warm_read_bytes(op: LocalOp) -> int:
-    """Bytes of the op's inputs the previous kernel wrote: every input with ``warm_l2``, the
-    one at position ``warm_input`` otherwise (LocalOp checked that it exists)."""
-    inputs = op.tensors_with(TensorRole.INPUT)
-    if op.attrs.get("warm_l2") is True:
-        return sum(t.nbytes for t in inputs)
-    index = _int_attr(op, "warm_input", -1)
-    return inputs[index].nbytes if 0 <= index < len(inputs) else 0
-
-
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
@@ -117,7 +102,8 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             element_bytes,
         )
     hbm = base.traffic["hbm"]
-    warm = _warm_read_bytes(op)
+    warm = op.warm_input_bytes()
+    producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
     rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0
     work = StreamWork(
         read_bytes=hbm.read_bytes,
@@ -128,7 +114,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         vector_flops_per_s=rate,
         sfu_ops=_sfu_ops(op),
         warm_read_bytes=warm,
-        producer_bytes=_int_attr(op, "producer_bytes", warm),
+        producer_bytes=producer if isinstance(producer, int) else warm,
     )
     e = evaluate_streaming(kernel, hardware, work)
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(

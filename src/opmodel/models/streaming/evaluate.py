@@ -155,9 +155,9 @@ def evaluate_streaming(
     t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
     chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
     shared = work.shared_read_bytes
-    own_cta = (read_bytes - work.shared_read_bytes + write_bytes) / ctas
-    dram_cta = (own_cta * ctas - warm_hits) / ctas + extra * reread_cta * (1 - hit)
-    l2_cta = own_cta + work.shared_read_bytes + extra * reread_cta
+    own_cta = (read_bytes - shared + write_bytes) / ctas
+    dram_cta = own_cta - warm_hits / ctas + extra * reread_cta * (1 - hit)
+    l2_cta = own_cta + shared + extra * reread_cta
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
