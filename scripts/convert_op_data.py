@@ -73,15 +73,10 @@ def _with(attrs: str, extra: dict[str, object]) -> str:
 
 
 def _elementwise(
-    function: str,
-    inputs: int,
-    shape: tuple[int, ...],
-    kernel: str,
-    warm: dict[str, object] | None = None,
+    function: str, inputs: int, shape: tuple[int, ...], kernel: str
 ) -> tuple[str, str]:
     tensors = [_tensor("input", shape, "fp16")] * inputs + [_tensor("output", shape, "fp16")]
-    attrs = {"function": function, "implementation": kernel, **(warm or {})}
-    return ";".join(tensors), json.dumps(attrs)
+    return ";".join(tensors), json.dumps({"function": function, "implementation": kernel})
 
 
 def _gemm_bytes(m: int, n: int, k: int) -> int:
@@ -141,17 +136,17 @@ def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, s
     act_warm = {"warm_l2": True, "producer_bytes": _gemm_bytes(tokens, up_width, embd)}
     if gated:
         # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
-        act = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm", act_warm)
-        yield ("mlp_act", "elementwise", *act, "vllm")
+        tensors, attrs = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
+        yield ("mlp_act", "elementwise", tensors, _with(attrs, act_warm), "vllm")
     else:
-        act = _elementwise("gelu", 1, (tokens, expanded), "pytorch", act_warm)
-        yield ("mlp_act", "elementwise", *act, "pytorch")
+        tensors, attrs = _elementwise("gelu", 1, (tokens, expanded), "pytorch")
+        yield ("mlp_act", "elementwise", tensors, _with(attrs, act_warm), "pytorch")
     if model not in LAYERNORM_MODELS:
         # residual + down-projection output (input 1, just written); phi-2's timed add is two
         # kernels (attention + MLP + residual) and is left out
         add_warm = {"warm_input": 1, "producer_bytes": _gemm_bytes(tokens, embd, expanded)}
-        add = _elementwise("add", 2, (tokens, embd), "pytorch", add_warm)
-        yield ("add", "elementwise", *add, "pytorch")
+        tensors, attrs = _elementwise("add", 2, (tokens, embd), "pytorch")
+        yield ("add", "elementwise", tensors, _with(attrs, add_warm), "pytorch")
 
 
 def convert_vidur(shared: Path, out: Path) -> None:

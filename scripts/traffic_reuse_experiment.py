@@ -21,16 +21,10 @@ import math
 import statistics
 from pathlib import Path
 
+from opmodel.models.gemm.traffic import effective_swizzle, sector_rounded_bytes
+
 DATA = Path(__file__).resolve().parent.parent / "data/rapid_llm_ncu_gemm/ncu_metrics_results.csv"
-FP16_BYTES = 2
-SECTOR_BYTES = 32
-
-
-def _width(tiles_n: int) -> int:
-    for width, needed in ((8, 6), (4, 3), (2, 2)):
-        if tiles_n >= needed:
-            return width
-    return 1
+FP16_BITS = 16
 
 
 def predicted_read_bytes(record: dict[str, str], capacity_bytes: float) -> float:
@@ -38,10 +32,10 @@ def predicted_read_bytes(record: dict[str, str], capacity_bytes: float) -> float
     m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
     tiles_m = math.ceil(m / int(record["cta_m"]))
     tiles_n = math.ceil(n / int(record["cta_n"]))
-    a = m * math.ceil(k * FP16_BYTES / SECTOR_BYTES) * SECTOR_BYTES
-    b = k * math.ceil(n * FP16_BYTES / SECTOR_BYTES) * SECTOR_BYTES
-    c = m * n * FP16_BYTES
-    width = _width(tiles_n)
+    a = sector_rounded_bytes(m, k, FP16_BITS)  # NN: A rows of k, B rows of n contiguous
+    b = sector_rounded_bytes(k, n, FP16_BITS)
+    c = m * n * FP16_BITS // 8
+    width = effective_swizzle(8, tiles_n)  # CUTLASS's identity swizzle, as the model uses
     stripes = math.ceil(tiles_n / width)
     ctas = tiles_m * tiles_n
     waves = float(record["waves_per_sm"])
