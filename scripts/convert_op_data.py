@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 COLUMNS = (
@@ -67,7 +67,7 @@ def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[s
     return ";".join(tensors), json.dumps({"implementation": kernel})
 
 
-def _with(attrs: str, extra: dict[str, object]) -> str:
+def _with(attrs: str, extra: Mapping[str, object]) -> str:
     """The JSON attrs ``attrs`` with ``extra`` added."""
     return json.dumps({**json.loads(attrs), **extra})
 
