@@ -147,6 +147,13 @@ def _add_gemm_latency_parser(commands: Any) -> None:
         help="use the configs' fixed overhead cycles; hold out every row",
     )
     latency.add_argument(
+        "--no-calibrate-power-clock",
+        dest="calibrate_power_clock",
+        action="store_false",
+        help="run unlocked rows at the configs' clocks instead of fitting each GPU's "
+        "power-limited clock on large training rows",
+    )
+    latency.add_argument(
         "--compare-rooflines",
         action="store_true",
         help="roofline and every registered GEMM model on the same rows",
@@ -158,7 +165,7 @@ def _add_gemm_latency_parser(commands: Any) -> None:
         "--training-per-class",
         type=_positive_int,
         default=8,
-        help="training rows per hardware and class (small, vector_like)",
+        help="training rows per hardware and class (small, vector_like; large for the clock)",
     )
     latency.add_argument(
         "--limit", type=_positive_int, help="evaluate an evenly spaced subset of rows"

@@ -123,6 +123,16 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
         ["compute.max_boost_clock_hz: must be > 0 (got 0.0)"],
     ),
     (
+        _set("compute.power_limited_clock_hz", 2.0e9),
+        [
+            "compute.power_limited_clock_hz: must be at most compute.clock_hz (1.5e+09 Hz) (got 2e+09 Hz)"
+        ],
+    ),
+    (
+        _set("compute.power_limited_clock_hz", -1),
+        ["compute.power_limited_clock_hz: must be > 0 (got -1.0)"],
+    ),
+    (
         _set("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
             "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"

@@ -227,3 +227,24 @@ def test_lean_cycles_equal_the_typed_phases(m: int, n: int, k: int, index: int) 
     """The ranking path (kernel_cycles) and the explained path (typed waves) agree."""
     d = _diag(MODEL.predict(gemm(m, n, k), GPUS[index]))
     assert d.phases.total_cycles == pytest.approx(d.total_cycles, rel=1e-12)
+
+
+def test_power_limited_clock_slows_compute_bound_gemms_only() -> None:
+    """A100 SXM with a 1065 MHz power-limited clock: a 4096 x 8192 x 8192 GEMM keeps the tensor
+    cores busy (activity u near 1) and runs at f = 1065 MHz x u^(-1/3), in 15 MHz bins, never
+    faster than at 1410 MHz; a GEMV (activity near 0) stays at 1410 MHz and is unchanged."""
+    base = load_hardware("a100_80gb_sxm")
+    compute = dataclasses.replace(base.compute, power_limited_clock_hz=1.065e9)
+    limited = dataclasses.replace(base, compute=compute)
+    model = get_model("effective_roofline")
+    big = gemm(4096, 8192, 8192)
+    fast, slow = model.predict(big, base), model.predict(big, limited)
+    d = _diag(slow)
+    expected = 1.065e9 * d.tensor_activity ** (-1 / 3)
+    assert d.sm_clock_hz == pytest.approx(15e6 * (expected // 15e6))
+    assert 1.065e9 <= d.sm_clock_hz < 1.41e9
+    assert _diag(fast).sm_clock_hz == 1.41e9
+    assert slow.latency_s > fast.latency_s
+    gemv = gemm(1, 8192, 8192)
+    assert model.predict(gemv, limited).latency_s == model.predict(gemv, base).latency_s
+    assert _diag(model.predict(gemv, limited)).sm_clock_hz == 1.41e9

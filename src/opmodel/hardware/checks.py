@@ -40,6 +40,12 @@ def _energy_problems(compute: ComputeSpec) -> list[str]:
             f"compute.max_boost_clock_hz: must be at least compute.clock_hz "
             f"({compute.clock_hz:g} Hz) (got {boost:g} Hz)"
         )
+    limited = compute.power_limited_clock_hz
+    if limited is not None and limited > compute.clock_hz:
+        problems.append(
+            f"compute.power_limited_clock_hz: must be at most compute.clock_hz "
+            f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
+        )
     pairs = (
         ("tensor", compute.tensor_flops_per_s, compute.tensor_energy_j_per_flop),
         ("vector", compute.vector_flops_per_s, compute.vector_energy_j_per_flop),

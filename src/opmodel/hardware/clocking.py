@@ -19,7 +19,17 @@ from types import MappingProxyType
 from opmodel.core.dtypes import DType
 from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemorySpec
 
-__all__ = ["boosted", "interpolate", "spec_at_clock", "with_calibration"]
+__all__ = [
+    "CLOCK_STEP_HZ",
+    "boosted",
+    "interpolate",
+    "power_limited",
+    "power_limited_clock_hz",
+    "spec_at_clock",
+    "with_calibration",
+]
+
+CLOCK_STEP_HZ = 15e6  # GA100 and later step the SM clock in 15 MHz bins ([EAI] supply_voltage.json)
 
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
@@ -33,6 +43,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
         spec.compute,
         clock_hz=float(clock_hz),
         max_boost_clock_hz=None,  # a locked clock holds for every kernel
+        power_limited_clock_hz=None,
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
     )
@@ -69,6 +80,42 @@ def boosted(spec: HardwareSpec) -> HardwareSpec:
     if cached is None:
         cached = spec_at_clock(spec, boost)
         spec.derived_cache["boosted"] = cached
+    assert isinstance(cached, HardwareSpec)
+    return cached
+
+
+def power_limited_clock_hz(spec: HardwareSpec, tensor_activity: float) -> float:
+    """The SM clock an unlocked ``spec`` sustains for a kernel of ``tensor_activity`` ``u``.
+
+    Dynamic power is ``u f V(f)^2`` up to a constant (activity, clock, switching energy) and
+    the voltage rises about linearly with the clock in the boost range (GA100's table in
+    ``power.core_voltage_mv_by_clock_mhz``: +29 % from 1.02 to 1.41 GHz), so the power of
+    tensor work grows as ``u f^3``. The board holds a fully busy kernel (``u = 1``) at
+    ``power_limited_clock_hz``; a kernel of activity ``u`` reaches the same power at
+    ``f = power_limited_clock_hz x u^(-1/3)``, which GPU Boost caps at ``clock_hz`` and
+    steps down to a :data:`CLOCK_STEP_HZ` bin. ``clock_hz`` when the spec has no
+    power-limited clock or ``u`` is 0.
+    """
+    limited = spec.compute.power_limited_clock_hz
+    top = spec.compute.clock_hz
+    if limited is None or not tensor_activity > 0:
+        return top
+    wanted = limited * min(1.0, tensor_activity) ** (-1.0 / 3.0)
+    if wanted >= top:
+        return top
+    return float(max(CLOCK_STEP_HZ, CLOCK_STEP_HZ * (wanted // CLOCK_STEP_HZ)))
+
+
+def power_limited(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
+    """``spec`` at the power-limited ``clock_hz`` (from :func:`power_limited_clock_hz`);
+    ``spec`` itself at its own clock. Cached on the spec per clock bin."""
+    if clock_hz >= spec.compute.clock_hz:
+        return spec
+    key = ("power_limited", clock_hz)
+    cached = spec.derived_cache.get(key)
+    if cached is None:
+        cached = spec_at_clock(spec, clock_hz)
+        spec.derived_cache[key] = cached
     assert isinstance(cached, HardwareSpec)
     return cached
 

@@ -151,6 +151,11 @@ class ComputeSpec:
     # are rated at (H100 SXM: 1.98 vs 1.83 GHz); kernel-level models run non-tensor kernels of
     # an unlocked device at it; at_clock (a locked clock) drops it
     max_boost_clock_hz: float | None = field(default=None, metadata=_POS)
+    # the SM clock the board's power limit holds while a kernel keeps the tensor cores fully
+    # busy (a measured or fitted value, never a datasheet one); kernel-level GEMM models then
+    # run a kernel of tensor activity u at min(clock_hz, this x u^(-1/3)) on an unlocked device
+    # (docs/models/effective_roofline.md, "Power-limited clock"); at_clock drops it
+    power_limited_clock_hz: float | None = field(default=None, metadata=_POS)
 
     def tensor_peak(self, dtype: DType) -> float | None:
         """Dense tensor-engine FLOP/s for ``dtype`` (fp8 variants fall back to ``fp8``)."""

@@ -1,10 +1,13 @@
-"""``validate-gemm-latency``: predicted versus measured GEMM latency, with one fitted constant.
+"""``validate-gemm-latency``: predicted versus measured GEMM latency, with two fitted constants.
 
-Per model and hardware, only the fixed device overhead (cycles) is fitted, by non-negative
-least squares on relative errors over a deterministic training split of ``small`` and
-``vector_like`` rows; every other usable row is held out and reported overall, by hardware and
-by size class. Rows whose kernel cannot run, or whose hardware has no config, are skipped and
-counted by reason.
+Per model and hardware the fixed device overhead (cycles) is fitted, by non-negative least
+squares on relative errors over a deterministic training split of ``small`` and
+``vector_like`` rows. Per hardware whose rows were measured unlocked (no ``clock_mhz``) and
+whose config has no ``power_limited_clock_hz``, that clock is fitted first on a deterministic
+split of ``large`` rows (:mod:`opmodel.validation.power_clock_fit`) and applied to every
+unlocked row of that hardware. Every other usable row is held out and reported overall, by
+hardware and by size class. Rows whose kernel cannot run, or whose hardware has no config, are
+skipped and counted by reason.
 """
 
 from __future__ import annotations
@@ -24,6 +27,10 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.power_clock_fit import (
+    fit_power_limited_clock_hz,
+    with_power_limited_clock,
+)
 
 __all__ = [
     "LatencyReport",
@@ -86,6 +93,8 @@ class LatencyReport:
     skipped: dict[str, int]
     models: list[ModelResult]
     per_row: list[dict[str, object]]
+    power_limited_clock_hz: dict[str, float]  # fitted per hardware (unlocked rows)
+    power_clock_training_rows: dict[str, int]
 
 
 def _op(row: GemmRow) -> LocalOp:
@@ -120,6 +129,12 @@ class _Hardware:
     def __init__(self, directory: Path | None, *, zero_overhead: bool) -> None:
         self._directory, self._zero = directory, zero_overhead
         self._cache: dict[tuple[str, float | None], HardwareSpec] = {}
+        self.power_clock: dict[str, float] = {}  # fitted; applied to unlocked rows
+
+    def set_power_clock(self, name: str, clock_hz: float) -> None:
+        """Run unlocked rows of ``name`` under the power-limited ``clock_hz`` from now on."""
+        self.power_clock[name] = clock_hz
+        self._cache.pop((name, None), None)
 
     def get(self, name: str, clock_hz: float | None) -> HardwareSpec:
         key = (name, clock_hz)
@@ -127,6 +142,8 @@ class _Hardware:
         if spec is None:
             spec = load_hardware(self._directory / f"{name}.yaml" if self._directory else name)
             spec = spec.at_clock(clock_hz) if clock_hz else spec
+            if clock_hz is None and name in self.power_clock:
+                spec = with_power_limited_clock(spec, self.power_clock[name])
             if self._zero:
                 spec = dataclasses.replace(
                     spec,
@@ -136,13 +153,23 @@ class _Hardware:
         return spec
 
 
-def _training_rows(rows: Sequence[GemmRow], per_class: int) -> set[int]:
-    """Indices of up to ``per_class`` evenly spaced small and vector_like rows per hardware."""
+_OVERHEAD_CLASSES = (SizeClass.SMALL, SizeClass.VECTOR_LIKE)
+
+
+def _training_rows(
+    rows: Sequence[GemmRow],
+    per_class: int,
+    classes: tuple[SizeClass, ...] = _OVERHEAD_CLASSES,
+    *,
+    unlocked_only: bool = False,
+) -> set[int]:
+    """Indices of up to ``per_class`` evenly spaced rows of each of ``classes`` per hardware
+    (only rows measured without a locked clock when ``unlocked_only``)."""
     chosen: set[int] = set()
     groups: dict[tuple[str, SizeClass], list[int]] = defaultdict(list)
     for index, row in enumerate(rows):
         cls = size_class(row)
-        if cls in (SizeClass.SMALL, SizeClass.VECTOR_LIKE):
+        if cls in classes and not (unlocked_only and row.clock_hz):
             groups[(row.hardware, cls)].append(index)
     for members in groups.values():
         members.sort(
@@ -177,6 +204,7 @@ class ValidationOptions:
     """Knobs of :func:`validate_gemm_latency`."""
 
     calibrate: bool = True
+    calibrate_power_clock: bool = True
     training_per_class: int = 8
     hardware_dir: Path | None = None
     progress: Callable[[int, int], None] = lambda done, total: None
@@ -187,6 +215,11 @@ def validate_gemm_latency(
 ) -> LatencyReport:
     """Predict every row with every model, fit overheads on the training split, report."""
     hardware = _Hardware(options.hardware_dir, zero_overhead=options.calibrate)
+    power_training = (
+        _fit_power_clocks(rows, hardware, options.training_per_class)
+        if options.calibrate_power_clock
+        else {}
+    )
     skipped: Counter[str] = Counter()
     base: dict[str, dict[int, float]] = {name: {} for name in model_names}
     energy: dict[str, dict[int, float]] = {name: {} for name in model_names}
@@ -212,17 +245,45 @@ def validate_gemm_latency(
     training = _training_rows(rows, options.training_per_class) & set(clocks)
     if not options.calibrate:
         training = set()
+    fitted = {i for members in power_training.values() for i in members}
     results = [
-        _evaluate(name, rows, _Predictions(base[name], energy[name], clocks, static_w), training)
+        _evaluate(
+            name, rows, _Predictions(base[name], energy[name], clocks, static_w), training, fitted
+        )
         for name in model_names
     ]
-    held = sorted(set(clocks) - training)
+    held = sorted(set(clocks) - training - fitted)
     return LatencyReport(
         rows_used=len(held),
         skipped=dict(skipped),
         models=results,
         per_row=_per_row(rows, held, results, base, clocks),
+        power_limited_clock_hz=dict(hardware.power_clock),
+        power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
     )
+
+
+def _fit_power_clocks(
+    rows: Sequence[GemmRow], hardware: _Hardware, per_class: int
+) -> dict[str, list[int]]:
+    """Fit each unlocked hardware's power-limited clock on its large training rows (configs
+    that set one keep it); returns the training rows used per hardware."""
+    by_hw: dict[str, list[int]] = defaultdict(list)
+    for i in sorted(_training_rows(rows, per_class, (SizeClass.LARGE,), unlocked_only=True)):
+        by_hw[rows[i].hardware].append(i)
+    used: dict[str, list[int]] = {}
+    for name, members in sorted(by_hw.items()):
+        try:
+            spec = hardware.get(name, None)
+        except OpModelError:
+            continue  # counted as skipped when its rows are predicted
+        if spec.compute.power_limited_clock_hz is not None or spec.compute.sm is None:
+            continue
+        ops = [_op(rows[i]) for i in members]
+        clock = fit_power_limited_clock_hz(spec, ops, [rows[i].time_s for i in members])
+        hardware.set_power_clock(name, clock)
+        used[name] = members
+    return used
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +298,7 @@ class _Predictions:
 
 
 def _evaluate(
-    name: str, rows: Sequence[GemmRow], p: _Predictions, training: set[int]
+    name: str, rows: Sequence[GemmRow], p: _Predictions, training: set[int], fitted: set[int]
 ) -> ModelResult:
     base, clocks = p.latency_s, p.clock_hz
     overhead: dict[str, float] = {}
@@ -248,7 +309,7 @@ def _evaluate(
             [base[i] for i in idx], [rows[i].time_s for i in idx], [clocks[i] for i in idx]
         )
         counts[hw] = len(idx)
-    held = sorted(set(base) - training)
+    held = sorted(set(base) - training - fitted)
     extra_s = {i: overhead.get(rows[i].hardware, 0.0) / clocks[i] for i in held}
     pred = {i: base[i] + extra_s[i] for i in held}
     with_energy = [i for i in held if rows[i].energy_j is not None]

@@ -36,6 +36,15 @@ def _progress(done: int, total: int) -> None:
 
 def _print_table(report: LatencyReport) -> None:
     write = sys.stderr.write
+    if report.power_limited_clock_hz:
+        write(
+            "\npower-limited SM clock (fitted on large rows): "
+            + ", ".join(
+                f"{hw}={hz / 1e6:.0f} MHz ({report.power_clock_training_rows.get(hw, 0)} rows)"
+                for hw, hz in report.power_limited_clock_hz.items()
+            )
+            + "\n"
+        )
     for result in report.models:
         write(
             f"\n{result.model}: fixed overhead cycles "
@@ -70,6 +79,7 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
         raise ConfigError([f"--hardware-dir: {args.hardware_dir}: not a directory"])
     options = ValidationOptions(
         calibrate=args.calibrate,
+        calibrate_power_clock=args.calibrate_power_clock,
         training_per_class=args.training_per_class,
         hardware_dir=Path(args.hardware_dir) if args.hardware_dir else None,
         progress=_progress,
@@ -80,10 +90,12 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
             writer = csv.DictWriter(handle, fieldnames=list(report.per_row[0]), lineterminator="\n")
             writer.writeheader()
             writer.writerows(report.per_row)
-    params = {
+    params: dict[str, Any] = {
         r.model: {"overhead_cycles": r.overhead_cycles, "training_rows": r.training_rows}
         for r in report.models
     }
+    params["power_limited_clock_hz"] = report.power_limited_clock_hz
+    params["power_clock_training_rows"] = report.power_clock_training_rows
     if args.output_params:
         Path(args.output_params).write_text(json.dumps(params, indent=2) + "\n")
     if args.format == "table":
@@ -91,6 +103,7 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     skipped = {**dict(loaded.skipped), **report.skipped}
     return {
         "rows_evaluated": report.rows_used,
+        "power_limited_clock_hz": report.power_limited_clock_hz,
         "skipped": skipped,
         "models": [to_jsonable(r) for r in report.models],
     }

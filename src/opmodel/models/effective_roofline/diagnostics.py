@@ -112,6 +112,8 @@ class EffectiveRooflineDiagnostics(FastValue):
     tile_efficiency: float  # useful over issued MMA work (edge tiles and K padding)
     issued_flops: int  # padded MMA work, which energy is charged for
     useful_flops_per_s: float
+    sm_clock_hz: float  # the clock the kernel ran at (below the config's under a power limit)
+    tensor_activity: float  # issued MMA FLOPs / tensor peak x time, at the config's clock
     evaluation: KernelEvaluation = field(repr=False, compare=False)
 
     @cached_property

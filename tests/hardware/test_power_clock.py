@@ -1,0 +1,44 @@
+"""The power-limited clock law: f = min(clock, f_pl x u^(-1/3)) in 15 MHz bins, by hand."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pytest
+
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
+
+
+def _limited(clock_hz: float) -> HardwareSpec:
+    spec = load_hardware("a100_80gb_sxm")  # rated at 1410 MHz
+    compute = dataclasses.replace(spec.compute, power_limited_clock_hz=clock_hz)
+    return dataclasses.replace(spec, compute=compute)
+
+
+def test_full_activity_runs_at_the_power_limited_clock() -> None:
+    assert power_limited_clock_hz(_limited(1.065e9), 1.0) == 1.065e9  # 71 bins of 15 MHz
+
+
+def test_lighter_kernels_climb_as_the_cube_root_of_activity() -> None:
+    # u = 0.5: 1065 MHz x 2^(1/3) = 1341.8 MHz -> the 1335 MHz bin below it
+    assert power_limited_clock_hz(_limited(1.065e9), 0.5) == pytest.approx(1.335e9)
+    # u = 0.125: 1065 x 2 = 2130 MHz, capped at the config's 1410 MHz
+    assert power_limited_clock_hz(_limited(1.065e9), 0.125) == 1.41e9
+
+
+def test_no_limit_or_no_activity_keeps_the_clock() -> None:
+    spec = load_hardware("a100_80gb_sxm")
+    assert spec.compute.power_limited_clock_hz is None
+    assert power_limited_clock_hz(spec, 1.0) == spec.compute.clock_hz
+    assert power_limited_clock_hz(_limited(1.065e9), 0.0) == 1.41e9
+
+
+def test_power_limited_spec_is_a_cached_locked_clock() -> None:
+    spec = _limited(1.065e9)
+    slow = power_limited(spec, 1.2e9)
+    assert slow.compute.clock_hz == 1.2e9
+    assert slow.compute.power_limited_clock_hz is None  # a spec at a clock is locked there
+    assert power_limited(spec, 1.2e9) is slow
+    assert power_limited(spec, 1.41e9) is spec
+    assert spec.at_clock(1.0e9).compute.power_limited_clock_hz is None

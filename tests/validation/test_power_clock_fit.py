@@ -1,0 +1,41 @@
+"""Fitting the power-limited clock: it recovers the clock that generated the times."""
+
+from __future__ import annotations
+
+import pytest
+
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.validation.power_clock_fit import (
+    fit_power_limited_clock_hz,
+    with_power_limited_clock,
+)
+
+from ..conftest import gemm
+
+
+def test_fit_recovers_the_generating_clock() -> None:
+    spec = load_hardware("a100_80gb_sxm")
+    ops = [gemm(4096, 8192, 8192), gemm(8192, 8192, 4096), gemm(2048, 16384, 8192)]
+    truth = with_power_limited_clock(spec, 1.2e9)
+    model = get_model("effective_roofline")
+    measured = [model.predict(op, truth).latency_s for op in ops]
+    assert fit_power_limited_clock_hz(spec, ops, measured) == 1.2e9
+
+
+def test_times_at_full_clock_fit_no_throttling() -> None:
+    spec = load_hardware("a100_80gb_sxm")
+    ops = [gemm(4096, 8192, 8192)]
+    measured = [get_model("effective_roofline").predict(ops[0], spec).latency_s]
+    assert fit_power_limited_clock_hz(spec, ops, measured) == spec.compute.clock_hz
+    assert fit_power_limited_clock_hz(spec, [], []) == spec.compute.clock_hz
+
+
+def test_bad_arguments_are_one_line_errors() -> None:
+    spec = load_hardware("a100_80gb_sxm")
+    with pytest.raises(ValueError, match="1 ops but 2 measurements"):
+        fit_power_limited_clock_hz(spec, [gemm(64, 64, 64)], [1.0, 2.0])
+    with pytest.raises(ValueError, match="must be positive"):
+        fit_power_limited_clock_hz(spec, [gemm(64, 64, 64)], [0.0])
+    with pytest.raises(ValueError, match=r"power_limited_clock_hz must be in \(0, 1.41e\+09\]"):
+        with_power_limited_clock(spec, 2e9)
