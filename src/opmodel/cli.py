@@ -147,11 +147,11 @@ def _add_gemm_latency_parser(commands: Any) -> None:
         help="use the configs' fixed overhead cycles; hold out every row",
     )
     latency.add_argument(
-        "--no-calibrate-power-clock",
+        "--fit-power-clock",
         dest="calibrate_power_clock",
-        action="store_false",
-        help="run unlocked rows at the configs' clocks instead of fitting each GPU's "
-        "power-limited clock on large training rows",
+        action="store_true",
+        help="also fit each unlocked GPU's power-limited SM clock on large training rows "
+        "(held out; beyond the overhead-only protocol, see docs/validation.md)",
     )
     latency.add_argument(
         "--compare-rooflines",

@@ -115,12 +115,8 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     assert "overall" in err and "a100_80gb_sxm" in err
     fitted = json.loads(params.read_text())
     assert set(fitted) == {*models, "power_limited_clock_hz", "power_clock_training_rows"}
-    # every unlocked GPU gets a clock between half its config clock and that clock
-    for name, hz in fitted["power_limited_clock_hz"].items():
-        top = load_hardware(name).compute.clock_hz
-        assert top / 2 <= hz <= top
-        assert fitted["power_clock_training_rows"][name] >= 1
-    assert "power-limited SM clock" in err
+    assert fitted["power_limited_clock_hz"] == {}  # opt-in: --fit-power-clock
+    assert "power-limited SM clock" not in err
     assert per_row.read_text().startswith("source,label,hardware,class")
 
 
@@ -197,10 +193,10 @@ def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
     without the fit the large rows run at 1410 MHz and come out far too fast."""
     rows = [r for r in load_gemm_rows(DATA).rows if r.source == "vidur"][::40]
     rows = [r for r in rows if r.hardware == "a100_80gb_sxm"]
-    on = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
-    off = validate_gemm_latency(
-        rows, ["effective_roofline"], options=ValidationOptions(calibrate_power_clock=False)
+    on = validate_gemm_latency(
+        rows, ["effective_roofline"], options=ValidationOptions(calibrate_power_clock=True)
     )
+    off = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
     assert on.power_clock_training_rows == {"a100_80gb_sxm": 8}
     assert 0.95e9 <= on.power_limited_clock_hz["a100_80gb_sxm"] <= 1.2e9
     assert off.power_limited_clock_hz == {}
@@ -210,9 +206,12 @@ def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
 
 def test_held_out_accuracy_on_shipped_data() -> None:
     """Regression guard on an evenly spaced tenth of the shipped GEMMs (docs/validation.md has
-    the full tables): issue targets are <= 12 % overall and <= 8 % on large GEMMs."""
+    the full tables): the overhead-only protocol, and the power-limited clock fitted on top."""
     rows = load_gemm_rows(DATA).rows[::10]
-    report = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
-    result = report.models[0]
-    assert result.overall.mape <= 0.10
-    assert result.by_class["large"].mape <= 0.07
+    strict = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
+    assert strict.models[0].overall.mape <= 0.17
+    fitted = validate_gemm_latency(
+        rows, ["effective_roofline"], options=ValidationOptions(calibrate_power_clock=True)
+    )
+    assert fitted.models[0].overall.mape <= 0.10
+    assert fitted.models[0].by_class["large"].mape <= 0.07
