@@ -76,12 +76,7 @@ def boosted(spec: HardwareSpec) -> HardwareSpec:
     boost = spec.compute.max_boost_clock_hz
     if boost is None or boost == spec.compute.clock_hz:
         return spec
-    cached = spec.derived_cache.get("boosted")
-    if cached is None:
-        cached = spec_at_clock(spec, boost)
-        spec.derived_cache["boosted"] = cached
-    assert isinstance(cached, HardwareSpec)
-    return cached
+    return _cached_at_clock(spec, boost)
 
 
 def power_limited_clock_hz(spec: HardwareSpec, tensor_activity: float) -> float:
@@ -111,11 +106,15 @@ def power_limited(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     ``spec`` itself at its own clock. Cached on the spec per clock bin."""
     if clock_hz >= spec.compute.clock_hz:
         return spec
-    key = ("power_limited", clock_hz)
+    return _cached_at_clock(spec, clock_hz)
+
+
+def _cached_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
+    """:func:`spec_at_clock`, kept in ``spec.derived_cache`` per clock (boost or power bins)."""
+    key = ("at_clock", clock_hz)
     cached = spec.derived_cache.get(key)
     if cached is None:
-        cached = spec_at_clock(spec, clock_hz)
-        spec.derived_cache[key] = cached
+        cached = spec.derived_cache[key] = spec_at_clock(spec, clock_hz)
     assert isinstance(cached, HardwareSpec)
     return cached
 
