@@ -8,10 +8,11 @@ and once not at all, and reports the difference per call. The count is repeatabl
 instructions for the same interpreter build, unlike wall time on a shared VM. Needs valgrind
 (Debian package ``valgrind``).
 
-``--fresh-gemm`` counts instead one ``effective_roofline`` predict of a GEMM shape not seen
-before (the issue-4 GEMM, m = 4096 + 8 i, n = 32768, k = 8192, bf16, as in
-``predict_speed.py``'s fresh-shape figures), with the example's explicit kernel and with
-automatic selection. Both child runs build the same ops; only the predicts differ.
+``--fresh-gemm`` counts instead one predict of a GEMM shape not seen before (the issue-4 GEMM,
+m = 4096 + 8 i, n = 32768, k = 8192, bf16, as in ``predict_speed.py``'s fresh-shape figures):
+``effective_roofline`` with the example's explicit kernel and with automatic selection, and
+``extended_roofline`` with the explicit kernel. Both child runs build the same ops; only the
+predicts differ.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from predict_speed import fresh_gemm_ops, load_op, ROOT
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 hw = load_hardware(sys.argv[1]); calls = int(sys.argv[2]); total = int(sys.argv[4])
-model = get_model("effective_roofline")
+model = get_model(sys.argv[6])
 attrs = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml").attrs
 ops = fresh_gemm_ops(attrs if sys.argv[3] == "explicit" else {}, range(total + 1))
 model.predict(ops[0], hw)
@@ -68,17 +69,31 @@ def _instructions(model: str, hardware: str, op: Path, calls: int) -> int:
 
 def _fresh_gemm(hardware: str, calls: int) -> None:
     benchmarks = str(ROOT / "benchmarks")
-    for mode in ("explicit", "auto"):
+    cases = (
+        ("effective_roofline", "explicit"),
+        ("effective_roofline", "auto"),
+        ("extended_roofline", "explicit"),
+    )
+    for model, mode in cases:
         counts = [
             _count(
-                [sys.executable, "-c", FRESH_CHILD, hardware, str(n), mode, str(calls), benchmarks]
+                [
+                    sys.executable,
+                    "-c",
+                    FRESH_CHILD,
+                    hardware,
+                    str(n),
+                    mode,
+                    str(calls),
+                    benchmarks,
+                    model,
+                ]
             )
             for n in (0, calls)
         ]
         per_call = (counts[1] - counts[0]) / calls
         print(
-            f"effective_roofline fresh GEMM shape, {mode:<8} kernel "
-            f"{per_call:>10.0f} instructions/predict"
+            f"{model:<18} fresh GEMM shape, {mode:<8} kernel {per_call:>10.0f} instructions/predict"
         )
 
 
@@ -88,9 +103,7 @@ def main() -> None:
     parser.add_argument("--model", default="roofline")
     parser.add_argument("--hardware", default="a10")
     parser.add_argument("--calls", type=int, default=20000)
-    parser.add_argument(
-        "--fresh-gemm", action="store_true", help="count fresh-shape effective_roofline GEMMs"
-    )
+    parser.add_argument("--fresh-gemm", action="store_true", help="count fresh-shape GEMM predicts")
     args = parser.parse_args()
     if shutil.which("valgrind") is None:
         raise SystemExit("valgrind not found (apt-get install valgrind)")

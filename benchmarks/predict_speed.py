@@ -96,26 +96,33 @@ def fresh_gemm_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]
 def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str, float]:
     """µs per GEMM predict when every op has a shape not seen before (nothing memoised but
     what depends on the hardware and kernel alone; op construction not timed), for the
-    issue-4 GEMM (m = 4096 + 8 i, n = 32768, k = 8192, bf16) with an explicit kernel and with
-    automatic selection: the best and the median over ``repeats`` rounds of ``count`` new
-    shapes each, a round's figure being the median of its single predicts (so a garbage
+    issue-4 GEMM (m = 4096 + 8 i, n = 32768, k = 8192, bf16): ``effective_roofline`` with an
+    explicit kernel and with automatic selection, ``extended_roofline`` with the explicit
+    kernel (issue 3's budget). The best and the median over ``repeats`` rounds of ``count``
+    new shapes each, a round's figure being the median of its single predicts (so a garbage
     collection or a slow moment of the VM does not count as the model's time)."""
     hardware = load_hardware(hardware_name)
-    model = get_model("effective_roofline")
     seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
     out: dict[str, float] = {}
-    for label, attrs in (("explicit_kernel", seed.attrs), ("auto_selection", {})):
+    cases = (
+        ("effective_roofline", "explicit_kernel", seed.attrs),
+        ("effective_roofline", "auto_selection", {}),
+        ("extended_roofline", "explicit_kernel", seed.attrs),
+    )
+    first = 1
+    for model_name, label, attrs in cases:
+        model = get_model(model_name)
         rounds = []
-        for round_index in range(repeats):
-            first = 1 + round_index * count
+        for _ in range(repeats):
             ops = fresh_gemm_ops(attrs, range(first, first + count))
+            first += count
             times = []
             for op in ops:
                 start = time.perf_counter()
                 model.predict(op, hardware)
                 times.append(time.perf_counter() - start)
             rounds.append(statistics.median(times))
-        prefix = f"effective_roofline_fresh_shape_{label}"
+        prefix = f"{model_name}_fresh_shape_{label}"
         out[f"{prefix}_best_us"] = round(min(rounds) * 1e6, 1)
         out[f"{prefix}_median_us"] = round(statistics.median(rounds) * 1e6, 1)
     return out

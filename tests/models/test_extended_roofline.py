@@ -175,3 +175,46 @@ def test_omitted_kernel_attrs_use_selection(a100: HardwareSpec) -> None:
     assert profile.implementation == f"extended_roofline/mma_sync/{d.kernel.name}"
     effective = get_model("effective_roofline").predict(plain_gemm(4096, 4096, 4096), a100)
     assert effective.diagnostics.kernel == d.kernel  # both models run the same kernel
+
+
+def test_profile_memoised_per_op_and_kernel_built_once_per_attrs(gpu: HardwareSpec) -> None:
+    """A repeat predict returns the memoised profile; ops of other shapes with the same kernel
+    attrs share one built kernel (and its occupancy); a new spec builds its own."""
+    from opmodel.models.gemm import GemmProblem
+    from opmodel.models.gemm.choice import attrs_kernel_setup
+
+    first, second = gemm(512, 512, 512), gemm(1024, 256, 2048)
+    assert MODEL.predict(first, gpu) is MODEL.predict(first, gpu)
+    built = attrs_kernel_setup(first, GemmProblem.from_op(first), gpu)
+    assert attrs_kernel_setup(second, GemmProblem.from_op(second), gpu) is built
+    assert _diag(second, gpu).kernel is built.kernel
+    other = dataclasses.replace(gpu, name="gpu_generic_copy")
+    assert attrs_kernel_setup(first, GemmProblem.from_op(first), other) is not built
+
+
+def test_lazy_diagnostics_match_their_definitions(gpu: HardwareSpec) -> None:
+    """Utilisation, overlaps and bottlenecks are computed on access from the waves: check them
+    against their definitions on a kernel with full and tail waves."""
+    d = _diag(gemm(4096, 4096, 1024), gpu)
+    full, tail = d.full_wave, d.tail_wave
+    assert full is not None and tail is not None
+    k, waves = d.grid.k_iterations, d.grid.full_waves
+    math = k * (waves * full.math_stage_cycles + tail.math_stage_cycles)
+    assert d.utilization.math_fraction == pytest.approx(math / d.total_cycles)
+    assert d.total_cycles == pytest.approx(
+        waves * full.total_cycles + tail.total_cycles + d.fixed_overhead_cycles
+    )
+    hidden = min(full.math_stage_cycles, full.dram_stage_cycles) / full.dram_stage_cycles
+    assert d.overlaps.math_dram_fraction == pytest.approx(hidden)
+    cycles = d.bottleneck_cycles
+    ranked = sorted(cycles, key=cycles.__getitem__, reverse=True)
+    assert (d.primary_bottleneck, d.secondary_bottleneck) == (ranked[0], ranked[1])
+    serialised = MODEL.predict(gemm(4096, 4096, 1024), gpu).to_dict()["diagnostics"]
+    assert serialised["primary_bottleneck"] == d.primary_bottleneck.value
+    assert set(serialised["utilization"]) == {
+        "math_fraction",
+        "smem_fraction",
+        "l2_fraction",
+        "dram_fraction",
+    }
+    assert "rates" not in serialised

@@ -39,7 +39,7 @@ from opmodel.models.gemm.selection import (
     select_kernel,
 )
 
-__all__ = ["KERNEL_ATTRS", "KernelChoice", "choose_kernel"]
+__all__ = ["KERNEL_ATTRS", "KernelChoice", "attrs_kernel_setup", "choose_kernel"]
 
 KERNEL_ATTRS = frozenset(
     {
@@ -91,6 +91,13 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
             raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
         evaluation = _evaluate_memoised(kernel, problem, hardware)
     return KernelChoice(evaluation, selection)
+
+
+def attrs_kernel_setup(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
+    """The kernel ``op``'s attrs describe (over the documented defaults) and its occupancy and
+    local work on ``hardware`` (a GPU), checked against ``problem`` and memoised per spec on
+    the attrs and dtypes: a sweep over shapes builds and checks the kernel once."""
+    return _kernel_from_attrs(op, problem, hardware)[0]
 
 
 def _kernel_from_attrs(
