@@ -73,9 +73,12 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     attrs = op.attrs
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
         setup, evaluations = _kernel_from_attrs(op, problem, hardware)
-        evaluation = _memoised(
-            evaluations, problem, lambda: evaluate_kernel(setup.kernel, problem, hardware, setup)
-        )
+        evaluation = evaluations.get(problem.sizes)  # the dtypes are in the setup's key
+        if evaluation is None:
+            if len(evaluations) >= _EVALUATIONS_KEPT:
+                evaluations.clear()
+            evaluation = evaluate_kernel(setup.kernel, problem, hardware, setup)
+            evaluations[problem.sizes] = evaluation
         return KernelChoice(evaluation, None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
@@ -102,10 +105,11 @@ def attrs_kernel_setup(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec
 
 def _kernel_from_attrs(
     op: LocalOp, problem: GemmProblem, hardware: HardwareSpec
-) -> tuple[KernelSetup, dict[GemmProblem, KernelEvaluation]]:
-    """The kernel the op's attrs describe, its setup and its evaluations by problem, memoised
-    per spec on the attrs and dtypes (only the split-K check depends on the problem's sizes);
-    keeping the evaluations with the setup spares hashing the kernel on every predict."""
+) -> tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]]:
+    """The kernel the op's attrs describe, its setup and its evaluations by problem sizes
+    (``GemmProblem.sizes``), memoised per spec on the attrs and dtypes (only the split-K check
+    depends on the sizes); keeping the evaluations with the setup spares hashing the kernel and
+    the dtypes on every predict."""
     sm = hardware.compute.sm
     assert sm is not None
     key = (
@@ -116,7 +120,7 @@ def _kernel_from_attrs(
         problem.c_dtype,
         problem.compute_dtype,
     )
-    hit: tuple[KernelSetup, dict[GemmProblem, KernelEvaluation]] | None = (
+    hit: tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]] | None = (
         hardware.derived_cache.get(key)
     )
     if hit is None:

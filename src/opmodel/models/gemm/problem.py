@@ -37,12 +37,27 @@ class GemmProblem(FastValue):
     a_bits: int = field(init=False, compare=False, repr=False)
     b_bits: int = field(init=False, compare=False, repr=False)
     c_bits: int = field(init=False, compare=False, repr=False)
+    # everything but the dtypes, as plain ints and bools: the memo key where the dtypes are
+    # already part of an outer key (hashing it costs a fraction of hashing the problem)
+    sizes: tuple[int, int, int, int, bool, bool, bool, bool] = field(
+        init=False, compare=False, repr=False
+    )
 
     def __post_init__(self) -> None:
         fields = self.__dict__
         fields["a_bits"] = self.a_dtype.bits
         fields["b_bits"] = self.b_dtype.bits
         fields["c_bits"] = self.c_dtype.bits
+        fields["sizes"] = (
+            self.batch,
+            self.m,
+            self.n,
+            self.k,
+            self.transpose_a,
+            self.transpose_b,
+            self.broadcast_b,
+            self.beta_zero,
+        )
 
     @classmethod
     def from_op(cls, op: LocalOp) -> GemmProblem:

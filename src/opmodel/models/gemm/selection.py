@@ -224,7 +224,17 @@ def select_kernel(
     memo: dict[object, tuple[KernelEvaluation, KernelSelection]] = (
         hardware.derived_cache.setdefault("gemm.selection.results", {})
     )
-    key = (problem, objective, shortlist_size)
+    by_energy = objective is Objective.ENERGY
+    # sizes, dtypes and settings: the problem's fields without hashing the problem object
+    key = (
+        problem.sizes,
+        problem.a_dtype,
+        problem.b_dtype,
+        problem.c_dtype,
+        problem.compute_dtype,
+        by_energy,
+        shortlist_size,
+    )
     hit = memo.get(key)
     if hit is not None:
         return hit
@@ -245,7 +255,6 @@ def select_kernel(
         evaluate_kernel(candidates[i].kernel, problem, hardware, candidates[i].setup)
         for _, i in shortlist
     ]
-    by_energy = objective is Objective.ENERGY
     order = sorted(
         range(len(evaluated)),
         key=lambda i: (evaluated[i].energy_j if by_energy else evaluated[i].latency_s, i),
