@@ -341,17 +341,20 @@ def kernel_cycles(
     if tail:
         waves.append((tail, busiest_ctas_per_sm(tail, r.sm_count, resident), not full, 1))
     epilogues: dict[int, float] = {}
+    l2_bytes, dram_bytes = w.l2_bytes, w.dram_bytes
+    l2_peak, dram_peak = r.l2_bytes_per_cycle, r.dram_bytes_per_cycle
     for ctas, heavy, cold, count in waves:
         local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
-        l2_latency = dram_latency if cold else warm_l2_latency
+        # memory_phases' stage of each level: bytes / loaded_rate(peak, window * bytes, latency)
         memory_stage = 0.0
-        for stage_bytes, peak, latency in (
-            (ctas * w.l2_bytes, r.l2_bytes_per_cycle, l2_latency),
-            (ctas * w.dram_bytes, r.dram_bytes_per_cycle, dram_latency),
-        ):  # memory_phases' stage: bytes / loaded_rate(peak, window * bytes, latency)
-            rate = loaded_rate(peak, window * stage_bytes, latency)
-            if rate > 0 and stage_bytes / rate > memory_stage:
-                memory_stage = stage_bytes / rate
+        stage_bytes = ctas * l2_bytes
+        rate = loaded_rate(l2_peak, window * stage_bytes, dram_latency if cold else warm_l2_latency)
+        if rate > 0:
+            memory_stage = stage_bytes / rate
+        stage_bytes = ctas * dram_bytes
+        rate = loaded_rate(dram_peak, window * stage_bytes, dram_latency)
+        if rate > 0 and stage_bytes / rate > memory_stage:
+            memory_stage = stage_bytes / rate
         stage = max(local.tensor_cycles, local.smem_cycles)
         body = max(k * stage, (k - window) * memory_stage + stage)
         epilogue = epilogues.get(ctas)
