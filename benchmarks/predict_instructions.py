@@ -5,8 +5,8 @@ Usage: python benchmarks/predict_instructions.py [--hardware a10] [--calls 20000
 
 Runs a child interpreter twice under callgrind, once predicting an example op ``--calls`` times
 and once not at all, and reports the difference per call. The count is repeatable to a few
-instructions for the same interpreter build, unlike wall time on a shared VM. Needs valgrind
-(Debian package ``valgrind``).
+instructions for the same interpreter build (the children run with ``PYTHONHASHSEED=0``),
+unlike wall time on a shared VM. Needs valgrind (Debian package ``valgrind``).
 
 ``--fresh-gemm`` counts instead one predict of a GEMM shape not seen before (the issue-4 GEMM,
 m = 4096 + 8 i, n = 32768, k = 8192, bf16, as in ``predict_speed.py``'s fresh-shape figures):
@@ -18,6 +18,7 @@ predicts differ.
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shutil
 import subprocess
@@ -56,7 +57,10 @@ for op in ops[1 : calls + 1]:
 
 def _count(arguments: list[str]) -> int:
     command = ["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", *arguments]
-    result = subprocess.run(command, capture_output=True, text=True, check=True)
+    # a fixed string-hash seed: with Python's randomised one, dict probing moves the count by
+    # a few thousand instructions from run to run
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
+    result = subprocess.run(command, capture_output=True, text=True, check=True, env=env)
     found = re.search(r"Collected : (\d+)", result.stderr)
     if found is None:
         raise SystemExit(f"valgrind printed no instruction count:\n{result.stderr[-500:]}")
