@@ -248,3 +248,17 @@ def test_power_limited_clock_slows_compute_bound_gemms_only() -> None:
     gemv = gemm(1, 8192, 8192)
     assert model.predict(gemv, limited).latency_s == model.predict(gemv, base).latency_s
     assert _diag(model.predict(gemv, limited)).sm_clock_hz == 1.41e9
+
+
+def test_memos_keep_dtypes_apart(a100: HardwareSpec) -> None:
+    """The evaluation and selection memos key on ``GemmProblem.sizes`` plus the dtypes: the
+    same sizes in another dtype are evaluated afresh, and a repeat of a shape in a new op
+    object reuses the memoised evaluation."""
+    problem = GemmProblem.from_op(gemm(512, 768, 1024, DType.FP16))
+    assert problem.sizes == (1, 512, 768, 1024, False, False, False, True)
+    for attrs in ({}, {"cta_tile_m": 128, "cta_tile_n": 128}):  # selection, explicit kernel
+        bf16 = MODEL.predict(gemm(512, 768, 1024, DType.BF16, **attrs), a100)
+        fp32 = MODEL.predict(gemm(512, 768, 1024, DType.FP32, **attrs), a100)
+        again = MODEL.predict(gemm(512, 768, 1024, DType.BF16, **attrs), a100)
+        assert fp32.latency_s > bf16.latency_s  # tf32 or SIMT against the bf16 tensor rate
+        assert again.diagnostics.evaluation is bf16.diagnostics.evaluation
