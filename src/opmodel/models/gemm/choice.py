@@ -73,12 +73,11 @@ def choose_kernel(op: LocalOp, problem: GemmProblem, hardware: HardwareSpec) -> 
     attrs = op.attrs
     if not KERNEL_ATTRS.isdisjoint(attrs) or catalogue_for(hardware.architecture or "") is None:
         setup, evaluations = _kernel_from_attrs(op, problem, hardware)
-        evaluation = evaluations.get(problem.sizes)  # the dtypes are in the setup's key
-        if evaluation is None:
-            if len(evaluations) >= _EVALUATIONS_KEPT:
-                evaluations.clear()
-            evaluation = evaluate_kernel(setup.kernel, problem, hardware, setup)
-            evaluations[problem.sizes] = evaluation
+        evaluation = _memoised(  # by sizes: the dtypes are in the setup's key
+            evaluations,
+            problem.sizes,
+            lambda: evaluate_kernel(setup.kernel, problem, hardware, setup),
+        )
         return KernelChoice(evaluation, None)
     objective = Objective(str(attrs.get("gemm_selection_objective", Objective.LATENCY)))
     size = attrs.get("gemm_selection_shortlist_size", DEFAULT_SHORTLIST_SIZE)
