@@ -53,6 +53,9 @@ _PYTORCH_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / 
 # ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
 _LAYER_NORM_VECTOR_ELEMENTS = 4
 _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
+# estimate for vLLM's norm, activation and rotary kernels: accumulator, 64-bit position,
+# strides and addresses in the loop (docs/models/streaming.md on what the data suggest)
+_VLLM_REGISTERS = 40
 _PERSISTENT_SOFTMAX_MAX = 1024  # ATen dispatches rows up to 1024 elements to its warp softmax
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
@@ -122,7 +125,7 @@ def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Strea
         implementation="vllm",
         ctas=rows,
         threads_per_cta=threads,
-        registers_per_thread=40,  # estimate: accumulator, strides and addresses in the loop
+        registers_per_thread=_VLLM_REGISTERS,
         elements_per_cta=length,
         serial_loads=math.ceil(length / threads),
         global_passes=2 if kind is OpKind.RMSNORM else 1,
@@ -194,8 +197,7 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
         implementation="vllm",
         ctas=tokens,
         threads_per_cta=threads,
-        # estimate, as for the other vLLM kernels: 64-bit position, strides and addresses
-        registers_per_thread=40,
+        registers_per_thread=_VLLM_REGISTERS,
         elements_per_cta=length,
         serial_loads=1 + math.ceil(pairs / threads),
         global_passes=1,
