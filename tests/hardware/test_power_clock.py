@@ -28,7 +28,7 @@ def test_lighter_kernels_climb_as_the_cube_root_of_activity() -> None:
 
 
 def test_no_limit_or_no_activity_keeps_the_clock() -> None:
-    spec = load_hardware("a100_80gb_sxm")
+    spec = load_hardware("h100_sxm")  # no sourced power-limited clock
     assert spec.compute.power_limited_clock_hz is None
     assert power_limited_clock_hz(spec, 1.0) == spec.compute.clock_hz
     assert power_limited_clock_hz(_limited(1.065e9), 0.0) == 1.41e9
@@ -42,3 +42,12 @@ def test_power_limited_spec_is_a_cached_locked_clock() -> None:
     assert power_limited(spec, 1.2e9) is slow
     assert power_limited(spec, 1.41e9) is spec
     assert spec.at_clock(1.0e9).compute.power_limited_clock_hz is None
+
+
+def test_a100_sxm_ships_nvidias_sustained_hpl_clock() -> None:
+    """The A100 SXM config carries the 1305 MHz NVIDIA uses for its HPL Rpeak (the clock held at
+    the 400 W limit, [GL] in the config); ``at_clock`` locks the clock and drops it."""
+    spec = load_hardware("a100_80gb_sxm")
+    assert spec.compute.power_limited_clock_hz == 1.305e9
+    assert power_limited_clock_hz(spec, 1.0) == 1.305e9  # 87 bins of 15 MHz
+    assert spec.at_clock(1.2e9).compute.power_limited_clock_hz is None

@@ -83,6 +83,27 @@ def test_large_gemm_is_compute_bound_near_peak(a100: HardwareSpec) -> None:
     assert d.utilization.math_fraction > 0.8
 
 
+def test_power_limited_clock_slows_busy_tensor_gemms_only() -> None:
+    """A100 SXM ships a 1305 MHz power-limited clock: a large GEMM (tensor activity ~1) runs at
+    1305 MHz x u^(-1/3) in 15 MHz bins, slower than without the limit by about the clock ratio;
+    an FP32 SIMT GEMM (no tensor work) keeps the 1410 MHz boost and its latency."""
+    limited = load_hardware("a100_80gb_sxm")
+    free = dataclasses.replace(
+        limited, compute=dataclasses.replace(limited.compute, power_limited_clock_hz=None)
+    )
+    big = plain_gemm(8192, 8192, 8192)
+    slow, fast = MODEL.predict(big, limited), MODEL.predict(big, free)
+    d_slow, d_fast = slow.diagnostics, fast.diagnostics
+    assert isinstance(d_slow, ExtendedRooflineDiagnostics)
+    assert isinstance(d_fast, ExtendedRooflineDiagnostics)
+    assert d_fast.sm_clock_hz == 1.41e9
+    activity = fast.flops / (312e12 * fast.latency_s)  # ~1: no padding on 8192^3
+    assert d_slow.sm_clock_hz == pytest.approx(15e6 * ((1.305e9 * activity ** (-1 / 3)) // 15e6))
+    assert slow.latency_s / fast.latency_s == pytest.approx(1.41e9 / d_slow.sm_clock_hz, rel=0.02)
+    simt = plain_gemm(1024, 1024, 1024, DType.FP32)
+    assert MODEL.predict(simt, limited).latency_s == MODEL.predict(simt, free).latency_s
+
+
 def test_fp32_gemm_runs_simt(a100: HardwareSpec) -> None:
     profile = MODEL.predict(gemm(2048, 2048, 2048, DType.FP32), a100)
     assert profile.engine is Engine.VECTOR

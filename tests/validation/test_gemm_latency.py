@@ -189,8 +189,9 @@ def test_no_held_out_rows_gives_empty_metrics() -> None:
 
 
 def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
-    """Vidur A100 (unlocked): the clock is fitted on 8 large rows, which leave the metrics;
-    without the fit the large rows run at 1410 MHz and come out far too fast."""
+    """Vidur A100 (unlocked): the clock is fitted on 8 large rows, which leave the metrics and
+    replace the config's sourced 1305 MHz; without the fit the large rows run near 1305 MHz
+    and come out far too fast."""
     rows = [r for r in load_gemm_rows(DATA).rows if r.source == "vidur"][::40]
     rows = [r for r in rows if r.hardware == "a100_80gb_sxm"]
     on = validate_gemm_latency(
@@ -209,7 +210,7 @@ def test_held_out_accuracy_on_shipped_data() -> None:
     the full tables): the overhead-only protocol, and the power-limited clock fitted on top."""
     rows = load_gemm_rows(DATA).rows[::10]
     strict = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
-    assert strict.models[0].overall.mape <= 0.17
+    assert strict.models[0].overall.mape <= 0.155  # 14.7 % with the sourced A100 SXM clock
     fitted = validate_gemm_latency(
         rows, ["effective_roofline"], options=ValidationOptions(calibrate_power_clock=True)
     )

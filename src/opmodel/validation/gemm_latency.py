@@ -3,11 +3,11 @@
 Per model and hardware the fixed device overhead (cycles) is fitted, by non-negative least
 squares on relative errors over a deterministic training split of ``small`` and
 ``vector_like`` rows. Opt-in (``calibrate_power_clock``, CLI ``--fit-power-clock``): per
-hardware whose rows were measured unlocked (no ``clock_mhz``) and whose config has no
-``power_limited_clock_hz``, that clock is fitted first on a deterministic split of ``large``
-rows (:mod:`opmodel.validation.power_clock_fit`) and applied to every unlocked row of that
-hardware; those rows are then held out too. Every other usable row is held out and reported
-overall, by hardware and by size class. Rows whose kernel cannot run, or whose hardware has no
+hardware whose rows were measured unlocked (no ``clock_mhz``), that clock is fitted first on a
+deterministic split of ``large`` rows (:mod:`opmodel.validation.power_clock_fit`) and applied to
+every unlocked row of that hardware, in place of a config's sourced ``power_limited_clock_hz``;
+those rows are then held out too. Every other usable row is held out and reported overall, by
+hardware and by size class. Rows whose kernel cannot run, or whose hardware has no
 config, are skipped and counted by reason.
 """
 
@@ -267,8 +267,8 @@ def validate_gemm_latency(
 def _fit_power_clocks(
     rows: Sequence[GemmRow], hardware: _Hardware, per_class: int
 ) -> dict[str, list[int]]:
-    """Fit each unlocked hardware's power-limited clock on its large training rows (configs
-    that set one keep it); returns the training rows used per hardware."""
+    """Fit each unlocked hardware's power-limited clock on its large training rows (replacing
+    a config's sourced value for the run); returns the training rows used per hardware."""
     by_hw: dict[str, list[int]] = defaultdict(list)
     for i in sorted(_training_rows(rows, per_class, (SizeClass.LARGE,), unlocked_only=True)):
         by_hw[rows[i].hardware].append(i)
@@ -278,7 +278,7 @@ def _fit_power_clocks(
             spec = hardware.get(name, None)
         except OpModelError:
             continue  # counted as skipped when its rows are predicted
-        if spec.compute.power_limited_clock_hz is not None or spec.compute.sm is None:
+        if spec.compute.sm is None:
             continue
         ops = [_op(rows[i]) for i in members]
         clock = fit_power_limited_clock_hz(spec, ops, [rows[i].time_s for i in members])

@@ -112,6 +112,7 @@ class ExtendedRooflineDiagnostics(FastValue):
     bottlenecks are computed on first access)."""
 
     json_properties: ClassVar[tuple[str, ...]] = (
+        "sm_clock_hz",
         "utilization",
         "overlaps",
         "primary_bottleneck",
@@ -128,6 +129,11 @@ class ExtendedRooflineDiagnostics(FastValue):
     issued_flops: int
     useful_flops_per_s: float
     rates: GpuRates = field(repr=False, compare=False)
+
+    @property
+    def sm_clock_hz(self) -> float:
+        """The SM clock the cycles run at (below the config's under a power-limited clock)."""
+        return self.rates.clock_hz
 
     @cached_property
     def sums(self) -> KernelSums:

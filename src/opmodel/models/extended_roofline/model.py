@@ -4,9 +4,10 @@
 each wave from :mod:`opmodel.models.extended_roofline.timeline`; traffic, occupancy and the
 kernel from the shared GEMM machinery (:mod:`opmodel.models.gemm`): the op's kernel attrs, or,
 when it gives none, the kernel automatic selection picks (:mod:`opmodel.models.gemm.choice`).
-Non-GEMM ops, and GEMMs on hardware without SM structure (TPUs), use the shared roofline
-estimate. Equations:
-docs/models/extended_roofline.md.
+Cycles run at the power-limited clock when the hardware has one
+(:func:`~opmodel.hardware.clocking.power_limited_clock_hz`). Non-GEMM ops, and GEMMs on
+hardware without SM structure (TPUs), use the shared roofline estimate.
+Equations: docs/models/extended_roofline.md.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import NamedTuple
 from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.extended_roofline.diagnostics import ExtendedRooflineDiagnostics
 from opmodel.models.extended_roofline.rates import GpuRates, gpu_rates
@@ -163,7 +165,19 @@ def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
 
 
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
-    return _predict_gemm(op, hardware, _build_setup(op, hardware))
+    s = _build_setup(op, hardware)
+    profile = _predict_gemm(op, hardware, s)
+    if hardware.compute.power_limited_clock_hz is None or not s.kernel.on_tensor:
+        return profile
+    # under a power limit the kernel runs at the clock its tensor activity allows (the activity
+    # at the full clock, as effective_roofline does; docs/models/effective_roofline.md)
+    peak = hardware.compute.tensor_peak(s.problem.compute_dtype) or 0.0
+    activity = min(1.0, s.issued_flops / (peak * profile.latency_s)) if peak else 0.0
+    clock_hz = power_limited_clock_hz(hardware, activity)
+    if clock_hz >= hardware.compute.clock_hz:
+        return profile
+    slow = power_limited(hardware, clock_hz)
+    return _predict_gemm(op, slow, _build_setup(op, slow))
 
 
 def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
