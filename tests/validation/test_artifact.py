@@ -77,17 +77,34 @@ def test_run_selection(artifact: Path) -> None:
     runs, skipped = load_runs(artifact)
     assert [r.workload for r in runs] == ["tinymodel_x_pbf16_b1_s128_modeprefill"]
     run = runs[0]
-    assert (run.hardware, run.clock_hz, run.time_s, run.family) == (
+    assert (run.hardware, run.clock_hz, run.family, run.passes) == (
         "a100_40gb_pcie",
         900e6,
-        0.01,
         "tiny",
+        3000,
     )
+    # the failed run (10 ms x 100 passes = 1 s, 0.1 J x 100 = 10 J) is the start-up, which comes
+    # off the 30 s, 1500 J window of 3000 passes
+    assert (run.startup_s, run.startup_j) == (pytest.approx(1.0), pytest.approx(10.0))
+    assert run.time_s == pytest.approx((30.0 - 1.0) / 3000)
+    assert run.energy_j == pytest.approx((1500.0 - 10.0) / 3000)
     assert skipped == {
         "not bf16 (no op list)": 1,
         "measurement window under 10 s (failed run)": 1,  # 10 ms x 100 passes = 1 s
         "no op list for the workload": 1,
     }
+
+
+def test_no_failed_run_means_no_startup_correction(artifact: Path) -> None:
+    """Without a failed run on that GPU there is no start-up measurement: the window is taken
+    as passes alone."""
+    path = artifact / "measurements" / "a100" / "nvml_parsed.csv"
+    path.write_text(
+        "".join(line for line in path.read_text().splitlines(True) if "iter100" not in line)
+    )
+    (run,) = load_runs(artifact)[0]
+    assert (run.startup_s, run.startup_j) == (0.0, 0.0)
+    assert (run.time_s, run.energy_j) == (pytest.approx(0.01), pytest.approx(0.5))
 
 
 def test_pass_sums_by_hand(artifact: Path) -> None:

@@ -120,3 +120,20 @@ def test_launch_gap_fit_by_hand() -> None:
     )
     gap = fit_launch_gap([result], {"bert_0"})
     assert gap == pytest.approx(30e-6, rel=0.01)  # the grid steps by 1 %
+
+
+@pytest.mark.parametrize(
+    ("hardware", "time_mape", "energy_mape"),
+    [("a10", 0.15, 0.075), ("a100_40gb_pcie", 0.25, 0.125)],  # measured 14.1/6.7 %, 23.7/11.7 %
+)
+def test_shipped_held_out_accuracy_does_not_regress(
+    hardware: str, time_mape: float, energy_mape: float
+) -> None:
+    """Regression guard on the shipped calibrations' held-out forward-pass errors (which
+    test_shipped_calibration_is_what_the_command_writes ties to the shipped data)."""
+    path = (
+        REPO / "src" / "opmodel" / "configs" / "calibrations" / f"{hardware}_energaizer_900mhz.yaml"
+    )
+    held_out = load_energy_calibration(path, hardware).metrics["held_out"]
+    assert held_out["time_mape"] <= time_mape
+    assert held_out["energy_mape"] <= energy_mape

@@ -12,6 +12,13 @@ The launch gap is the config's ``kernel_launch_overhead_s``: eager PyTorch issue
 after another from the host, so a kernel shorter than that leaves the GPU waiting. Runs whose
 measurement window (time per pass x passes) is under :data:`MIN_WINDOW_S` are failed or
 aborted runs (data/energaizer/SOURCE.md) and are excluded; fp32 runs have no op list.
+
+Start-up: the harness's window opens before the model process starts, so it includes process
+start-up, CUDA initialisation and model loading (SOURCE.md). A failed run measured that part
+alone: it crashed at its first pass, after a window of 1.3-2.1 s. Per GPU, the mean window
+``S`` and energy ``E_S`` of its failed runs are taken off every run of ``N`` passes before the
+comparison: ``time = (window - S) / N`` and ``energy = (E_window - E_S) / N``. A GPU without
+failed runs is not corrected (``S = 0``).
 """
 
 from __future__ import annotations
@@ -56,8 +63,19 @@ class WorkloadRun:
     ops_file: Path
     hardware: str
     clock_hz: float
-    time_s: float
-    energy_j: float
+    time_s: float  # per pass, the start-up share taken off
+    energy_j: float  # per pass, the start-up share taken off
+    passes: int = 1  # forward passes in the measurement window
+    startup_s: float = 0.0  # start-up inside the window (mean window of the GPU's failed runs)
+    startup_j: float = 0.0  # energy of that start-up
+
+
+@dataclass(frozen=True, slots=True)
+class _StartUp:
+    """Mean window and energy of one GPU's failed runs (start-up only)."""
+
+    window_s: float = 0.0
+    energy_j: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -83,19 +101,43 @@ def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
     return None
 
 
-def _run(
-    record: dict[str, str], gpu: str, workloads: Path, skipped: Counter[str]
-) -> WorkloadRun | None:
+def _window(record: dict[str, str]) -> tuple[re.Match[str], float, float] | None:
+    """The parsed name, window [s] and window energy [J] of a record (None: unrecognised)."""
     match = _NAME.match(record.get("workload", ""))
     if match is None:
+        return None
+    passes = int(match["iters"])
+    return match, float(record["time"]) / 1e3 * passes, float(record["energy"]) * passes
+
+
+def _startup(records: list[dict[str, str]]) -> _StartUp:
+    """Mean window and energy of the failed runs (window under :data:`MIN_WINDOW_S`)."""
+    failed = [w for w in map(_window, records) if w is not None and w[1] < MIN_WINDOW_S]
+    if not failed:
+        return _StartUp()
+    return _StartUp(
+        window_s=sum(w[1] for w in failed) / len(failed),
+        energy_j=sum(w[2] for w in failed) / len(failed),
+    )
+
+
+def _run(
+    record: dict[str, str],
+    gpu: str,
+    workloads: Path,
+    skipped: Counter[str],
+    startup: _StartUp,
+) -> WorkloadRun | None:
+    parsed = _window(record)
+    if parsed is None:
         skipped["unrecognised workload name"] += 1
         return None
-    base, freq, iterations = match["base"], match["freq"], int(match["iters"])
+    match, window_s, window_j = parsed
+    base, freq, passes = match["base"], match["freq"], int(match["iters"])
     if "_pbf16_" not in base:
         skipped["not bf16 (no op list)"] += 1
         return None
-    time_ms, energy = float(record["time"]), float(record["energy"])
-    if time_ms / 1e3 * iterations < MIN_WINDOW_S:
+    if window_s < MIN_WINDOW_S:
         skipped[f"measurement window under {MIN_WINDOW_S:g} s (failed run)"] += 1
         return None
     ops_file = _ops_file(workloads, base, freq)
@@ -108,13 +150,17 @@ def _run(
         ops_file=ops_file,
         hardware=GPU_CONFIGS[gpu],
         clock_hz=float(record["avg_freq"]) * 1e6,
-        time_s=time_ms / 1e3,
-        energy_j=energy,
+        time_s=(window_s - startup.window_s) / passes,
+        energy_j=(window_j - startup.energy_j) / passes,
+        passes=passes,
+        startup_s=startup.window_s,
+        startup_j=startup.energy_j,
     )
 
 
 def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
-    """Measured runs under ``root`` (``measurements/<gpu>/nvml_parsed.csv``, ``workloads/all``)."""
+    """Measured runs under ``root`` (``measurements/<gpu>/nvml_parsed.csv``, ``workloads/all``),
+    each with its GPU's start-up share taken off (module docstring)."""
     workloads = root / "workloads" / "all"
     if not workloads.is_dir():
         raise ConfigError([f"{root}: no workloads/all folder (the EnergAIzer op lists)"])
@@ -125,10 +171,12 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
         if not path.is_file():
             continue
         with path.open(newline="", encoding="utf-8") as handle:
-            for record in csv.DictReader(handle):
-                run = _run(record, gpu, workloads, skipped)
-                if run is not None:
-                    runs.append(run)
+            records = list(csv.DictReader(handle))
+        startup = _startup(records)
+        for record in records:
+            run = _run(record, gpu, workloads, skipped, startup)
+            if run is not None:
+                runs.append(run)
     if not runs:
         raise ConfigError(
             [f"{root}: no usable measured runs (measurements/<a10|a100>/nvml_parsed.csv)"]

@@ -45,6 +45,9 @@ CSV_COLUMNS = (
     "measured_energy_j",
     "predicted_energy_j",
     "energy_ratio",
+    "passes",
+    "startup_s",
+    "startup_j",
 )
 
 
@@ -63,6 +66,9 @@ def _row(result: WorkloadResult) -> dict[str, object]:
         "measured_energy_j": repr(run.energy_j),
         "predicted_energy_j": repr(result.energy_j),
         "energy_ratio": repr(result.energy_j / run.energy_j),
+        "passes": run.passes,
+        "startup_s": repr(run.startup_s),
+        "startup_j": repr(run.startup_j),
     }
 
 
