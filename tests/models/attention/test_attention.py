@@ -3,6 +3,7 @@ published throughput points."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -108,7 +109,28 @@ def test_fa2_tile_cycles_on_a100_by_hand() -> None:
     # no mask: 32 query blocks x 16 heads = 512 CTAs, every CTA 64 tiles; the busiest of the
     # 108 SMs does ceil(512 / 108) = 5 CTAs
     assert (e.ctas, e.tiles.tiles) == (512, 32 * 64)
+    # FA2 keeps the tensor cores ~70 % busy: the config's 1305 MHz power-limited clock allows
+    # 1305 x 0.7^(-1/3) > 1410 MHz, so the kernel runs at the boost clock
+    assert e.sm_clock_hz == 1.41e9
     assert e.compute_s == pytest.approx(5 * 64 * e.tile_cycles / 1.41e9)
+
+
+def test_power_limited_clock_slows_busy_attention() -> None:
+    """With a 1065 MHz power-limited clock the same FA2 prefill runs at 1065 MHz x u^(-1/3)
+    (u: issued MMA FLOPs over tensor peak x latency at the boost clock), in 15 MHz bins."""
+    op = _attention(1, 16, 4096, 128)
+    free = dataclasses.replace(
+        A100, compute=dataclasses.replace(A100.compute, power_limited_clock_hz=None)
+    )
+    limited = dataclasses.replace(
+        A100, compute=dataclasses.replace(A100.compute, power_limited_clock_hz=1.065e9)
+    )
+    fast, slow = _evaluation(op, free), _evaluation(op, limited)
+    activity = fast.issued_mma_flops / (312e12 * fast.latency_s)
+    assert 0.5 < activity < 1.0
+    assert slow.sm_clock_hz == pytest.approx(15e6 * ((1.065e9 * activity ** (-1 / 3)) // 15e6))
+    assert slow.sm_clock_hz < fast.sm_clock_hz == 1.41e9
+    assert slow.latency_s > fast.latency_s
 
 
 def test_fa3_on_h100_overlaps_the_exponentials() -> None:

@@ -72,6 +72,7 @@ class AttentionEvaluation(FastValue):
     dram_write_bytes: int
     l2_read_bytes: int
     issued_mma_flops: int
+    sm_clock_hz: float  # the clock the cycles run at (power-limited when the spec has a limit)
 
 
 def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
@@ -209,6 +210,7 @@ def _prefill(
         dram_write_bytes=dram_write,
         l2_read_bytes=l2_read,
         issued_mma_flops=issued,
+        sm_clock_hz=hardware.compute.clock_hz,
     )
 
 
@@ -290,4 +292,5 @@ def _decode(
         * kernel.block_q
         * kernel.block_kv
         * (view.head_dim_qk + view.head_dim_v),
+        sm_clock_hz=hardware.compute.clock_hz,
     )

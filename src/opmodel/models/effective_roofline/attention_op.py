@@ -4,7 +4,9 @@ The roofline estimate supplies the op's useful FLOPs, engine and arithmetic ener
 :mod:`opmodel.models.attention` supplies the kernel, its latency and traffic per level.
 Energy = arithmetic energy (the kernel's issued MMA FLOPs at the tensor J/FLOP, the softmax at
 the roofline's vector energy) + DRAM and L2 bytes x J/byte + static power x latency. Ops whose
-dtype has no tensor throughput keep the roofline estimate.
+dtype has no tensor throughput keep the roofline estimate. Under a power-limited clock the
+kernel runs at the clock its tensor activity allows
+(:func:`~opmodel.hardware.clocking.power_limited_clock_hz`), as GEMMs do.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from opmodel.core.enums import Engine
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import evaluate_attention, flash_kernel
 from opmodel.models.shared.level_energy import level_energy_j
@@ -43,9 +46,19 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The FlashAttention profile of an attention op on a GPU."""
     view = op.view
     assert isinstance(view, AttentionView)
-    base = roofline_estimate(op, hardware, _BASE)
-    kernel = flash_kernel(hardware, max(view.head_dim_qk, view.head_dim_v), view.seq_q)
+    head_dim = max(view.head_dim_qk, view.head_dim_v)
+    kernel = flash_kernel(hardware, head_dim, view.seq_q)
     e = evaluate_attention(kernel, view, hardware)
+    if hardware.compute.power_limited_clock_hz is not None:
+        # the activity at the full clock, one step of the fixed point (as for GEMMs)
+        peak = hardware.compute.tensor_peak(view.compute_dtype) or 0.0
+        activity = min(1.0, e.issued_mma_flops / (peak * e.latency_s)) if peak else 0.0
+        clock_hz = power_limited_clock_hz(hardware, activity)
+        if clock_hz < hardware.compute.clock_hz:
+            hardware = power_limited(hardware, clock_hz)
+            kernel = flash_kernel(hardware, head_dim, view.seq_q)
+            e = evaluate_attention(kernel, view, hardware)
+    base = roofline_estimate(op, hardware, _BASE)
     traffic = MappingProxyType(
         {
             "hbm": LevelTraffic(read_bytes=e.dram_read_bytes, write_bytes=e.dram_write_bytes),
