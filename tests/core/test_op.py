@@ -51,6 +51,23 @@ def test_attrs_are_immutable_and_ops_hash() -> None:
     assert hash(op) == hash(gemm(8, 8, 8, transpose_a=False))
 
 
+def test_frozen_attrs_are_shared_and_dicts_are_frozen() -> None:
+    """An op built from another op's (immutable) attrs shares them, so a sweep over shapes
+    hashes its kernel attrs once; a plain dict is copied into a FrozenAttrs."""
+    first = gemm(64, 64, 64, cta_tile_m=64)
+    again = LocalOp(
+        name="again", kind=first.kind, phase=first.phase, tensors=first.tensors, attrs=first.attrs
+    )
+    assert again.attrs is first.attrs
+    raw = {"cta_tile_m": 64}
+    copied = LocalOp(
+        name="copied", kind=first.kind, phase=first.phase, tensors=first.tensors, attrs=raw
+    )
+    assert copied.attrs == raw and copied.attrs is not raw
+    raw["cta_tile_m"] = 128  # the caller's dict changing later does not reach the op
+    assert copied.attrs["cta_tile_m"] == 64
+
+
 def test_transposed_operands() -> None:
     op = LocalOp(
         name="t",

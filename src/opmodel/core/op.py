@@ -158,7 +158,8 @@ class LocalOp:
         problems = validate_attrs(self.kind, self.attrs)
         if problems:
             raise OpValidationError(f"{where} ({self.kind.value}): {'; '.join(problems)}")
-        set_(self, "attrs", FrozenAttrs(self.attrs))
+        if type(self.attrs) is not FrozenAttrs:  # an immutable FrozenAttrs is shared as is
+            set_(self, "attrs", FrozenAttrs(self.attrs))
         if "warm_input" in self.attrs or "producer_bytes" in self.attrs:
             _check_warm_attrs(self, where)
         set_(self, "view", build_view(self))
