@@ -6,8 +6,14 @@ import dataclasses
 
 import pytest
 
+from opmodel.core.dtypes import DType
 from opmodel.hardware import HardwareSpec, load_hardware
-from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
+from opmodel.hardware.clocking import (
+    power_limited,
+    power_limited_clock_hz,
+    tensor_activity,
+    throttled,
+)
 
 
 def _limited(clock_hz: float) -> HardwareSpec:
@@ -51,3 +57,19 @@ def test_a100_sxm_ships_nvidias_sustained_hpl_clock() -> None:
     assert spec.compute.power_limited_clock_hz == 1.305e9
     assert power_limited_clock_hz(spec, 1.0) == 1.305e9  # 87 bins of 15 MHz
     assert spec.at_clock(1.2e9).compute.power_limited_clock_hz is None
+
+
+def test_throttled_spec_from_a_kernels_activity() -> None:
+    """``tensor_activity`` is issued FLOPs over peak x time (capped at 1); ``throttled`` gives
+    the spec at the law's clock, or None when the kernel keeps the clock."""
+    spec = _limited(1.065e9)
+    peak = spec.compute.tensor_peak(DType.BF16)
+    assert peak is not None
+    assert tensor_activity(spec, DType.BF16, 0.5 * peak * 1e-3, 1e-3) == pytest.approx(0.5)
+    assert tensor_activity(spec, DType.BF16, 2 * peak, 1.0) == 1.0
+    assert tensor_activity(spec, DType.BF16, peak, 0.0) == 0.0
+    busy = throttled(spec, DType.BF16, peak * 1e-3, 1e-3)
+    assert busy is not None and busy.compute.clock_hz == 1.065e9
+    assert throttled(spec, DType.BF16, 0.1 * peak * 1e-3, 1e-3) is None  # 2.29 GHz > 1.41 GHz
+    free = load_hardware("h100_sxm")
+    assert throttled(free, DType.BF16, 1e15, 1e-3) is None  # no power-limited clock

@@ -26,6 +26,8 @@ __all__ = [
     "power_limited",
     "power_limited_clock_hz",
     "spec_at_clock",
+    "tensor_activity",
+    "throttled",
     "with_calibration",
 ]
 
@@ -99,6 +101,30 @@ def power_limited_clock_hz(spec: HardwareSpec, tensor_activity: float) -> float:
     if wanted >= top:
         return top
     return float(max(CLOCK_STEP_HZ, CLOCK_STEP_HZ * (wanted // CLOCK_STEP_HZ)))
+
+
+def tensor_activity(
+    spec: HardwareSpec, dtype: DType, issued_flops: float, latency_s: float
+) -> float:
+    """``u``: issued MMA FLOPs over what ``spec``'s tensor engine could issue for ``dtype`` in
+    ``latency_s`` (at most 1; 0 when the dtype has no tensor throughput or no time passed)."""
+    peak = spec.compute.tensor_peak(dtype)
+    if not peak or not latency_s > 0:
+        return 0.0
+    return min(1.0, issued_flops / (peak * latency_s))
+
+
+def throttled(
+    spec: HardwareSpec, dtype: DType, issued_flops: float, latency_s: float
+) -> HardwareSpec | None:
+    """The spec at the power-limited clock of a tensor kernel that issued ``issued_flops`` in
+    ``latency_s`` at ``spec``'s clock (one step of the fixed point: compute-bound kernels keep
+    their activity at any clock), or None when the kernel keeps ``spec``'s clock (no limit, or
+    ``f_pl x u^(-1/3)`` at or above the clock)."""
+    if spec.compute.power_limited_clock_hz is None:
+        return None
+    clock_hz = power_limited_clock_hz(spec, tensor_activity(spec, dtype, issued_flops, latency_s))
+    return power_limited(spec, clock_hz) if clock_hz < spec.compute.clock_hz else None
 
 
 def power_limited(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:

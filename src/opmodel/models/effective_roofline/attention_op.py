@@ -17,7 +17,7 @@ from opmodel.core.enums import Engine
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
-from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
+from opmodel.hardware.clocking import throttled
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import evaluate_attention, flash_kernel
 from opmodel.models.shared.level_energy import level_energy_j
@@ -49,15 +49,11 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     head_dim = max(view.head_dim_qk, view.head_dim_v)
     kernel = flash_kernel(hardware, head_dim, view.seq_q)
     e = evaluate_attention(kernel, view, hardware)
-    if hardware.compute.power_limited_clock_hz is not None:
-        # the activity at the full clock, one step of the fixed point (as for GEMMs)
-        peak = hardware.compute.tensor_peak(view.compute_dtype) or 0.0
-        activity = min(1.0, e.issued_mma_flops / (peak * e.latency_s)) if peak else 0.0
-        clock_hz = power_limited_clock_hz(hardware, activity)
-        if clock_hz < hardware.compute.clock_hz:
-            hardware = power_limited(hardware, clock_hz)
-            kernel = flash_kernel(hardware, head_dim, view.seq_q)
-            e = evaluate_attention(kernel, view, hardware)
+    slow = throttled(hardware, view.compute_dtype, e.issued_mma_flops, e.latency_s)
+    if slow is not None:  # the clock the kernel's tensor activity allows under a power limit
+        hardware = slow
+        kernel = flash_kernel(hardware, head_dim, view.seq_q)
+        e = evaluate_attention(kernel, view, hardware)
     base = roofline_estimate(op, hardware, _BASE)
     traffic = MappingProxyType(
         {

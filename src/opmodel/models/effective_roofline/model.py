@@ -17,7 +17,7 @@ from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
-from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
+from opmodel.hardware.clocking import tensor_activity, throttled
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.attention_op import predict_attention, runs_flash_attention
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
@@ -25,7 +25,7 @@ from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, pred
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.choice import choose_kernel
-from opmodel.models.gemm.evaluate import KernelEvaluation, traffic_by_level
+from opmodel.models.gemm.evaluate import traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -42,27 +42,17 @@ _FALLBACK = {
 }
 
 
-def _tensor_activity(e: KernelEvaluation, problem: GemmProblem, hardware: HardwareSpec) -> float:
-    """Issued MMA FLOPs over what the tensor engine could issue in the kernel's time."""
-    if not e.kernel.on_tensor:
-        return 0.0
-    peak = hardware.compute.tensor_peak(problem.compute_dtype)
-    return min(1.0, e.issued_flops / (peak * e.latency_s)) if peak else 0.0
-
-
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     problem = GemmProblem.from_op(op)
     choice = choose_kernel(op, problem, hardware)
     e = choice.evaluation
-    # under a power limit the kernel runs at the clock its tensor activity allows (one step of
-    # the fixed point: the activity at the full clock, which compute-bound kernels keep)
-    activity = _tensor_activity(e, problem, hardware)
-    clock_hz = hardware.compute.clock_hz
-    if hardware.compute.power_limited_clock_hz is not None:
-        clock_hz = power_limited_clock_hz(hardware, activity)
-        if clock_hz < hardware.compute.clock_hz:
-            choice = choose_kernel(op, problem, power_limited(hardware, clock_hz))
-            e = choice.evaluation
+    # under a power limit the kernel runs at the clock its tensor activity allows
+    issued = e.issued_flops if e.kernel.on_tensor else 0
+    activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
+    slow = throttled(hardware, problem.compute_dtype, issued, e.latency_s)
+    if slow is not None:
+        choice = choose_kernel(op, problem, slow)
+        e = choice.evaluation
     on_tensor = e.kernel.on_tensor
     flops = problem.flops
     return OpProfile.make(
@@ -88,7 +78,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             tile_efficiency=flops / e.issued_flops,
             issued_flops=e.issued_flops,
             useful_flops_per_s=flops / e.latency_s,
-            sm_clock_hz=clock_hz,
+            sm_clock_hz=(slow or hardware).compute.clock_hz,
             tensor_activity=activity,
             evaluation=e,
         ),

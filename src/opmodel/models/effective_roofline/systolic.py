@@ -14,12 +14,15 @@ keeps the 128x128 weight-stationary design, Jouppi et al., ISCA 2023). With
 (the next weight tile loads in ``R`` cycles while rows stream, so a pass is at least ``R``
 cycles; ``R + C`` fills and drains the array once). ``macs_per_cycle`` comes from the
 configured tensor peak, ``peak / (2 * U * clock)``, which is ``R * C`` when the config is
-consistent. Operands are staged through VMEM in double-buffered blocks: the largest square
-output block ``b x b`` (``b`` in ``VMEM_BLOCK_SIDES``) with a K block of ``min(K, 512)`` that
-fits a TensorCore's VMEM share; A is read from HBM once per column of blocks and B once per
-row of blocks. The kernel is ``prologue + max(compute, memory) + epilogue + fixed`` where the
+consistent. Operands are staged through VMEM in double-buffered blocks: a square output block
+``b x b`` (``b`` in ``VMEM_BLOCK_SIDES``) with a K block of ``min(K, 512)`` that fits a
+TensorCore's VMEM share; A is read from HBM once per column of blocks and B once per row of
+blocks. The kernel is ``prologue + max(compute, memory) + epilogue + fixed`` where the
 prologue loads the first block and the epilogue stores the last one, each at the
-concurrency-limited HBM rate ``min(peak, block_bytes / latency)``.
+concurrency-limited HBM rate ``min(peak, block_bytes / latency)``. Of the fitting blocks the
+compiler's tiling is the one with the least time (the larger on a tie): larger blocks read A
+and B fewer times but expose a longer prologue and epilogue. A larger K only removes fitting
+blocks, so the time never falls as the problem grows.
 """
 
 from __future__ import annotations
@@ -72,15 +75,21 @@ class SystolicDiagnostics(FastValue):
         return self.prologue_cycles + body + self.epilogue_cycles + self.fixed_overhead_cycles
 
 
-def _blocks(problem: GemmProblem, rows: int, vmem_per_core: float) -> tuple[int, int, int]:
+def _block_candidates(
+    problem: GemmProblem, rows: int, vmem_per_core: float
+) -> list[tuple[int, int, int]]:
+    """Every ``(bm, bn, bk)`` of :data:`VMEM_BLOCK_SIDES` whose double-buffered operand blocks
+    and fp32 output block fit a core's VMEM share (the smallest when none does). A larger K
+    makes ``bk`` larger, so a larger problem never gains a candidate."""
     a, b = problem.a_bits / 8, problem.b_bits / 8
     bk = min(-(-problem.k // 128) * 128, VMEM_BLOCK_K)
+    fits = []
     for side in VMEM_BLOCK_SIDES:
         bm = min(side, -(-rows // 128) * 128)
         bn = min(side, -(-problem.n // 128) * 128)
         if 2 * (bm * bk * a + bk * bn * b) + bm * bn * ACCUMULATOR_BITS / 8 <= vmem_per_core:
-            return bm, bn, bk
-    return 128, 128, bk
+            fits.append((bm, bn, bk))
+    return fits or [(128, 128, bk)]
 
 
 def _mxu_schedule(problem: GemmProblem, hardware: HardwareSpec) -> tuple[int, int, int, int]:
@@ -107,15 +116,29 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
     tiles, rows, split, passes = _mxu_schedule(problem, hardware)
     macs_per_cycle = peak * hardware.utilization.tensor_fraction / (2 * units * clock)
     per_pass = max(math.ceil(rows / split), r) * r * c / macs_per_cycle
-    bm, bn, bk = _blocks(problem, rows, hardware.level("vmem").size_bytes / mxu.tensor_cores)
     hbm = hardware.hbm
     rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock
     latency = hbm.latency_s * clock
-    read, write = _hbm_bytes(problem, rows, bm, bn)
-    first = bm * bk * problem.a_bits / 8 + bk * bn * problem.b_bits / 8
-    last = bm * bn * problem.c_bits / 8
     compute = passes * per_pass + r + c
-    memory = (read + write) / rate
+
+    def phases(block: tuple[int, int, int]) -> tuple[float, float, float]:
+        """(memory, prologue, epilogue) cycles with output blocks ``bm x bn``, K block ``bk``."""
+        bm, bn, bk = block
+        read, write = _hbm_bytes(problem, rows, bm, bn)
+        first = bm * bk * problem.a_bits / 8 + bk * bn * problem.b_bits / 8
+        last = bm * bn * problem.c_bits / 8
+        return (
+            (read + write) / rate,
+            first / concurrency_limited_rate(rate, first, latency),
+            last / concurrency_limited_rate(rate, last, latency),
+        )
+
+    # the compiler's tiling: the fitting block with the least time (the larger on a tie)
+    vmem = hardware.level("vmem").size_bytes / mxu.tensor_cores
+    timed = [(block, phases(block)) for block in _block_candidates(problem, rows, vmem)]
+    (bm, bn, bk), (memory, prologue, epilogue) = min(
+        timed, key=lambda item: item[1][1] + max(compute, item[1][0]) + item[1][2]
+    )
     return SystolicDiagnostics.make(
         mxu_rows=r,
         mxu_cols=c,
@@ -130,8 +153,8 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
         mxu_efficiency=problem.flops / (2 * tiles * r * c * rows),
         compute_cycles=compute,
         memory_cycles=memory,
-        prologue_cycles=first / concurrency_limited_rate(rate, first, latency),
-        epilogue_cycles=last / concurrency_limited_rate(rate, last, latency),
+        prologue_cycles=prologue,
+        epilogue_cycles=epilogue,
         fixed_overhead_cycles=hardware.overhead.fixed_device_overhead_cycles,
         limiting="mxu" if compute >= memory else "hbm",
     )

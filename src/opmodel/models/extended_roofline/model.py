@@ -19,7 +19,7 @@ from typing import NamedTuple
 from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
-from opmodel.hardware.clocking import power_limited, power_limited_clock_hz
+from opmodel.hardware.clocking import throttled
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.extended_roofline.diagnostics import ExtendedRooflineDiagnostics
 from opmodel.models.extended_roofline.rates import GpuRates, gpu_rates
@@ -167,17 +167,12 @@ def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     s = _build_setup(op, hardware)
     profile = _predict_gemm(op, hardware, s)
-    if hardware.compute.power_limited_clock_hz is None or not s.kernel.on_tensor:
+    if not s.kernel.on_tensor:
         return profile
-    # under a power limit the kernel runs at the clock its tensor activity allows (the activity
-    # at the full clock, as effective_roofline does; docs/models/effective_roofline.md)
-    peak = hardware.compute.tensor_peak(s.problem.compute_dtype) or 0.0
-    activity = min(1.0, s.issued_flops / (peak * profile.latency_s)) if peak else 0.0
-    clock_hz = power_limited_clock_hz(hardware, activity)
-    if clock_hz >= hardware.compute.clock_hz:
-        return profile
-    slow = power_limited(hardware, clock_hz)
-    return _predict_gemm(op, slow, _build_setup(op, slow))
+    # under a power limit the kernel runs at the clock its tensor activity allows (the law
+    # effective_roofline applies; docs/models/effective_roofline.md)
+    slow = throttled(hardware, s.problem.compute_dtype, s.issued_flops, profile.latency_s)
+    return profile if slow is None else _predict_gemm(op, slow, _build_setup(op, slow))
 
 
 def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
