@@ -5,13 +5,14 @@ list of its model configuration (``workloads/all/<name>.json``) is predicted op 
 GPU's config at the measured SM clock (:meth:`HardwareSpec.at_clock`, which also sets idle
 power and the core voltage's effect on switching energy when the config has those tables).
 
-    pass latency = sum over ops of max(op latency, launch gap)
+    pass latency = the launch queue's finish time (:mod:`opmodel.validation.launch_queue`)
     pass energy  = sum over ops of (op energy - idle power x op latency) + idle power x pass latency
 
-The launch gap is the config's ``kernel_launch_overhead_s``: eager PyTorch issues one kernel
-after another from the host, so a kernel shorter than that leaves the GPU waiting. Runs whose
-measurement window (time per pass x passes) is under :data:`MIN_WINDOW_S` are failed or
-aborted runs (data/energaizer/SOURCE.md) and are excluded; fp32 runs have no op list.
+The launch gap is the config's ``kernel_launch_overhead_s``: eager PyTorch spends that much
+host time per kernel and queues the kernels, which the GPU runs in order, so the GPU idles
+only where the host falls behind. Runs whose measurement window (time per pass x passes) is
+under :data:`MIN_WINDOW_S` are failed or aborted runs (data/energaizer/SOURCE.md) and are
+excluded; fp32 runs have no op list.
 
 Start-up: the harness's window opens before the model process starts, so it includes process
 start-up, CUDA initialisation and model loading (SOURCE.md). A failed run measured that part
@@ -35,6 +36,7 @@ from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact_ops import op_from_entry
+from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
 __all__ = [
@@ -186,9 +188,8 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
 
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
     model = get_model(model_name)
-    gap = spec.overhead.kernel_launch_overhead_s
     entries = json.loads(run.ops_file.read_text())
-    time_s = kernel_s = 0.0
+    kernel_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)
     latencies: list[float] = []
@@ -200,7 +201,6 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
             skipped[str(exc)] += 1
             continue
         profile = model.predict(op, spec)
-        time_s += max(profile.latency_s, gap)
         kernel_s += profile.latency_s
         latencies.append(profile.latency_s)
         energy = profile.energy
@@ -211,6 +211,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         terms["active"] += spec.power.active_w * profile.latency_s
         working_set += sum(t.nbytes for t in op.tensors)
         ops += 1
+    time_s = pass_time_s(latencies, spec.overhead.kernel_launch_overhead_s)
     return WorkloadResult(
         run=run,
         ops=ops,

@@ -22,9 +22,7 @@ split, the training runs and the errors on both parts.
 
 from __future__ import annotations
 
-import bisect
 import dataclasses
-import itertools
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -36,6 +34,7 @@ from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import MemorySpec
 from opmodel.validation.artifact import WorkloadResult, WorkloadRun, load_runs, predict_runs
+from opmodel.validation.launch_queue import PassEnvelope, pass_time_s
 from opmodel.validation.metrics import error_metrics
 from opmodel.validation.nnls import nnls
 
@@ -141,32 +140,24 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
     return {"output": str(output), **document, "training_runs": runs_in_training}
 
 
-def pass_time_s(latencies: tuple[float, ...], gap_s: float) -> float:
-    """``sum over ops of max(latency, gap)``: a pass of kernels issued one after another."""
-    return sum(max(t, gap_s) for t in latencies)
-
-
 def fit_launch_gap(results: list[WorkloadResult], training: set[str]) -> float:
     """The host time per kernel (on a log grid from 0.5 to 500 µs, 1 % steps) that minimises
-    the training runs' pass-time MAPE; ``sum max(t, g)`` is evaluated from sorted latencies and
-    prefix sums, so each candidate costs a binary search per run."""
-    prepared = []
-    for result in results:
-        if result.run.workload in training:
-            ordered = sorted(result.op_latencies_s)
-            prefix = [0.0, *itertools.accumulate(ordered)]
-            prepared.append((ordered, prefix, result.run.time_s))
+    the training runs' pass-time MAPE; each run's pass time as a function of the gap is built
+    once (:class:`~opmodel.validation.launch_queue.PassEnvelope`), so each candidate costs a
+    binary search per run."""
+    prepared = [
+        (PassEnvelope(result.op_latencies_s), result.run.time_s)
+        for result in results
+        if result.run.workload in training
+    ]
     if not prepared:
         msg = "calibrate-energy: no training runs"
         raise ConfigError([msg])
 
     def mape(gap: float) -> float:
-        total = 0.0
-        for ordered, prefix, measured in prepared:
-            below = bisect.bisect_left(ordered, gap)
-            predicted = gap * below + prefix[-1] - prefix[below]
-            total += abs(predicted / measured - 1)
-        return total / len(prepared)
+        return sum(abs(envelope(gap) / measured - 1) for envelope, measured in prepared) / len(
+            prepared
+        )
 
     grid = [0.5e-6 * 1.01**i for i in range(695)]  # 0.5 µs .. ~500 µs
     return min(grid, key=mape)
