@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 from pathlib import Path
@@ -117,7 +118,29 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     assert set(fitted) == {*models, "power_limited_clock_hz", "power_clock_training_rows"}
     assert fitted["power_limited_clock_hz"] == {}  # opt-in: --fit-power-clock
     assert "power-limited SM clock" not in err
-    assert per_row.read_text().startswith("source,label,hardware,class")
+    with per_row.open() as handle:
+        records = list(csv.DictReader(handle))
+    assert len(records) == summary["rows_evaluated"]
+    for record in records:
+        measured = float(record["measured_s"])
+        flops = 2 * int(record["batch"]) * int(record["m"]) * int(record["n"]) * int(record["k"])
+        for model in models:
+            predicted = float(record[f"{model}_s"])
+            assert float(record[f"{model}_ratio"]) == pytest.approx(predicted / measured)
+            assert float(record[f"{model}_error_s"]) == pytest.approx(predicted - measured)
+            assert float(record[f"{model}_ape"]) == pytest.approx(abs(predicted / measured - 1))
+            assert float(record[f"{model}_tflops"]) == pytest.approx(flops / predicted / 1e12)
+            clock = float(record[f"{model}_sm_clock_hz"])
+            assert float(record[f"{model}_cycles"]) == pytest.approx(predicted * clock)
+            assert record[f"{model}_bottleneck"]
+    # every row names what limited it; the power-limited A100 SXM runs large GEMMs below boost
+    assert {r["roofline_bottleneck"] for r in records} <= {"tensor", "vector", "memory"}
+    assert any(
+        r["source"] == "vidur"
+        and r["hardware"] == "a100_80gb_sxm"
+        and float(r["effective_roofline_sm_clock_hz"]) < 1.41e9
+        for r in records
+    )
 
 
 def test_unknown_model_is_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -208,6 +208,7 @@ class ValidationOptions:
     calibrate_power_clock: bool = False  # opt-in: the issue's protocol fits only the overhead
     training_per_class: int = 8
     hardware_dir: Path | None = None
+    row_details: bool = False  # per-row bottlenecks in ``per_row`` (for --output-csv)
     progress: Callable[[int, int], None] = lambda done, total: None
 
 
@@ -227,6 +228,7 @@ def validate_gemm_latency(
     models = [get_model(name) for name in model_names]
     clocks: dict[int, float] = {}
     static_w: dict[int, float] = {}
+    details: dict[str, dict[int, tuple[float, str]]] = {name: {} for name in model_names}
     for index, row in enumerate(rows):
         options.progress(index, len(rows))
         try:
@@ -240,6 +242,8 @@ def validate_gemm_latency(
         for name, profile in zip(model_names, profiles, strict=True):
             base[name][index] = profile.latency_s
             energy[name][index] = profile.energy_j
+            if options.row_details:
+                details[name][index] = _clock_and_limiter(profile.diagnostics, spec)
     if not clocks:
         reasons = "; ".join(f"{n} x {why}" for why, n in skipped.items())
         raise ConfigError([f"validate-gemm-latency: no row could be predicted ({reasons})"])
@@ -258,7 +262,9 @@ def validate_gemm_latency(
         rows_used=len(held),
         skipped=dict(skipped),
         models=results,
-        per_row=_per_row(rows, held, results, base, clocks),
+        per_row=_per_row(
+            rows, held, results, (base, clocks), details if options.row_details else None
+        ),
         power_limited_clock_hz=dict(hardware.power_clock),
         power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
     )
@@ -345,13 +351,31 @@ def _evaluate(
     )
 
 
+def _clock_and_limiter(diagnostics: object, spec: HardwareSpec) -> tuple[float, str]:
+    """The SM clock a model ran the kernel at and what limited it, from its diagnostics:
+    extended_roofline's primary and secondary bottlenecks, effective_roofline's limiting
+    resources (or the TPU path's), the roofline's bound."""
+    clock = getattr(diagnostics, "sm_clock_hz", spec.compute.clock_hz)
+    primary = getattr(diagnostics, "primary_bottleneck", None)
+    if primary is not None:
+        return clock, f"{primary}/{getattr(diagnostics, 'secondary_bottleneck', '')}"
+    tied = getattr(diagnostics, "limiting_resources", None)
+    if tied is not None:
+        return clock, "+".join(str(resource) for resource in tied)
+    return clock, str(getattr(diagnostics, "limiting", getattr(diagnostics, "bound", "")))
+
+
 def _per_row(
     rows: Sequence[GemmRow],
     held: list[int],
     results: list[ModelResult],
-    base: dict[str, dict[int, float]],
-    clocks: dict[int, float],
+    predictions: tuple[dict[str, dict[int, float]], dict[int, float]],
+    details: dict[str, dict[int, tuple[float, str]]] | None,
 ) -> list[dict[str, object]]:
+    """Measured and predicted seconds per held-out row; with ``details``, per model also the
+    signed and absolute errors, cycles at the clock the kernel ran at, useful TFLOP/s, that
+    clock and the limiter."""
+    base, clocks = predictions  # uncalibrated seconds per model; each row's config clock
     out = []
     for i in held:
         row = rows[i]
@@ -367,11 +391,21 @@ def _per_row(
             "dtype": row.dtype.value,
             "measured_s": row.time_s,
         }
+        flops = 2 * row.batch * row.m * row.n * row.k
         for result in results:
+            name = result.model
             overhead_s = result.overhead_cycles.get(row.hardware, 0.0) / clocks[i]
-            predicted = base[result.model][i] + overhead_s
-            record[f"{result.model}_s"] = predicted
-            record[f"{result.model}_ratio"] = predicted / row.time_s
-            record[f"{result.model}_overhead_s"] = overhead_s
+            predicted = base[name][i] + overhead_s
+            record[f"{name}_s"] = predicted
+            record[f"{name}_ratio"] = predicted / row.time_s
+            record[f"{name}_overhead_s"] = overhead_s
+            if details:
+                clock, limiter = details[name][i]
+                record[f"{name}_error_s"] = predicted - row.time_s
+                record[f"{name}_ape"] = abs(predicted / row.time_s - 1)
+                record[f"{name}_cycles"] = predicted * clock
+                record[f"{name}_tflops"] = flops / predicted / 1e12
+                record[f"{name}_sm_clock_hz"] = clock
+                record[f"{name}_bottleneck"] = limiter
         out.append(record)
     return out

@@ -82,6 +82,7 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
         calibrate_power_clock=args.calibrate_power_clock,
         training_per_class=args.training_per_class,
         hardware_dir=Path(args.hardware_dir) if args.hardware_dir else None,
+        row_details=bool(args.output_csv),
         progress=_progress,
     )
     report = validate_gemm_latency(rows, _models(args), options=options)
