@@ -391,7 +391,6 @@ def _per_row(
             "dtype": row.dtype.value,
             "measured_s": row.time_s,
         }
-        flops = 2 * row.batch * row.m * row.n * row.k
         for result in results:
             name = result.model
             overhead_s = result.overhead_cycles.get(row.hardware, 0.0) / clocks[i]
@@ -400,12 +399,21 @@ def _per_row(
             record[f"{name}_ratio"] = predicted / row.time_s
             record[f"{name}_overhead_s"] = overhead_s
             if details:
-                clock, limiter = details[name][i]
-                record[f"{name}_error_s"] = predicted - row.time_s
-                record[f"{name}_ape"] = abs(predicted / row.time_s - 1)
-                record[f"{name}_cycles"] = predicted * clock
-                record[f"{name}_tflops"] = flops / predicted / 1e12
-                record[f"{name}_sm_clock_hz"] = clock
-                record[f"{name}_bottleneck"] = limiter
+                record.update(_row_details(name, row, predicted, *details[name][i]))
         out.append(record)
     return out
+
+
+def _row_details(
+    name: str, row: GemmRow, predicted_s: float, clock_hz: float, limiter: str
+) -> dict[str, object]:
+    """Model ``name``'s error, cycles, throughput, clock and limiter columns for ``row``."""
+    flops = 2 * row.batch * row.m * row.n * row.k
+    return {
+        f"{name}_error_s": predicted_s - row.time_s,
+        f"{name}_ape": abs(predicted_s / row.time_s - 1),
+        f"{name}_cycles": predicted_s * clock_hz,
+        f"{name}_tflops": flops / predicted_s / 1e12,
+        f"{name}_sm_clock_hz": clock_hz,
+        f"{name}_bottleneck": limiter,
+    }

@@ -116,29 +116,9 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
     tiles, rows, split, passes = _mxu_schedule(problem, hardware)
     macs_per_cycle = peak * hardware.utilization.tensor_fraction / (2 * units * clock)
     per_pass = max(math.ceil(rows / split), r) * r * c / macs_per_cycle
-    hbm = hardware.hbm
-    rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock
-    latency = hbm.latency_s * clock
     compute = passes * per_pass + r + c
-
-    def phases(block: tuple[int, int, int]) -> tuple[float, float, float]:
-        """(memory, prologue, epilogue) cycles with output blocks ``bm x bn``, K block ``bk``."""
-        bm, bn, bk = block
-        read, write = _hbm_bytes(problem, rows, bm, bn)
-        first = bm * bk * problem.a_bits / 8 + bk * bn * problem.b_bits / 8
-        last = bm * bn * problem.c_bits / 8
-        return (
-            (read + write) / rate,
-            first / concurrency_limited_rate(rate, first, latency),
-            last / concurrency_limited_rate(rate, last, latency),
-        )
-
-    # the compiler's tiling: the fitting block with the least time (the larger on a tie)
     vmem = hardware.level("vmem").size_bytes / mxu.tensor_cores
-    timed = [(block, phases(block)) for block in _block_candidates(problem, rows, vmem)]
-    (bm, bn, bk), (memory, prologue, epilogue) = min(
-        timed, key=lambda item: item[1][1] + max(compute, item[1][0]) + item[1][2]
-    )
+    (bm, bn, bk), (memory, prologue, epilogue) = _tiling(problem, rows, hardware, compute, vmem)
     return SystolicDiagnostics.make(
         mxu_rows=r,
         mxu_cols=c,
@@ -158,6 +138,31 @@ def _diagnostics(problem: GemmProblem, hardware: HardwareSpec, peak: float) -> S
         fixed_overhead_cycles=hardware.overhead.fixed_device_overhead_cycles,
         limiting="mxu" if compute >= memory else "hbm",
     )
+
+
+def _tiling(
+    problem: GemmProblem, rows: int, hardware: HardwareSpec, compute: float, vmem: float
+) -> tuple[tuple[int, int, int], tuple[float, float, float]]:
+    """The compiler's tiling: of the blocks that fit ``vmem`` bytes, the one with the least
+    ``prologue + max(compute, memory) + epilogue`` (the larger on a tie), with its (memory,
+    prologue, epilogue) cycles."""
+    clock, hbm = hardware.compute.clock_hz, hardware.hbm
+    rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock
+    latency = hbm.latency_s * clock
+
+    def phases(block: tuple[int, int, int]) -> tuple[float, float, float]:
+        bm, bn, bk = block
+        read, write = _hbm_bytes(problem, rows, bm, bn)
+        first = bm * bk * problem.a_bits / 8 + bk * bn * problem.b_bits / 8
+        last = bm * bn * problem.c_bits / 8
+        return (
+            (read + write) / rate,
+            first / concurrency_limited_rate(rate, first, latency),
+            last / concurrency_limited_rate(rate, last, latency),
+        )
+
+    timed = [(block, phases(block)) for block in _block_candidates(problem, rows, vmem)]
+    return min(timed, key=lambda item: item[1][1] + max(compute, item[1][0]) + item[1][2])
 
 
 def _hbm_bytes(problem: GemmProblem, rows: int, bm: int, bn: int) -> tuple[int, int]:
