@@ -75,6 +75,10 @@ def test_cli_json_and_csv(
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
     assert float(rows[0]["roofline_s"]) == pytest.approx(float(rows[0]["measured_s"]) / 2)
+    for row in rows:
+        ratio = float(row["roofline_s"]) / float(row["measured_s"])
+        assert float(row["roofline_ratio"]) == pytest.approx(ratio)
+        assert row["roofline_limiter"] in {"tensor", "vector", "memory"}  # the roofline's bound
 
 
 def test_missing_directory_is_an_error(tmp_path: Path) -> None:
@@ -91,6 +95,15 @@ def test_shipped_data_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["rows"] == 300 and not summary["skipped"]
     kinds = set(summary["models"]["effective_roofline"]["by_kind"])
     assert {"rmsnorm:a100_80gb_sxm", "elementwise:h100_sxm"} <= kinds
+
+
+def test_streaming_rows_name_their_limiter() -> None:
+    """effective_roofline's streaming kernels report which bound set their time."""
+    rows = load_op_rows(REPO / "data")[0][::500]
+    result = validate_op_latency(rows, "effective_roofline")
+    assert len(result.limiter) == len(rows)
+    assert set(result.limiter) <= {"latency", "dram", "l2", "compute", "memory", "tensor", "vector"}
+    assert "latency" in result.limiter
 
 
 def test_shipped_accuracy_does_not_regress() -> None:

@@ -49,6 +49,7 @@ class OpLatencyResult:
 
     model: str
     predicted_s: tuple[float, ...]
+    limiter: tuple[str, ...]  # per row: what bounded the kernel (the diagnostics' limiter)
     overall: ErrorMetrics
     by_hardware: dict[str, ErrorMetrics]
     by_kind: dict[str, ErrorMetrics]
@@ -137,24 +138,28 @@ def validate_op_latency(
     """Predict every row with ``model_name`` (each distinct op and config once) and summarise."""
     model = get_model(model_name)
     specs: dict[tuple[str, float | None], HardwareSpec] = {}
-    memo: dict[tuple[LocalOp, str, float | None], float] = {}
+    memo: dict[tuple[LocalOp, str, float | None], tuple[float, str]] = {}
     predicted: list[float] = []
+    limiters: list[str] = []
     for index, row in enumerate(rows):
         key = (row.op, row.hardware, row.clock_hz)
         value = memo.get(key)
         if value is None:
             try:
-                value = model.predict(row.op, _spec(specs, row)).latency_s
+                profile = model.predict(row.op, _spec(specs, row))
             except OpModelError as exc:
                 raise ConfigError([f"{row.label or row.op.name}: {exc}"]) from None
-            memo[key] = value
-        predicted.append(value)
+            d = profile.diagnostics
+            value = memo[key] = (profile.latency_s, str(getattr(d, "limiter", "")) or _bound(d))
+        predicted.append(value[0])
+        limiters.append(value[1])
         if progress is not None:
             progress(index + 1, len(rows))
     elementwise = [i for i, r in enumerate(rows) if isinstance(r.op.view, ElementwiseView)]
     return OpLatencyResult(
         model=model_name,
         predicted_s=tuple(predicted),
+        limiter=tuple(limiters),
         overall=error_metrics(predicted, [r.time_s for r in rows]),
         by_hardware=_grouped(rows, predicted, lambda r: r.hardware),
         by_kind=_grouped(rows, predicted, lambda r: f"{r.op.kind.value}:{r.hardware}"),
@@ -166,6 +171,11 @@ def validate_op_latency(
         by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
         by_duration=_grouped(rows, predicted, _duration_class),
     )
+
+
+def _bound(diagnostics: object) -> str:
+    """The roofline estimate's bound, when the diagnostics have one."""
+    return str(getattr(diagnostics, "bound", ""))
 
 
 def _function_key(row: OpRow) -> str:

@@ -50,7 +50,8 @@ def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyRes
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
         header = ["label", "kind", "hardware", "source", "implementation", "measured_s"]
-        writer.writerow(header + [f"{r.model}_s" for r in results])
+        per_model = ("_s", "_ratio", "_limiter")
+        writer.writerow(header + [f"{r.model}{suffix}" for r in results for suffix in per_model])
         for index, row in enumerate(rows):
             writer.writerow(
                 [
@@ -60,7 +61,15 @@ def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyRes
                     row.source,
                     row.implementation,
                     repr(row.time_s),
-                    *(repr(r.predicted_s[index]) for r in results),
+                    *(
+                        value
+                        for r in results
+                        for value in (
+                            repr(r.predicted_s[index]),
+                            repr(r.predicted_s[index] / row.time_s),
+                            r.limiter[index],
+                        )
+                    ),
                 ]
             )
 
