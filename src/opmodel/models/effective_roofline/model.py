@@ -24,7 +24,7 @@ from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagn
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
-from opmodel.models.gemm.choice import choose_kernel
+from opmodel.models.gemm.choice import choose_kernel, evaluate_chosen
 from opmodel.models.gemm.evaluate import traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
@@ -50,9 +50,8 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     issued = e.issued_flops if e.kernel.on_tensor else 0
     activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
     slow = throttled(hardware, problem.compute_dtype, issued, e.latency_s)
-    if slow is not None:
-        choice = choose_kernel(op, problem, slow)
-        e = choice.evaluation
+    if slow is not None:  # the same kernel at the lower clock
+        e = evaluate_chosen(e.kernel, problem, slow)
     on_tensor = e.kernel.on_tensor
     flops = problem.flops
     return OpProfile.make(

@@ -38,7 +38,7 @@ from opmodel.models.gemm import (
     gemm_traffic,
     grid_of,
 )
-from opmodel.models.gemm.choice import KERNEL_ATTRS, attrs_kernel_setup, choose_kernel
+from opmodel.models.gemm.choice import KERNEL_ATTRS, attrs_kernel_setup, choose_kernel, setup_of
 from opmodel.models.gemm.evaluate import traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
@@ -84,13 +84,16 @@ def _rates(hardware: HardwareSpec, problem: GemmProblem, *, on_tensor: bool) -> 
     return rates
 
 
-def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
-    """Everything but the wave schedule."""
+def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None = None) -> _Setup:
+    """Everything but the wave schedule; ``chosen``: the kernel picked on another clock of the
+    same device (a power-limited clock does not change the kernel)."""
     sm = hardware.compute.sm
     assert sm is not None
     problem = GemmProblem.from_op(op)
     on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
-    if KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
+    if chosen is not None:
+        kernel, occupancy = chosen, setup_of(chosen, problem, hardware).occupancy
+    elif KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
         picked = choose_kernel(op, problem, hardware).evaluation
         kernel, occupancy = picked.kernel, picked.occupancy
     else:  # built from the attrs once per spec, attrs and dtypes
@@ -172,7 +175,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     # under a power limit the kernel runs at the clock its tensor activity allows (the law
     # effective_roofline applies; docs/models/effective_roofline.md)
     slow = throttled(hardware, s.problem.compute_dtype, s.issued_flops, profile.latency_s)
-    return profile if slow is None else _predict_gemm(op, slow, _build_setup(op, slow))
+    return profile if slow is None else _predict_gemm(op, slow, _build_setup(op, slow, s.kernel))
 
 
 def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:

@@ -39,7 +39,14 @@ from opmodel.models.gemm.selection import (
     select_kernel,
 )
 
-__all__ = ["KERNEL_ATTRS", "KernelChoice", "attrs_kernel_setup", "choose_kernel"]
+__all__ = [
+    "KERNEL_ATTRS",
+    "KernelChoice",
+    "attrs_kernel_setup",
+    "choose_kernel",
+    "evaluate_chosen",
+    "setup_of",
+]
 
 KERNEL_ATTRS = frozenset(
     {
@@ -131,6 +138,32 @@ def _kernel_from_attrs(
     if problems:
         raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
     return hit
+
+
+def setup_of(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec) -> KernelSetup:
+    """:func:`~opmodel.models.gemm.evaluate.kernel_setup` of ``kernel`` for ``problem``'s dtypes,
+    memoised per spec on the kernel and dtypes."""
+    key = (
+        "gemm.kernel_setup",
+        kernel,
+        problem.a_dtype,
+        problem.b_dtype,
+        problem.c_dtype,
+        problem.compute_dtype,
+    )
+    setup: KernelSetup | None = hardware.derived_cache.get(key)
+    if setup is None:
+        setup = hardware.derived_cache[key] = kernel_setup(kernel, problem, hardware)
+    return setup
+
+
+def evaluate_chosen(
+    kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec
+) -> KernelEvaluation:
+    """``kernel``, chosen for ``problem`` on another clock of the same device, evaluated on
+    ``hardware``: a power-limited clock changes how fast the kernel runs, not which kernel the
+    library launches (cuBLAS's heuristics do not know the clock)."""
+    return evaluate_kernel(kernel, problem, hardware, setup_of(kernel, problem, hardware))
 
 
 def _evaluate_memoised(
