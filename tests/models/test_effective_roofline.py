@@ -274,6 +274,23 @@ def test_power_limited_clock_slows_compute_bound_gemms_only() -> None:
     assert _diag(model.predict(gemv, limited)).sm_clock_hz == 1.41e9
 
 
+def test_power_limited_clock_keeps_the_kernel_selected_at_the_config_clock() -> None:
+    """A100 SXM ships a 1305 MHz power-limited clock: a large bf16 GEMM with automatic selection
+    runs below 1410 MHz, with the kernel selection picked at 1410 MHz (the chosen name in the
+    diagnostics is the kernel evaluated), and is slower than the same kernel at 1410 MHz."""
+    limited = load_hardware("a100_80gb_sxm")
+    free = dataclasses.replace(
+        limited, compute=dataclasses.replace(limited.compute, power_limited_clock_hz=None)
+    )
+    op = gemm(8192, 8192, 8192)
+    slow, fast = _diag(MODEL.predict(op, limited)), _diag(MODEL.predict(op, free))
+    assert slow.sm_clock_hz < 1.41e9 == fast.sm_clock_hz
+    assert slow.selection is not None and fast.selection is not None
+    assert slow.kernel == fast.kernel
+    assert slow.selection.chosen.name == slow.kernel.name == fast.selection.chosen.name
+    assert slow.total_cycles / slow.sm_clock_hz > fast.total_cycles / fast.sm_clock_hz
+
+
 def test_memos_keep_dtypes_apart(a100: HardwareSpec) -> None:
     """The evaluation and selection memos key on ``GemmProblem.sizes`` plus the dtypes: the
     same sizes in another dtype are evaluated afresh, and a repeat of a shape in a new op
