@@ -1,12 +1,13 @@
 """Time of a forward pass whose kernels an eager framework launches one after another.
 
 The host spends ``g`` seconds per kernel (Python, dispatch, the launch call) and puts each
-kernel into CUDA's launch queue, which is far deeper than a pass is long; the GPU runs the
-queued kernels in order. Kernel ``i`` (1-based, time ``t_i``) is queued at ``i g`` and
+kernel into CUDA's launch queue, which holds many pending launches; the GPU runs the queued
+kernels in order. Kernel ``i`` (1-based, time ``t_i``) is queued at ``i g`` and
 
     finish_i = max(finish_(i-1), i g) + t_i,        pass time = finish_n
 
-(the harness synchronises after every pass, so each pass starts with an empty queue). During
+(the harness synchronises after every pass, so each pass starts with an empty queue; a
+synchronisation inside a pass would drain it there, which the op lists do not record). During
 a long kernel the host runs ahead, so the short kernels behind it run back to back; the GPU
 idles only where the host falls behind. Unrolled, ``finish_n = max over j of (j g + t_j + ... +
 t_n)``: the last idle moment is just before some kernel ``j``. As a function of ``g`` that is
