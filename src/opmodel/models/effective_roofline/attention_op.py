@@ -46,13 +46,11 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The FlashAttention profile of an attention op on a GPU."""
     view = op.view
     assert isinstance(view, AttentionView)
-    head_dim = max(view.head_dim_qk, view.head_dim_v)
-    kernel = flash_kernel(hardware, head_dim, view.seq_q)
+    kernel = flash_kernel(hardware, max(view.head_dim_qk, view.head_dim_v), view.seq_q)
     e = evaluate_attention(kernel, view, hardware)
     slow = throttled(hardware, view.compute_dtype, e.issued_mma_flops, e.latency_s)
-    if slow is not None:  # the clock the kernel's tensor activity allows under a power limit
+    if slow is not None:  # the same kernel at the clock its tensor activity allows
         hardware = slow
-        kernel = flash_kernel(hardware, head_dim, view.seq_q)
         e = evaluate_attention(kernel, view, hardware)
     base = roofline_estimate(op, hardware, _BASE)
     traffic = MappingProxyType(

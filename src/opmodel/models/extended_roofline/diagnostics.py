@@ -69,7 +69,6 @@ class KernelSums(NamedTuple):
     latency_stage: float
     stage: float
     epilogue: float
-    waves_total: float
 
 
 _NO_WAVE = WaveTimeline(
@@ -102,7 +101,6 @@ def kernel_sums(
         w * f.latency_stage_cycles + t.latency_stage_cycles,
         w * f.stage_cycles + t.stage_cycles,
         w * f.epilogue_cycles + t.epilogue_cycles,
-        w * f.total_cycles + t.total_cycles,
     )
 
 

@@ -121,10 +121,7 @@ def _kernel_from_attrs(
     key = (
         "gemm.attrs_kernel",
         op.attrs,
-        problem.a_dtype,
-        problem.b_dtype,
-        problem.c_dtype,
-        problem.compute_dtype,
+        problem.dtypes,
     )
     hit: tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]] | None = (
         hardware.derived_cache.get(key)
@@ -146,10 +143,7 @@ def setup_of(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec) -
     key = (
         "gemm.kernel_setup",
         kernel,
-        problem.a_dtype,
-        problem.b_dtype,
-        problem.c_dtype,
-        problem.compute_dtype,
+        problem.dtypes,
     )
     setup: KernelSetup | None = hardware.derived_cache.get(key)
     if setup is None:
@@ -169,9 +163,9 @@ def evaluate_chosen(
 def _evaluate_memoised(
     kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpec
 ) -> KernelEvaluation:
-    """``evaluate_kernel``, memoised per spec on (kernel, problem): sweeps repeat shapes."""
+    """:func:`evaluate_chosen`, memoised per spec on (kernel, problem): sweeps repeat shapes."""
     memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
-    return _memoised(memo, (kernel, problem), lambda: evaluate_kernel(kernel, problem, hardware))
+    return _memoised(memo, (kernel, problem), lambda: evaluate_chosen(kernel, problem, hardware))
 
 
 def _memoised(

@@ -42,6 +42,8 @@ class GemmProblem(FastValue):
     sizes: tuple[int, int, int, int, bool, bool, bool, bool] = field(
         init=False, compare=False, repr=False
     )
+    # (a, b, c, compute) dtypes: with ``sizes``, what memo keys need of a problem
+    dtypes: tuple[DType, DType, DType, DType] = field(init=False, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         fields = self.__dict__
@@ -58,6 +60,7 @@ class GemmProblem(FastValue):
             self.broadcast_b,
             self.beta_zero,
         )
+        fields["dtypes"] = (self.a_dtype, self.b_dtype, self.c_dtype, self.compute_dtype)
 
     @classmethod
     def from_op(cls, op: LocalOp) -> GemmProblem:

@@ -168,10 +168,7 @@ def _build_candidates(hardware: HardwareSpec, problem: GemmProblem) -> tuple[_Ca
 def _candidates(hardware: HardwareSpec, problem: GemmProblem) -> tuple[_Candidate, ...]:
     key = (
         "gemm.selection.candidates",
-        problem.a_dtype,
-        problem.b_dtype,
-        problem.c_dtype,
-        problem.compute_dtype,
+        problem.dtypes,
     )
     cached = hardware.derived_cache.get(key)
     if cached is None:
@@ -228,10 +225,7 @@ def select_kernel(
     # sizes, dtypes and settings: the problem's fields without hashing the problem object
     key = (
         problem.sizes,
-        problem.a_dtype,
-        problem.b_dtype,
-        problem.c_dtype,
-        problem.compute_dtype,
+        problem.dtypes,
         by_energy,
         shortlist_size,
     )
