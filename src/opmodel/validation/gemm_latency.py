@@ -27,6 +27,7 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
+from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 from opmodel.validation.power_clock_fit import (
     fit_power_limited_clock_hz,
@@ -352,17 +353,9 @@ def _evaluate(
 
 
 def _clock_and_limiter(diagnostics: object, spec: HardwareSpec) -> tuple[float, str]:
-    """The SM clock a model ran the kernel at and what limited it, from its diagnostics:
-    extended_roofline's primary and secondary bottlenecks, effective_roofline's limiting
-    resources (or the TPU path's), the roofline's bound."""
-    clock = getattr(diagnostics, "sm_clock_hz", spec.compute.clock_hz)
-    primary = getattr(diagnostics, "primary_bottleneck", None)
-    if primary is not None:
-        return clock, f"{primary}/{getattr(diagnostics, 'secondary_bottleneck', '')}"
-    tied = getattr(diagnostics, "limiting_resources", None)
-    if tied is not None:
-        return clock, "+".join(str(resource) for resource in tied)
-    return clock, str(getattr(diagnostics, "limiting", getattr(diagnostics, "bound", "")))
+    """The SM clock a model ran the kernel at (its diagnostics' ``sm_clock_hz``, else the
+    config's) and what limited it (:func:`~opmodel.validation.limiter.limiter_of`)."""
+    return getattr(diagnostics, "sm_clock_hz", spec.compute.clock_hz), limiter_of(diagnostics)
 
 
 def _per_row(

@@ -23,6 +23,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
 __all__ = ["OpLatencyResult", "OpRow", "load_op_rows", "validate_op_latency"]
@@ -149,8 +150,7 @@ def validate_op_latency(
                 profile = model.predict(row.op, _spec(specs, row))
             except OpModelError as exc:
                 raise ConfigError([f"{row.label or row.op.name}: {exc}"]) from None
-            d = profile.diagnostics
-            value = memo[key] = (profile.latency_s, str(getattr(d, "limiter", "")) or _bound(d))
+            value = memo[key] = (profile.latency_s, limiter_of(profile.diagnostics))
         predicted.append(value[0])
         limiters.append(value[1])
         if progress is not None:
@@ -171,11 +171,6 @@ def validate_op_latency(
         by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
         by_duration=_grouped(rows, predicted, _duration_class),
     )
-
-
-def _bound(diagnostics: object) -> str:
-    """The roofline estimate's bound, when the diagnostics have one."""
-    return str(getattr(diagnostics, "bound", ""))
 
 
 def _function_key(row: OpRow) -> str:
