@@ -26,9 +26,10 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -103,18 +104,32 @@ def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
     return None
 
 
-def _window(record: dict[str, str]) -> tuple[re.Match[str], float, float] | None:
-    """The parsed name, window [s] and window energy [J] of a record (None: unrecognised)."""
-    match = _NAME.match(record.get("workload", ""))
-    if match is None:
+def _number(record: Mapping[str, str | None], name: str) -> float | None:
+    """``record[name]`` as a finite number >= 0, or None when missing or not one."""
+    try:
+        value = float(record.get(name) or "")
+    except ValueError:
         return None
+    return value if math.isfinite(value) and value >= 0 else None
+
+
+def _window(record: Mapping[str, str | None]) -> tuple[re.Match[str], float, float, float] | str:
+    """The parsed name, window [s], window energy [J] and SM clock [MHz] of a record, or why
+    it cannot be used."""
+    match = _NAME.match(record.get("workload") or "")
+    if match is None:
+        return "unrecognised workload name"
+    time_ms, energy, clock = (_number(record, name) for name in ("time", "energy", "avg_freq"))
+    if not time_ms or energy is None or not clock:
+        return "time, energy or avg_freq missing or not a number >= 0 (time and clock > 0)"
     passes = int(match["iters"])
-    return match, float(record["time"]) / 1e3 * passes, float(record["energy"]) * passes
+    return match, time_ms / 1e3 * passes, energy * passes, clock
 
 
 def _startup(records: list[dict[str, str]]) -> _StartUp:
     """Mean window and energy of the failed runs (window under :data:`MIN_WINDOW_S`)."""
-    failed = [w for w in map(_window, records) if w is not None and w[1] < MIN_WINDOW_S]
+    windows = [w for w in map(_window, records) if not isinstance(w, str)]
+    failed = [w for w in windows if w[1] < MIN_WINDOW_S]
     if not failed:
         return _StartUp()
     return _StartUp(
@@ -131,10 +146,10 @@ def _run(
     startup: _StartUp,
 ) -> WorkloadRun | None:
     parsed = _window(record)
-    if parsed is None:
-        skipped["unrecognised workload name"] += 1
+    if isinstance(parsed, str):
+        skipped[parsed] += 1
         return None
-    match, window_s, window_j = parsed
+    match, window_s, window_j, clock_mhz = parsed
     base, freq, passes = match["base"], match["freq"], int(match["iters"])
     if "_pbf16_" not in base:
         skipped["not bf16 (no op list)"] += 1
@@ -151,7 +166,7 @@ def _run(
         family=base.split("_", 1)[0].removesuffix("model"),
         ops_file=ops_file,
         hardware=GPU_CONFIGS[gpu],
-        clock_hz=float(record["avg_freq"]) * 1e6,
+        clock_hz=clock_mhz * 1e6,
         time_s=(window_s - startup.window_s) / passes,
         energy_j=(window_j - startup.energy_j) / passes,
         passes=passes,

@@ -26,7 +26,7 @@ from opmodel.models import get_model
 
 __all__ = ["FIT_MODEL", "fit_power_limited_clock_hz", "with_power_limited_clock"]
 
-FIT_MODEL = "effective_roofline"  # the model that applies the power-limited clock
+FIT_MODEL = "effective_roofline"  # the model the fit runs (both GEMM models apply the clock)
 
 
 def with_power_limited_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
