@@ -316,6 +316,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OpModelError as exc:
         sys.stderr.writelines(f"opmodel: {line}\n" for line in str(exc).splitlines())
         return EXIT_BAD_INPUT
+    except OSError as exc:  # a path the command reads or writes (an output in a missing folder)
+        where = exc.filename if exc.filename is not None else "file"
+        sys.stderr.write(f"opmodel: {where}: {exc.strerror or exc}\n")
+        return EXIT_BAD_INPUT
     return 0
 
 

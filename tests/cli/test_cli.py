@@ -246,3 +246,22 @@ def test_effective_roofline_kernel_models_match_golden(
         parts["tensor_j"] + parts["vector_j"] + sum(parts["memory_j"].values()) + parts["static_j"]
     )
     assert total == pytest.approx(profile["energy_j"])
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ("validate-gemm-latency", "--limit", "20", "--output-csv"),
+        ("validate-gemm-latency", "--limit", "20", "--output-params"),
+        ("validate-ops", "--limit", "20", "--output-csv"),
+    ],
+)
+def test_output_in_a_missing_folder_is_one_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: tuple[str, ...]
+) -> None:
+    data = Path(__file__).resolve().parents[2] / "data"
+    target = tmp_path / "missing" / "out.csv"
+    name, *rest = command
+    code, _, err = _run(capsys, name, "--data-dir", str(data), *rest, str(target))
+    assert code == 2
+    assert err.strip().splitlines()[-1] == f"opmodel: {target}: No such file or directory"
