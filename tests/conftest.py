@@ -10,12 +10,17 @@ from hypothesis import settings
 
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
+from tests.hypothesis_budget import SCALE, examples
 
 # CI runs the property tests on a fixed example sequence so that a submission's result does not
 # depend on the draw; local runs keep exploring new examples.
 settings.register_profile("ci", derandomize=True, print_blob=True)
+# tests without their own count draw hypothesis's 100, scaled like the rest (hypothesis_budget.py)
+settings.register_profile("scaled", max_examples=examples(100), deadline=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+elif SCALE > 1:
+    settings.load_profile("scaled")
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = REPO / "examples"

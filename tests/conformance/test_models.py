@@ -20,12 +20,15 @@ from opmodel import DType, LocalOp, OpKind, OpProfile
 from opmodel.formulas.work import op_work
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
+from tests.hypothesis_budget import examples
 
 from .builders import BUILDERS
 
 HARDWARE = [load_hardware(name) for name in shipped_hardware_names()]
 DTYPES = (DType.BF16, DType.FP32)
-SETTINGS = settings(max_examples=50, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=examples(50), deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def test_every_kind_has_a_builder() -> None:

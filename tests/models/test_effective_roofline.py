@@ -20,6 +20,7 @@ from opmodel.models.effective_roofline import (
 )
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.kernel import Instruction, kernel_problems
+from tests.hypothesis_budget import examples
 
 from ..conftest import gemm
 
@@ -211,7 +212,7 @@ def test_modifier_attrs_apply_to_the_selected_kernel(a100: HardwareSpec) -> None
 _dims = st.integers(1, 6000)
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=examples(60), deadline=None)
 @given(m=_dims, n=_dims, k=_dims, index=st.integers(0, len(GPUS) - 1))
 def test_rates_never_exceed_peaks_and_work_is_conserved(m: int, n: int, k: int, index: int) -> None:
     hw = GPUS[index]
@@ -241,7 +242,7 @@ def test_engine_and_registry() -> None:
     assert profile.implementation.startswith("effective_roofline/simt/")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=_dims, n=_dims, k=_dims, index=st.integers(0, len(GPUS) - 1))
 def test_lean_cycles_equal_the_typed_phases(m: int, n: int, k: int, index: int) -> None:
     """The ranking path (kernel_cycles) and the explained path (typed waves) agree."""

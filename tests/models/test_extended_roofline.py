@@ -17,6 +17,7 @@ from opmodel.models.extended_roofline import (
     ExtendedRooflineModel,
     StageLimiter,
 )
+from tests.hypothesis_budget import examples
 
 from ..conftest import gemm as plain_gemm
 
@@ -148,7 +149,7 @@ def a10() -> HardwareSpec:
 _dims = st.integers(1, 6000)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=_dims, n=_dims, k=_dims)
 def test_bigger_k_is_never_faster(m: int, n: int, k: int) -> None:
     hw = load_hardware("a100_40gb_pcie")
@@ -178,7 +179,7 @@ def _more_sms(hw: HardwareSpec, factor: int) -> HardwareSpec:
     )
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(m=_dims, n=_dims, k=_dims)
 def test_more_sms_are_never_slower(m: int, n: int, k: int) -> None:
     hw = load_hardware("a100_40gb_pcie")

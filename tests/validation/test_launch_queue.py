@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from opmodel.validation.launch_queue import PassEnvelope, pass_time_s
+from tests.hypothesis_budget import examples
 
 
 def test_host_runs_ahead_during_a_long_kernel() -> None:
@@ -24,7 +25,7 @@ def test_empty_and_host_free_passes() -> None:
     assert pass_time_s((3e-6, 4e-6), 0.0) == pytest.approx(7e-6)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(
     st.lists(st.floats(0.0, 1e-3, allow_nan=False), max_size=40),
     st.floats(0.0, 1e-3, allow_nan=False),
