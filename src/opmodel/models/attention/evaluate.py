@@ -20,10 +20,11 @@ bandwidth + L_dram, L2 bytes / L2 bandwidth)``.
 
 Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
-the grid already has 80 % of an SM count of CTAs, else the fewest splits whose wave efficiency
-is within 85 % of the best. Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per
-CTA / rate)``, ``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value
-blocks in flight per CTA, Little's law at DRAM's loaded latency,
+the grid already has 80 % of twice the SM count in CTAs (FA2 doubles the count for its
+128-thread CTAs), else the fewest splits whose wave efficiency is within 85 % of the best.
+Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per CTA / rate)``,
+``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value blocks in flight
+per CTA, Little's law at DRAM's loaded latency,
 :mod:`opmodel.models.shared.queueing`); a combine pass (one more fixed overhead plus the partial
 outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
 page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
@@ -40,7 +41,7 @@ from opmodel.core.op import TensorSpec
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
-from opmodel.models.attention.kernels import FlashKernel
+from opmodel.models.attention.kernels import FlashKernel, num_splits, split_slots
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
 from opmodel.models.shared.queueing import loaded_rate
 
@@ -73,21 +74,6 @@ class AttentionEvaluation(FastValue):
     l2_read_bytes: int
     issued_mma_flops: int
     sm_clock_hz: float  # the clock the cycles run at (power-limited when the spec has a limit)
-
-
-def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
-    """FA2's split count for a grid of ``blocks`` CTAs over ``kv_blocks`` key blocks."""
-    if blocks >= 0.8 * sms:
-        return 1
-    limit = max(1, min(max_splits, sms, kv_blocks))
-    efficiency = [0.0] * (limit + 1)
-    for splits in range(1, limit + 1):
-        same = splits > 1 and math.ceil(kv_blocks / splits) == math.ceil(kv_blocks / (splits - 1))
-        if not same:
-            waves = blocks * splits / sms
-            efficiency[splits] = waves / math.ceil(waves)
-    best = max(efficiency)
-    return next(s for s in range(1, limit + 1) if efficiency[s] >= 0.85 * best)
 
 
 def _tile_cycles(
@@ -231,7 +217,7 @@ def _decode(
     kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
     kv_blocks = math.ceil(kv_len / kernel.block_kv)
     grid = view.batch * view.heads_kv * m_blocks
-    splits = num_splits(grid, sm.sm_count, kv_blocks)
+    splits = num_splits(grid, split_slots(sm.sm_count), kv_blocks)
     ctas = grid * splits
     tiles_per_cta = math.ceil(kv_blocks / splits)
     resident = _resident(kernel, view, hardware)

@@ -14,18 +14,37 @@
   ``tcgen05`` (an approximation until Blackwell attention kernels are modelled).
 * AMD CDNA: the FA2 structure with ``mfma`` (the architecture's warp-level MMA).
 * ``splitkv`` (flash-decoding: FA2's split-KV forward for few query rows): 64-row query blocks
-  holding a KV head's query heads (GQA packing), key blocks of 128, the KV sequence split so
-  that the grid fills the GPU (FA2's ``num_splits_heuristic``), then a combine pass.
+  holding a KV head's query heads (GQA packing), key blocks of 256 for head_dim <= 64, 128 up
+  to 128 and 64 above (``kBlockN`` of ``run_mha_fwd_splitkv_dispatch`` in
+  flash_fwd_launch_template.h, which flash_api.cpp's split count repeats), the KV sequence
+  split so that the grid fills the GPU (FA2's ``num_splits_heuristic``), then a combine pass.
+  Decode (a KV-cache read, ``flash_attn_with_kvcache``) and any attention of 16 query rows or
+  fewer run it. FA2's ``mha_fwd`` also takes it for a longer prefill whose grid of batch x heads
+  x 64-row query blocks cannot fill twice the SM count; the model keeps ``fa2`` there, without
+  the split and its combine pass (an approximation for small prefills).
+  On sm_90 and sm_100 the MMAs are the asynchronous warpgroup ones: FA3, which serves decode on
+  Hopper (``flash_attn_with_kvcache`` with split-KV and GQA packing), issues ``wgmma`` there
+  too. The block shape stays FA2's (an approximation).
 """
 
 from __future__ import annotations
 
+import math
+
 from opmodel.core.values import FastValue, value_type
+from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 
-__all__ = ["FlashKernel", "flash_kernel"]
+__all__ = [
+    "FlashKernel",
+    "flash_kernel",
+    "num_splits",
+    "split_block_kv",
+    "split_slots",
+]
 
-DECODE_MAX_QUERY_ROWS = 16  # a query length up to this runs the split-KV (decode) kernel
+DECODE_MAX_QUERY_ROWS = 16  # an attention with this few query rows runs the split-KV kernel
+SPLIT_BLOCK_Q = 64  # kBlockM of FA2's split-KV kernels
 # architectures whose attention kernels use asynchronous MMAs with warp specialisation (FA3 on
 # sm_90; Blackwell kernels follow the same structure with tcgen05, an approximation)
 _ASYNC_MMA = {"sm90": Instruction.WGMMA, "sm100": Instruction.TCGEN05}
@@ -42,19 +61,53 @@ class FlashKernel(FastValue):
     softmax_overlapped: bool
 
 
-def flash_kernel(hardware: HardwareSpec, head_dim: int, seq_q: int) -> FlashKernel:
-    """The kernel FlashAttention runs for ``head_dim`` and ``seq_q`` query rows on ``hardware``."""
+def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
+    """FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): one split when the grid of
+    ``blocks`` CTAs already fills 80 % of ``sms``, else the fewest splits of the ``kv_blocks`` key
+    blocks whose wave efficiency is within 85 % of the best. FA2 passes twice the SM count
+    (:func:`split_slots`)."""
+    if blocks >= 0.8 * sms:
+        return 1
+    limit = max(1, min(max_splits, sms, kv_blocks))
+    efficiency = [0.0] * (limit + 1)
+    for splits in range(1, limit + 1):
+        same = splits > 1 and math.ceil(kv_blocks / splits) == math.ceil(kv_blocks / (splits - 1))
+        if not same:
+            waves = blocks * splits / sms
+            efficiency[splits] = waves / math.ceil(waves)
+    best = max(efficiency)
+    return next(s for s in range(1, limit + 1) if efficiency[s] >= 0.85 * best)
+
+
+def split_slots(sm_count: int) -> int:
+    """The SM count FA2's split heuristic works with: ``multiProcessorCount * 2``, "to hard-code
+    the fact that we're using 128 threads per block" (set_params_splitkv, flash_api.cpp)."""
+    return 2 * sm_count
+
+
+def split_block_kv(head_dim: int) -> int:
+    """``kBlockN`` of FA2's split-KV kernels: 256 up to head_dim 64, 128 up to 128, 64 above."""
+    return 256 if head_dim <= 64 else 128 if head_dim <= 128 else 64
+
+
+def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -> FlashKernel:
+    """The kernel FlashAttention runs for ``view`` on ``hardware``. ``decode``: the op reads a
+    KV cache (``flash_attn_with_kvcache``: the split-KV kernel whatever the query length)."""
     sm = hardware.compute.sm
     assert sm is not None
-    if seq_q <= DECODE_MAX_QUERY_ROWS:
-        return FlashKernel(
-            name="splitkv",
-            block_q=64,
-            block_kv=128,
-            instruction=sm.warp_mma_instruction,
-            softmax_overlapped=False,
-        )
+    head_dim = max(view.head_dim_qk, view.head_dim_v)
     asynchronous = _ASYNC_MMA.get(hardware.architecture or "")
+    split = FlashKernel(
+        name="splitkv",
+        block_q=SPLIT_BLOCK_Q,
+        block_kv=split_block_kv(head_dim),
+        # FA3's split-KV decode issues wgmma like its prefill (one consumer warpgroup per
+        # 64-row block, so no ping-pong overlap of the softmax)
+        instruction=asynchronous or sm.warp_mma_instruction,
+        softmax_overlapped=False,
+    )
+    if decode or view.seq_q <= DECODE_MAX_QUERY_ROWS:
+        return split
     if asynchronous is not None:
         block_kv = 128 if head_dim <= 128 else 64
         return FlashKernel(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from opmodel.core.enums import Engine
+from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
@@ -46,7 +46,7 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The FlashAttention profile of an attention op on a GPU."""
     view = op.view
     assert isinstance(view, AttentionView)
-    kernel = flash_kernel(hardware, max(view.head_dim_qk, view.head_dim_v), view.seq_q)
+    kernel = flash_kernel(hardware, view, decode=op.kind is OpKind.ATTENTION_DECODE)
     e = evaluate_attention(kernel, view, hardware)
     slow = throttled(hardware, view.compute_dtype, e.issued_mma_flops, e.latency_s)
     if slow is not None:  # the same kernel at the clock its tensor activity allows
