@@ -92,7 +92,8 @@ def stage_work(
 
     In a kernel of a single wave every CTA starts cold at once: CTAs sharing an operand tile
     all wait for its first DRAM fetch, so every load sees DRAM latency although the bytes
-    travel from DRAM once. Longer kernels see the average miss share.
+    travel from DRAM once. In longer kernels a stage waits on DRAM with the probability that
+    either operand's tile misses (:attr:`GemmTraffic.stage_miss_fraction`).
     """
     wg_m, wg_n = kernel.operand_read_groups
     a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
@@ -107,7 +108,7 @@ def stage_work(
         dram_bytes=operand_dram / cta_stages,
         latency_dram_fraction=1.0
         if grid.ctas <= grid.ctas_per_wave
-        else traffic.dram_miss_fraction,
+        else traffic.stage_miss_fraction,
         epilogue_l2_bytes=c_passes * c_tile + partials,
         epilogue_dram_bytes=(
             traffic.dram_write_bytes + traffic.c_read_bytes + traffic.workspace_bytes

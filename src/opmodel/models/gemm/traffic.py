@@ -48,6 +48,8 @@ class GemmTraffic(FastValue):
     workspace_bytes: int  # split-K partials, written once and read once
     a_dram_passes: float
     b_dram_passes: float
+    a_dram_bytes: int  # A's share of dram_read_bytes
+    b_dram_bytes: int  # B's share of dram_read_bytes
     dram_read_bytes: int
     dram_write_bytes: int
     smem_write_bytes: int
@@ -67,6 +69,17 @@ class GemmTraffic(FastValue):
     def dram_miss_fraction(self) -> float:
         """DRAM reads over L2 reads: the share of loads that travel to DRAM."""
         return min(1.0, self.dram_read_bytes / self.l2_read_bytes)
+
+    @property
+    def stage_miss_fraction(self) -> float:
+        """Share of K stages that wait on DRAM: a stage loads an A and a B tile and waits for
+        the later one, so it waits on DRAM unless both hit L2:
+        ``1 - (1 - f_A)(1 - f_B)``, ``f = DRAM bytes / L2 bytes`` per operand (first touches,
+        which miss for a whole tile, independent between the operands). Unlike the byte-weighted
+        :attr:`dram_miss_fraction`, more re-reads of one operand cannot hide the other's misses."""
+        f_a = min(1.0, self.a_dram_bytes / self.a_l2_bytes) if self.a_l2_bytes else 0.0
+        f_b = min(1.0, self.b_dram_bytes / self.b_l2_bytes) if self.b_l2_bytes else 0.0
+        return 1.0 - (1.0 - f_a) * (1.0 - f_b)
 
 
 def sector_rounded_bytes(rows: int, contiguous: int, bits: int) -> int:
@@ -153,6 +166,8 @@ def gemm_traffic(
     workspace = (kernel.split_k - 1) * partial_bytes
     tiles = tile_bytes(kernel, problem)
     smem_written, smem_read = _smem_bytes(kernel, grid, tiles, held_tile_bytes(kernel, tiles))
+    a_dram = batch * a_batch * a_passes
+    b_dram = b_copies * b_batch * b_passes
     return GemmTraffic.make(
         a_l2_bytes=math.ceil(grid.tiles_n / kernel.cluster_n) * batch * a_batch,
         b_l2_bytes=math.ceil(grid.tiles_m / kernel.cluster_m) * batch * b_batch,
@@ -161,9 +176,9 @@ def gemm_traffic(
         workspace_bytes=workspace,
         a_dram_passes=a_passes,
         b_dram_passes=b_passes,
-        dram_read_bytes=round(batch * a_batch * a_passes + b_copies * b_batch * b_passes)
-        + c_read
-        + workspace,
+        a_dram_bytes=round(a_dram),
+        b_dram_bytes=round(b_dram),
+        dram_read_bytes=round(a_dram + b_dram) + c_read + workspace,
         dram_write_bytes=c_bytes + workspace,
         smem_write_bytes=smem_written,
         smem_read_bytes=smem_read,
