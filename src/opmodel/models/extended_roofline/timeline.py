@@ -12,8 +12,10 @@ and DRAM, one pipeline stage (one ``cta_tile_k`` slice for every resident CTA) t
 
 (a multistage pipeline keeps ``stages - 1`` loads in flight, so it hides a load latency of up
 to ``(stages - 1) * T_stage``). Bytes per CTA-stage are the kernel's L2 and DRAM operand bytes
-over ``ctas * k_iterations``; ``f_lat`` is the share of loads that wait for DRAM latency: the
-DRAM share of L2 reads, or 1 in a single-wave kernel, whose CTAs all start cold. The
+over ``ctas * k_iterations``; ``f_lat`` is the share of stages that wait for DRAM latency,
+``1 - (1 - f_A)(1 - f_B)`` over each operand's DRAM share of its L2 reads
+(:attr:`~opmodel.models.gemm.traffic.GemmTraffic.stage_miss_fraction`), or 1 in a single-wave
+kernel, whose CTAs all start cold. The
 wave is ``prologue + k_iterations * T_stage + drain + epilogue``: the prologue waits one DRAM
 latency (a CTA's first tiles are a cold start; charging the average latency instead would let
 a bigger problem with better L2 reuse start faster) and fills ``stages - 1`` stages, the drain
