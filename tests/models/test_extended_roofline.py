@@ -8,7 +8,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmodel import DType, Engine, InvalidKernelError, LocalOp, TensorSpec
+from opmodel import (
+    DType,
+    Engine,
+    InvalidKernelError,
+    LocalOp,
+    OpKind,
+    Phase,
+    TensorRole,
+    TensorSpec,
+)
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.extended_roofline import (
@@ -186,6 +195,27 @@ def test_more_sms_are_never_slower(m: int, n: int, k: int) -> None:
     bigger = _more_sms(hw, 2)
     op = gemm(m, n, k)
     assert MODEL.predict(op, bigger).latency_s <= MODEL.predict(op, hw).latency_s * (1 + 1e-12)
+
+
+def test_more_rows_of_a_tiny_batched_gemm_never_faster() -> None:
+    # found by a longer hypothesis run: with the byte-weighted miss share, the extra L2 re-reads
+    # of A at m = 3 hid B's DRAM misses and shortened the latency-bound stages
+    l40s = load_hardware("l40s")
+    times = []
+    for m in (1, 3, 7):
+        op = LocalOp(
+            name="bgemm",
+            kind=OpKind.BATCHED_GEMM,
+            phase=Phase.INFERENCE,
+            tensors=(
+                TensorSpec(TensorRole.INPUT, (57, m, 1), DType.FP32),
+                TensorSpec(TensorRole.WEIGHT, (57, 1, 513), DType.FP32),
+                TensorSpec(TensorRole.OUTPUT, (57, m, 513), DType.FP32),
+            ),
+            attrs=FIXED_KERNEL,
+        )
+        times.append(MODEL.predict(op, l40s).latency_s)
+    assert times == sorted(times)
 
 
 def test_omitted_kernel_attrs_use_selection(a100: HardwareSpec) -> None:

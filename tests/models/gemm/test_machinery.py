@@ -130,6 +130,18 @@ def test_traffic_when_everything_fits_l2(a100: HardwareSpec) -> None:
     assert traffic.smem_read_bytes == 16 * 8 * stage_read + 16 * 128 * 128 * 2
 
 
+def test_stage_miss_share_is_the_union_of_the_operands_misses(a100: HardwareSpec) -> None:
+    problem, kernel, _, grid = _plan(a100, 512, 512, 256)
+    traffic = gemm_traffic(kernel, problem, grid, 20 * 2**20)
+    assert traffic.a_dram_bytes + traffic.b_dram_bytes == traffic.dram_read_bytes
+    # A read from DRAM once over 4 CTA columns (f_A = 1/4), B likewise over 4 rows (1/4):
+    # a stage hits only when both tiles do, 1 - (3/4)(3/4) = 7/16
+    assert grid.tiles_n == grid.tiles_m == 4
+    assert traffic.stage_miss_fraction == pytest.approx(7 / 16)
+    # the byte-weighted share is lower (1/4): it let A's re-reads hide B's misses
+    assert traffic.dram_miss_fraction == pytest.approx(1 / 4)
+
+
 def test_reuse_model_pieces() -> None:
     assert sector_rounded_bytes(rows=2, contiguous=3, bits=16) == 64  # 6 B rows round to 32 B
     assert capacity_miss_fraction(10, 20) == 0.0
