@@ -96,8 +96,22 @@ def test_model_conformance(model_name: str, kind: OpKind, data: st.DataObject) -
     small = op
     if kind in GEMM_KINDS:  # monotone for a fixed kernel; selection may pick a better one
         small, bigger = _with_fixed_kernel(op), _with_fixed_kernel(bigger)
-    smaller_s = model.predict(small, hardware).latency_s
-    assert model.predict(bigger, hardware).latency_s >= smaller_s * (1 - 1e-12)  # float rounding
+    smaller = model.predict(small, hardware)
+    larger = model.predict(bigger, hardware)
+    if _split_kernel_switch(smaller, larger):
+        return
+    assert larger.latency_s >= smaller.latency_s * (1 - 1e-12)  # float rounding
+
+
+def _split_kernel_switch(smaller: OpProfile, larger: OpProfile) -> bool:
+    """True when a short attention runs the split-KV kernel with a split and the grown one
+    another kernel. The split pays a combine pass (one more kernel); the model's single-pass
+    prefill kernel does not (FA2 would split a small prefill grid too; the model leaves that
+    out, docs/models/attention.md), so a slightly longer attention can come out faster by up to
+    that pass. Within one kernel, and across the switch without a split
+    (tests/models/attention), the property holds."""
+    splits = getattr(smaller.diagnostics, "splits", 1)
+    return splits > 1 and smaller.implementation != larger.implementation
 
 
 GEMM_KINDS = (OpKind.GEMM, OpKind.BATCHED_GEMM)
