@@ -49,7 +49,7 @@ PRECISIONS = {  # (storage dtype, compute dtype) -> nvMatmulHeuristics precision
 
 def _library() -> Any:
     try:
-        import nvMatmulHeuristics  # type: ignore[import-not-found]  # noqa: PLC0415
+        import nvMatmulHeuristics  # type: ignore[import-not-found,import-untyped,unused-ignore]  # noqa: PLC0415
     except ImportError:
         sys.exit(
             "compare_nvmatmulheuristics: the nvMatmulHeuristics module is not installed "
