@@ -107,13 +107,18 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 
 def test_shipped_accuracy_does_not_regress() -> None:
-    """effective_roofline on every shipped non-GEMM row stays at or below the figures of
-    docs/validation.md (13.6 % overall, 10.0 % from 100 µs up, 13.0 % on A40, 12.7 % on A100,
-    15.7 % on H100, RoPE 22.9 % on A100), with a little slack, so a change that makes the
-    streaming model worse fails."""
+    """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
+    of docs/validation.md (13.4 % overall, 10.0 % from 100 µs up, 13.0 % on A40, 12.4 % on
+    A100, 15.3 % on H100, RoPE 22.9 % on A100; held-out ATen GELU 6.3 % and LayerNorm 23.5 %
+    on H100), with a little slack, so a change that makes the streaming model worse fails. The
+    522 A100 rows the instruction-issue calibration was fitted on are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98156 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
+    assert result.training is not None and result.training.count == 522
+    assert result.overall.count == 98156 - 522
+    assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
+    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.26
     assert result.overall.mape <= 0.14
     assert result.by_duration["measured >= 100 us"].mape <= 0.105
     assert result.by_hardware["a40"].mape <= 0.135

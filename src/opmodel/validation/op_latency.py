@@ -23,6 +23,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.models.streaming.issue import issue_calibration
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -57,6 +58,9 @@ class OpLatencyResult:
     by_function: dict[str, ErrorMetrics]  # elementwise rows by function and hardware
     by_source: dict[str, ErrorMetrics]
     by_duration: dict[str, ErrorMetrics]
+    # rows the instruction-issue calibration was fitted on (opmodel.models.streaming.issue):
+    # left out of every group above and summarised here; None when there are none
+    training: ErrorMetrics | None = None
 
 
 def _parse(record: dict[str, str], where: str) -> OpRow:
@@ -155,21 +159,36 @@ def validate_op_latency(
         limiters.append(value[1])
         if progress is not None:
             progress(index + 1, len(rows))
-    elementwise = [i for i, r in enumerate(rows) if isinstance(r.op.view, ElementwiseView)]
+    fitted = [_is_training(r) for r in rows]
+    held = [r for r, t in zip(rows, fitted, strict=True) if not t]
+    held_s = [p for p, t in zip(predicted, fitted, strict=True) if not t]
+    elementwise = [i for i, r in enumerate(held) if isinstance(r.op.view, ElementwiseView)]
+    training = [(p, r.time_s) for p, r, t in zip(predicted, rows, fitted, strict=True) if t]
     return OpLatencyResult(
         model=model_name,
         predicted_s=tuple(predicted),
         limiter=tuple(limiters),
-        overall=error_metrics(predicted, [r.time_s for r in rows]),
-        by_hardware=_grouped(rows, predicted, lambda r: r.hardware),
-        by_kind=_grouped(rows, predicted, lambda r: f"{r.op.kind.value}:{r.hardware}"),
+        overall=error_metrics(held_s, [r.time_s for r in held]),
+        by_hardware=_grouped(held, held_s, lambda r: r.hardware),
+        by_kind=_grouped(held, held_s, lambda r: f"{r.op.kind.value}:{r.hardware}"),
         by_function=_grouped(
-            [rows[i] for i in elementwise],
-            [predicted[i] for i in elementwise],
+            [held[i] for i in elementwise],
+            [held_s[i] for i in elementwise],
             _function_key,
         ),
-        by_source=_grouped(rows, predicted, lambda r: f"{r.source}:{r.implementation}"),
-        by_duration=_grouped(rows, predicted, _duration_class),
+        by_source=_grouped(held, held_s, lambda r: f"{r.source}:{r.implementation}"),
+        by_duration=_grouped(held, held_s, _duration_class),
+        training=error_metrics(*zip(*training, strict=True)) if training else None,
+    )
+
+
+def _is_training(row: OpRow) -> bool:
+    """True for a row the instruction-issue calibration was fitted on."""
+    view = row.op.view
+    function = view.function if isinstance(view, ElementwiseView) else None
+    key = function or row.op.kind.value
+    return row.clock_hz is None and issue_calibration().is_training_row(
+        row.hardware, row.source, row.implementation, key
     )
 
 

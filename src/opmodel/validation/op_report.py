@@ -37,6 +37,8 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
             *result.by_source.items(),
             *result.by_duration.items(),
         ]
+        if result.training is not None:
+            groups.append(("training: instruction fit", result.training))
         for label, m in groups:
             write(
                 f"  {label:<38} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
@@ -82,6 +84,7 @@ def _summary(result: OpLatencyResult) -> dict[str, Any]:
         "by_function": to_jsonable(result.by_function),
         "by_source": to_jsonable(result.by_source),
         "by_duration": to_jsonable(result.by_duration),
+        "training": to_jsonable(result.training),
     }
 
 

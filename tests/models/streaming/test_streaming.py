@@ -13,6 +13,7 @@ from opmodel.core.errors import OpModelError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.clocking import boosted
 from opmodel.models import get_model
+from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming import (
     StreamingEvaluation,
     StreamWork,
@@ -21,6 +22,7 @@ from opmodel.models.streaming import (
     rope_kernel,
     streaming_kernel,
 )
+from opmodel.models.streaming.issue import IssueCalibration, issue_calibration, overridden
 from opmodel.parsing import load_op
 from tests.conftest import EXAMPLES
 
@@ -41,17 +43,36 @@ def _row_op(kind: OpKind, rows: int, length: int, implementation: str | None = N
 
 
 def _add(rows: int, length: int) -> LocalOp:
+    return _elementwise(rows, length, "add", inputs=2)
+
+
+def _elementwise(
+    rows: int, length: int, function: str, *, inputs: int = 1, **attrs: str
+) -> LocalOp:
     shape = (rows, length)
     return LocalOp(
-        name="add",
+        name=function,
         kind=OpKind.ELEMENTWISE,
         phase=Phase.PREFILL,
         tensors=(
-            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
-            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
+            *(TensorSpec(TensorRole.INPUT, shape, DType.FP16) for _ in range(inputs)),
             TensorSpec(TensorRole.OUTPUT, shape, DType.FP16),
         ),
-        attrs={"function": "add"},
+        attrs={"function": function, **attrs},
+    )
+
+
+def _no_bytes(**counts: float) -> StreamWork:
+    """Work that moves nothing: only the compute bounds (``sfu_ops``,
+    ``instructions_per_element``) can limit it."""
+    return StreamWork(
+        read_bytes=0,
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=0,
+        flops=0,
+        vector_flops_per_s=0.0,
+        **counts,  # type: ignore[arg-type]
     )
 
 
@@ -177,18 +198,28 @@ def test_elementwise_is_never_faster_than_its_bandwidth_bound(rows: int, length:
 def test_sfu_bound_elementwise_by_hand() -> None:
     """No bytes, 2 SFU ops per element: 1728 CTAs of 512 elements fill 108 SMs 16 deep."""
     kernel = streaming_kernel(OpKind.ELEMENTWISE, None, 1, 512 * 1728, 2)
-    work = StreamWork(
-        read_bytes=0,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=0,
-        flops=0,
-        vector_flops_per_s=0.0,
-        sfu_ops=2 * 512 * 1728,
-    )
-    e = evaluate_streaming(kernel, A100, work)
+    e = evaluate_streaming(kernel, A100, _no_bytes(sfu_ops=2 * 512 * 1728))
     assert e.limiter == "compute"
     assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * (2 * 512) / 16 / 1.41e9)
+
+
+def test_issue_bound_by_hand() -> None:
+    """No bytes, 50 instructions per element: 1728 CTAs of 512 elements, 16 per SM; an SM
+    issues 4 x 32 lane instructions per clock (streaming.issue)."""
+    kernel = streaming_kernel(OpKind.ELEMENTWISE, None, 1, 512 * 1728, 2)
+    e = evaluate_streaming(kernel, A100, _no_bytes(instructions_per_element=50.0))
+    assert e.limiter == "compute"
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * 512 * 50 / (4 * 32) / 1.41e9)
+
+
+def test_more_instructions_never_faster_and_the_override_is_scoped() -> None:
+    op = _elementwise(4096, 10240, "gelu", implementation="pytorch")
+    times = []
+    for value in (0.0, 20.0, 60.0, 120.0):
+        with overridden(IssueCalibration({("pytorch", "gelu"): value}, "x", "y")):
+            times.append(predict_streaming(op, A100).latency_s)
+    assert times == sorted(times) and times[-1] > times[0]
+    assert issue_calibration().hardware == "a100_80gb_sxm"  # back to the shipped file
 
 
 @pytest.mark.parametrize("example", ["reduction", "copy", "embedding"])

@@ -7,7 +7,8 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
     t_l2     = CTAs x L2 bytes per CTA / (L2 bandwidth x util)
     t_math   = ceil(CTAs / S) x max(FLOPs per CTA / (vector peak / S),
-                                    SFU ops per CTA / (SFU results per cycle per SM x clock))
+                                    SFU ops per CTA / (SFU results per cycle per SM x clock),
+                                    I x elements per CTA / (SMSPs x warp size x clock))
     latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
 
 ``x = waves x serial x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
@@ -104,7 +105,9 @@ class StreamWork(FastValue):
     ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
     ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp);
     ``warm_read_bytes``: the part of ``read_bytes`` the previous kernel wrote (attrs
-    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all.
+    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all;
+    ``instructions_per_element``: what each thread issues per element
+    (:mod:`~opmodel.models.streaming.issue`; 0: no issue bound).
     """
 
     read_bytes: int
@@ -116,6 +119,7 @@ class StreamWork(FastValue):
     sfu_ops: int = 0
     warm_read_bytes: int = 0
     producer_bytes: int = 0
+    instructions_per_element: float = 0.0
 
 
 def evaluate_streaming(
@@ -162,6 +166,10 @@ def evaluate_streaming(
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
     sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
+    # cycles the SM's schedulers need to issue one CTA's instructions (streaming.issue)
+    issue_cta = (
+        work.instructions_per_element * kernel.elements_per_cta / (sm.smsps_per_sm * sm.warp_size)
+    )
 
     waves = math.ceil(ctas / concurrent)
     # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
@@ -177,7 +185,11 @@ def evaluate_streaming(
         "l2": ctas * l2_cta / l2_rate,
         # the busiest SM's CTAs on its vector lanes and special-function unit
         "compute": math.ceil(ctas / sm.sm_count)
-        * max((flops / ctas) / per_sm_flops, sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock),
+        * max(
+            (flops / ctas) / per_sm_flops,
+            sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock,
+            issue_cta / clock,
+        ),
     }
     limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)

@@ -1,0 +1,140 @@
+"""Instruction issue of streaming kernels: instructions per element, a calibration.
+
+An SM issues one warp instruction per clock on each of its ``smsps_per_sm`` sub-partitions
+(one warp scheduler each: NVIDIA's Volta-to-Blackwell architecture whitepapers), i.e.
+``smsps_per_sm x warp_size`` lane instructions per clock. A grid-parallel kernel whose threads
+run ``I`` instructions per element (conversions, the function's arithmetic, address and loop
+work) needs at least
+
+    t_issue = ceil(CTAs / SMs) x elements per CTA x I / (smsps_per_sm x warp_size x clock)
+
+on the busiest SM. :func:`~opmodel.models.streaming.evaluate.evaluate_streaming` takes it as one
+more compute bound beside the FLOP and special-function bounds. FLOP counts miss it: ATen's exact
+GELU (erf in fp32) or LayerNorm (a Welford update with a reciprocal per element) issue several
+times more instructions than they have FLOPs.
+
+``I`` depends on the compiled kernel, which is not available here, so it is a calibration: the
+file ``configs/calibrations/streaming_instructions.yaml`` holds ``I`` per implementation and
+function (elementwise) or op kind (row ops), with the rows it was fitted on
+(``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. Kernels
+and functions the file does not list have no issue bound (``I = 0``).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
+from opmodel.core.errors import ConfigError
+from opmodel.parsing.yamlfile import read_yaml_mapping
+
+__all__ = [
+    "CALIBRATION_FILE",
+    "IssueCalibration",
+    "instructions_per_element",
+    "issue_calibration",
+    "load_issue_calibration",
+    "overridden",
+]
+
+CALIBRATION_FILE = (
+    Path(__file__).resolve().parent.parent.parent
+    / "configs/calibrations/streaming_instructions.yaml"
+)
+_FIELDS = ("fitted_on", "instructions_per_element")
+_FITTED_ON = ("hardware", "source")
+
+
+@dataclass(frozen=True, slots=True)
+class IssueCalibration:
+    """Instructions per element by (implementation, function or kind), and its training rows:
+    those measured on ``hardware`` from ``source`` for the listed keys."""
+
+    instructions: Mapping[tuple[str, str], float]
+    hardware: str
+    source: str
+
+    def is_training_row(self, hardware: str, source: str, implementation: str, key: str) -> bool:
+        """True for a measured row the calibration was fitted on."""
+        return (
+            hardware == self.hardware
+            and source == self.source
+            and (implementation, key) in self.instructions
+        )
+
+
+def _table(raw: Any, path: Path) -> dict[tuple[str, str], float]:
+    field = "instructions_per_element"
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{path}: {field}: must be a mapping of implementation to functions"])
+    table: dict[tuple[str, str], float] = {}
+    for implementation, functions in raw.items():
+        if implementation not in STREAMING_IMPLEMENTATIONS:
+            choices = ", ".join(STREAMING_IMPLEMENTATIONS)
+            raise ConfigError(
+                [f"{path}: {field}.{implementation}: unknown implementation (one of {choices})"]
+            )
+        if not isinstance(functions, dict):
+            raise ConfigError([f"{path}: {field}.{implementation}: must map functions to counts"])
+        for key, value in functions.items():
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                raise ConfigError(
+                    [
+                        f"{path}: {field}.{implementation}.{key}: must be a finite number >= 0 "
+                        f"(got {value!r})"
+                    ]
+                )
+            table[(implementation, str(key))] = float(value)
+    return table
+
+
+def load_issue_calibration(path: Path) -> IssueCalibration:
+    """Read and validate a calibration file (module docstring); errors name the file and field."""
+    data = read_yaml_mapping(path)
+    if any(name not in data for name in _FIELDS):
+        raise ConfigError([f"{path}: needs the fields {', '.join(_FIELDS)}"])
+    fitted = data["fitted_on"]
+    if not isinstance(fitted, dict) or any(not isinstance(fitted.get(k), str) for k in _FITTED_ON):
+        raise ConfigError([f"{path}: fitted_on: needs string fields {', '.join(_FITTED_ON)}"])
+    return IssueCalibration(
+        instructions=_table(data["instructions_per_element"], path),
+        hardware=fitted["hardware"],
+        source=fitted["source"],
+    )
+
+
+_OVERRIDE: list[IssueCalibration] = []
+
+
+@cache
+def _shipped() -> IssueCalibration:
+    return load_issue_calibration(CALIBRATION_FILE)
+
+
+def issue_calibration() -> IssueCalibration:
+    """The calibration in force: the shipped file, or one set by :func:`overridden`."""
+    return _OVERRIDE[-1] if _OVERRIDE else _shipped()
+
+
+def instructions_per_element(implementation: str, key: str) -> float:
+    """``I`` of ``implementation`` for ``key`` (elementwise function or row-op kind); 0 when
+    the calibration does not list it."""
+    return issue_calibration().instructions.get((implementation, key), 0.0)
+
+
+@contextmanager
+def overridden(calibration: IssueCalibration) -> Iterator[None]:
+    """Use ``calibration`` instead of the shipped file (calibration tooling; models memoise
+    profiles, so callers predict through uncached entry points inside the block)."""
+    _OVERRIDE.append(calibration)
+    try:
+        yield
+    finally:
+        _OVERRIDE.pop()

@@ -1,0 +1,57 @@
+"""The instruction-issue calibration file: the shipped one and malformed ones (the bound
+itself is tested in test_streaming.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import load_hardware
+from opmodel.models.streaming.issue import (
+    CALIBRATION_FILE,
+    instructions_per_element,
+    load_issue_calibration,
+)
+
+A100 = load_hardware("a100_80gb_sxm")
+
+
+def test_shipped_calibration_names_its_training_rows() -> None:
+    calibration = load_issue_calibration(CALIBRATION_FILE)
+    assert calibration.hardware == "a100_80gb_sxm" and calibration.source == "vidur"
+    assert instructions_per_element("pytorch", "gelu") > 0
+    assert instructions_per_element("pytorch", "layernorm") > 0
+    assert instructions_per_element("vllm", "gelu") == 0.0  # not listed: no issue bound
+    assert calibration.is_training_row("a100_80gb_sxm", "vidur", "pytorch", "gelu")
+    assert not calibration.is_training_row("h100_sxm", "vidur", "pytorch", "gelu")
+    assert not calibration.is_training_row("a100_80gb_sxm", "liger", "pytorch", "layernorm")
+    assert not calibration.is_training_row("a100_80gb_sxm", "vidur", "pytorch", "add")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("fitted_on: {hardware: a, source: b}\n", "needs the fields"),
+        (
+            "fitted_on: {hardware: a}\ninstructions_per_element: {}\n",
+            "fitted_on: needs string fields hardware, source",
+        ),
+        (
+            "fitted_on: {hardware: a, source: b}\ninstructions_per_element: {cuda: {gelu: 3}}\n",
+            "instructions_per_element.cuda: unknown implementation (one of fused, vllm, pytorch)",
+        ),
+        (
+            "fitted_on: {hardware: a, source: b}\n"
+            "instructions_per_element: {pytorch: {gelu: -1}}\n",
+            "instructions_per_element.pytorch.gelu: must be a finite number >= 0 (got -1)",
+        ),
+    ],
+)
+def test_malformed_calibration_is_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_issue_calibration(path)
+    assert str(path) in str(info.value) and message in str(info.value)
