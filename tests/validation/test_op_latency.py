@@ -108,22 +108,22 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (13.4 % overall, 10.0 % from 100 µs up, 13.0 % on A40, 12.4 % on
-    A100, 15.3 % on H100, RoPE 22.9 % on A100; held-out ATen GELU 6.3 % and LayerNorm 23.5 %
-    on H100), with a little slack, so a change that makes the streaming model worse fails. The
-    522 A100 rows the instruction-issue calibration was fitted on are reported apart."""
+    of docs/validation.md (11.9 % overall, 8.2 % from 100 µs up, 13.0 % on A40, 9.7 % on A100,
+    13.6 % on H100; held out on H100: ATen GELU 6.3 %, LayerNorm 23.5 %, vLLM RoPE 9.8 %), with
+    a little slack, so a change that makes the streaming model worse fails. The 9,390 A100 rows
+    the instruction-issue calibration was fitted on are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98156 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
-    assert result.training is not None and result.training.count == 522
-    assert result.overall.count == 98156 - 522
+    assert result.training is not None and result.training.count == 9390
+    assert result.overall.count == 98156 - 9390
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
+    assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.11
     assert result.by_kind["layernorm:h100_sxm"].mape <= 0.26
-    assert result.overall.mape <= 0.14
-    assert result.by_duration["measured >= 100 us"].mape <= 0.105
+    assert result.overall.mape <= 0.125
+    assert result.by_duration["measured >= 100 us"].mape <= 0.09
     assert result.by_hardware["a40"].mape <= 0.135
-    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.13
-    assert result.by_hardware["h100_sxm"].mape <= 0.16
+    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.105
+    assert result.by_hardware["h100_sxm"].mape <= 0.145
     assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11
     assert result.by_function["elementwise/silu_and_mul:a100_80gb_sxm"].mape <= 0.08
-    assert result.by_function["elementwise/rope:a100_80gb_sxm"].mape <= 0.24

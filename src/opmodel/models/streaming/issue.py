@@ -10,14 +10,17 @@ work) needs at least
 
 on the busiest SM. :func:`~opmodel.models.streaming.evaluate.evaluate_streaming` takes it as one
 more compute bound beside the FLOP and special-function bounds. FLOP counts miss it: ATen's exact
-GELU (erf in fp32) or LayerNorm (a Welford update with a reciprocal per element) issue several
-times more instructions than they have FLOPs.
+GELU (erf in fp32), ATen's LayerNorm (a Welford update with a reciprocal per element) and vLLM's
+rotary embedding (an integer division and modulo for every pair) issue several times more
+instructions than they have FLOPs.
 
 ``I`` depends on the compiled kernel, which is not available here, so it is a calibration: the
 file ``configs/calibrations/streaming_instructions.yaml`` holds ``I`` per implementation and
 function (elementwise) or op kind (row ops), with the rows it was fitted on
-(``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. Kernels
-and functions the file does not list have no issue bound (``I = 0``).
+(``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. It is
+an effective cost, the issue cycles per element of one lane with the stalls between dependent
+instructions included, not an instruction count read from SASS. Kernels and functions the file
+does not list have no issue bound (``I = 0``).
 """
 
 from __future__ import annotations
