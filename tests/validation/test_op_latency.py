@@ -75,6 +75,7 @@ def test_cli_json_and_csv(
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
     assert float(rows[0]["roofline_s"]) == pytest.approx(float(rows[0]["measured_s"]) / 2)
+    assert {row["split"] for row in rows} == {"held-out"}  # none fitted the issue calibration
     for row in rows:
         ratio = float(row["roofline_s"]) / float(row["measured_s"])
         assert float(row["roofline_ratio"]) == pytest.approx(ratio)

@@ -27,7 +27,13 @@ from opmodel.models.streaming.issue import issue_calibration
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
-__all__ = ["OpLatencyResult", "OpRow", "load_op_rows", "validate_op_latency"]
+__all__ = [
+    "OpLatencyResult",
+    "OpRow",
+    "is_training_row",
+    "load_op_rows",
+    "validate_op_latency",
+]
 
 _REQUIRED = ("kind", "tensors", "time", "hardware")
 
@@ -159,7 +165,7 @@ def validate_op_latency(
         limiters.append(value[1])
         if progress is not None:
             progress(index + 1, len(rows))
-    fitted = [_is_training(r) for r in rows]
+    fitted = [is_training_row(r) for r in rows]
     held = [r for r, t in zip(rows, fitted, strict=True) if not t]
     held_s = [p for p, t in zip(predicted, fitted, strict=True) if not t]
     elementwise = [i for i, r in enumerate(held) if isinstance(r.op.view, ElementwiseView)]
@@ -182,8 +188,8 @@ def validate_op_latency(
     )
 
 
-def _is_training(row: OpRow) -> bool:
-    """True for a row the instruction-issue calibration was fitted on."""
+def is_training_row(row: OpRow) -> bool:
+    """True for a row the instruction-issue calibration was fitted on (reported apart)."""
     view = row.op.view
     function = view.function if isinstance(view, ElementwiseView) else None
     key = function or row.op.kind.value

@@ -15,6 +15,7 @@ from opmodel.validation.metrics import ErrorMetrics
 from opmodel.validation.op_latency import (
     OpLatencyResult,
     OpRow,
+    is_training_row,
     load_op_rows,
     validate_op_latency,
 )
@@ -51,7 +52,7 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
 def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyResult]) -> None:
     with path.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle, lineterminator="\n")
-        header = ["label", "kind", "hardware", "source", "implementation", "measured_s"]
+        header = ["label", "kind", "hardware", "source", "implementation", "split", "measured_s"]
         per_model = ("_s", "_ratio", "_limiter")
         writer.writerow(header + [f"{r.model}{suffix}" for r in results for suffix in per_model])
         for index, row in enumerate(rows):
@@ -62,6 +63,7 @@ def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyRes
                     row.hardware,
                     row.source,
                     row.implementation,
+                    "training" if is_training_row(row) else "held-out",
                     repr(row.time_s),
                     *(
                         value
