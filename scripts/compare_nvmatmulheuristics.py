@@ -116,7 +116,7 @@ def _metrics(records: Sequence[dict[str, object]], column: str) -> ErrorMetrics:
 
 def _print_table(records: Sequence[dict[str, object]], write: Callable[[str], object]) -> None:
     names = ("nvmmh", *MODELS)
-    head = "".join(f"{n[:18]:>28}" for names_ in [names] for n in names_)
+    head = "".join(f"{n[:18]:>28}" for n in names)
     write(f"{'group':30} {'n':>6}{head}\n")
     write(f"{'':37}" + "".join(f"{'MAPE    p50    p90   gm':>28}" for _ in names) + "\n")
     for group, members in sorted(_groups(records).items(), key=lambda kv: kv[0] != "overall"):

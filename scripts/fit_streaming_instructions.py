@@ -26,10 +26,14 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from opmodel.core.views import ElementwiseView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
-from opmodel.models.streaming.issue import CALIBRATION_FILE, IssueCalibration, overridden
+from opmodel.models.streaming.issue import (
+    CALIBRATION_FILE,
+    IssueCalibration,
+    issue_key,
+    overridden,
+)
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -41,20 +45,18 @@ COARSE = [2.0 * i for i in range(101)]
 KEEP = 0.75
 
 
-def _key(row: OpRow) -> str:
-    view = row.op.view
-    if isinstance(view, ElementwiseView) and view.function:
-        return view.function
-    return row.op.kind.value
+def _ratios(
+    rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str], value: float
+) -> list[float]:
+    """Predicted over measured time of ``rows`` with ``I = value`` for ``key``."""
+    with overridden(IssueCalibration({key: value}, "", "")):
+        return [predict_streaming(r.op, specs[r.hardware]).latency_s / r.time_s for r in rows]
 
 
 def _sse(
     rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str], value: float
 ) -> float:
-    calibration = IssueCalibration({key: value}, "", "")
-    with overridden(calibration):
-        ratios = [predict_streaming(r.op, specs[r.hardware]).latency_s / r.time_s for r in rows]
-    return sum((x - 1) ** 2 for x in ratios)
+    return sum((x - 1) ** 2 for x in _ratios(rows, specs, key, value))
 
 
 def fit_key(rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str]) -> float:
@@ -67,11 +69,7 @@ def fit_key(rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[st
 def _mape(
     rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str], value: float
 ) -> float:
-    calibration = IssueCalibration({key: value}, "", "")
-    with overridden(calibration):
-        return statistics.fmean(
-            abs(predict_streaming(r.op, specs[r.hardware]).latency_s / r.time_s - 1) for r in rows
-        )
+    return statistics.fmean(abs(x - 1) for x in _ratios(rows, specs, key, value))
 
 
 def _write(path: Path, fitted: dict[tuple[str, str], float], hardware: str, source: str) -> None:
@@ -108,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for row in rows:
         if row.implementation in IMPLEMENTATIONS and row.clock_hz is None:
             training = row.hardware == args.hardware and row.source == args.source
-            groups[(row.implementation, _key(row))][training].append(row)
+            groups[(row.implementation, issue_key(row.op))][training].append(row)
     specs = {hw: load_hardware(hw) for hw in {r.hardware for r in rows}}
     fitted: dict[tuple[str, str], float] = {}
     for key, split in sorted(groups.items()):

@@ -23,7 +23,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.models.streaming.issue import issue_calibration
+from opmodel.models.streaming.issue import issue_calibration, issue_key
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -190,11 +190,8 @@ def validate_op_latency(
 
 def is_training_row(row: OpRow) -> bool:
     """True for a row the instruction-issue calibration was fitted on (reported apart)."""
-    view = row.op.view
-    function = view.function if isinstance(view, ElementwiseView) else None
-    key = function or row.op.kind.value
     return row.clock_hz is None and issue_calibration().is_training_row(
-        row.hardware, row.source, row.implementation, key
+        row.hardware, row.source, row.implementation, issue_key(row.op)
     )
 
 

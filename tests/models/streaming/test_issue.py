@@ -1,5 +1,5 @@
-"""The instruction-issue calibration file: the shipped one and malformed ones (the bound
-itself is tested in test_streaming.py)."""
+"""The instruction-issue calibration: the shipped file, malformed ones and the key an op is
+listed under (the bound itself is tested in test_streaming.py)."""
 
 from __future__ import annotations
 
@@ -7,15 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import ConfigError
-from opmodel.hardware import load_hardware
 from opmodel.models.streaming.issue import (
     CALIBRATION_FILE,
     instructions_per_element,
+    issue_key,
     load_issue_calibration,
 )
-
-A100 = load_hardware("a100_80gb_sxm")
 
 
 def test_shipped_calibration_names_its_training_rows() -> None:
@@ -57,3 +56,23 @@ def test_malformed_calibration_is_a_one_line_error(tmp_path: Path, text: str, me
     with pytest.raises(ConfigError) as info:
         load_issue_calibration(path)
     assert str(path) in str(info.value) and message in str(info.value)
+
+
+def test_issue_key_is_the_function_else_the_kind() -> None:
+    shape = (8, 64)
+
+    def op(kind: OpKind, **attrs: str) -> LocalOp:
+        return LocalOp(
+            name="x",
+            kind=kind,
+            phase=Phase.PREFILL,
+            tensors=(
+                TensorSpec(TensorRole.INPUT, shape, DType.FP16),
+                TensorSpec(TensorRole.OUTPUT, shape, DType.FP16),
+            ),
+            attrs=attrs,
+        )
+
+    assert issue_key(op(OpKind.ELEMENTWISE, function="gelu")) == "gelu"
+    assert issue_key(op(OpKind.ELEMENTWISE)) == "elementwise"
+    assert issue_key(op(OpKind.SOFTMAX)) == "softmax"

@@ -22,7 +22,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
-from opmodel.models.streaming.issue import instructions_per_element
+from opmodel.models.streaming.issue import instructions_per_element, issue_key
 from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
@@ -103,8 +103,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             element_bytes,
         )
     hbm = base.traffic["hbm"]
-    function = view.function if isinstance(view, ElementwiseView) else None
-    issue = instructions_per_element(kernel.implementation, function or op.kind.value)
+    issue = instructions_per_element(kernel.implementation, issue_key(op))
     warm = op.warm_input_bytes()
     producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
     rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0

@@ -35,6 +35,8 @@ from typing import Any
 
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.errors import ConfigError
+from opmodel.core.op import LocalOp
+from opmodel.core.views import ElementwiseView
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "IssueCalibration",
     "instructions_per_element",
     "issue_calibration",
+    "issue_key",
     "load_issue_calibration",
     "overridden",
 ]
@@ -124,6 +127,15 @@ def _shipped() -> IssueCalibration:
 def issue_calibration() -> IssueCalibration:
     """The calibration in force: the shipped file, or one set by :func:`overridden`."""
     return _OVERRIDE[-1] if _OVERRIDE else _shipped()
+
+
+def issue_key(op: LocalOp) -> str:
+    """What the calibration lists ``op`` under: its function when it is an elementwise op that
+    names one, else its op kind."""
+    view = op.view
+    if isinstance(view, ElementwiseView) and view.function:
+        return view.function
+    return op.kind.value
 
 
 def instructions_per_element(implementation: str, key: str) -> float:
