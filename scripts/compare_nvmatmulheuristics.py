@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.dtypes import DType
+from opmodel.core.errors import OpModelError
 from opmodel.validation.gemm_data import GemmRow, load_gemm_rows
 from opmodel.validation.gemm_latency import ValidationOptions, validate_gemm_latency
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
@@ -178,4 +179,9 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    try:
+        raise SystemExit(main())
+    except OpModelError as exc:  # bad data or calibration files: one line each, no traceback
+        sys.exit("\n".join(f"compare_nvmatmulheuristics: {line}" for line in str(exc).splitlines()))
+    except OSError as exc:  # an output path in a missing folder, say
+        sys.exit(f"compare_nvmatmulheuristics: {exc.filename}: {exc.strerror or exc}")
