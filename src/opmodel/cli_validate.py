@@ -31,6 +31,7 @@ def add_ops_parser(
     ops.add_argument("--compare-rooflines", action="store_true", help="every model, same rows")
     ops.add_argument("--output-csv", help="per-row measured and predicted seconds")
     ops.add_argument("--limit", type=positive_int, help="an evenly spaced subset of rows")
+    ops.add_argument("--hardware-dir", help="folder of <config>.yaml (default: shipped)")
     ops.add_argument(
         "--format",
         choices=("table", "json"),

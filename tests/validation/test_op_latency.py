@@ -128,3 +128,37 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_hardware["h100_sxm"].mape <= 0.145
     assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11
     assert result.by_function["elementwise/silu_and_mul:a100_80gb_sxm"].mape <= 0.08
+
+
+def test_hardware_dir_replaces_the_shipped_configs(
+    data_dir: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The same rows on a changed config: half the A100's HBM bandwidth about doubles the
+    roofline's memory-bound norm (all but its fixed launch term); the H100 row is unchanged."""
+    shipped = REPO / "src" / "opmodel" / "configs" / "hardware"
+    configs = tmp_path / "hw"
+    configs.mkdir()
+    a100 = (shipped / "a100_80gb_sxm.yaml").read_text()
+    assert "bandwidth_bytes_per_s: 2.039e12" in a100
+    slow = a100.replace("bandwidth_bytes_per_s: 2.039e12", "bandwidth_bytes_per_s: 1.0195e12")
+    (configs / "a100_80gb_sxm.yaml").write_text(slow)
+    (configs / "h100_sxm.yaml").write_text((shipped / "h100_sxm.yaml").read_text())
+    rows, _ = load_op_rows(data_dir)
+    shipped_s = validate_op_latency(rows, "roofline").predicted_s
+    changed_s = validate_op_latency(rows, "roofline", hardware_dir=configs).predicted_s
+    growth = [c / s for c, s in zip(changed_s, shipped_s, strict=True)]
+    assert [row.hardware for row in rows] == ["a100_80gb_sxm", "a100_80gb_sxm", "h100_sxm"]
+    assert 1.9 < growth[0] == growth[1] < 2.0
+    assert growth[2] == 1.0
+    args = ["validate-ops", "--data-dir", str(data_dir), "--model", "roofline", "--format", "json"]
+    assert main([*args, "--hardware-dir", str(configs)]) == 0
+    summary = json.loads(capsys.readouterr().out)
+    by_hardware = summary["models"]["roofline"]["by_hardware"]
+    assert by_hardware["a100_80gb_sxm"]["geomean_ratio"] == pytest.approx(
+        0.5 * growth[0]  # measured is twice the shipped roofline
+    )
+    (configs / "h100_sxm.yaml").unlink()
+    assert main([*args, "--hardware-dir", str(configs)]) == 2
+    assert "h100_sxm.yaml: file not found" in capsys.readouterr().err
+    assert main([*args, "--hardware-dir", str(tmp_path / "none")]) == 2
+    assert "--hardware-dir" in capsys.readouterr().err

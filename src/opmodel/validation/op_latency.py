@@ -121,11 +121,17 @@ def load_op_rows(data_dir: Path) -> tuple[list[OpRow], Counter[str]]:
     return rows, skipped
 
 
-def _spec(cache: dict[tuple[str, float | None], HardwareSpec], row: OpRow) -> HardwareSpec:
+def _spec(
+    cache: dict[tuple[str, float | None], HardwareSpec], row: OpRow, hardware_dir: Path | None
+) -> HardwareSpec:
+    """The row's config (from ``hardware_dir/<name>.yaml`` when given, else shipped) at its
+    measured clock."""
     key = (row.hardware, row.clock_hz)
     spec = cache.get(key)
     if spec is None:
-        spec = load_hardware(row.hardware)
+        spec = load_hardware(
+            hardware_dir / f"{row.hardware}.yaml" if hardware_dir else row.hardware
+        )
         spec = cache[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
     return spec
 
@@ -145,8 +151,12 @@ def validate_op_latency(
     rows: Sequence[OpRow],
     model_name: str,
     progress: Callable[[int, int], None] | None = None,
+    hardware_dir: Path | None = None,
 ) -> OpLatencyResult:
-    """Predict every row with ``model_name`` (each distinct op and config once) and summarise."""
+    """Predict every row with ``model_name`` (each distinct op and config once) and summarise.
+
+    ``hardware_dir``: a folder of ``<config>.yaml`` files that replaces the shipped configs
+    (to try a changed config on the same rows); every row's config must be in it."""
     model = get_model(model_name)
     specs: dict[tuple[str, float | None], HardwareSpec] = {}
     memo: dict[tuple[LocalOp, str, float | None], tuple[float, str]] = {}
@@ -157,7 +167,7 @@ def validate_op_latency(
         value = memo.get(key)
         if value is None:
             try:
-                profile = model.predict(row.op, _spec(specs, row))
+                profile = model.predict(row.op, _spec(specs, row, hardware_dir))
             except OpModelError as exc:
                 raise ConfigError([f"{row.label or row.op.name}: {exc}"]) from None
             value = memo[key] = (profile.latency_s, limiter_of(profile.diagnostics))

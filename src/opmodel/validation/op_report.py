@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from opmodel.core.errors import ConfigError
 from opmodel.core.jsonify import to_jsonable
 from opmodel.validation.metrics import ErrorMetrics
 from opmodel.validation.op_latency import (
@@ -97,7 +98,10 @@ def run_op_latency(args: Namespace) -> dict[str, Any]:
         step = len(rows) / args.limit
         rows = [rows[int(i * step)] for i in range(args.limit)]
     models = list(_MODELS) if args.compare_rooflines else [args.model]
-    results = [validate_op_latency(rows, model) for model in models]
+    hardware_dir = Path(args.hardware_dir) if args.hardware_dir else None
+    if hardware_dir is not None and not hardware_dir.is_dir():
+        raise ConfigError([f"--hardware-dir: {hardware_dir}: not a directory"])
+    results = [validate_op_latency(rows, model, hardware_dir=hardware_dir) for model in models]
     if args.output_csv:
         _write_csv(Path(args.output_csv), rows, results)
     if args.format == "table":
