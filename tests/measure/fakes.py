@@ -71,6 +71,11 @@ class FakeTensor:
         dims[a], dims[b] = dims[b], dims[a]
         return FakeTensor(self.torch, tuple(dims), self.dtype)
 
+    def copy_(self, source: FakeTensor) -> FakeTensor:
+        self.torch.kernels.append(("copy_", (source.shape, self.shape), {}))
+        self.torch.calls["launch"] += 1
+        return self
+
     def zero_(self) -> FakeTensor:
         self.torch.calls["flush"] += 1
         return self
@@ -127,6 +132,9 @@ class FakeTorch:
 
     def empty(self, size: int, dtype: str, device: str) -> FakeTensor:
         return FakeTensor(self, (size,), dtype)
+
+    def empty_like(self, tensor: FakeTensor) -> FakeTensor:
+        return FakeTensor(self, tensor.shape, tensor.dtype)
 
     def randn(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:
         return FakeTensor(self, shape, dtype)

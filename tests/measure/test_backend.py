@@ -21,6 +21,7 @@ ops:
   - {kind: layernorm, sizes: {rows: [8], length: [128]}}
   - {kind: rmsnorm, sizes: {rows: [8], length: [128]}}
   - {kind: elementwise, sizes: {rows: [8], length: [128]}, functions: [mul, gelu]}
+  - {kind: copy, sizes: {rows: [8], length: [128]}, dtypes: [fp32]}
   - kind: attention_prefill
     sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
   - kind: attention_decode
@@ -93,6 +94,8 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
             assert shapes == ((64, 512), (512, 256))  # B stored [n, k], transposed view
             tf32 = torch.backends.cuda.matmul.allow_tf32
             assert tf32 is (case.dtype.value == "tf32")
+        if case.kind.value == "copy":
+            assert shapes == ((8, 128), (8, 128))  # into a second tensor of the same shape
         if case.kind.value == "attention_prefill":
             assert kwargs == {"is_causal": True, "enable_gqa": True}
         if case.kind.value == "attention_decode":
@@ -105,6 +108,7 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
         "rms_norm",
         "mul",
         "gelu",
+        "copy_",
         "scaled_dot_product_attention",
         "scaled_dot_product_attention",
     ]

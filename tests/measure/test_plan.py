@@ -133,3 +133,23 @@ def test_shipped_grid_fits_eight_minutes_on_h200() -> None:
     assert isinstance(summary["estimated_total_s"], float)
     assert 60 < summary["estimated_total_s"] <= 480
     assert isinstance(summary["cases"], int) and summary["cases"] > 500
+
+
+def test_copy_is_one_tensor_into_another(tmp_path: Path) -> None:
+    """A copy case reads one rows x length tensor and writes another; the model predicts it as
+    a pure stream (no FLOPs), so its measured time gives the sustained DRAM bandwidth."""
+    path = tmp_path / "copy.yaml"
+    path.write_text(
+        "name: c\nops:\n  - {kind: copy, sizes: {rows: [4096], length: [8192]}, dtypes: [fp32]}\n"
+    )
+    (case,) = expand(load_grid(path))
+    assert case.label == "copy fp32 rows=4096 length=8192"
+    op = case.op()
+    assert op.kind is OpKind.COPY and op.attrs == {}
+    assert [(t.role, t.shape, t.dtype) for t in op.tensors] == [
+        (TensorRole.INPUT, (4096, 8192), DType.FP32),
+        (TensorRole.OUTPUT, (4096, 8192), DType.FP32),
+    ]
+    profile = get_model("effective_roofline").predict(op, load_hardware("h200_sxm"))
+    assert profile.flops == 0
+    assert profile.traffic["hbm"].total_bytes == 2 * 4096 * 8192 * 4  # read once, written once

@@ -22,6 +22,7 @@ ops:
   - {kind: batched_gemm, sizes: {batch: [4], m: [64], n: [64], k: [32]}}
   - {kind: rmsnorm, sizes: {rows: [8], length: [4096]}}
   - {kind: elementwise, sizes: {rows: [8], length: [4096]}, functions: [gelu]}
+  - {kind: copy, sizes: {rows: [8], length: [4096]}}
   - kind: attention_prefill
     sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
 """
@@ -39,8 +40,8 @@ def test_dataset_files(tmp_path: Path) -> None:
     backend = FakeBackend()
     progress: list[tuple[int, int]] = []
     summary = run_measurements(_request(tmp_path), backend, lambda d, t: progress.append((d, t)))
-    assert summary["cases"] == 8 and summary["rows"] == {"gemm.csv": 5, "ops.csv": 3}
-    assert progress[-1] == (8, 8) and len(progress) == 8
+    assert summary["cases"] == 9 and summary["rows"] == {"gemm.csv": 5, "ops.csv": 4}
+    assert progress[-1] == (9, 9) and len(progress) == 9
     out = tmp_path / "out"
     assert sorted(p.name for p in out.iterdir()) == ["SOURCE.md", "gemm.csv", "ops.csv", "run.json"]
 
@@ -63,7 +64,7 @@ def test_dataset_files(tmp_path: Path) -> None:
 
     run = json.loads((out / "run.json").read_text())
     assert run["device"]["gpu_name"] == "Fake H200"
-    assert len(run["cases"]) == 8 and len(run["cases"][0]["times_ms"]) == 5
+    assert len(run["cases"]) == 9 and len(run["cases"][0]["times_ms"]) == 5
     source = (out / "SOURCE.md").read_text()
     assert "Fake H200" in source and "Driver 580.0" in source and "h200_sxm" in source
     assert "1755 / 1755 / 1755 MHz" in source and "not requested" in source
@@ -94,13 +95,14 @@ def test_validate_gemm_latency_runs_on_the_dataset(
 def test_ops_csv_is_an_op_table(tmp_path: Path) -> None:
     run_measurements(_request(tmp_path), FakeBackend())
     table = read_table(tmp_path / "out" / "ops.csv")
-    assert [str(kind) for kind in table["kind"]] == ["rmsnorm", "elementwise", "attention_prefill"]
+    kinds = ["rmsnorm", "elementwise", "copy", "attention_prefill"]
+    assert [str(kind) for kind in table["kind"]] == kinds
     output = tmp_path / "predicted.csv"
     args = ["sweep", "--ops", str(tmp_path / "out" / "ops.csv"), "--hardware", "h200_sxm"]
     assert main([*args, "--output", str(output), "--no-progress", "--workers", "1"]) == 0
     with output.open() as handle:
         rows = list(csv.DictReader(handle))
-    assert len(rows) == 3 and all(float(r["latency_s"]) > 0 and r["time"] for r in rows)
+    assert len(rows) == 4 and all(float(r["latency_s"]) > 0 and r["time"] for r in rows)
 
 
 def test_clock_lock_granted_is_undone(tmp_path: Path) -> None:

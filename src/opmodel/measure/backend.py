@@ -195,14 +195,22 @@ class TorchBackend:
         if case.kind is OpKind.RMSNORM:
             x, w = inputs
             return lambda: functional.rms_norm(x, (x.shape[-1],), w)
-        if case.kind is OpKind.ELEMENTWISE:
-            return self._elementwise(case.function or "add", inputs)
+        if case.kind in (OpKind.ELEMENTWISE, OpKind.COPY):
+            return self._stream(case, inputs)
         q, k, v = inputs
         gqa = q.shape[1] != k.shape[1]
         causal = case.causal
         return lambda: functional.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=gqa
         )
+
+    def _stream(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+        """An elementwise function, or a copy into a preallocated tensor of the same dtype."""
+        if case.kind is OpKind.COPY:
+            source = inputs[0]
+            target = self._torch.empty_like(source)
+            return lambda: target.copy_(source)
+        return self._elementwise(case.function or "add", inputs)
 
     def _elementwise(self, function: str, inputs: list[Any]) -> Callable[[], Any]:
         torch, functional = self._torch, self._torch.nn.functional

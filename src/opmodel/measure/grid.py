@@ -17,6 +17,10 @@ ops:
 ```
 
 Every combination of an entry's sizes (and dtypes, trans, functions, causal flags) is one case.
+``copy`` is a device-to-device copy of a ``rows x length`` tensor into another of the same
+dtype (``Tensor.copy_``): no arithmetic, so its time gives the bandwidth a stream sustains on
+the GPU, the reference the models' DRAM peak is checked against (docs/validation.md,
+"Sustained HBM bandwidth").
 Sizes each kind needs are in :data:`REQUIRED_SIZES`. Shipped grids live in
 ``opmodel/configs/measure`` and load by name.
 """
@@ -58,6 +62,7 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.LAYERNORM: ("rows", "length"),
     OpKind.RMSNORM: ("rows", "length"),
     OpKind.ELEMENTWISE: ("rows", "length"),
+    OpKind.COPY: ("rows", "length"),
     OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }

@@ -67,6 +67,7 @@ class Case:
             OpKind.LAYERNORM: _row_tensors,
             OpKind.RMSNORM: _row_tensors,
             OpKind.ELEMENTWISE: _elementwise_tensors,
+            OpKind.COPY: _copy_tensors,
             OpKind.ATTENTION_PREFILL: _attention_tensors,
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
@@ -120,6 +121,12 @@ def _elementwise_tensors(case: Case) -> _Built:
         _tensor(case, TensorRole.OUTPUT, shape),
     )
     return tensors, {"function": case.function or "add"}
+
+
+def _copy_tensors(case: Case) -> _Built:
+    """One ``rows x length`` tensor copied into another of the same dtype."""
+    shape = (case.size["rows"], case.size["length"])
+    return (_tensor(case, TensorRole.INPUT, shape), _tensor(case, TensorRole.OUTPUT, shape)), {}
 
 
 def _attention_tensors(case: Case) -> _Built:
