@@ -7,6 +7,7 @@ import pytest
 from opmodel import DType, InvalidKernelError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.kernel_catalogue import catalogue_for
+from opmodel.models import get_model
 from opmodel.models.gemm import (
     GemmProblem,
     Limiter,
@@ -213,3 +214,21 @@ def test_two_sm_tcgen05_pairs_split_the_shared_operand() -> None:
         a, b = smem_tile_bytes(_specialise(paired, sm, problem), problem)
         full_b = 64 * 256 * 2
         assert (a, b) == (128 * 64 * 2, full_b // 2 if instruction == "tcgen05" else full_b)
+
+
+def test_tf32_clusters_on_sm100_but_not_on_sm90() -> None:
+    """CUTLASS builds 2-CTA tf32 tcgen05 kernels (tcgen05 reads tf32 operands of either major),
+    and a large tf32 GEMM on B200 runs one; tf32 wgmma takes K-major operands only, and the
+    in-SMEM transpose is not modelled, so the sm90 tf32 family has no clusters
+    (configs/kernels/sm90.yaml)."""
+    for arch, clustered in (("sm100", True), ("sm90", False)):
+        templates = catalogue_for(arch)
+        assert templates is not None
+        tf32 = [t for t in templates if t.runs(DType.TF32) and t.instruction.value != "mma_sync"]
+        assert tf32
+        assert any(t.cluster != (1, 1) for t in tf32) is clustered
+    profile = get_model("effective_roofline").predict(
+        gemm(4096, 4096, 4096, DType.TF32), load_hardware("b200")
+    )
+    kernel = profile.diagnostics.kernel
+    assert kernel.instruction.value == "tcgen05" and (kernel.cluster_m, kernel.cluster_n) != (1, 1)
