@@ -6,7 +6,8 @@ Numbers are copied, never edited: ``time`` is the source's kernel time converted
 schema (docs/validation.md, "GEMM latency data") is a superset of the EnergAIzer per-kernel CSV
 columns: time [ms], batch, dimM, dimN, dimK, trans, plus dtype, compute_dtype, hardware (an
 opmodel config name), clock_mhz (empty: the config's clock), source, label and optional kernel
-columns (cta_tile_m, cta_tile_n, cta_tile_k, pipeline_stages).
+columns (cta_tile_m, cta_tile_n, cta_tile_k, pipeline_stages, and block_size, the threads per CTA,
+an EnergAIzer column).
 """
 
 from __future__ import annotations
@@ -34,11 +35,12 @@ COLUMNS = (
     "cta_tile_k",
     "pipeline_stages",
 )
+KERNEL_COLUMNS = (*COLUMNS, "block_size")  # the Rapid-LLM rows also give the threads per CTA
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 
 
 def _row(**values: object) -> dict[str, object]:
-    return {column: values.get(column, "") for column in COLUMNS}
+    return {column: values.get(column, "") for column in KERNEL_COLUMNS}
 
 
 def _vidur_gemms(record: dict[str, str]) -> Iterator[tuple[str, int, int]]:
@@ -137,15 +139,18 @@ def convert_rapid_llm(shared: Path, out: Path) -> None:
                     cta_tile_n=record["cta_n"],
                     cta_tile_k=record["cta_k"],
                     pipeline_stages=record["stages"],
+                    block_size=record["block_size"],
                 )
             )
-    _write(out / "rapid_llm" / "rapid_llm_a100.csv", rows)
+    _write(out / "rapid_llm" / "rapid_llm_a100.csv", rows, KERNEL_COLUMNS)
 
 
-def _write(path: Path, rows: list[dict[str, object]]) -> None:
+def _write(path: Path, rows: list[dict[str, object]], columns: tuple[str, ...] = COLUMNS) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(
+            handle, fieldnames=columns, lineterminator="\n", extrasaction="ignore"
+        )
         writer.writeheader()
         writer.writerows(rows)
     print(f"{path}: {len(rows)} rows")

@@ -239,3 +239,27 @@ def test_held_out_accuracy_on_shipped_data() -> None:
     )
     assert fitted.models[0].overall.mape <= 0.10
     assert fitted.models[0].by_class["large"].mape <= 0.07
+
+
+def test_block_size_gives_the_warps_of_a_given_cta_tile(tmp_path: Path) -> None:
+    """``block_size`` (threads per CTA) becomes ``warps_per_cta`` when the row names its CTA
+    tile; without a tile the row runs the selected kernel and the block size is not used."""
+    header = "time,dimM,dimN,dimK,hardware,cta_tile_m,cta_tile_n,cta_tile_k,block_size\n"
+    (tmp_path / "k.csv").write_text(
+        header
+        + "0.01,1024,128,1024,a100_80gb_sxm,64,64,64,128\n"
+        + "0.01,1024,128,1024,a100_80gb_sxm,,,,256\n"
+        + "0.01,1024,128,1024,a100_80gb_sxm,64,64,64,100\n"
+    )
+    loaded = load_gemm_rows(tmp_path)
+    tiled, untiled = loaded.rows
+    assert tiled.kernel == {
+        "cta_tile_m": 64,
+        "cta_tile_n": 64,
+        "cta_tile_k": 64,
+        "warps_per_cta": 4,
+    }
+    assert untiled.kernel == {}
+    assert loaded.skipped == {
+        "malformed row: block_size must be a positive multiple of 32 (got 100)": 1
+    }

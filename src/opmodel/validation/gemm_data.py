@@ -3,9 +3,12 @@
 Columns: ``time`` [ms], ``batch``, ``dimM``, ``dimN``, ``dimK``; optional ``trans`` (two letters,
 N or T, for A and B), ``dtype`` (default fp16), ``compute_dtype``, ``hardware`` (an opmodel config
 name), ``clock_mhz``, ``energy`` [J], ``source``, ``label`` and kernel columns ``cta_tile_m``,
-``cta_tile_n``, ``cta_tile_k``, ``pipeline_stages``. EnergAIzer per-kernel files work too: when
-``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie, ``a10_`` -> a10) and
-``freqNNN`` in it gives the clock. Malformed rows are skipped and counted by reason.
+``cta_tile_n``, ``cta_tile_k``, ``pipeline_stages``, with ``block_size`` (threads per CTA, an
+EnergAIzer column) giving ``warps_per_cta`` when the CTA tile is given (a row without a CTA
+tile runs the kernel selection picks, whatever its block size). EnergAIzer per-kernel files
+work too: when ``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie,
+``a10_`` -> a10) and ``freqNNN`` in it gives the clock. Malformed rows are skipped and counted
+by reason.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
 _FILE_HARDWARE = (("yz8_", "a100_40gb_pcie"), ("a10_", "a10"))
 _KERNEL_COLUMNS = ("cta_tile_m", "cta_tile_n", "cta_tile_k", "pipeline_stages")
+WARP_THREADS = 32  # threads per warp on NVIDIA GPUs (CUDA C++ Programming Guide)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -87,10 +91,23 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         clock_hz=float(clock) * 1e6 if clock else None,
         source=record.get("source") or path.stem,
         label=record.get("label") or "",
-        kernel={c: int(record[c]) for c in _KERNEL_COLUMNS if record.get(c)},
+        kernel=_kernel(record),
         file=str(path),
         energy_j=_positive_or_none(record.get("energy")),
     )
+
+
+def _kernel(record: dict[str, str]) -> dict[str, int]:
+    """The row's kernel attrs: the tile columns, and ``warps_per_cta`` from ``block_size``
+    when a CTA tile is given; ValueError for a block size that is not whole warps."""
+    kernel = {c: int(record[c]) for c in _KERNEL_COLUMNS if record.get(c)}
+    threads = record.get("block_size")
+    if threads and any(c.startswith("cta_tile_") for c in kernel):
+        warps, rest = divmod(int(threads), WARP_THREADS)
+        if warps <= 0 or rest:
+            raise ValueError(f"block_size must be a positive multiple of 32 (got {threads})")
+        kernel["warps_per_cta"] = warps
+    return kernel
 
 
 def _positive_or_none(text: str | None) -> float | None:

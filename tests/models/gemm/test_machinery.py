@@ -16,7 +16,7 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
-from opmodel.models.gemm.kernel import smem_tile_bytes
+from opmodel.models.gemm.kernel import smem_tile_bytes, warp_tile_for
 from opmodel.models.gemm.selection import _specialise
 from opmodel.models.gemm.traffic import (
     capacity_miss_fraction,
@@ -91,7 +91,11 @@ def test_split_k_multiplies_ctas(a100: HardwareSpec) -> None:
             "cta_tile_m=96 is not a multiple of warp_tile_m=64",
         ),
         ({"warp_tile_n": 36, "cta_tile_n": 72}, "warp_tile_n=36 is not a multiple of the MMA n=8"),
-        ({"warps_per_cta": 8}, "warp grid 2x2x1 = 4 warps does not match warps_per_cta=8"),
+        (
+            {"warp_tile_m": 64, "warp_tile_n": 64, "warps_per_cta": 8},
+            "warp grid 2x2x1 = 4 warps does not match warps_per_cta=8",
+        ),
+        ({"warps_per_cta": 3}, "warp grid 2x2x1 = 4 warps does not match warps_per_cta=3"),
         (
             {"pipeline_stages": 12},
             "12 stages need 196608 B of shared memory per CTA, more than max_shared_memory_per_cta_bytes=166912",
@@ -232,3 +236,33 @@ def test_tf32_clusters_on_sm100_but_not_on_sm90() -> None:
     )
     kernel = profile.diagnostics.kernel
     assert kernel.instruction.value == "tcgen05" and (kernel.cluster_m, kernel.cluster_n) != (1, 1)
+
+
+@pytest.mark.parametrize(
+    ("cta", "warps", "expected"),
+    [
+        ((64, 64), 4, (32, 32)),  # CUTLASS sm80: 64x64 CTA of 2x2 warps
+        ((64, 256), 4, (64, 64)),  # 1x4 warps
+        ((128, 64), 4, (64, 32)),  # 2x2, not 4x1 (both give 2:1 warp tiles)
+        ((128, 256), 8, (64, 64)),  # 2x4
+        ((64, 64), 3, None),  # 3 warps cannot split a 64x64 tile in MMA multiples
+    ],
+)
+def test_warp_tile_from_the_warp_count(
+    cta: tuple[int, int], warps: int, expected: tuple[int, int] | None
+) -> None:
+    assert warp_tile_for(*cta, warps, (16, 8, 16)) == expected
+
+
+def test_warps_per_cta_alone_sets_the_warp_tiles(a100: HardwareSpec) -> None:
+    """An op that gives the CTA tile and the warp count but no warp tile gets CUTLASS's warp
+    arrangement (four 32x32 warps for a 64x64 tile), not one 64x64 warp; explicit warp tiles
+    still win."""
+    op = gemm(1024, 128, 1024, DType.BF16, cta_tile_m=64, cta_tile_n=64, warps_per_cta=4)
+    sm = a100.compute.sm
+    assert sm is not None
+    kernel = build_kernel(op, GemmProblem.from_op(op), sm, on_tensor=True)
+    assert (kernel.warp_tile_m, kernel.warp_tile_n, kernel.warps_per_cta) == (32, 32, 4)
+    one = gemm(1024, 128, 1024, DType.BF16, cta_tile_m=64, cta_tile_n=64)
+    kernel = build_kernel(one, GemmProblem.from_op(one), sm, on_tensor=True)
+    assert (kernel.warp_tile_m, kernel.warp_tile_n, kernel.warps_per_cta) == (64, 64, 1)
