@@ -23,7 +23,18 @@ from opmodel.models.gemm import GemmProblem, build_kernel, gemm_traffic, grid_of
 __all__ = ["TrafficRow", "TrafficSummary", "compare_dram_bytes", "summarize"]
 
 NCU_FILE = "rapid_llm_ncu_gemm/ncu_metrics_results.csv"
-_COLUMNS = ("m", "k", "n", "cta_m", "cta_k", "cta_n", "stages", "dram_read", "dram_write")
+_COLUMNS = (
+    "m",
+    "k",
+    "n",
+    "cta_m",
+    "cta_k",
+    "cta_n",
+    "stages",
+    "block_size",
+    "dram_read",
+    "dram_write",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,8 +73,8 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
         "cta_tile_m": cta[0],
         "cta_tile_n": cta[1],
         "cta_tile_k": cta[2],
-        "warp_tile_m": 64 if cta[0] >= 64 else 32,
-        "warp_tile_n": 64 if cta[1] >= 64 else 32,
+        # the profiled kernel's threads per CTA; the warp tiles follow (warp_tile_for)
+        "warps_per_cta": int(record["block_size"]) // 32,
         "pipeline_stages": int(record["stages"]),
     }
     fp16 = DType.FP16
