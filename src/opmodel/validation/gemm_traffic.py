@@ -2,8 +2,9 @@
 
 Each row of ``data/rapid_llm_ncu_gemm/ncu_metrics_results.csv`` is a CUTLASS kernel profiled
 with ncu: ``C[m, n] = A[m, k] @ B[k, n]`` in fp16 with the row's CTA tile and stages, on an
-A100-SXM4-80GB. The model gets the same problem and tile (warp tiles 64x64, 32 below 64, the
-CUTLASS defaults) on ``a100_80gb_sxm`` and predicts DRAM read and write bytes; nothing is fitted.
+A100-SXM4-80GB. The model gets the same problem, tile, stages and warps (the row's block size;
+warp tiles as CUTLASS arranges them) on ``a100_80gb_sxm`` and predicts DRAM read and write
+bytes; nothing is fitted.
 """
 
 from __future__ import annotations
