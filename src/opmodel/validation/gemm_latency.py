@@ -40,6 +40,7 @@ __all__ = [
     "SizeClass",
     "ValidationOptions",
     "fit_overhead_cycles",
+    "row_op",
     "size_class",
     "validate_gemm_latency",
 ]
@@ -99,7 +100,8 @@ class LatencyReport:
     power_clock_training_rows: dict[str, int]
 
 
-def _op(row: GemmRow) -> LocalOp:
+def row_op(row: GemmRow) -> LocalOp:
+    """The GEMM (or batched GEMM) op a measured row describes, its kernel columns as attrs."""
     batched = row.batch > 1
     a = (row.k, row.m) if row.transpose_a else (row.m, row.k)
     b = (row.n, row.k) if row.transpose_b else (row.k, row.n)
@@ -234,7 +236,7 @@ def validate_gemm_latency(
         options.progress(index, len(rows))
         try:
             spec = hardware.get(row.hardware, row.clock_hz)
-            op = _op(row)
+            op = row_op(row)
             profiles = [model.predict(op, spec) for model in models]
         except OpModelError as exc:
             skipped[f"{type(exc).__name__}: {str(exc).split(':')[0]}"] += 1
@@ -287,7 +289,7 @@ def _fit_power_clocks(
             continue  # counted as skipped when its rows are predicted
         if spec.compute.sm is None:
             continue
-        ops = [_op(rows[i]) for i in members]
+        ops = [row_op(rows[i]) for i in members]
         clock = fit_power_limited_clock_hz(spec, ops, [rows[i].time_s for i in members])
         hardware.set_power_clock(name, clock)
         used[name] = members
