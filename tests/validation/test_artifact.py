@@ -168,7 +168,30 @@ def test_shipped_data_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*args, "--model", "roofline", "--format", "json"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert summary["runs"] > 100
-    assert {"a10", "a100_40gb_pcie"} <= set(summary["groups"])
+    groups = summary["groups"]
+    assert {"a10", "a100_40gb_pcie"} <= set(groups)
+    for hardware in ("a10", "a100_40gb_pcie"):  # the held-out runs, also by model family
+        by_family = [g for name, g in groups.items() if name.startswith(f"{hardware}:held-out:")]
+        assert len(by_family) >= 5
+        count = sum(g["latency"]["count"] for g in by_family)
+        assert count == groups[f"{hardware}:held-out"]["latency"]["count"]
+
+
+def test_runs_csv_says_which_runs_trained_the_calibration(tmp_path: Path) -> None:
+    out = tmp_path / "runs.csv"
+    args = ["validate-artifact", "--workload-dir", str(REPO / "data" / "energaizer")]
+    assert main([*args, "--model", "roofline", "--output-csv", str(out), "--format", "json"]) == 0
+    with out.open() as handle:
+        rows = list(csv.DictReader(handle))
+    splits = {row["split"] for row in rows}
+    assert splits == {"training", "held-out"}  # both shipped devices carry a 900 MHz calibration
+    training = {row["workload"] for row in rows if row["split"] == "training"}
+    declared: set[str] = set()
+    for name in ("a10", "a100_40gb_pcie"):
+        calibration = load_hardware(name).calibration
+        assert calibration is not None
+        declared |= set(calibration.training_runs)
+    assert training <= declared
 
 
 @pytest.fixture

@@ -48,6 +48,7 @@ CSV_COLUMNS = (
     "passes",
     "startup_s",
     "startup_j",
+    "split",
 )
 
 
@@ -69,6 +70,7 @@ def _row(result: WorkloadResult) -> dict[str, object]:
         "passes": run.passes,
         "startup_s": repr(run.startup_s),
         "startup_j": repr(run.startup_j),
+        "split": calibration_split(result),
     }
 
 
@@ -84,6 +86,10 @@ def _groups(results: list[WorkloadResult]) -> dict[str, Any]:
         **metrics_by(results, lambda r: r.run.hardware),
         **metrics_by(results, lambda r: f"{r.run.hardware}:{calibration_split(r)}"),
         **metrics_by(results, lambda r: f"{r.run.hardware}:{r.run.family}"),
+        **metrics_by(
+            [r for r in results if calibration_split(r) == "held-out"],
+            lambda r: f"{r.run.hardware}:held-out:{r.run.family}",
+        ),
     }
     return {
         name: {"latency": to_jsonable(latency), "energy": to_jsonable(energy)}
@@ -97,11 +103,11 @@ def _print_table(
     write = sys.stderr.write
     write(f"\nvalidate-artifact ({model}), {unit}\n")
     header = ("group", "n", "time MAPE", "time gm", "energy MAPE", "energy gm")
-    write("  {:<28} {:>4} {:>10} {:>8} {:>12} {:>10}\n".format(*header))
+    write("  {:<36} {:>4} {:>10} {:>8} {:>12} {:>10}\n".format(*header))
     for name, group in groups.items():
         latency, energy = group["latency"], group["energy"]
         write(
-            f"  {name:<28} {latency['count']:>4} {latency['mape'] * 100:>9.1f}% "
+            f"  {name:<36} {latency['count']:>4} {latency['mape'] * 100:>9.1f}% "
             f"{latency['geomean_ratio']:>8.3f} {energy['mape'] * 100:>11.1f}% "
             f"{energy['geomean_ratio']:>10.3f}\n"
         )
