@@ -254,6 +254,11 @@ def test_warp_tile_from_the_warp_count(
     assert warp_tile_for(*cta, warps, (16, 8, 16)) == expected
 
 
+def test_warp_tile_for_rejects_non_positive_sizes() -> None:
+    with pytest.raises(ValueError, match="must be >= 1"):
+        warp_tile_for(0, 64, 4, (16, 8, 16))
+
+
 def test_warps_per_cta_alone_sets_the_warp_tiles(a100: HardwareSpec) -> None:
     """An op that gives the CTA tile and the warp count but no warp tile gets CUTLASS's warp
     arrangement (four 32x32 warps for a 64x64 tile), not one 64x64 warp; explicit warp tiles

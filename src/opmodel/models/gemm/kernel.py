@@ -199,6 +199,12 @@ def warp_tile_for(
     grid, then more warps along N (``cutlass_library`` generator: 64x64 of 2x2 warps -> 32x32,
     64x256 of 1x4 -> 64x64, 128x64 of 2x2 -> 64x32, 128x256 of 2x4 -> 64x64). Each warp tile
     must be a multiple of the MMA shape; None when no grid fits."""
+    if min(cta_m, cta_n, warps, mma[0], mma[1]) < 1:
+        msg = (
+            "warp_tile_for: cta_m, cta_n, warps and the MMA shape must be >= 1 "
+            f"(got {cta_m}, {cta_n}, {warps}, {mma})"
+        )
+        raise ValueError(msg)
     best: tuple[tuple[float, float, int], tuple[int, int]] | None = None
     for along_m in range(1, warps + 1):
         along_n, rest = divmod(warps, along_m)
