@@ -4,9 +4,6 @@ op attrs, and opmodel run on that kernel."""
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
-import sys
-from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -17,8 +14,8 @@ from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_latency import row_op
+from tests.scripts.loader import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "compare_nvmatmulheuristics.py"
 KERNEL = (
     "layout(NT_ROW) stages(4) cta(32 128 32) warp(16 64 32) instr(16 8 16) splitK(4) swizz(1) "
     "ctaOrder(0) cluster(1 1)"
@@ -26,12 +23,7 @@ KERNEL = (
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_nvmatmulheuristics", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("compare_nvmatmulheuristics")
 
 
 class _Predictor:

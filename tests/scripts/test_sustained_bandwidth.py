@@ -2,26 +2,19 @@
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from pathlib import Path
 from types import ModuleType
 
 import pytest
 
 from opmodel.hardware import load_hardware
+from tests.scripts.loader import load_script
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "sustained_bandwidth.py"
 HEADER = "name,kind,phase,tensors,attrs,time,hardware,clock_mhz,source,implementation,label\n"
 
 
 def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("sustained_bandwidth", SCRIPT)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return load_script("sustained_bandwidth")
 
 
 @pytest.fixture
