@@ -1,7 +1,12 @@
 """Hardware descriptions: :class:`HardwareSpec` and :func:`load_hardware`."""
 
 from opmodel.hardware.derived import peak_warnings
-from opmodel.hardware.loader import load_hardware, shipped_config_path, shipped_hardware_names
+from opmodel.hardware.loader import (
+    config_directory,
+    load_hardware,
+    shipped_config_path,
+    shipped_hardware_names,
+)
 from opmodel.hardware.spec import (
     ClockDomain,
     ComputeSpec,
@@ -30,6 +35,7 @@ __all__ = [
     "PowerSpec",
     "SmSpec",
     "UtilizationSpec",
+    "config_directory",
     "load_hardware",
     "peak_warnings",
     "shipped_config_path",

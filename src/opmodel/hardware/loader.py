@@ -15,7 +15,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
-__all__ = ["load_hardware", "shipped_config_path", "shipped_hardware_names"]
+__all__ = ["config_directory", "load_hardware", "shipped_config_path", "shipped_hardware_names"]
 
 # Shipped configs are package data next to this package (``opmodel/configs/hardware``). A plain
 # path rather than importlib.resources: it is what every regular and editable install provides,
@@ -46,11 +46,22 @@ def _looks_like_path(text: str) -> bool:
     return text.endswith((".yaml", ".yml")) or "/" in text or "\\" in text or Path(text).exists()
 
 
-def load_hardware(path_or_name: str | Path) -> HardwareSpec:
+def config_directory(option: str, text: str | None) -> Path | None:
+    """The folder of ``<config>.yaml`` files a command option names (None when not given);
+    a ConfigError naming ``option`` when it is not a directory."""
+    if not text:
+        return None
+    if not Path(text).is_dir():
+        raise ConfigError([f"{option}: {text}: not a directory"])
+    return Path(text)
+
+
+def load_hardware(path_or_name: str | Path, *, directory: Path | None = None) -> HardwareSpec:
     """Load and validate a hardware config.
 
-    ``path_or_name`` is a path to a YAML file or the name of a shipped config (see
-    :func:`shipped_hardware_names`). Every problem in the file is reported at once in a
+    ``path_or_name`` is a path to a YAML file or the name of a config: ``directory/<name>.yaml``
+    when ``directory`` is given, else a shipped config (see :func:`shipped_hardware_names`).
+    Every problem in the file is reported at once in a
     :class:`~opmodel.core.errors.ConfigError`, one ``file: field.path: problem`` line each.
     Peaks given as per-cycle rates are derived (:mod:`opmodel.hardware.derived`). Results
     are cached per file path and modification time.
@@ -58,11 +69,12 @@ def load_hardware(path_or_name: str | Path) -> HardwareSpec:
     if isinstance(path_or_name, Path):
         path = path_or_name
     elif isinstance(path_or_name, str) and path_or_name:
-        path = (
-            Path(path_or_name)
-            if _looks_like_path(path_or_name)
-            else shipped_config_path(path_or_name)
-        )
+        if _looks_like_path(path_or_name):
+            path = Path(path_or_name)
+        elif directory is not None:
+            path = directory / f"{path_or_name}.yaml"
+        else:
+            path = shipped_config_path(path_or_name)
     else:
         msg = f"load_hardware: expected a path or a config name (got {path_or_name!r})"
         raise ConfigError([msg])

@@ -144,7 +144,7 @@ class _Hardware:
         key = (name, clock_hz)
         spec = self._cache.get(key)
         if spec is None:
-            spec = load_hardware(self._directory / f"{name}.yaml" if self._directory else name)
+            spec = load_hardware(name, directory=self._directory)
             spec = spec.at_clock(clock_hz) if clock_hz else spec
             if clock_hz is None and name in self.power_clock:
                 spec = with_power_limited_clock(spec, self.power_clock[name])

@@ -9,8 +9,8 @@ from argparse import Namespace
 from pathlib import Path
 from typing import Any
 
-from opmodel.core.errors import ConfigError
 from opmodel.core.jsonify import to_jsonable
+from opmodel.hardware import config_directory
 from opmodel.models import model_names
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_latency import LatencyReport, ValidationOptions, validate_gemm_latency
@@ -75,13 +75,11 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     rows = loaded.rows
     if args.limit:
         rows = rows[:: max(1, len(rows) // args.limit)][: args.limit]
-    if args.hardware_dir and not Path(args.hardware_dir).is_dir():
-        raise ConfigError([f"--hardware-dir: {args.hardware_dir}: not a directory"])
     options = ValidationOptions(
         calibrate=args.calibrate,
         calibrate_power_clock=args.calibrate_power_clock,
         training_per_class=args.training_per_class,
-        hardware_dir=Path(args.hardware_dir) if args.hardware_dir else None,
+        hardware_dir=config_directory("--hardware-dir", args.hardware_dir),
         row_details=bool(args.output_csv),
         progress=_progress,
     )

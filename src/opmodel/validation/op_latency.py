@@ -129,9 +129,7 @@ def _spec(
     key = (row.hardware, row.clock_hz)
     spec = cache.get(key)
     if spec is None:
-        spec = load_hardware(
-            hardware_dir / f"{row.hardware}.yaml" if hardware_dir else row.hardware
-        )
+        spec = load_hardware(row.hardware, directory=hardware_dir)
         spec = cache[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
     return spec
 

@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from opmodel.core.errors import ConfigError
 from opmodel.core.jsonify import to_jsonable
+from opmodel.hardware import config_directory
 from opmodel.validation.metrics import ErrorMetrics
 from opmodel.validation.op_latency import (
     OpLatencyResult,
@@ -98,9 +98,7 @@ def run_op_latency(args: Namespace) -> dict[str, Any]:
         step = len(rows) / args.limit
         rows = [rows[int(i * step)] for i in range(args.limit)]
     models = list(_MODELS) if args.compare_rooflines else [args.model]
-    hardware_dir = Path(args.hardware_dir) if args.hardware_dir else None
-    if hardware_dir is not None and not hardware_dir.is_dir():
-        raise ConfigError([f"--hardware-dir: {hardware_dir}: not a directory"])
+    hardware_dir = config_directory("--hardware-dir", args.hardware_dir)
     results = [validate_op_latency(rows, model, hardware_dir=hardware_dir) for model in models]
     if args.output_csv:
         _write_csv(Path(args.output_csv), rows, results)
