@@ -242,9 +242,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except OpModelError as exc:  # bad data or calibration files: one line each, no traceback
-        sys.exit("\n".join(f"compare_nvmatmulheuristics: {line}" for line in str(exc).splitlines()))
-    except OSError as exc:  # an output path in a missing folder, say
-        sys.exit(f"compare_nvmatmulheuristics: {exc.filename}: {exc.strerror or exc}")
+    from script_errors import run  # this folder is first on sys.path
+
+    run("compare_nvmatmulheuristics", main)

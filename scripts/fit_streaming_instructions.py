@@ -26,7 +26,6 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
-from opmodel.core.errors import OpModelError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming.issue import (
@@ -138,9 +137,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except OpModelError as exc:  # bad data or calibration files: one line each, no traceback
-        sys.exit("\n".join(f"fit_streaming_instructions: {line}" for line in str(exc).splitlines()))
-    except OSError as exc:  # an output path in a missing folder, say
-        sys.exit(f"fit_streaming_instructions: {exc.filename}: {exc.strerror or exc}")
+    from script_errors import run  # this folder is first on sys.path
+
+    run("fit_streaming_instructions", main)

@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.core.enums import OpKind
-from opmodel.core.errors import OpModelError
 from opmodel.hardware import load_hardware
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
@@ -97,7 +96,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    try:
-        raise SystemExit(main())
-    except OpModelError as exc:  # a bad data folder or config: one line each, no traceback
-        sys.exit("\n".join(f"sustained_bandwidth: {line}" for line in str(exc).splitlines()))
+    from script_errors import run  # this folder is first on sys.path
+
+    run("sustained_bandwidth", main)
