@@ -28,6 +28,7 @@ __all__ = [
     "spec_at_clock",
     "tensor_activity",
     "throttled",
+    "throttled_at",
     "with_calibration",
 ]
 
@@ -123,7 +124,14 @@ def throttled(
     ``f_pl x u^(-1/3)`` at or above the clock)."""
     if spec.compute.power_limited_clock_hz is None:
         return None
-    clock_hz = power_limited_clock_hz(spec, tensor_activity(spec, dtype, issued_flops, latency_s))
+    return throttled_at(spec, tensor_activity(spec, dtype, issued_flops, latency_s))
+
+
+def throttled_at(spec: HardwareSpec, activity: float) -> HardwareSpec | None:
+    """:func:`throttled` for a tensor activity already known."""
+    if spec.compute.power_limited_clock_hz is None:
+        return None
+    clock_hz = power_limited_clock_hz(spec, activity)
     return power_limited(spec, clock_hz) if clock_hz < spec.compute.clock_hz else None
 
 

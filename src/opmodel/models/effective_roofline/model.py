@@ -17,7 +17,7 @@ from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
-from opmodel.hardware.clocking import tensor_activity, throttled
+from opmodel.hardware.clocking import tensor_activity, throttled_at
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.attention_op import predict_attention, runs_flash_attention
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
@@ -49,7 +49,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     # under a power limit the kernel runs at the clock its tensor activity allows
     issued = e.issued_flops if e.kernel.on_tensor else 0
     activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
-    slow = throttled(hardware, problem.compute_dtype, issued, e.latency_s)
+    slow = throttled_at(hardware, activity)
     if slow is not None:  # the same kernel at the lower clock
         e = evaluate_chosen(e.kernel, problem, slow)
     on_tensor = e.kernel.on_tensor

@@ -48,6 +48,7 @@ DEFAULT_TILES: dict[str, tuple[int, int, int, int, int, int, int]] = {
 # 164 = 128 + 36 registers per thread in the Rapid-LLM ncu rows).
 REGISTER_OVERHEAD_PER_THREAD = 40
 _SWIZZLES = (1, 2, 4, 8)
+_WARP_TILE_ATTRS = frozenset({"warp_tile_m", "warp_tile_n"})  # either one keeps the given tiles
 
 
 WARPGROUP_WARPS = 4  # warps of one sm_90 warpgroup (PTX ISA, wgmma)
@@ -139,7 +140,7 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     )
     mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
     warps = op.attrs.get("warps_per_cta")
-    if isinstance(warps, int) and not {"warp_tile_m", "warp_tile_n"} & set(op.attrs):
+    if isinstance(warps, int) and _WARP_TILE_ATTRS.isdisjoint(op.attrs):
         wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)
     warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
     warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
