@@ -9,9 +9,11 @@ applies to both variants unless the config lists a variant explicitly.
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 from opmodel.core.enums import StrValueEnum
 
-__all__ = ["DType", "nbytes_of"]
+__all__ = ["DTYPE_BITS", "DType", "nbytes_of"]
 
 
 class DType(StrValueEnum):
@@ -60,6 +62,9 @@ _BITS: dict[DType, int] = {
     DType.INT8: 8,
     DType.INT4: 4,
 }
+
+# ``DType.bits`` as a read-only mapping: one dict lookup where a hot path would call the property
+DTYPE_BITS = MappingProxyType(_BITS)
 
 
 def nbytes_of(num_elements: int, dtype: DType) -> int:

@@ -46,13 +46,14 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     problem = GemmProblem.from_op(op)
     choice = choose_kernel(op, problem, hardware)
     e = choice.evaluation
+    kernel = e.kernel
+    on_tensor = kernel.on_tensor
     # under a power limit the kernel runs at the clock its tensor activity allows
-    issued = e.issued_flops if e.kernel.on_tensor else 0
+    issued = e.issued_flops if on_tensor else 0
     activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
     slow = throttled_at(hardware, activity)
     if slow is not None:  # the same kernel at the lower clock
-        e = evaluate_chosen(e.kernel, problem, slow)
-    on_tensor = e.kernel.on_tensor
+        e = evaluate_chosen(kernel, problem, slow)
     flops = problem.flops
     return OpProfile.make(
         latency_s=e.latency_s,
@@ -66,9 +67,9 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             memory_j=e.memory_j,
             static_j=e.static_j,
         ),
-        implementation=f"effective_roofline/{e.kernel.instruction.value}/{e.kernel.name}",
+        implementation=f"effective_roofline/{kernel.instruction}/{kernel.name}",  # StrEnum: value
         diagnostics=EffectiveRooflineDiagnostics.make(
-            kernel=e.kernel,
+            kernel=kernel,
             selection=choice.selection,
             occupancy=e.occupancy,
             grid=e.grid,

@@ -92,15 +92,14 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None 
     problem = GemmProblem.from_op(op)
     on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
     if chosen is not None:
-        kernel, occupancy = chosen, setup_of(chosen, problem, hardware).occupancy
+        built = setup_of(chosen, problem, hardware)
     elif KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
-        picked = choose_kernel(op, problem, hardware).evaluation
-        kernel, occupancy = picked.kernel, picked.occupancy
+        built = setup_of(choose_kernel(op, problem, hardware).evaluation.kernel, problem, hardware)
     else:  # built from the attrs once per spec, attrs and dtypes
         built = attrs_kernel_setup(op, problem, hardware)
-        kernel, occupancy = built.kernel, built.occupancy
+    kernel, occupancy = built.kernel, built.occupancy
     grid = grid_of(kernel, problem, sm, occupancy)
-    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    traffic = gemm_traffic(kernel, problem, grid, built.rates.l2_capacity_bytes, tiles=built.tiles)
     rates = _rates(hardware, problem, on_tensor=on_tensor)
     work = stage_work(kernel, problem, traffic, grid)
     issued = grid.ctas * grid.k_iterations * work.math_flops

@@ -34,6 +34,11 @@ class DeviceRates:
     dram_latency_cycles: float
     fixed_overhead_cycles: int
     math_j_per_flop: float
+    l2_capacity_bytes: int  # the L2 one SM's data can use (shared_capacity_bytes)
+    dram_j_per_byte: float
+    l2_j_per_byte: float
+    smem_j_per_byte: float
+    busy_w: float  # static power while the kernel runs
 
 
 def _require_levels(hardware: HardwareSpec) -> None:
@@ -77,6 +82,11 @@ def _build(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> De
         dram_latency_cycles=hbm.latency_s * clock,
         fixed_overhead_cycles=hardware.overhead.fixed_device_overhead_cycles,
         math_j_per_flop=compute.energy_per_flop(tensor=on_tensor, dtype=dtype),
+        l2_capacity_bytes=int(l2.shared_capacity_bytes),
+        dram_j_per_byte=hbm.energy_j_per_byte,
+        l2_j_per_byte=l2.energy_j_per_byte,
+        smem_j_per_byte=smem.energy_j_per_byte,
+        busy_w=hardware.power.busy_w,
     )
 
 

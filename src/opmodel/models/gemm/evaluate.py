@@ -16,7 +16,7 @@ from opmodel.core.profile import LevelTraffic
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.device import DeviceRates, device_rates
-from opmodel.models.gemm.kernel import GemmKernel
+from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
 from opmodel.models.gemm.phases import (
     CtaWork,
@@ -93,6 +93,8 @@ class KernelSetup(NamedTuple):
     occupancy: Occupancy
     local: LocalWork
     local_stages: tuple[LocalStage, ...]  # [c - 1]: one stage on an SM holding c CTAs
+    tiles: KernelTiles
+    rates: DeviceRates
 
     @property
     def full_local(self) -> LocalStage:
@@ -110,7 +112,7 @@ def kernel_setup(kernel: GemmKernel, problem: GemmProblem, hardware: HardwareSpe
     stages = tuple(
         local_stage(local, rates, ctas) for ctas in range(1, occupancy.resident_ctas_per_sm + 1)
     )
-    return KernelSetup(kernel, occupancy, local, stages)
+    return KernelSetup(kernel, occupancy, local, stages, kernel_tiles(kernel, problem), rates)
 
 
 def evaluate_kernel(
@@ -122,12 +124,12 @@ def evaluate_kernel(
     """Cycles, latency and energy of ``kernel`` on ``problem`` (``setup`` when cached)."""
     sm = hardware.compute.sm
     assert sm is not None
-    rates = device_rates(hardware, problem.compute_dtype, kernel.instruction)
     if setup is None:
         setup = kernel_setup(kernel, problem, hardware)
+    rates = setup.rates
     occ = setup.occupancy
     grid = grid_of(kernel, problem, sm, occ)
-    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    traffic = gemm_traffic(kernel, problem, grid, rates.l2_capacity_bytes, tiles=setup.tiles)
     work = cta_work(kernel, problem, traffic, grid, local=setup.local)
     cycles = kernel_cycles(
         work, rates, grid, occ.resident_ctas_per_sm, local_stages=setup.local_stages
@@ -135,14 +137,11 @@ def evaluate_kernel(
     latency = cycles / rates.clock_hz
     local = work.local
     issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)
-    levels = hardware.levels_by_name
     memory_j = MappingProxyType(
         {
-            "hbm": (traffic.dram_read_bytes + traffic.dram_write_bytes)
-            * levels["hbm"].energy_j_per_byte,
-            "l2": (traffic.l2_read_bytes + traffic.l2_write_bytes) * levels["l2"].energy_j_per_byte,
-            "smem": (traffic.smem_read_bytes + traffic.smem_write_bytes)
-            * levels["smem"].energy_j_per_byte,
+            "hbm": (traffic.dram_read_bytes + traffic.dram_write_bytes) * rates.dram_j_per_byte,
+            "l2": (traffic.l2_read_bytes + traffic.l2_write_bytes) * rates.l2_j_per_byte,
+            "smem": (traffic.smem_read_bytes + traffic.smem_write_bytes) * rates.smem_j_per_byte,
         }
     )
     return KernelEvaluation.make(
@@ -157,5 +156,5 @@ def evaluate_kernel(
         latency_s=latency,
         math_j=issued * rates.math_j_per_flop,
         memory_j=memory_j,
-        static_j=hardware.power.busy_w * latency,
+        static_j=rates.busy_w * latency,
     )

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import InvalidKernelError
@@ -22,10 +23,12 @@ __all__ = [
     "DEFAULT_TILES",
     "GemmKernel",
     "Instruction",
+    "KernelTiles",
     "build_kernel",
     "default_registers_per_thread",
     "held_tile_bytes",
     "kernel_problems",
+    "kernel_tiles",
     "mma_shape_for",
     "shared_memory_per_cta_bytes",
     "smem_tile_bytes",
@@ -286,6 +289,28 @@ def held_tile_bytes(kernel: GemmKernel, tiles: tuple[int, int, int]) -> tuple[in
     if kernel.instruction is Instruction.TCGEN05:
         return a // kernel.cluster_n, b // kernel.cluster_m
     return a, b
+
+
+class KernelTiles(NamedTuple):
+    """A kernel's per-CTA tile bytes in a problem's dtypes: what the traffic and epilogue
+    equations need of (kernel, dtypes), computed once per kernel setup."""
+
+    a_bytes: int  # A tile [cta_m, cta_k]
+    b_bytes: int  # B tile [cta_k, cta_n]
+    c_bytes: int  # C tile [cta_m, cta_n]
+    held_a_bytes: int  # of A, held in shared memory per stage (smem_tile_bytes)
+    held_b_bytes: int
+    read_groups_m: int  # GemmKernel.operand_read_groups
+    read_groups_n: int
+
+
+def kernel_tiles(kernel: GemmKernel, problem: GemmProblem) -> KernelTiles:
+    """:func:`tile_bytes`, :func:`held_tile_bytes` and the operand read groups of ``kernel`` in
+    ``problem``'s dtypes."""
+    tiles = tile_bytes(kernel, problem)
+    held_a, held_b = held_tile_bytes(kernel, tiles)
+    groups_m, groups_n = kernel.operand_read_groups
+    return KernelTiles(*tiles, held_a, held_b, groups_m, groups_n)
 
 
 def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:

@@ -8,7 +8,6 @@ the wave structure follow the launch order of CUTLASS's identity threadblock swi
 
 from __future__ import annotations
 
-import math
 from enum import StrEnum
 
 from opmodel.core.errors import InvalidKernelError
@@ -108,10 +107,10 @@ class Grid(FastValue):
 def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occupancy) -> Grid:
     """The launch grid: ``batch * tiles_m * tiles_n * split_k`` CTAs in waves of
     ``sm_count * resident`` (closed form, no loop over CTAs)."""
-    tiles_m = math.ceil(problem.m / kernel.cta_tile_m)
-    tiles_n = math.ceil(problem.n / kernel.cta_tile_n)
-    k_tiles = math.ceil(problem.k / kernel.cta_tile_k)
-    k_iterations = math.ceil(k_tiles / kernel.split_k)
+    tiles_m = -(-problem.m // kernel.cta_tile_m)  # ceil, in integers
+    tiles_n = -(-problem.n // kernel.cta_tile_n)
+    k_tiles = -(-problem.k // kernel.cta_tile_k)
+    k_iterations = -(-k_tiles // kernel.split_k)
     ctas = problem.batch * tiles_m * tiles_n * kernel.split_k
     per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
     full, tail = divmod(ctas, per_wave)
@@ -124,10 +123,10 @@ def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occ
         ctas_per_wave=per_wave,
         full_waves=full,
         tail_ctas=tail,
-        tail_ctas_per_sm=math.ceil(tail / sm.sm_count),
+        tail_ctas_per_sm=-(-tail // sm.sm_count),
         tail_active_sms=min(tail, sm.sm_count),
         edge_efficiency=(problem.m * problem.n)
         / (tiles_m * kernel.cta_tile_m * tiles_n * kernel.cta_tile_n),
         k_efficiency=problem.k / issued_k,
-        wave_efficiency=ctas / (math.ceil(ctas / per_wave) * per_wave),
+        wave_efficiency=ctas / ((full + (1 if tail else 0)) * per_wave),
     )

@@ -115,25 +115,31 @@ def cta_work(
     *,
     local: LocalWork | None = None,
 ) -> CtaWork:
-    """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them)."""
-    c_tile = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8
+    """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them;
+    ``local`` when the caller has it cached)."""
+    c_tile_bytes = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8
     cta_stages = grid.ctas * grid.k_iterations
-    operand_dram = traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes
+    operand_dram = (
+        traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes
+    ) / cta_stages
     l2 = (traffic.a_l2_bytes + traffic.b_l2_bytes) / cta_stages
-    partials = kernel.cta_tile_m * kernel.cta_tile_n * SPLIT_K_PARTIAL_BITS // 8
-    split = kernel.split_k > 1
+    split_k = kernel.split_k
+    epilogue_l2 = c_tile_bytes if problem.beta_zero else 2 * c_tile_bytes
+    if split_k > 1:  # each slice but the last writes fp32 partials and one reads them back
+        epilogue_l2 += 2 * (kernel.cta_tile_m * kernel.cta_tile_n * SPLIT_K_PARTIAL_BITS // 8)
+    fraction = operand_dram / l2 if l2 else 0.0
     return CtaWork.make(
         local=local or local_work(kernel, problem),
         l2_bytes=l2,
-        dram_bytes=operand_dram / cta_stages,
-        dram_fraction=min(1.0, operand_dram / cta_stages / l2) if l2 else 0.0,
-        epilogue_l2_bytes=c_tile * (1 if problem.beta_zero else 2) + (2 * partials if split else 0),
+        dram_bytes=operand_dram,
+        dram_fraction=fraction if fraction < 1.0 else 1.0,
+        epilogue_l2_bytes=epilogue_l2,
         epilogue_dram_bytes=(
             traffic.dram_write_bytes + traffic.c_read_bytes + traffic.workspace_bytes
         )
         / grid.ctas,
         reads_c=not problem.beta_zero,
-        split_k=kernel.split_k,
+        split_k=split_k,
         k_iterations=grid.k_iterations,
         window_stages=min(kernel.pipeline_stages - 1, grid.k_iterations),
     )
@@ -312,6 +318,15 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
     )
 
 
+def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: float) -> float:
+    """``prologue + body + epilogue`` of a wave whose local stage takes ``stage`` cycles and
+    memory stage ``memory``: ``window * memory + max(k * stage, (k - window) * memory + stage)
+    + epilogue`` (:func:`wave_numbers`)."""
+    body = k * stage
+    late = (k - window) * memory + stage
+    return window * memory + (late if late > body else body) + epilogue
+
+
 def kernel_cycles(
     w: CtaWork,
     r: DeviceRates,
@@ -325,43 +340,46 @@ def kernel_cycles(
     path (:func:`kernel_phases` gives the same total, explained; the tests check that they
     agree). ``local_stages[c - 1]`` is the local stage of an SM holding ``c`` CTAs
     (``c = 1 .. resident``) when the caller has them cached; full waves run ``resident``
-    CTAs on every SM."""
+    CTAs on every SM. The first and the steady full waves differ only in the latency of their
+    L2 requests (cold: DRAM's), so they share their DRAM, local and epilogue numbers."""
     full, tail = grid.full_waves, grid.tail_ctas
     k = w.k_iterations
     window = min(w.window_stages, k)
     dram_latency = r.dram_latency_cycles
     warm = w.dram_fraction
     warm_l2_latency = (1 - warm) * r.l2_latency_cycles + warm * dram_latency
-    total = 0.0
-    waves: list[tuple[int, int, bool, int]] = []  # (ctas, CTAs on the busiest SM, cold, count)
-    if full:
-        waves.append((grid.ctas_per_wave, resident, True, 1))
-        if full > 1:
-            waves.append((grid.ctas_per_wave, resident, False, full - 1))
-    if tail:
-        waves.append((tail, busiest_ctas_per_sm(tail, r.sm_count, resident), not full, 1))
-    epilogues: dict[int, float] = {}
     l2_bytes, dram_bytes = w.l2_bytes, w.dram_bytes
     l2_peak, dram_peak = r.l2_bytes_per_cycle, r.dram_bytes_per_cycle
-    for ctas, heavy, cold, count in waves:
-        local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
-        # memory_phases' stage of each level: bytes / loaded_rate(peak, window * bytes, latency)
-        memory_stage = 0.0
-        stage_bytes = ctas * l2_bytes
-        rate = loaded_rate(l2_peak, window * stage_bytes, dram_latency if cold else warm_l2_latency)
-        if rate > 0:
-            memory_stage = stage_bytes / rate
-        stage_bytes = ctas * dram_bytes
-        rate = loaded_rate(dram_peak, window * stage_bytes, dram_latency)
-        if rate > 0 and stage_bytes / rate > memory_stage:
-            memory_stage = stage_bytes / rate
+    total: float = r.fixed_overhead_cycles
+    # a level's stage: bytes / loaded_rate(peak, window * bytes, latency), 0 when it moves none
+    if full:
+        ctas = grid.ctas_per_wave
+        local = local_stages[resident - 1] if local_stages else local_stage(w.local, r, resident)
         stage = max(local.tensor_cycles, local.smem_cycles)
-        body = max(k * stage, (k - window) * memory_stage + stage)
-        epilogue = epilogues.get(ctas)
-        if epilogue is None:
-            epilogue = epilogues[ctas] = _epilogue(w, r, ctas)
-        total += count * (window * memory_stage + body + epilogue)
-    return total + r.fixed_overhead_cycles
+        epilogue = _epilogue(w, r, ctas)
+        moved = ctas * dram_bytes
+        rate = loaded_rate(dram_peak, window * moved, dram_latency)
+        dram = moved / rate if rate > 0 else 0.0
+        moved = ctas * l2_bytes
+        rate = loaded_rate(l2_peak, window * moved, dram_latency)  # cold: L2 waits for DRAM
+        memory = max(moved / rate if rate > 0 else 0.0, dram)
+        total += _wave_cycles(k, window, stage, memory, epilogue)
+        if full > 1:
+            rate = loaded_rate(l2_peak, window * moved, warm_l2_latency)
+            memory = max(moved / rate if rate > 0 else 0.0, dram)
+            total += (full - 1) * _wave_cycles(k, window, stage, memory, epilogue)
+    if tail:
+        heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
+        local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
+        stage = max(local.tensor_cycles, local.smem_cycles)
+        moved = tail * dram_bytes
+        rate = loaded_rate(dram_peak, window * moved, dram_latency)
+        dram = moved / rate if rate > 0 else 0.0
+        moved = tail * l2_bytes
+        rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
+        memory = max(moved / rate if rate > 0 else 0.0, dram)
+        total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
+    return total
 
 
 @value_type

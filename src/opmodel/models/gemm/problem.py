@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
-from opmodel.core.dtypes import DType, nbytes_of
+from opmodel.core.dtypes import DTYPE_BITS, DType, nbytes_of
 from opmodel.core.errors import OpModelError
 from opmodel.core.op import LocalOp
 from opmodel.core.values import FastValue, value_type
@@ -47,9 +47,9 @@ class GemmProblem(FastValue):
 
     def __post_init__(self) -> None:
         fields = self.__dict__
-        fields["a_bits"] = self.a_dtype.bits
-        fields["b_bits"] = self.b_dtype.bits
-        fields["c_bits"] = self.c_dtype.bits
+        fields["a_bits"] = DTYPE_BITS[self.a_dtype]
+        fields["b_bits"] = DTYPE_BITS[self.b_dtype]
+        fields["c_bits"] = DTYPE_BITS[self.c_dtype]
         fields["sizes"] = (
             self.batch,
             self.m,

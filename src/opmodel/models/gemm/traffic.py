@@ -15,10 +15,8 @@ Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm).
 
 from __future__ import annotations
 
-import math
-
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.gemm.kernel import GemmKernel, held_tile_bytes, tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
 
@@ -84,20 +82,22 @@ class GemmTraffic(FastValue):
 
 def sector_rounded_bytes(rows: int, contiguous: int, bits: int) -> int:
     """``rows * ceil(contiguous * bits / 8 / 32) * 32``: a row-major block read in sectors."""
-    return rows * math.ceil(contiguous * bits / 8 / SECTOR_BYTES) * SECTOR_BYTES
+    return rows * -(-contiguous * bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
 
 
 def capacity_miss_fraction(reuse_distance_bytes: float, l2_bytes: int) -> float:
     """Share of re-used data that misses L2: ``clamp((d - L2) / L2, 0, 1)``."""
-    return min(1.0, max(0.0, (reuse_distance_bytes - l2_bytes) / l2_bytes))
+    miss = (reuse_distance_bytes - l2_bytes) / l2_bytes
+    return 0.0 if miss <= 0 else miss if miss < 1 else 1.0
 
 
 def effective_swizzle(requested: int, tiles_n: int) -> int:
     """Stripe width of CUTLASS's identity swizzle: 8 needs >= 6 N tiles, 4 >= 3, 2 >= 2."""
-    for width, needed in ((8, 6), (4, 3), (2, 2)):
-        if requested >= width and tiles_n >= needed:
-            return width
-    return 1
+    if requested >= 8 and tiles_n >= 6:
+        return 8
+    if requested >= 4 and tiles_n >= 3:
+        return 4
+    return 2 if requested >= 2 and tiles_n >= 2 else 1
 
 
 def _unique_operand_bytes(problem: GemmProblem, a_bits: int, b_bits: int) -> tuple[int, int]:
@@ -119,40 +119,46 @@ def _dram_passes(
     l2_bytes: int,
 ) -> tuple[float, float]:
     """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances."""
-    a_bits, b_bits, c_bits = problem.a_bits, problem.b_bits, problem.c_bits
+    c_bits = problem.c_bits
     width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
-    stripes = math.ceil(grid.tiles_n / width)
-    b_stripe = width * kernel.cta_tile_n * problem.k * b_bits // 8
+    stripes = -(-grid.tiles_n // width)
+    b_stripe = width * kernel.cta_tile_n * problem.k * problem.b_bits // 8
     c_stripe = problem.m * width * kernel.cta_tile_n * c_bits // 8
     a_passes = 1 + (stripes - 1) * capacity_miss_fraction(a_batch + b_stripe + c_stripe, l2_bytes)
     ctas_per_stripe = grid.tiles_m * width * kernel.split_k
     waves_per_stripe = max(1.0, ctas_per_stripe / grid.ctas_per_wave)
     m_tiles_per_wave = grid.ctas_per_wave / (width * kernel.split_k)
-    a_panel = kernel.cta_tile_m * problem.k * a_bits // 8
+    a_panel = kernel.cta_tile_m * problem.k * problem.a_bits // 8
     c_wave = grid.ctas_per_wave * kernel.cta_tile_m * kernel.cta_tile_n * c_bits // 8
     wave_set = min(a_batch, m_tiles_per_wave * a_panel) + b_stripe + c_wave
     b_passes = 1 + (waves_per_stripe - 1) * capacity_miss_fraction(wave_set, l2_bytes)
     return a_passes, b_passes
 
 
-def _smem_bytes(
-    kernel: GemmKernel, grid: Grid, tiles: tuple[int, int, int], smem_tiles: tuple[int, int]
-) -> tuple[int, int]:
-    """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging
-    (``tiles``: A, B, C bytes of one CTA; ``smem_tiles``: the A and B bytes it holds)."""
-    wg_m, wg_n = kernel.operand_read_groups
-    a_tile, b_tile = smem_tiles
-    c_tile = tiles[2]
+def _smem_bytes(grid: Grid, tiles: KernelTiles) -> tuple[int, int]:
+    """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
+    a_tile, b_tile, c_tile = tiles.held_a_bytes, tiles.held_b_bytes, tiles.c_bytes
     stages_total = grid.ctas * grid.k_iterations
     written = stages_total * (a_tile + b_tile) + grid.ctas * c_tile
-    read = stages_total * (wg_n * a_tile + wg_m * b_tile) + grid.ctas * c_tile
+    read = (
+        stages_total * (tiles.read_groups_n * a_tile + tiles.read_groups_m * b_tile)
+        + grid.ctas * c_tile
+    )
     return written, read
 
 
 def gemm_traffic(
-    kernel: GemmKernel, problem: GemmProblem, grid: Grid, l2_bytes: int
+    kernel: GemmKernel,
+    problem: GemmProblem,
+    grid: Grid,
+    l2_bytes: int,
+    *,
+    tiles: KernelTiles | None = None,
 ) -> GemmTraffic:
-    """All traffic of the kernel (see the module docstring for the reuse model)."""
+    """All traffic of the kernel (see the module docstring for the reuse model); ``tiles`` are
+    :func:`~opmodel.models.gemm.kernel.kernel_tiles` when the caller has them cached."""
+    if tiles is None:
+        tiles = kernel_tiles(kernel, problem)
     a_batch, b_batch = _unique_operand_bytes(problem, problem.a_bits, problem.b_bits)
     a_passes, b_passes = _dram_passes(kernel, problem, grid, a_batch=a_batch, l2_bytes=l2_bytes)
     batch = problem.batch
@@ -164,13 +170,12 @@ def gemm_traffic(
     c_read = 0 if problem.beta_zero else c_bytes
     partial_bytes = batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
     workspace = (kernel.split_k - 1) * partial_bytes
-    tiles = tile_bytes(kernel, problem)
-    smem_written, smem_read = _smem_bytes(kernel, grid, tiles, held_tile_bytes(kernel, tiles))
+    smem_written, smem_read = _smem_bytes(grid, tiles)
     a_dram = batch * a_batch * a_passes
     b_dram = b_copies * b_batch * b_passes
     return GemmTraffic.make(
-        a_l2_bytes=math.ceil(grid.tiles_n / kernel.cluster_n) * batch * a_batch,
-        b_l2_bytes=math.ceil(grid.tiles_m / kernel.cluster_m) * batch * b_batch,
+        a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
+        b_l2_bytes=-(-grid.tiles_m // kernel.cluster_m) * batch * b_batch,
         c_read_bytes=c_read,
         c_write_bytes=c_bytes,
         workspace_bytes=workspace,
