@@ -13,7 +13,6 @@ Equations: docs/models/extended_roofline.md.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 from typing import NamedTuple
 
 from opmodel.core.enums import Engine, OpKind
@@ -39,7 +38,7 @@ from opmodel.models.gemm import (
     grid_of,
 )
 from opmodel.models.gemm.choice import KERNEL_ATTRS, attrs_kernel_setup, choose_kernel, setup_of
-from opmodel.models.gemm.evaluate import traffic_by_level
+from opmodel.models.gemm.evaluate import memory_energy, traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -101,10 +100,9 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None 
     grid = grid_of(kernel, problem, sm, occupancy)
     traffic = gemm_traffic(kernel, problem, grid, built.rates.l2_capacity_bytes, tiles=built.tiles)
     rates = _rates(hardware, problem, on_tensor=on_tensor)
-    work = stage_work(kernel, problem, traffic, grid)
+    work = stage_work(kernel, problem, traffic, grid, tiles=built.tiles)
     issued = grid.ctas * grid.k_iterations * work.math_flops
     per_flop = hardware.compute.energy_per_flop(tensor=on_tensor, dtype=problem.compute_dtype)
-    by_level = traffic_by_level(traffic)
     setup = _Setup(
         problem=problem,
         kernel=kernel,
@@ -115,8 +113,8 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None 
         work=work,
         issued_flops=issued,
         math_j=issued * per_flop,
-        traffic_by_level=by_level,
-        memory_j=_memory_energy(hardware, by_level),
+        traffic_by_level=traffic_by_level(traffic),
+        memory_j=memory_energy(traffic, built.rates),
     )
     return setup
 
@@ -184,21 +182,24 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
     )
     total = waves_total + s.rates.fixed_overhead_cycles
     latency = total / s.rates.clock_hz
+    kernel = s.kernel
+    on_tensor = kernel.on_tensor
+    flops = s.problem.flops
     return OpProfile.make(
         latency_s=latency,
-        flops=s.problem.flops,
-        engine=Engine.TENSOR if s.kernel.on_tensor else Engine.VECTOR,
+        flops=flops,
+        engine=Engine.TENSOR if on_tensor else Engine.VECTOR,
         footprint=op.footprint,
         traffic=s.traffic_by_level,
         energy=EnergyBreakdown.make(
-            tensor_j=s.math_j if s.kernel.on_tensor else 0.0,
-            vector_j=0.0 if s.kernel.on_tensor else s.math_j,
+            tensor_j=s.math_j if on_tensor else 0.0,
+            vector_j=0.0 if on_tensor else s.math_j,
             memory_j=s.memory_j,
             static_j=hardware.power.busy_w * latency,
         ),
-        implementation=f"extended_roofline/{s.kernel.instruction.value}/{s.kernel.name}",
+        implementation=f"extended_roofline/{kernel.instruction}/{kernel.name}",  # StrEnum: value
         diagnostics=ExtendedRooflineDiagnostics.make(
-            kernel=s.kernel,
+            kernel=kernel,
             occupancy=s.occupancy,
             grid=s.grid,
             traffic=s.traffic,
@@ -207,19 +208,7 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             fixed_overhead_cycles=s.rates.fixed_overhead_cycles,
             total_cycles=total,
             issued_flops=s.issued_flops,
-            useful_flops_per_s=s.problem.flops / latency,
+            useful_flops_per_s=flops / latency,
             rates=s.rates,
         ),
-    )
-
-
-def _memory_energy(
-    hardware: HardwareSpec, traffic: Mapping[str, LevelTraffic]
-) -> Mapping[str, float]:
-    """Bytes x J/byte per modelled level."""
-    return MappingProxyType(
-        {
-            name: moved.total_bytes * hardware.level(name).energy_j_per_byte
-            for name, moved in traffic.items()
-        }
     )

@@ -31,7 +31,7 @@ from enum import StrEnum
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.extended_roofline.rates import GpuRates
 from opmodel.models.gemm import GemmKernel, GemmProblem, GemmTraffic, Grid
-from opmodel.models.gemm.kernel import tile_bytes
+from opmodel.models.gemm.kernel import KernelTiles, kernel_tiles
 
 __all__ = ["StageLimiter", "WaveTimeline", "wave_timeline"]
 
@@ -88,22 +88,30 @@ class StageWork(FastValue):
 
 
 def stage_work(
-    kernel: GemmKernel, problem: GemmProblem, traffic: GemmTraffic, grid: Grid
+    kernel: GemmKernel,
+    problem: GemmProblem,
+    traffic: GemmTraffic,
+    grid: Grid,
+    *,
+    tiles: KernelTiles | None = None,
 ) -> StageWork:
     """The per-CTA work the timeline schedules (padded tiles, as the MMAs issue them).
 
     In a kernel of a single wave every CTA starts cold at once: CTAs sharing an operand tile
     all wait for its first DRAM fetch, so every load sees DRAM latency although the bytes
     travel from DRAM once. In longer kernels a stage waits on DRAM with the probability that
-    either operand's tile misses (:attr:`GemmTraffic.stage_miss_fraction`).
+    either operand's tile misses (:attr:`GemmTraffic.stage_miss_fraction`). ``tiles``: the
+    kernel's :func:`~opmodel.models.gemm.kernel.kernel_tiles` when the caller has them cached.
     """
-    wg_m, wg_n = kernel.operand_read_groups
-    a_tile, b_tile, c_tile = tile_bytes(kernel, problem)
+    if tiles is None:
+        tiles = kernel_tiles(kernel, problem)
+    wg_m, wg_n = tiles.read_groups_m, tiles.read_groups_n
+    a_tile, b_tile, c_tile = tiles.a_bytes, tiles.b_bytes, tiles.c_bytes
     c_passes = 1 if problem.beta_zero else 2
     partials = 2 * kernel.cta_tile_m * kernel.cta_tile_n * 4 if kernel.split_k > 1 else 0
     cta_stages = grid.ctas * grid.k_iterations
     operand_dram = traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes
-    return StageWork(
+    return StageWork.make(
         math_flops=2 * kernel.cta_tile_m * kernel.cta_tile_n * kernel.cta_tile_k,
         smem_bytes=(a_tile + b_tile) + (wg_n * a_tile + wg_m * b_tile),
         l2_bytes=(traffic.a_l2_bytes + traffic.b_l2_bytes) / cta_stages,

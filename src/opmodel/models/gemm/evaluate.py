@@ -37,6 +37,7 @@ __all__ = [
     "KernelSetup",
     "evaluate_kernel",
     "kernel_setup",
+    "memory_energy",
     "traffic_by_level",
 ]
 
@@ -82,6 +83,17 @@ def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
                 write_bytes=t.c_write_bytes + workspace,
             ),
             "smem": make(read_bytes=t.smem_read_bytes, write_bytes=t.smem_write_bytes),
+        }
+    )
+
+
+def memory_energy(t: GemmTraffic, rates: DeviceRates) -> Mapping[str, float]:
+    """Bytes x J/byte at each level of :func:`traffic_by_level` (reads plus writes)."""
+    return MappingProxyType(
+        {
+            "hbm": (t.dram_read_bytes + t.dram_write_bytes) * rates.dram_j_per_byte,
+            "l2": (t.l2_read_bytes + t.l2_write_bytes) * rates.l2_j_per_byte,
+            "smem": (t.smem_read_bytes + t.smem_write_bytes) * rates.smem_j_per_byte,
         }
     )
 
@@ -137,13 +149,6 @@ def evaluate_kernel(
     latency = cycles / rates.clock_hz
     local = work.local
     issued = round(grid.ctas * grid.k_iterations * local.math_flops_per_warp * local.math_warps)
-    memory_j = MappingProxyType(
-        {
-            "hbm": (traffic.dram_read_bytes + traffic.dram_write_bytes) * rates.dram_j_per_byte,
-            "l2": (traffic.l2_read_bytes + traffic.l2_write_bytes) * rates.l2_j_per_byte,
-            "smem": (traffic.smem_read_bytes + traffic.smem_write_bytes) * rates.smem_j_per_byte,
-        }
-    )
     return KernelEvaluation.make(
         kernel=kernel,
         occupancy=occ,
@@ -155,6 +160,6 @@ def evaluate_kernel(
         issued_flops=issued,
         latency_s=latency,
         math_j=issued * rates.math_j_per_flop,
-        memory_j=memory_j,
+        memory_j=memory_energy(traffic, rates),
         static_j=rates.busy_w * latency,
     )
