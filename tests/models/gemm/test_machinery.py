@@ -16,7 +16,7 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
-from opmodel.models.gemm.kernel import smem_tile_bytes, warp_tile_for
+from opmodel.models.gemm.kernel import kernel_tiles, smem_tile_bytes, warp_tile_for
 from opmodel.models.gemm.selection import _specialise
 from opmodel.models.gemm.traffic import (
     capacity_miss_fraction,
@@ -135,6 +135,17 @@ def test_traffic_when_everything_fits_l2(a100: HardwareSpec) -> None:
     assert traffic.smem_read_bytes == 16 * 8 * stage_read + 16 * 128 * 128 * 2
 
 
+def test_cached_tiles_give_the_same_traffic(a100: HardwareSpec) -> None:
+    """gemm_traffic with the kernel setup's tile bytes equals the one that derives them."""
+    for m, n, k in ((16384, 8192, 8192), (1000, 300, 70)):
+        problem, kernel, _, grid = _plan(a100, m, n, k)
+        tiles = kernel_tiles(kernel, problem)
+        assert tiles[:3] == (128 * 32 * 2, 32 * 128 * 2, 128 * 128 * 2)
+        assert tiles[5:] == (2, 2)  # four 64x64 mma.sync warps, each reading its fragments
+        own = gemm_traffic(kernel, problem, grid, 20 * 2**20)
+        assert gemm_traffic(kernel, problem, grid, 20 * 2**20, tiles=tiles) == own
+
+
 def test_stage_miss_share_is_the_union_of_the_operands_misses(a100: HardwareSpec) -> None:
     problem, kernel, _, grid = _plan(a100, 512, 512, 256)
     traffic = gemm_traffic(kernel, problem, grid, 20 * 2**20)
@@ -215,9 +226,16 @@ def test_two_sm_tcgen05_pairs_split_the_shared_operand() -> None:
             and t.cluster == (2, 1)
             and t.split_k == 1
         )
-        a, b = smem_tile_bytes(_specialise(paired, sm, problem), problem)
+        kernel = _specialise(paired, sm, problem)
+        a, b = smem_tile_bytes(kernel, problem)
         full_b = 64 * 256 * 2
         assert (a, b) == (128 * 64 * 2, full_b // 2 if instruction == "tcgen05" else full_b)
+        # the per-setup tile bytes: whole tiles, held tiles, and who reads operand fragments
+        # (each wgmma warpgroup along M and every warp column along N; the tcgen05 CTA once)
+        tiles = kernel_tiles(kernel, problem)
+        assert tiles[:5] == (128 * 64 * 2, full_b, 128 * 256 * 2, a, b)
+        groups = (1, 1) if instruction == "tcgen05" else kernel.operand_read_groups
+        assert (tiles.read_groups_m, tiles.read_groups_n) == groups
 
 
 def test_tf32_clusters_on_sm100_but_not_on_sm90() -> None:
