@@ -100,14 +100,16 @@ def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
         return
     sys.stderr.write(
         f"{'m':>6} {'k':>6} {'n':>6} {'cta tile':>12} {'read MB meas':>13} "
-        f"{'pred':>9} {'error':>7}\n"
+        f"{'pred':>9} {'error':>7} {'write MB meas':>14} {'pred':>9} {'of C':>7}\n"
     )
     for row in rows:
         tile = "x".join(str(t) for t in row.cta_tile)
         sys.stderr.write(
             f"{row.m:>6} {row.k:>6} {row.n:>6} {tile:>12} "
             f"{row.measured_read_bytes / 1e6:>13.1f} {row.predicted_read_bytes / 1e6:>9.1f} "
-            f"{row.read_error * 100:>+6.1f}%\n"
+            f"{row.read_error * 100:>+6.1f}% "
+            f"{row.measured_write_bytes / 1e6:>14.1f} {row.predicted_write_back_bytes / 1e6:>9.1f} "
+            f"{row.write_error_of_output * 100:>+6.1f}%\n"
         )
     _emit(summary)
 

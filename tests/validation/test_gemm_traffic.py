@@ -31,6 +31,21 @@ def test_dram_read_bytes_per_row() -> None:
     assert all(r.predicted_read_bytes >= (r.m * r.k + r.k * r.n) * 2 for r in rows)
 
 
+def test_dram_write_back_during_the_kernel() -> None:
+    """ncu starts each kernel with a clean L2: its write counters see the output lines evicted
+    while the kernel runs (l2_survival.write_back_bytes), a few percent of C when C and the
+    reads fit in L2, all of C when they stream many L2s through it."""
+    rows = compare_dram_bytes(DATA)
+    summary = summarize(rows)
+    assert summary.median_abs_write_error_of_output <= 0.07
+    assert summary.writes_within_10_percent_of_output >= 34
+    for row in rows:
+        c_bytes = row.m * row.n * 2
+        assert 0 <= row.predicted_write_back_bytes <= row.predicted_write_bytes == c_bytes
+        if row.measured_read_bytes + c_bytes > 200 * 2**20:  # ten times the shared 20 MiB
+            assert row.predicted_write_back_bytes >= 0.9 * c_bytes
+
+
 def test_malformed_rows_are_one_line_errors(tmp_path: Path) -> None:
     import pytest
 

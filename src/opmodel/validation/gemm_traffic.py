@@ -4,7 +4,11 @@ Each row of ``data/rapid_llm_ncu_gemm/ncu_metrics_results.csv`` is a CUTLASS ker
 with ncu: ``C[m, n] = A[m, k] @ B[k, n]`` in fp16 with the row's CTA tile and stages, on an
 A100-SXM4-80GB. The model gets the same problem, tile, stages and warps (the row's block size;
 warp tiles as CUTLASS arranges them) on ``a100_80gb_sxm`` and predicts DRAM read and write
-bytes; nothing is fitted.
+bytes; nothing is fitted. ncu flushes the caches before each profiled kernel (its default
+``--cache-control all``), so the L2 starts clean: the DRAM writes its counters see are the
+output lines evicted while the kernel runs, which
+:func:`~opmodel.models.shared.l2_survival.write_back_bytes` predicts from the kernel's DRAM
+reads and writes and the L2's shared capacity (the rest of C stays dirty in L2).
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.models.gemm import GemmProblem, build_kernel, gemm_traffic, grid_of, occupancy_of
+from opmodel.models.shared.l2_survival import write_back_bytes
 
 __all__ = ["TrafficRow", "TrafficSummary", "compare_dram_bytes", "summarize"]
 
@@ -49,12 +54,21 @@ class TrafficRow:
     measured_read_bytes: int
     predicted_read_bytes: int
     measured_write_bytes: int
-    predicted_write_bytes: int
+    predicted_write_bytes: int  # all of C (and split-K partials): what reaches DRAM in the end
+    predicted_write_back_bytes: int  # the part written back while the kernel runs
 
     @property
     def read_error(self) -> float:
         """Signed relative error of DRAM reads: predicted / measured - 1."""
         return self.predicted_read_bytes / self.measured_read_bytes - 1
+
+    @property
+    def write_error_of_output(self) -> float:
+        """Write-back error in units of the bytes written: (predicted - measured write-back) /
+        max(predicted writes, measured writes). The measured bytes are near 0 where C stays in
+        L2, so they cannot be the unit alone."""
+        unit = max(self.predicted_write_bytes, self.measured_write_bytes, 1)
+        return (self.predicted_write_back_bytes - self.measured_write_bytes) / unit
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -65,6 +79,8 @@ class TrafficSummary:
     median_abs_read_error: float
     mean_abs_read_error: float
     within_10_percent: int
+    median_abs_write_error_of_output: float
+    writes_within_10_percent_of_output: int
 
 
 def _predict_row(record: dict[str, str]) -> TrafficRow:
@@ -96,7 +112,10 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
     problem = GemmProblem.from_op(op)
     kernel = build_kernel(op, problem, sm, on_tensor=True)
     grid = grid_of(kernel, problem, sm, occupancy_of(kernel, problem, sm))
-    traffic = gemm_traffic(kernel, problem, grid, int(hardware.level("l2").shared_capacity_bytes))
+    capacity = hardware.level("l2").shared_capacity_bytes
+    traffic = gemm_traffic(kernel, problem, grid, int(capacity))
+    allocated = traffic.dram_read_bytes + traffic.dram_write_bytes
+    write_back = write_back_bytes(traffic.dram_write_bytes, 0.0, allocated, capacity)
     return TrafficRow(
         m=m,
         n=n,
@@ -106,6 +125,7 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
         predicted_read_bytes=traffic.dram_read_bytes,
         measured_write_bytes=int(record["dram_write"]),
         predicted_write_bytes=traffic.dram_write_bytes,
+        predicted_write_back_bytes=round(write_back),
     )
 
 
@@ -131,11 +151,15 @@ def compare_dram_bytes(data_dir: Path) -> list[TrafficRow]:
 
 
 def summarize(rows: list[TrafficRow]) -> TrafficSummary:
-    """Median and mean absolute read error, and rows within +-10 %."""
+    """Median and mean absolute read error and rows within +-10 %; the same for the write-back
+    error in units of the bytes written."""
     errors = [abs(row.read_error) for row in rows]
+    write_errors = [abs(row.write_error_of_output) for row in rows]
     return TrafficSummary(
         rows=len(rows),
         median_abs_read_error=statistics.median(errors),
         mean_abs_read_error=statistics.mean(errors),
         within_10_percent=sum(e <= 0.10 for e in errors),
+        median_abs_write_error_of_output=statistics.median(write_errors),
+        writes_within_10_percent_of_output=sum(e <= 0.10 for e in write_errors),
     )

@@ -1,4 +1,5 @@
-"""The producer-output survival law (opmodel.models.shared.l2_survival), by hand and by property."""
+"""The producer-output survival and write-back laws (opmodel.models.shared.l2_survival), by hand
+and by property."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel.models.shared.l2_survival import producer_output_survival
+from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
 
 MIB = 2**20
 
@@ -49,3 +50,36 @@ def test_survival_is_a_share_symmetric_and_falls_with_traffic(
     assert producer_output_survival(p + more, m, c) <= s * (1 + 1e-9) + 1e-300
     assert producer_output_survival(p, m + more, c) <= s * (1 + 1e-9) + 1e-300
     assert producer_output_survival(p, m, c + more) >= s * (1 - 1e-9)
+
+
+def test_write_back_by_hand() -> None:
+    """x = 40 MiB allocated / 20 MiB = 2: of 8 MiB written evenly, 1 - (1 - e^-2) / 2 =
+    1 - 0.432332 = 0.567668 are evicted; of 4 MiB dirty at the start, 1 - e^-2 = 0.864665."""
+    got = write_back_bytes(8 * MIB, 4 * MIB, 40 * MIB, 20 * MIB)
+    assert got == pytest.approx(8 * MIB * 0.567668 + 4 * MIB * 0.864665, rel=1e-6)
+
+
+def test_write_back_of_a_small_kernel_is_small_and_of_a_huge_one_everything() -> None:
+    # 1 MiB through a 20 MiB L2: x = 0.05, 1 - (1 - e^-x)/x ~ x/2 = 2.5 % of the writes
+    assert write_back_bytes(MIB, 0, MIB, 20 * MIB) == pytest.approx(0.0248 * MIB, rel=1e-2)
+    # 2 GiB through it: all but ~1/x of the writes
+    assert write_back_bytes(2048 * MIB, 0, 2048 * MIB, 20 * MIB) == pytest.approx(
+        2048 * MIB - 20 * MIB, rel=1e-6
+    )
+    assert write_back_bytes(5, 3, 0, 20 * MIB) == 0.0  # nothing allocated, nothing evicted
+    assert write_back_bytes(5, 3, 8, 0) == 8  # no L2: everything goes to DRAM
+
+
+def test_write_back_negative_input_is_a_clear_error() -> None:
+    with pytest.raises(ValueError, match=r"write_back_bytes: .* must be >= 0"):
+        write_back_bytes(1, -1, 0, 20 * MIB)
+
+
+@given(w=sizes, d=sizes, a=sizes, c=st.floats(1, 1e9), more=st.floats(0, 1e9))
+def test_write_back_is_bounded_and_grows_with_traffic(
+    w: float, d: float, a: float, c: float, more: float
+) -> None:
+    got = write_back_bytes(w, d, a, c)
+    assert 0.0 <= got <= (w + d) * (1 + 1e-9)
+    assert write_back_bytes(w, d, a + more, c) >= got * (1 - 1e-9) - 1e-6
+    assert write_back_bytes(w, d, a, c + more) <= got * (1 + 1e-9) + 1e-6

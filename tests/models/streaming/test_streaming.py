@@ -312,6 +312,27 @@ def test_warm_second_input_of_an_add_by_hand() -> None:
     assert warm.latency_s <= cold.latency_s
 
 
+def test_write_back_during_a_warm_add_by_hand() -> None:
+    """The add above. Cold, nothing is known of the L2's dirty lines: all 8 MiB of the output
+    count as written back during the kernel. Warm, it allocates its DRAM reads
+    (16 - 8 s MiB) and its 8 MiB output: x = (24 - 8 s) / 20 = 1.0519. Of the output,
+    1 - (1 - e^-x) / x = 0.3814 is evicted before the end; of the producer's output found in L2
+    (8 s MiB, dirty), 1 - e^-x = 0.6507. The DRAM bytes on the clock shrink by the rest."""
+    mib = 2**20
+    cold = _evaluation(_add(1024, 4096), A100)
+    warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=24 * mib), A100)
+    assert cold.dram_write_back_bytes == cold.dram_write_bytes == 8 * mib
+    s = warm.warm_l2_hit_fraction
+    x = (24 - 8 * s) / 20
+    assert x == pytest.approx(1.0519, abs=1e-4)
+    own = 8 * mib * (1 - (1 - math.exp(-x)) / x)
+    prior = 8 * s * mib * (1 - math.exp(-x))
+    assert warm.dram_write_back_bytes == pytest.approx(own + prior)
+    assert 1 - math.exp(-x) == pytest.approx(0.6507, abs=1e-4)
+    assert own / (8 * mib) == pytest.approx(0.3814, abs=1e-4)
+    assert warm.dram_write_back_bytes < warm.dram_write_bytes == 8 * mib
+
+
 def test_a_producer_that_streams_far_more_than_l2_leaves_little() -> None:
     """The same add after a GEMM that moved 2 GiB: a = 102.4, s ~ e^-0.8 / 101.6 ~ 0.4 %."""
     warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=2**31), A100)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["producer_output_survival"]
+__all__ = ["producer_output_survival", "write_back_bytes"]
 
 
 def producer_output_survival(
@@ -47,3 +47,37 @@ def producer_output_survival(
         return math.exp(-low)
     # (e^-low - e^-high) / d = e^-low (1 - e^-d) / d, with expm1 for small d
     return math.exp(-low) * -math.expm1(-d) / d
+
+
+def write_back_bytes(
+    written_bytes: float, dirty_bytes: float, allocated_bytes: float, capacity_bytes: float
+) -> float:
+    """Bytes a kernel's run writes back to DRAM from a write-back L2 of ``capacity_bytes``.
+
+    A written line reaches DRAM only when it is evicted. Under the random replacement of the
+    module docstring, each byte the kernel allocates (``allocated_bytes``: its DRAM reads and
+    its writes, spread evenly over the run) evicts a random line, so with
+    ``x = allocated_bytes / capacity_bytes``:
+
+    - of the ``written_bytes`` it writes evenly as it goes, ``1 - (1 - exp(-x)) / x`` are
+      evicted before it ends (the survival integral of the module docstring with ``a = 0``);
+    - of the ``dirty_bytes`` already in L2 when it starts (a producer's output it found
+      there), ``1 - exp(-x)`` are.
+
+    The rest stays dirty in L2 and is written back later, under whatever runs next. Nsight
+    Compute shows the effect on GEMMs whose output is under the L2
+    (docs/models/streaming.md). All arguments must be non-negative.
+    """
+    if min(written_bytes, dirty_bytes, allocated_bytes, capacity_bytes) < 0:
+        raise ValueError(
+            "write_back_bytes: written_bytes, dirty_bytes, allocated_bytes and capacity_bytes "
+            f"must be >= 0 (got {written_bytes!r}, {dirty_bytes!r}, {allocated_bytes!r}, "
+            f"{capacity_bytes!r})"
+        )
+    if capacity_bytes == 0:
+        return written_bytes + dirty_bytes
+    x = allocated_bytes / capacity_bytes
+    if x == 0:
+        return 0.0
+    evicted = -math.expm1(-x)  # 1 - exp(-x)
+    return written_bytes * (1 - evicted / x) + dirty_bytes * evicted

@@ -50,7 +50,7 @@ import math
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.shared.l2_survival import producer_output_survival
+from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
 
@@ -76,7 +76,8 @@ class StreamingEvaluation(FastValue):
     fixed_s: float
     latency_s: float
     dram_read_bytes: float
-    dram_write_bytes: float
+    dram_write_bytes: float  # what the kernel writes: all of it reaches DRAM, now or later
+    dram_write_back_bytes: float  # the part written back while the kernel runs (write_back_bytes)
     l2_read_bytes: float
 
 
@@ -160,7 +161,13 @@ def evaluate_streaming(
     chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
     shared = work.shared_read_bytes
     own_cta = (read_bytes - shared + write_bytes) / ctas
-    dram_cta = own_cta - warm_hits / ctas + extra * reread_cta * (1 - hit)
+    dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
+    written_back = (
+        write_back_bytes(write_bytes, warm_hits, dram_reads + write_bytes, l2.shared_capacity_bytes)
+        if l2 and warm_bytes
+        else float(write_bytes)
+    )
+    dram_cta = (dram_reads - shared + written_back) / ctas
     l2_cta = own_cta + shared + extra * reread_cta
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
@@ -213,5 +220,6 @@ def evaluate_streaming(
         latency_s=latency,
         dram_read_bytes=read_bytes - warm_hits + reread_total * (1 - hit),
         dram_write_bytes=float(write_bytes),
+        dram_write_back_bytes=written_back,
         l2_read_bytes=read_bytes + reread_total,
     )
