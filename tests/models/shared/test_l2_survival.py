@@ -71,8 +71,10 @@ def test_write_back_of_a_small_kernel_is_small_and_of_a_huge_one_everything() ->
 
 
 def test_write_back_negative_input_is_a_clear_error() -> None:
-    with pytest.raises(ValueError, match=r"write_back_bytes: .* must be >= 0"):
+    with pytest.raises(ValueError, match=r"write_back_bytes: .* must be finite and >= 0"):
         write_back_bytes(1, -1, 0, 20 * MIB)
+    with pytest.raises(ValueError, match=r"must be finite and >= 0 \(got 1, 0, nan, "):
+        write_back_bytes(1, 0, math.nan, 20 * MIB)
 
 
 @given(w=sizes, d=sizes, a=sizes, c=st.floats(1, 1e9), more=st.floats(0, 1e9))

@@ -66,13 +66,14 @@ def write_back_bytes(
 
     The rest stays dirty in L2 and is written back later, under whatever runs next. Nsight
     Compute shows the effect on GEMMs whose output is under the L2
-    (docs/models/streaming.md). All arguments must be non-negative.
+    (docs/models/streaming.md). All arguments must be finite and non-negative.
     """
-    if min(written_bytes, dirty_bytes, allocated_bytes, capacity_bytes) < 0:
+    values = (written_bytes, dirty_bytes, allocated_bytes, capacity_bytes)
+    if not all(0 <= v < math.inf for v in values):  # also rejects NaN
         raise ValueError(
             "write_back_bytes: written_bytes, dirty_bytes, allocated_bytes and capacity_bytes "
-            f"must be >= 0 (got {written_bytes!r}, {dirty_bytes!r}, {allocated_bytes!r}, "
-            f"{capacity_bytes!r})"
+            f"must be finite and >= 0 (got {written_bytes!r}, {dirty_bytes!r}, "
+            f"{allocated_bytes!r}, {capacity_bytes!r})"
         )
     if capacity_bytes == 0:
         return written_bytes + dirty_bytes
