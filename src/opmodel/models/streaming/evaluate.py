@@ -123,25 +123,28 @@ class StreamWork(FastValue):
     instructions_per_element: float = 0.0
 
 
-def evaluate_streaming(
-    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
-) -> StreamingEvaluation:
-    """Time ``kernel`` doing ``work`` on ``hardware``."""
+@value_type
+class _MemoryUse(FastValue):
+    """What the L2 does for one kernel: re-read hits, the producer's output found, the DRAM
+    bytes read and written back during the run."""
+
+    hit: float  # share of second-pass re-reads served by L2
+    survival: float  # share of the warm inputs' bytes still in L2
+    warm: float  # share of first-pass load steps that hit L2 (0 unless every input is warm)
+    warm_hits: float  # bytes of warm inputs read from L2
+    dram_reads: float  # DRAM bytes read, first pass and re-reads
+    written_back: float  # DRAM bytes written back while the kernel runs
+
+
+def _memory_use(
+    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork, wave_ctas: int
+) -> _MemoryUse:
+    """L2 re-read hits, warm-input survival and write-back (module docstring)."""
     read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
-    flops, vector_flops_per_s = work.flops, work.vector_flops_per_s
-    sm = hardware.compute.sm
-    assert sm is not None
-    levels = hardware.levels_by_name
-    hbm, l2, smem = hardware.hbm, levels.get("l2"), levels.get("smem")
-    resident, occupancy_limiter = _residency(kernel, hardware)
-    concurrent = resident * sm.sm_count
-    ctas = kernel.ctas
-    wave_ctas = min(ctas, concurrent)
+    l2 = hardware.levels_by_name.get("l2")
     extra = kernel.global_passes - 1
-    reread_cta = reread_bytes / ctas
+    reread_cta = reread_bytes / kernel.ctas
     hit = min(1.0, l2.size_bytes / (wave_ctas * reread_cta)) if l2 and extra and reread_cta else 1.0
-    l_dram = hbm.latency_s
-    l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
     # the share of the previous kernel's output still in L2 (producer_output_survival)
     warm_bytes = min(work.warm_read_bytes, read_bytes)
     survival = (
@@ -154,29 +157,68 @@ def evaluate_streaming(
         else 0.0
     )
     warm_hits = survival * warm_bytes
-    # a load step waits on DRAM unless every streamed input is warm
-    warm = survival if warm_bytes >= read_bytes - work.shared_read_bytes else 0.0
-    l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
-    t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
-    chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
-    shared = work.shared_read_bytes
-    own_cta = (read_bytes - shared + write_bytes) / ctas
     dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
     written_back = (
         write_back_bytes(write_bytes, warm_hits, dram_reads + write_bytes, l2.shared_capacity_bytes)
         if l2 and warm_bytes
         else float(write_bytes)
     )
-    dram_cta = (dram_reads - shared + written_back) / ctas
-    l2_cta = own_cta + shared + extra * reread_cta
-    hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
-    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
+    return _MemoryUse(
+        hit=hit,
+        survival=survival,
+        # a load step waits on DRAM unless every streamed input is warm
+        warm=survival if warm_bytes >= read_bytes - work.shared_read_bytes else 0.0,
+        warm_hits=warm_hits,
+        dram_reads=dram_reads,
+        written_back=written_back,
+    )
+
+
+def _compute_s(kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork) -> float:
+    """The busiest SM's CTAs on its vector lanes, special-function unit and issue slots."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    ctas = kernel.ctas
+    vector_flops_per_s = work.vector_flops_per_s
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
     sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
     # cycles the SM's schedulers need to issue one CTA's instructions (streaming.issue)
     issue_cta = (
         work.instructions_per_element * kernel.elements_per_cta / (sm.smsps_per_sm * sm.warp_size)
     )
+    return math.ceil(ctas / sm.sm_count) * max(
+        (work.flops / ctas) / per_sm_flops,
+        sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock,
+        issue_cta / clock,
+    )
+
+
+def evaluate_streaming(
+    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
+) -> StreamingEvaluation:
+    """Time ``kernel`` doing ``work`` on ``hardware``."""
+    read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
+    sm = hardware.compute.sm
+    assert sm is not None
+    levels = hardware.levels_by_name
+    hbm, l2, smem = hardware.hbm, levels.get("l2"), levels.get("smem")
+    resident, occupancy_limiter = _residency(kernel, hardware)
+    concurrent = resident * sm.sm_count
+    ctas = kernel.ctas
+    extra = kernel.global_passes - 1
+    use = _memory_use(kernel, hardware, work, min(ctas, concurrent))
+    hit, warm = use.hit, use.warm
+    l_dram = hbm.latency_s
+    l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
+    l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
+    t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
+    chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
+    shared = work.shared_read_bytes
+    own_cta = (read_bytes - shared + write_bytes) / ctas
+    dram_cta = (use.dram_reads - shared + use.written_back) / ctas
+    l2_cta = own_cta + shared + extra * (reread_bytes / ctas)
+    hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
+    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
 
     waves = math.ceil(ctas / concurrent)
     # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
@@ -190,18 +232,11 @@ def evaluate_streaming(
         "latency": t_chain,
         "dram": t_dram,
         "l2": ctas * l2_cta / l2_rate,
-        # the busiest SM's CTAs on its vector lanes and special-function unit
-        "compute": math.ceil(ctas / sm.sm_count)
-        * max(
-            (flops / ctas) / per_sm_flops,
-            sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock,
-            issue_cta / clock,
-        ),
+        "compute": _compute_s(kernel, hardware, work),
     }
     limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)
     fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    latency = fixed + times[limiter]
     reread_total = extra * reread_bytes
     return StreamingEvaluation(
         kernel=kernel,
@@ -213,13 +248,13 @@ def evaluate_streaming(
         wave_s=times[limiter] / waves,
         limiter=limiter,
         l2_reread_hit_fraction=hit,
-        warm_l2_hit_fraction=survival,
+        warm_l2_hit_fraction=use.survival,
         dram_utilisation=rho,
         loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
-        latency_s=latency,
-        dram_read_bytes=read_bytes - warm_hits + reread_total * (1 - hit),
+        latency_s=fixed + times[limiter],
+        dram_read_bytes=read_bytes - use.warm_hits + reread_total * (1 - hit),
         dram_write_bytes=float(write_bytes),
-        dram_write_back_bytes=written_back,
+        dram_write_back_bytes=use.written_back,
         l2_read_bytes=read_bytes + reread_total,
     )
