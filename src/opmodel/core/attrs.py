@@ -163,7 +163,8 @@ _WARM = (
         name="warm_l2",
         kind=bool,
         doc="every input tensor was written by the previous kernel, so part of it may still be "
-        "in L2 (default false: read cold from DRAM); kernel-level models only",
+        "in L2 and the L2's dirty lines are known (default false: read cold from DRAM, every "
+        "written byte charged to DRAM during the run); kernel-level models only",
     ),
     AttrSpec(
         name="warm_input",
