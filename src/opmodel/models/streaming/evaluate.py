@@ -193,51 +193,66 @@ def _compute_s(kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork) -
     )
 
 
-def evaluate_streaming(
-    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
-) -> StreamingEvaluation:
-    """Time ``kernel`` doing ``work`` on ``hardware``."""
-    read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
+def _chain_s(kernel: StreamKernel, hardware: HardwareSpec, use: _MemoryUse) -> float:
+    """One CTA's dependent chain: its serial loads in each pass, then its reductions."""
     sm = hardware.compute.sm
     assert sm is not None
     levels = hardware.levels_by_name
-    hbm, l2, smem = hardware.hbm, levels.get("l2"), levels.get("smem")
-    resident, occupancy_limiter = _residency(kernel, hardware)
-    concurrent = resident * sm.sm_count
-    ctas = kernel.ctas
-    extra = kernel.global_passes - 1
-    use = _memory_use(kernel, hardware, work, min(ctas, concurrent))
-    hit, warm = use.hit, use.warm
-    l_dram = hbm.latency_s
+    l2, smem = levels.get("l2"), levels.get("smem")
+    hit, warm, l_dram = use.hit, use.warm, hardware.hbm.latency_s
     l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
     l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
     t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
-    chain = kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
-    shared = work.shared_read_bytes
-    own_cta = (read_bytes - shared + write_bytes) / ctas
+    extra = kernel.global_passes - 1
+    return kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
+
+
+def _bounds(
+    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork, use: _MemoryUse, waves: int
+) -> tuple[dict[str, float], float, float]:
+    """Each resource's time for the whole kernel, the DRAM utilisation the chain sees and one
+    CTA's chain."""
+    ctas, shared, extra = kernel.ctas, work.shared_read_bytes, kernel.global_passes - 1
+    hbm, l2 = hardware.hbm, hardware.levels_by_name.get("l2")
+    own_cta = (work.read_bytes - shared + work.write_bytes) / ctas
     dram_cta = (use.dram_reads - shared + use.written_back) / ctas
-    l2_cta = own_cta + shared + extra * (reread_bytes / ctas)
+    l2_cta = own_cta + shared + extra * (work.reread_bytes / ctas)
     hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
     l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
-
-    waves = math.ceil(ctas / concurrent)
     # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
     t_dram = (ctas * dram_cta + shared) / hbm_rate
     # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
     # DRAM round trips wait in the memory queue the whole kernel loads
-    dram_trips = waves * kernel.serial_loads * ((1 - warm) + extra * (1 - hit)) * l_dram
+    misses = (1 - use.warm) + extra * (1 - use.hit)
+    dram_trips = waves * kernel.serial_loads * misses * hbm.latency_s
+    chain = _chain_s(kernel, hardware, use)
     t_chain = loaded_chain_s(dram_trips, waves * chain - dram_trips, t_dram)
-    rho = t_dram / t_chain if t_chain > 0 else 0.0
     times = {
         "latency": t_chain,
         "dram": t_dram,
         "l2": ctas * l2_cta / l2_rate,
         "compute": _compute_s(kernel, hardware, work),
     }
+    return times, t_dram / t_chain if t_chain > 0 else 0.0, chain
+
+
+def evaluate_streaming(
+    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
+) -> StreamingEvaluation:
+    """Time ``kernel`` doing ``work`` on ``hardware``."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    resident, occupancy_limiter = _residency(kernel, hardware)
+    concurrent = resident * sm.sm_count
+    ctas = kernel.ctas
+    use = _memory_use(kernel, hardware, work, min(ctas, concurrent))
+    waves = math.ceil(ctas / concurrent)
+    times, rho, chain = _bounds(kernel, hardware, work, use, waves)
     limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)
     fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    reread_total = extra * reread_bytes
+    reread_total = (kernel.global_passes - 1) * work.reread_bytes
+    l_dram = hardware.hbm.latency_s
     return StreamingEvaluation(
         kernel=kernel,
         resident_ctas_per_sm=resident,
@@ -247,14 +262,14 @@ def evaluate_streaming(
         chain_s=chain,
         wave_s=times[limiter] / waves,
         limiter=limiter,
-        l2_reread_hit_fraction=hit,
+        l2_reread_hit_fraction=use.hit,
         warm_l2_hit_fraction=use.survival,
         dram_utilisation=rho,
         loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
         latency_s=fixed + times[limiter],
-        dram_read_bytes=read_bytes - use.warm_hits + reread_total * (1 - hit),
-        dram_write_bytes=float(write_bytes),
+        dram_read_bytes=work.read_bytes - use.warm_hits + reread_total * (1 - use.hit),
+        dram_write_bytes=float(work.write_bytes),
         dram_write_back_bytes=use.written_back,
-        l2_read_bytes=read_bytes + reread_total,
+        l2_read_bytes=work.read_bytes + reread_total,
     )
