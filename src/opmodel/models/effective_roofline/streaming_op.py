@@ -23,7 +23,7 @@ from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.issue import instructions_per_element, issue_key
-from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS
+from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS, StreamKernel
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
 
@@ -81,51 +81,61 @@ def _sfu_ops(op: LocalOp) -> int:
     return 0
 
 
+def _kernel_of(op: LocalOp, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """The kernel structure the op's ``implementation`` attr names (vLLM RoPE has its own)."""
+    implementation = op.attrs.get("implementation")
+    view = op.view
+    if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
+        return rope_kernel(rows, length)
+    return streaming_kernel(
+        op.kind,
+        implementation if isinstance(implementation, str) else None,
+        rows,
+        length,
+        element_bytes,
+    )
+
+
+def _work_of(
+    op: LocalOp, base: OpProfile, kernel: StreamKernel, shared: int, reread: int
+) -> StreamWork:
+    """What the op moves and computes, from the roofline estimate's traffic and FLOPs."""
+    diag = base.diagnostics
+    assert isinstance(diag, RooflineDiagnostics)
+    hbm = base.traffic["hbm"]
+    warm = op.warm_input_bytes()
+    producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
+    return StreamWork(
+        read_bytes=hbm.read_bytes,
+        shared_read_bytes=min(shared, hbm.read_bytes),
+        reread_bytes=reread,
+        write_bytes=hbm.write_bytes,
+        flops=base.flops,
+        vector_flops_per_s=base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0,
+        sfu_ops=_sfu_ops(op),
+        warm_read_bytes=warm,
+        producer_bytes=producer if isinstance(producer, int) else warm,
+        instructions_per_element=instructions_per_element(kernel.implementation, issue_key(op)),
+    )
+
+
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
     unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
     hardware = boosted(hardware)
     base = roofline_estimate(op, hardware, _BASE)
-    diag = base.diagnostics
-    assert isinstance(diag, RooflineDiagnostics)
     rows, length, element_bytes, reread, shared = _shape(op)
-    implementation = op.attrs.get("implementation")
-    view = op.view
-    if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
-        kernel = rope_kernel(rows, length)
-    else:
-        kernel = streaming_kernel(
-            op.kind,
-            implementation if isinstance(implementation, str) else None,
-            rows,
-            length,
-            element_bytes,
-        )
-    hbm = base.traffic["hbm"]
-    issue = instructions_per_element(kernel.implementation, issue_key(op))
-    warm = op.warm_input_bytes()
-    producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
-    rate = base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0
-    work = StreamWork(
-        read_bytes=hbm.read_bytes,
-        shared_read_bytes=min(shared, hbm.read_bytes),
-        reread_bytes=reread,
-        write_bytes=hbm.write_bytes,
-        flops=base.flops,
-        vector_flops_per_s=rate,
-        sfu_ops=_sfu_ops(op),
-        warm_read_bytes=warm,
-        producer_bytes=producer if isinstance(producer, int) else warm,
-        instructions_per_element=issue,
-    )
-    e = evaluate_streaming(kernel, hardware, work)
+    kernel = _kernel_of(op, rows, length, element_bytes)
+    e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shared, reread))
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {
             "hbm": LevelTraffic(
                 read_bytes=math.ceil(e.dram_read_bytes), write_bytes=math.ceil(e.dram_write_bytes)
             ),
-            "l2": LevelTraffic(read_bytes=math.ceil(e.l2_read_bytes), write_bytes=hbm.write_bytes),
+            "l2": LevelTraffic(
+                read_bytes=math.ceil(e.l2_read_bytes), write_bytes=base.traffic["hbm"].write_bytes
+            ),
         }
     )
     energy = EnergyBreakdown.make(
