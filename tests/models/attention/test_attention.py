@@ -17,7 +17,7 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.attention import AttentionEvaluation, tile_counts
 from opmodel.models.attention.evaluate import num_splits
-from opmodel.models.attention.kernels import split_block_kv
+from opmodel.models.attention.kernels import decode_grid, split_block_kv
 from opmodel.models.attention.tiles import windowed_tile_counts
 
 A100 = load_hardware("a100_80gb_sxm")
@@ -158,6 +158,21 @@ def test_decode_is_bound_by_the_kv_cache() -> None:
     assert e.dram_read_bytes >= kv_bytes
     assert e.latency_s >= kv_bytes / A100.hbm.bandwidth_bytes_per_s
     assert e.latency_s <= 1.3 * kv_bytes / A100.hbm.bandwidth_bytes_per_s
+
+
+def test_decode_grid_by_hand() -> None:
+    """16 sequences of 8,192 keys, 32 query heads on 8 KV heads, one token, A100: the 4 query
+    heads of a KV head pack into one 64-row block; head_dim 128 takes 128-key blocks, so 64 of
+    them; 16 x 8 = 128 CTAs split 3 ways (test above): 384 CTAs of ceil(64 / 3) = 22 blocks.
+    A window of 1,000 keys reads the last 1,000 (one query row): ceil(1000 / 128) = 8 blocks."""
+    e = _evaluation(_attention(16, 32, 8192, 128, kv_heads=8, seq_q=1), A100)
+    view = _attention(16, 32, 8192, 128, kv_heads=8, seq_q=1).view
+    g = decode_grid(e.kernel, view, 108)
+    assert (g.m_blocks, g.kv_len, g.kv_blocks) == (1, 8192, 8192 // e.kernel.block_kv)
+    assert e.kernel.block_kv == 128 and g.kv_blocks == 64
+    assert (g.splits, g.ctas, g.tiles_per_cta) == (3, 384, 22)
+    windowed = dataclasses.replace(view, window=1000)
+    assert decode_grid(e.kernel, windowed, 108).kv_blocks == 8
 
 
 def test_small_decode_grid_is_split() -> None:

@@ -41,7 +41,7 @@ from opmodel.core.op import TensorSpec
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
-from opmodel.models.attention.kernels import FlashKernel, num_splits, split_slots
+from opmodel.models.attention.kernels import FlashKernel, decode_grid, num_splits
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
 from opmodel.models.shared.queueing import loaded_rate
 
@@ -130,33 +130,45 @@ def _rates(hardware: HardwareSpec) -> tuple[float, float]:
     return hbm, l2_rate
 
 
+def _issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
+    """MMA work of ``tiles`` whole ``block_q x block_kv`` tiles, padding included."""
+    return tiles * 2 * kernel.block_q * kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+
+
+def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
+    """Query blocks, key blocks and visited tiles of one head (mask and window applied)."""
+    if view.window is not None:
+        return windowed_tile_counts(
+            view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.window
+        )
+    return tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
+
+
+def _prefill_compute_s(
+    view: AttentionView, counts: TileCounts, heads: int, t_tile: float, sms: int
+) -> float:
+    """The busiest SM's tile time (module docstring: breadth first, longest first if causal)."""
+    ctas = heads * counts.q_blocks
+    if view.causal:
+        mean = counts.tiles / max(1, counts.q_blocks)
+        return max(
+            heads * counts.tiles * t_tile / sms,
+            counts.longest_block_tiles * t_tile,
+            math.ceil(ctas / sms) * mean * t_tile,
+        )
+    return math.ceil(ctas / sms) * counts.kv_blocks * t_tile  # the busiest SM's CTAs
+
+
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
     sm = hardware.compute.sm
     assert sm is not None
     fixed, l_dram, l_l2, clock = _common(view, hardware)
-    if view.window is not None:
-        counts = windowed_tile_counts(
-            view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.window
-        )
-    else:
-        counts = tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
+    counts = _prefill_counts(kernel, view)
     heads = view.batch * view.heads_q
-    ctas = heads * counts.q_blocks
-    resident = _resident(kernel, view, hardware)
     tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
-    t_tile = tile / clock
-    sms = sm.sm_count
-    if view.causal:
-        mean = counts.tiles / max(1, counts.q_blocks)
-        compute = max(
-            heads * counts.tiles * t_tile / sms,
-            counts.longest_block_tiles * t_tile,
-            math.ceil(ctas / sms) * mean * t_tile,
-        )
-    else:
-        compute = math.ceil(ctas / sms) * counts.kv_blocks * t_tile  # the busiest SM's CTAs
+    compute = _prefill_compute_s(view, counts, heads, tile / clock, sm.sm_count)
     kv_bytes_per_tile = kernel.block_kv * (
         view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
     )
@@ -170,20 +182,12 @@ def _prefill(
         "l2": (l2_read + dram_write) / l2_rate,
     }
     limiter = max(times, key=lambda name: times[name])
-    issued = (
-        heads
-        * counts.tiles
-        * 2
-        * kernel.block_q
-        * kernel.block_kv
-        * (view.head_dim_qk + view.head_dim_v)
-    )
     return AttentionEvaluation(
         kernel=kernel,
         tiles=counts,
         splits=1,
-        ctas=ctas,
-        resident_ctas_per_sm=resident,
+        ctas=heads * counts.q_blocks,
+        resident_ctas_per_sm=_resident(kernel, view, hardware),
         tile_cycles=tile,
         mma_cycles_per_tile=mma,
         softmax_cycles_per_tile=softmax,
@@ -195,7 +199,7 @@ def _prefill(
         dram_read_bytes=dram_read,
         dram_write_bytes=dram_write,
         l2_read_bytes=l2_read,
-        issued_mma_flops=issued,
+        issued_mma_flops=_issued_flops(kernel, view, heads * counts.tiles),
         sm_clock_hz=hardware.compute.clock_hz,
     )
 
@@ -210,31 +214,22 @@ def _decode(
     sm = hardware.compute.sm
     assert sm is not None
     fixed, l_dram, l_l2, clock = _common(view, hardware)
-    group = max(1, view.heads_q // max(1, view.heads_kv))
-    rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
-    m_blocks = math.ceil(rows / kernel.block_q)
-    # a sliding window reads only the last window + seq_q - 1 keys
-    kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
-    kv_blocks = math.ceil(kv_len / kernel.block_kv)
-    grid = view.batch * view.heads_kv * m_blocks
-    splits = num_splits(grid, split_slots(sm.sm_count), kv_blocks)
-    ctas = grid * splits
-    tiles_per_cta = math.ceil(kv_blocks / splits)
+    g = decode_grid(kernel, view, sm.sm_count)
     resident = _resident(kernel, view, hardware)
     tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
-    cta_compute = tiles_per_cta * tile / clock
+    cta_compute = g.tiles_per_cta * tile / clock
     block_bytes = kernel.block_kv * (
         view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
     )
-    kv_bytes = (view.k.nbytes + view.v.nbytes) * kv_len // view.seq_kv
-    cta_bytes = (kv_bytes / (view.batch * view.heads_kv * splits)) * m_blocks
+    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    cta_bytes = (kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks
     hbm_rate, _l2_rate = _rates(hardware)
     slots = sm.sm_count * resident
-    full, tail = divmod(ctas, slots)
+    full, tail = divmod(g.ctas, slots)
     # paged KV: each block's address comes from the block table first (an L2 hit) -> a longer
     # chain per block in flight, plus the table itself (int32 per page)
     block_latency = l_dram + (l_l2 if view.page_size else 0.0)
-    table = view.batch * math.ceil(kv_len / view.page_size) * 4 if view.page_size else 0
+    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
 
     def wave(c: int) -> float:
         # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing)
@@ -242,24 +237,22 @@ def _decode(
         return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
-    partial = view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES
-    combine = fixed + 2 * splits * partial / hbm_rate + l_dram if splits > 1 else 0.0
-    dram_read = view.q.nbytes + kv_bytes + table + (splits * partial if splits > 1 else 0)
-    dram_write = view.o.nbytes + (splits * partial if splits > 1 else 0)
-    compute_s = math.ceil(ctas / sm.sm_count) * cta_compute
+    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
+    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
+    compute_s = math.ceil(g.ctas / sm.sm_count) * cta_compute
     memory_s = main + combine
     limiter = "compute" if compute_s >= memory_s - (full + bool(tail)) * l_dram else "dram"
-    counts = TileCounts(
-        q_blocks=m_blocks,
-        kv_blocks=kv_blocks,
-        tiles=m_blocks * kv_blocks,
-        longest_block_tiles=tiles_per_cta,
-    )
     return AttentionEvaluation(
         kernel=kernel,
-        tiles=counts,
-        splits=splits,
-        ctas=ctas,
+        tiles=TileCounts(
+            q_blocks=g.m_blocks,
+            kv_blocks=g.kv_blocks,
+            tiles=g.m_blocks * g.kv_blocks,
+            longest_block_tiles=g.tiles_per_cta,
+        ),
+        splits=g.splits,
+        ctas=g.ctas,
         resident_ctas_per_sm=resident,
         tile_cycles=tile,
         mma_cycles_per_tile=mma,
@@ -270,13 +263,13 @@ def _decode(
         limiter=limiter,
         latency_s=fixed + memory_s,
         dram_read_bytes=dram_read,
-        dram_write_bytes=dram_write,
+        dram_write_bytes=view.o.nbytes + split_bytes,
         l2_read_bytes=dram_read,
-        issued_mma_flops=ctas
-        * tiles_per_cta
-        * 2
-        * kernel.block_q
-        * kernel.block_kv
-        * (view.head_dim_qk + view.head_dim_v),
+        issued_mma_flops=_issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=hardware.compute.clock_hz,
     )
+
+
+def _partial_bytes(view: AttentionView) -> int:
+    """One split's fp32 partial outputs and log-sum-exps for every query row."""
+    return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES

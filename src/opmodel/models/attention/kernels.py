@@ -36,7 +36,9 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 
 __all__ = [
+    "DecodeGrid",
     "FlashKernel",
+    "decode_grid",
     "flash_kernel",
     "num_splits",
     "split_block_kv",
@@ -129,4 +131,36 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         block_kv=block_kv,
         instruction=sm.warp_mma_instruction,
         softmax_overlapped=False,
+    )
+
+
+@value_type
+class DecodeGrid(FastValue):
+    """How split-KV decode cuts the work: query-row blocks, key range, splits, CTAs."""
+
+    m_blocks: int  # blocks of packed query rows per KV head (GQA packing)
+    kv_len: int  # keys read (a sliding window reads only its last keys)
+    kv_blocks: int
+    splits: int
+    ctas: int
+    tiles_per_cta: int
+
+
+def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
+    """Split-KV decode's grid for ``view`` on ``sm_count`` SMs (module docstring)."""
+    group = max(1, view.heads_q // max(1, view.heads_kv))
+    rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
+    m_blocks = math.ceil(rows / kernel.block_q)
+    # a sliding window reads only the last window + seq_q - 1 keys
+    kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
+    kv_blocks = math.ceil(kv_len / kernel.block_kv)
+    grid = view.batch * view.heads_kv * m_blocks
+    splits = num_splits(grid, split_slots(sm_count), kv_blocks)
+    return DecodeGrid(
+        m_blocks=m_blocks,
+        kv_len=kv_len,
+        kv_blocks=kv_blocks,
+        splits=splits,
+        ctas=grid * splits,
+        tiles_per_cta=math.ceil(kv_blocks / splits),
     )
