@@ -416,3 +416,24 @@ def test_vllm_rope_structure_by_hand() -> None:
     assert isinstance(e, StreamingEvaluation)
     assert e.kernel == kernel
     assert profile.implementation == "effective_roofline/streaming/vllm"
+
+
+@given(
+    rows=st.integers(1, 8192),
+    length=st.integers(1, 16384),
+    producer=st.integers(0, 1 << 34),
+    hardware=st.sampled_from([A100, H100]),
+)
+def test_write_back_is_at_most_the_output_and_the_dirty_lines_found(
+    rows: int, length: int, producer: int, hardware: HardwareSpec
+) -> None:
+    """During the run a warm op writes back no more than its output plus the producer's output
+    it found in L2, never a negative amount; a cold op writes back exactly its output."""
+    input_bytes = rows * length * 2
+    cold = _evaluation(_add(rows, length), hardware)
+    assert cold.dram_write_back_bytes == cold.dram_write_bytes
+    warm = _evaluation(
+        _add_warm(rows, length, warm_input=1, producer_bytes=producer + input_bytes), hardware
+    )
+    dirty = warm.warm_l2_hit_fraction * input_bytes
+    assert 0.0 <= warm.dram_write_back_bytes <= (warm.dram_write_bytes + dirty) * (1 + 1e-12)
