@@ -109,11 +109,11 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (10.8 % overall, 8.5 % from 100 µs up, 11.6 % on A40, 9.4 % on A100,
-    11.5 % on H100; held out on H100: ATen GELU 6.2 %, LayerNorm 23.5 %, vLLM RoPE 10.9 %,
-    residual add 6.8 %), with a little slack, so a change that makes the streaming model worse
-    fails. The 18,258 A100 rows the instruction-issue calibration was fitted on (GELU,
-    LayerNorm, RoPE, SiluAndMul) are reported apart."""
+    of docs/validation.md (10.7 % overall, 9.1 % from 100 µs up, 14.6 % under 10 µs, 10.6 % on
+    A40, 9.4 % on A100, 12.2 % on H100; held out on H100: ATen GELU 6.2 %, LayerNorm 20.5 %,
+    vLLM RoPE 10.9 %, residual add 6.8 %), with a little slack, so a change that makes the
+    streaming model worse fails. The 18,258 A100 rows the instruction-issue calibration was
+    fitted on (GELU, LayerNorm, RoPE, SiluAndMul) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98156 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
@@ -122,12 +122,13 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
-    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.26
+    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.22
     assert result.overall.mape <= 0.115
-    assert result.by_duration["measured >= 100 us"].mape <= 0.09
-    assert result.by_hardware["a40"].mape <= 0.125
+    assert result.by_duration["measured >= 100 us"].mape <= 0.095
+    assert result.by_duration["measured < 10 us"].mape <= 0.155
+    assert result.by_hardware["a40"].mape <= 0.115
     assert result.by_hardware["a100_80gb_sxm"].mape <= 0.10
-    assert result.by_hardware["h100_sxm"].mape <= 0.125
+    assert result.by_hardware["h100_sxm"].mape <= 0.13
     assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11
     assert result.training.mape <= 0.09
 

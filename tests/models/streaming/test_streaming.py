@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -118,9 +119,13 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem
     assert e.chain_s == pytest.approx(chain)
     assert e.limiter == "latency"
-    # the pass-one loads are DRAM round trips; the rest of the chain (L2 re-reads, reduction)
-    # is not; the kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB output
-    trips, rest, dram = 4 * l_dram, chain - 4 * l_dram, 3 * 4096 * 2 / 2.039e12
+    # the pass-one loads are DRAM round trips. Pass two re-reads the row from L2 but loads the
+    # weight too, which no kernel warmed: this single wave's only CTA waits on DRAM for it, so
+    # pass two's four loads are DRAM round trips as well (cold weights) and only the reduction
+    # is left. The kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB output
+    trips = 4 * l_dram + 4 * l_dram
+    rest, dram = (2 * 5 + 4) * l_smem, 3 * 4096 * 2 / 2.039e12
+    assert rest == pytest.approx(chain - 4 * l_dram - 4 * l_l2)
     total = trips + rest + dram
     loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
     assert e.latency_s == pytest.approx(2000 / 1.41e9 + loaded)
@@ -437,3 +442,27 @@ def test_write_back_is_at_most_the_output_and_the_dirty_lines_found(
     )
     dirty = warm.warm_l2_hit_fraction * input_bytes
     assert 0.0 <= warm.dram_write_back_bytes <= (warm.dram_write_bytes + dirty) * (1 + 1e-12)
+
+
+@pytest.mark.parametrize("rows", [108, 324])
+def test_cold_weights_cost_the_first_wave_once(rows: int) -> None:
+    """vLLM RMSNorm rows of 4096 on A100 run one CTA per SM: 108 rows are one wave, 324 three.
+    With DRAM bandwidth out of the way (two bytes of traffic), adding a weight makes the first
+    wave's pass two wait on DRAM instead of L2 for its four serial loads: the latency grows by
+    4 x (400 - 142) ns = 1.032 µs, once, whatever the number of waves."""
+    kernel = streaming_kernel(OpKind.RMSNORM, "vllm", rows, 4096, 2)
+    assert (kernel.serial_loads, kernel.global_passes) == (4, 2)
+    bare = StreamWork(
+        read_bytes=2,
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=0,
+        flops=0,
+        vector_flops_per_s=0.0,
+    )
+    weighted = dataclasses.replace(bare, shared_read_bytes=2)
+    without = evaluate_streaming(kernel, A100, bare)
+    with_weights = evaluate_streaming(kernel, A100, weighted)
+    assert without.limiter == with_weights.limiter == "latency"
+    grown = with_weights.latency_s - without.latency_s
+    assert grown == pytest.approx(4 * (4.0e-7 - 1.42e-7), rel=1e-6)

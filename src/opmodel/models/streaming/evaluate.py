@@ -226,7 +226,15 @@ def _bounds(
     misses = (1 - use.warm) + extra * (1 - use.hit)
     dram_trips = waves * kernel.serial_loads * misses * hbm.latency_s
     chain = _chain_s(kernel, hardware, use)
-    t_chain = loaded_chain_s(dram_trips, waves * chain - dram_trips, t_dram)
+    # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
+    # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
+    # find the weights there): ``serial x s`` more DRAM round trips and as many fewer L2 hits,
+    # ``s`` the pass's L2-hit share
+    cold = (use.hit if extra else use.warm) if shared and l2 else 0.0
+    l_l2 = l2.latency_s if l2 else 0.0
+    dram_trips += kernel.serial_loads * cold * hbm.latency_s
+    rest = waves * chain - dram_trips + kernel.serial_loads * cold * (hbm.latency_s - l_l2)
+    t_chain = loaded_chain_s(dram_trips, rest, t_dram)
     times = {
         "latency": t_chain,
         "dram": t_dram,
