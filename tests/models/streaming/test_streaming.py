@@ -452,14 +452,7 @@ def test_cold_weights_cost_the_first_wave_once(rows: int) -> None:
     4 x (400 - 142) ns = 1.032 µs, once, whatever the number of waves."""
     kernel = streaming_kernel(OpKind.RMSNORM, "vllm", rows, 4096, 2)
     assert (kernel.serial_loads, kernel.global_passes) == (4, 2)
-    bare = StreamWork(
-        read_bytes=2,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=0,
-        flops=0,
-        vector_flops_per_s=0.0,
-    )
+    bare = dataclasses.replace(_no_bytes(), read_bytes=2)
     weighted = dataclasses.replace(bare, shared_read_bytes=2)
     without = evaluate_streaming(kernel, A100, bare)
     with_weights = evaluate_streaming(kernel, A100, weighted)
