@@ -77,8 +77,7 @@ def write_back_bytes(
         )
     if capacity_bytes == 0:
         return written_bytes + dirty_bytes
-    x = allocated_bytes / capacity_bytes
-    if x == 0:
-        return 0.0
-    evicted = -math.expm1(-x)  # 1 - exp(-x)
-    return written_bytes * (1 - evicted / x) + dirty_bytes * evicted
+    # own output: the survival law with nothing before it (a = 0, b = x)
+    survived = producer_output_survival(0.0, allocated_bytes, capacity_bytes)
+    evicted = -math.expm1(-allocated_bytes / capacity_bytes)  # 1 - exp(-x)
+    return written_bytes * (1 - survived) + dirty_bytes * evicted

@@ -276,7 +276,7 @@ def evaluate_streaming(
         loaded_dram_latency_s=l_dram * (2 - rho) / (2 * (1 - rho)) if rho < 1 else l_dram,
         fixed_s=fixed,
         latency_s=fixed + times[limiter],
-        dram_read_bytes=work.read_bytes - use.warm_hits + reread_total * (1 - use.hit),
+        dram_read_bytes=use.dram_reads,
         dram_write_bytes=float(work.write_bytes),
         dram_write_back_bytes=use.written_back,
         l2_read_bytes=work.read_bytes + reread_total,
