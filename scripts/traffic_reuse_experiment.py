@@ -55,11 +55,13 @@ def predicted_read_bytes(record: dict[str, str], capacity_bytes: float) -> float
     return reads
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--capacity-mib", type=float, default=20.0)
     parser.add_argument("--rows", action="store_true", help="print every row")
     args = parser.parse_args()
+    if not 0 < args.capacity_mib < math.inf:
+        parser.error(f"--capacity-mib must be a finite number > 0 (got {args.capacity_mib})")
     errors = []
     with DATA.open(newline="") as handle:
         for record in csv.DictReader(handle):
@@ -73,7 +75,10 @@ def main() -> None:
         f"C = {args.capacity_mib:g} MiB: median |error| {100 * statistics.median(errors):.1f} %, "
         f"mean {100 * statistics.fmean(errors):.1f} %, {within} of {len(errors)} within 10 %"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from script_errors import run  # this folder is first on sys.path
+
+    run("traffic_reuse_experiment", main)

@@ -23,6 +23,7 @@ import heapq
 import math
 import random
 import statistics
+import sys
 from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -153,7 +154,7 @@ def kernel_of(record: dict[str, str]) -> Kernel:
     )
 
 
-def main() -> None:
+def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--policy", choices=("lru", "random"), default="random")
     parser.add_argument("--jitter", type=float, default=0.0)
@@ -161,6 +162,12 @@ def main() -> None:
     parser.add_argument("--max-steps", type=float, default=3e6)
     parser.add_argument("--rows", action="store_true", help="print every row")
     args = parser.parse_args()
+    if not 0 <= args.jitter < math.inf:
+        parser.error(f"--jitter must be a finite number >= 0 (got {args.jitter})")
+    if not 0 < args.capacity_mib < math.inf:
+        parser.error(f"--capacity-mib must be a finite number > 0 (got {args.capacity_mib})")
+    if not args.max_steps > 0:
+        parser.error(f"--max-steps must be > 0 (got {args.max_steps})")
     errors = []
     with DATA.open(newline="") as handle:
         for record in csv.DictReader(handle):
@@ -176,13 +183,18 @@ def main() -> None:
             if args.rows:
                 row = f"{kernel.m:>6} {kernel.k:>6} {kernel.n:>6}"
                 print(f"{row} {100 * error:+7.1f} %", flush=True)
+    if not errors:
+        sys.exit(f"traffic_schedule_simulation: no row within --max-steps {args.max_steps:g}")
     within = sum(1 for e in errors if e <= 0.10)
     print(
         f"{args.policy}, jitter {args.jitter:g}, C = {args.capacity_mib:g} MiB: "
         f"median |error| {100 * statistics.median(errors):.1f} %, "
         f"mean {100 * statistics.fmean(errors):.1f} %, {within} of {len(errors)} within 10 %"
     )
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from script_errors import run  # this folder is first on sys.path
+
+    run("traffic_schedule_simulation", main)
