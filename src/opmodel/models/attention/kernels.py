@@ -156,7 +156,7 @@ def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> Deco
     kv_blocks = math.ceil(kv_len / kernel.block_kv)
     grid = view.batch * view.heads_kv * m_blocks
     splits = num_splits(grid, split_slots(sm_count), kv_blocks)
-    return DecodeGrid(
+    return DecodeGrid.make(
         m_blocks=m_blocks,
         kv_len=kv_len,
         kv_blocks=kv_blocks,

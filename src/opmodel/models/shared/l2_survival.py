@@ -68,8 +68,12 @@ def write_back_bytes(
     Compute shows the effect on GEMMs whose output is under the L2
     (docs/models/streaming.md). All arguments must be finite and non-negative.
     """
-    values = (written_bytes, dirty_bytes, allocated_bytes, capacity_bytes)
-    if not all(0 <= v < math.inf for v in values):  # also rejects NaN
+    if not (  # chained comparisons also reject NaN
+        0 <= written_bytes < math.inf
+        and 0 <= dirty_bytes < math.inf
+        and 0 <= allocated_bytes < math.inf
+        and 0 <= capacity_bytes < math.inf
+    ):
         raise ValueError(
             "write_back_bytes: written_bytes, dirty_bytes, allocated_bytes and capacity_bytes "
             f"must be finite and >= 0 (got {written_bytes!r}, {dirty_bytes!r}, "

@@ -49,7 +49,7 @@ from __future__ import annotations
 import math
 
 from opmodel.core.values import FastValue, value_type
-from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.spec import HardwareSpec, SmSpec
 from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
@@ -81,9 +81,50 @@ class StreamingEvaluation(FastValue):
     l2_read_bytes: float
 
 
-def _residency(kernel: StreamKernel, hardware: HardwareSpec) -> tuple[int, str]:
+@value_type
+class _Device(FastValue):
+    """What the streaming equations read from a spec, looked up once per spec (``_device``)."""
+
+    sm: SmSpec
+    clock_hz: float
+    has_l2: bool
+    l2_size_bytes: float
+    l2_shared_bytes: float  # the L2's shared capacity (MemoryLevel.shared_capacity_bytes)
+    l_dram: float
+    l_l2: float  # 0 without an L2
+    hbm_rate: float  # bytes/s at the configured memory fraction
+    l2_rate: float  # inf without an L2
+    t_reduce: float  # one block reduction: shuffle tree, shared-memory round trip, barrier
+    fixed_s: float
+
+
+def _device(hardware: HardwareSpec) -> _Device:
+    """The spec's streaming constants (cached on the spec: they depend on nothing else)."""
+    cached = hardware.derived_cache.get("streaming.device")
+    if cached is not None:
+        return cached  # type: ignore[no-any-return]
     sm = hardware.compute.sm
     assert sm is not None
+    levels = hardware.levels_by_name
+    hbm, l2, smem = hardware.hbm, levels.get("l2"), levels.get("smem")
+    device = _Device.make(
+        sm=sm,
+        clock_hz=hardware.compute.clock_hz,
+        has_l2=l2 is not None,
+        l2_size_bytes=l2.size_bytes if l2 else 0.0,
+        l2_shared_bytes=l2.shared_capacity_bytes if l2 else 0.0,
+        l_dram=hbm.latency_s,
+        l_l2=l2.latency_s if l2 else 0.0,
+        hbm_rate=hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm"),
+        l2_rate=l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf,
+        t_reduce=(2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0),
+        fixed_s=hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz,
+    )
+    hardware.derived_cache["streaming.device"] = device
+    return device
+
+
+def _residency(kernel: StreamKernel, sm: SmSpec) -> tuple[int, str]:
     warps = math.ceil(kernel.threads_per_cta / sm.warp_size)
     unit = sm.register_allocation_unit
     per_warp = math.ceil(kernel.registers_per_thread * sm.warp_size / unit) * unit
@@ -136,34 +177,36 @@ class _MemoryUse(FastValue):
     written_back: float  # DRAM bytes written back while the kernel runs
 
 
-def _memory_use(
-    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork, wave_ctas: int
-) -> _MemoryUse:
+def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas: int) -> _MemoryUse:
     """L2 re-read hits, warm-input survival and write-back (module docstring)."""
     read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
-    l2 = hardware.levels_by_name.get("l2")
+    has_l2 = dev.has_l2
     extra = kernel.global_passes - 1
     reread_cta = reread_bytes / kernel.ctas
-    hit = min(1.0, l2.size_bytes / (wave_ctas * reread_cta)) if l2 and extra and reread_cta else 1.0
+    hit = (
+        min(1.0, dev.l2_size_bytes / (wave_ctas * reread_cta))
+        if has_l2 and extra and reread_cta
+        else 1.0
+    )
     # the share of the previous kernel's output still in L2 (producer_output_survival)
     warm_bytes = min(work.warm_read_bytes, read_bytes)
     survival = (
         producer_output_survival(
             max(work.producer_bytes, warm_bytes),
             read_bytes - warm_bytes + write_bytes,
-            l2.shared_capacity_bytes,
+            dev.l2_shared_bytes,
         )
-        if l2 and warm_bytes
+        if has_l2 and warm_bytes
         else 0.0
     )
     warm_hits = survival * warm_bytes
     dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
     written_back = (
-        write_back_bytes(write_bytes, warm_hits, dram_reads + write_bytes, l2.shared_capacity_bytes)
-        if l2 and warm_bytes
+        write_back_bytes(write_bytes, warm_hits, dram_reads + write_bytes, dev.l2_shared_bytes)
+        if has_l2 and warm_bytes
         else float(write_bytes)
     )
-    return _MemoryUse(
+    return _MemoryUse.make(
         hit=hit,
         survival=survival,
         # a load step waits on DRAM unless every streamed input is warm
@@ -174,14 +217,12 @@ def _memory_use(
     )
 
 
-def _compute_s(kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork) -> float:
+def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
     """The busiest SM's CTAs on its vector lanes, special-function unit and issue slots."""
-    sm = hardware.compute.sm
-    assert sm is not None
-    ctas = kernel.ctas
+    sm, clock, ctas = dev.sm, dev.clock_hz, kernel.ctas
     vector_flops_per_s = work.vector_flops_per_s
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
-    sfu_cta, clock = work.sfu_ops / ctas, hardware.compute.clock_hz
+    sfu_cta = work.sfu_ops / ctas
     # cycles the SM's schedulers need to issue one CTA's instructions (streaming.issue)
     issue_cta = (
         work.instructions_per_element * kernel.elements_per_cta / (sm.smsps_per_sm * sm.warp_size)
@@ -193,53 +234,44 @@ def _compute_s(kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork) -
     )
 
 
-def _chain_s(kernel: StreamKernel, hardware: HardwareSpec, use: _MemoryUse) -> float:
+def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse) -> float:
     """One CTA's dependent chain: its serial loads in each pass, then its reductions."""
-    sm = hardware.compute.sm
-    assert sm is not None
-    levels = hardware.levels_by_name
-    l2, smem = levels.get("l2"), levels.get("smem")
-    hit, warm, l_dram = use.hit, use.warm, hardware.hbm.latency_s
-    l_reread = hit * l2.latency_s + (1 - hit) * l_dram if l2 else l_dram
-    l_first = warm * l2.latency_s + (1 - warm) * l_dram if l2 else l_dram
-    t_reduce = (2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0)
+    hit, warm, l_dram = use.hit, use.warm, dev.l_dram
+    l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
+    l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
-    return kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * t_reduce
+    return kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
 
 
 def _bounds(
-    kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork, use: _MemoryUse, waves: int
+    kernel: StreamKernel, dev: _Device, work: StreamWork, use: _MemoryUse, waves: int
 ) -> tuple[dict[str, float], float, float]:
     """Each resource's time for the whole kernel, the DRAM utilisation the chain sees and one
     CTA's chain."""
     ctas, shared, extra = kernel.ctas, work.shared_read_bytes, kernel.global_passes - 1
-    hbm, l2 = hardware.hbm, hardware.levels_by_name.get("l2")
     own_cta = (work.read_bytes - shared + work.write_bytes) / ctas
     dram_cta = (use.dram_reads - shared + use.written_back) / ctas
     l2_cta = own_cta + shared + extra * (work.reread_bytes / ctas)
-    hbm_rate = hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
-    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
     # DRAM and L2 are shared by all slots: the kernel's bytes at their bandwidth
-    t_dram = (ctas * dram_cta + shared) / hbm_rate
+    t_dram = (ctas * dram_cta + shared) / dev.hbm_rate
     # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
     # DRAM round trips wait in the memory queue the whole kernel loads
     misses = (1 - use.warm) + extra * (1 - use.hit)
-    dram_trips = waves * kernel.serial_loads * misses * hbm.latency_s
-    chain = _chain_s(kernel, hardware, use)
+    dram_trips = waves * kernel.serial_loads * misses * dev.l_dram
+    chain = _chain_s(kernel, dev, use)
     # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
     # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
     # find the weights there): ``serial x s`` more DRAM round trips and as many fewer L2 hits,
     # ``s`` the pass's L2-hit share
-    cold = (use.hit if extra else use.warm) if shared and l2 else 0.0
-    l_l2 = l2.latency_s if l2 else 0.0
-    dram_trips += kernel.serial_loads * cold * hbm.latency_s
-    rest = waves * chain - dram_trips + kernel.serial_loads * cold * (hbm.latency_s - l_l2)
+    cold = (use.hit if extra else use.warm) if shared and dev.has_l2 else 0.0
+    dram_trips += kernel.serial_loads * cold * dev.l_dram
+    rest = waves * chain - dram_trips + kernel.serial_loads * cold * (dev.l_dram - dev.l_l2)
     t_chain = loaded_chain_s(dram_trips, rest, t_dram)
     times = {
         "latency": t_chain,
         "dram": t_dram,
-        "l2": ctas * l2_cta / l2_rate,
-        "compute": _compute_s(kernel, hardware, work),
+        "l2": ctas * l2_cta / dev.l2_rate,
+        "compute": _compute_s(kernel, dev, work),
     }
     return times, t_dram / t_chain if t_chain > 0 else 0.0, chain
 
@@ -248,19 +280,16 @@ def evaluate_streaming(
     kernel: StreamKernel, hardware: HardwareSpec, work: StreamWork
 ) -> StreamingEvaluation:
     """Time ``kernel`` doing ``work`` on ``hardware``."""
-    sm = hardware.compute.sm
-    assert sm is not None
-    resident, occupancy_limiter = _residency(kernel, hardware)
-    concurrent = resident * sm.sm_count
+    dev = _device(hardware)
+    resident, occupancy_limiter = _residency(kernel, dev.sm)
+    concurrent = resident * dev.sm.sm_count
     ctas = kernel.ctas
-    use = _memory_use(kernel, hardware, work, min(ctas, concurrent))
+    use = _memory_use(kernel, dev, work, min(ctas, concurrent))
     waves = math.ceil(ctas / concurrent)
-    times, rho, chain = _bounds(kernel, hardware, work, use, waves)
+    times, rho, chain = _bounds(kernel, dev, work, use, waves)
     limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)
-    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    reread_total = (kernel.global_passes - 1) * work.reread_bytes
-    l_dram = hardware.hbm.latency_s
+    fixed, l_dram = dev.fixed_s, dev.l_dram
     return StreamingEvaluation(
         kernel=kernel,
         resident_ctas_per_sm=resident,
@@ -279,5 +308,5 @@ def evaluate_streaming(
         dram_read_bytes=use.dram_reads,
         dram_write_bytes=float(work.write_bytes),
         dram_write_back_bytes=use.written_back,
-        l2_read_bytes=work.read_bytes + reread_total,
+        l2_read_bytes=work.read_bytes + (kernel.global_passes - 1) * work.reread_bytes,
     )
