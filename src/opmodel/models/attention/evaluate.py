@@ -40,7 +40,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.op import TensorSpec
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
-from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
 from opmodel.models.attention.kernels import FlashKernel, decode_grid, num_splits
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
 from opmodel.models.shared.queueing import loaded_rate
@@ -116,11 +116,14 @@ def evaluate_attention(
     return _prefill(kernel, view, hardware)
 
 
-def _common(view: AttentionView, hardware: HardwareSpec) -> tuple[float, float, float, float]:
-    """(fixed s, DRAM latency s, L2 latency s, clock Hz)."""
+def _common(hardware: HardwareSpec) -> tuple[SmSpec, float, float, float, float]:
+    """(SM, fixed s, DRAM latency s, L2 latency s, clock Hz)."""
+    sm = hardware.compute.sm
+    assert sm is not None
     l2 = hardware.levels_by_name.get("l2")
     fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    return fixed, hardware.hbm.latency_s, l2.latency_s if l2 else 0.0, hardware.compute.clock_hz
+    l_l2 = l2.latency_s if l2 else 0.0
+    return sm, fixed, hardware.hbm.latency_s, l_l2, hardware.compute.clock_hz
 
 
 def _rates(hardware: HardwareSpec) -> tuple[float, float]:
@@ -162,9 +165,7 @@ def _prefill_compute_s(
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
-    sm = hardware.compute.sm
-    assert sm is not None
-    fixed, l_dram, l_l2, clock = _common(view, hardware)
+    sm, fixed, l_dram, l_l2, clock = _common(hardware)
     counts = _prefill_counts(kernel, view)
     heads = view.batch * view.heads_q
     tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
@@ -211,9 +212,7 @@ def _bytes(tensor: TensorSpec) -> int:
 def _decode(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
-    sm = hardware.compute.sm
-    assert sm is not None
-    fixed, l_dram, l_l2, clock = _common(view, hardware)
+    sm, fixed, l_dram, l_l2, clock = _common(hardware)
     g = decode_grid(kernel, view, sm.sm_count)
     resident = _resident(kernel, view, hardware)
     tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
