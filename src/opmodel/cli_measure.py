@@ -5,14 +5,18 @@ CLI parser for ``opmodel predict`` stays cheap.
 
 ``--dry-run`` expands the grid and prints the plan summary with its time estimate, needing no
 GPU; otherwise the grid runs on the CUDA device and the dataset goes to ``--output-dir``.
+SIGINT or SIGTERM stops the grid early; what was measured is written.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
+import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from types import FrameType
 from typing import Any
 
 __all__ = ["add_measure_parser"]
@@ -55,6 +59,23 @@ def _command_line(args: argparse.Namespace) -> str:
     return shlex.join(words)
 
 
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    raise KeyboardInterrupt
+
+
+@contextlib.contextmanager
+def _stoppable() -> Iterator[None]:
+    """SIGINT and SIGTERM raise KeyboardInterrupt while the grid runs, so ``timeout``, a batch
+    scheduler or Ctrl-C stops it and what was measured is written. SIGINT is set explicitly:
+    a process started in the background of a shell inherits it ignored."""
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def _handler(emit: Emit) -> Callable[[argparse.Namespace], None]:
     def run(args: argparse.Namespace) -> None:
         from opmodel.measure import MeasureRequest, dry_run, run_measurements  # noqa: PLC0415
@@ -70,7 +91,9 @@ def _handler(emit: Emit) -> Callable[[argparse.Namespace], None]:
         if args.dry_run:
             emit(dry_run(request).summary())
             return
-        emit(run_measurements(request, progress=None if args.no_progress else _progress))
+        with _stoppable():
+            summary = run_measurements(request, progress=None if args.no_progress else _progress)
+        emit(summary)
 
     return run
 

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from opmodel.cli import main
+from opmodel.cli_measure import _stoppable
 from opmodel.measure import MeasureRequest, dry_run
 
 
@@ -68,3 +72,12 @@ def test_without_pytorch_says_what_to_install(
         "opmodel: opmodel measure needs PyTorch and nvidia-ml-py: pip install 'opmodel[measure]'"
     )
     assert not (tmp_path / "out").exists()
+
+
+def test_sigterm_and_sigint_interrupt_the_grid_then_handlers_are_restored() -> None:
+    before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        with pytest.raises(KeyboardInterrupt), _stoppable():
+            os.kill(os.getpid(), sig)
+            time.sleep(1)  # the handler runs before this returns
+    assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before

@@ -10,7 +10,7 @@ import pytest
 
 from opmodel.batch.tableio import read_table
 from opmodel.cli import main
-from opmodel.measure import MeasureRequest, run_measurements
+from opmodel.measure import Case, CaseResult, MeasureGrid, MeasureRequest, run_measurements
 from opmodel.validation.gemm_data import load_gemm_rows
 from tests.measure.fakes import FakeBackend
 
@@ -120,18 +120,57 @@ def test_clock_lock_refused_is_recorded(tmp_path: Path) -> None:
     assert summary["clock_lock"] == "requested 1500 MHz, not permitted (clocks free)"
 
 
-def test_clocks_are_unlocked_when_a_case_fails(tmp_path: Path) -> None:
+def test_clocks_are_unlocked_when_every_case_fails(tmp_path: Path) -> None:
     class Failing(FakeBackend):
         def measure(self, case, grid):  # type: ignore[no-untyped-def]
             raise RuntimeError("CUDA out of memory")
 
     backend = Failing()
-    with pytest.raises(RuntimeError, match="out of memory"):
-        run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
-    assert backend.unlocked
+    summary = run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
+    assert backend.unlocked and summary["failed"] == 9 and summary["cases"] == 0
 
 
 def test_output_dir_required(tmp_path: Path) -> None:
     request = MeasureRequest(grid="h200_8min", hardware="h200_sxm")
     with pytest.raises(ValueError, match="output_dir is required"):
         run_measurements(request, FakeBackend())
+
+
+class _FailingBackend(FakeBackend):
+    """Raises for the rmsnorm case, or is interrupted at the given case number."""
+
+    def __init__(self, *, interrupt_at: int | None = None) -> None:
+        super().__init__()
+        self.interrupt_at = interrupt_at
+
+    def measure(self, case: Case, grid: MeasureGrid) -> CaseResult:
+        if self.interrupt_at is not None and len(self.measured) + 1 == self.interrupt_at:
+            raise KeyboardInterrupt
+        if case.kind.value == "rmsnorm":
+            self.measured.append(case.label)
+            msg = "CUDA out of memory. Tried to allocate 2.00 GiB\nmore detail"
+            raise RuntimeError(msg)
+        return super().measure(case, grid)
+
+
+def test_a_failing_case_is_recorded_and_the_grid_goes_on(tmp_path: Path) -> None:
+    summary = run_measurements(_request(tmp_path), _FailingBackend())
+    assert summary["cases"] == 8 and summary["failed"] == 1 and not summary["interrupted"]
+    assert summary["rows"] == {"gemm.csv": 5, "ops.csv": 3}
+    out = tmp_path / "out"
+    run = json.loads((out / "run.json").read_text())
+    reason = "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    assert run["failed"] == [{"label": "rmsnorm bf16 rows=8 length=4096", "reason": reason}]
+    source = (out / "SOURCE.md").read_text()
+    assert "all 9 cases run; 8 measured,\n  1 failed" in source
+    assert f"- `rmsnorm bf16 rows=8 length=4096`: {reason}" in source
+
+
+def test_an_interrupt_writes_what_was_measured(tmp_path: Path) -> None:
+    backend = _FailingBackend(interrupt_at=4)
+    summary = run_measurements(_request(tmp_path, lock_sm_clock_mhz=1500.0), backend)
+    assert summary["interrupted"] and summary["cases"] == 3 and backend.unlocked
+    assert summary["rows"] == {"gemm.csv": 3, "ops.csv": 0}
+    source = (tmp_path / "out" / "SOURCE.md").read_text()
+    assert "interrupted after 3 of 9 cases; 3 measured,\n  0 failed" in source
+    assert "Cases that failed" not in source

@@ -11,7 +11,7 @@ from opmodel.hardware import load_hardware
 from opmodel.measure.backend import Backend, CaseResult, TorchBackend
 from opmodel.measure.grid import load_grid
 from opmodel.measure.plan import Plan, plan
-from opmodel.measure.writer import write_dataset
+from opmodel.measure.writer import Measured, write_dataset
 from opmodel.models import get_model
 
 __all__ = ["MeasureRequest", "dry_run", "run_measurements"]
@@ -44,7 +44,12 @@ def run_measurements(
 ) -> dict[str, object]:
     """Measure every case of the grid with ``backend`` (a :class:`TorchBackend` on
     ``request.device`` by default), write the dataset to ``request.output_dir`` and return a
-    summary (files, rows, seconds, the estimate it had)."""
+    summary (files, rows, seconds, the estimate it had, failed cases, whether interrupted).
+
+    A case whose measurement raises (out of memory, an op the installed PyTorch lacks) is
+    recorded with its reason in SOURCE.md and run.json and the grid goes on. An interrupt
+    (Ctrl-C, ``timeout -s INT``) stops the grid; what was measured is written, and SOURCE.md
+    says after how many cases it stopped."""
     the_plan = dry_run(request)  # validates grid and hardware before touching the GPU
     if request.output_dir is None:
         msg = "run_measurements: output_dir is required (or use dry_run)"
@@ -56,11 +61,18 @@ def run_measurements(
         locked = gpu.lock_sm_clock(request.lock_sm_clock_mhz)
     start = time.perf_counter()
     results: list[CaseResult] = []
+    failed: list[tuple[str, str]] = []
+    interrupted = False
     try:
         for index, case in enumerate(the_plan.cases):
-            results.append(gpu.measure(case, the_plan.grid))
+            try:
+                results.append(gpu.measure(case, the_plan.grid))
+            except Exception as exc:  # a failing case is recorded and the grid goes on
+                failed.append((case.label, _reason(exc)))
             if progress is not None:
                 progress(index + 1, len(the_plan.cases))
+    except KeyboardInterrupt:  # Ctrl-C or `timeout -s INT`: keep what was measured
+        interrupted = True
     finally:
         if locked:
             gpu.unlock_clocks()
@@ -71,8 +83,20 @@ def run_measurements(
         lock = f"locked at {request.lock_sm_clock_mhz:.0f} MHz"
     else:
         lock = f"requested {request.lock_sm_clock_mhz:.0f} MHz, not permitted (clocks free)"
-    context = {"hardware": request.hardware, "command": request.command, "lock": lock}
-    rows = write_dataset(Path(request.output_dir), info, the_plan.grid, results, context)
+    done = len(results) + len(failed)
+    context = {
+        "hardware": request.hardware,
+        "command": request.command,
+        "lock": lock,
+        "completion": (
+            f"interrupted after {done} of {len(the_plan.cases)} cases"
+            if interrupted
+            else f"all {len(the_plan.cases)} cases run"
+        ),
+    }
+    rows = write_dataset(
+        Path(request.output_dir), info, the_plan.grid, Measured(results, failed), context
+    )
     return {
         "output_dir": request.output_dir,
         "gpu": info.gpu_name,
@@ -81,4 +105,12 @@ def run_measurements(
         "seconds": round(seconds, 1),
         "estimated_s": round(the_plan.total_s, 1),
         "clock_lock": lock,
+        "failed": len(failed),
+        "interrupted": interrupted,
     }
+
+
+def _reason(exc: Exception) -> str:
+    """One line: the exception's type and the first line of its message."""
+    text = str(exc).strip().splitlines()
+    return f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__

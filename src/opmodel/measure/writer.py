@@ -16,7 +16,7 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -26,7 +26,7 @@ from opmodel.core.enums import OpKind
 from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import MeasureGrid
 
-__all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "write_dataset"]
+__all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "write_dataset"]
 
 _MEASURED = (
     "time",
@@ -46,6 +46,14 @@ _MEASURED = (
 GEMM_COLUMNS = ("batch", "dimM", "dimN", "dimK", "trans", "dtype", "compute_dtype", *_MEASURED)
 OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED)
 SOURCE_TAG = "opmodel-measure"
+
+
+@dataclass(frozen=True, slots=True)
+class Measured:
+    """What a run produced: the measured cases and the (label, reason) of those that raised."""
+
+    results: Sequence[CaseResult]
+    failed: Sequence[tuple[str, str]] = ()
 
 
 def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
@@ -94,8 +102,19 @@ def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, object]]
             )
 
 
+def _failures_md(failed: Sequence[tuple[str, str]]) -> str:
+    if not failed:
+        return ""
+    lines = "\n".join(f"- `{label}`: {reason}" for label, reason in failed)
+    return f"\n## Cases that failed (not in the CSVs)\n{lines}\n"
+
+
 def _source_md(
-    info: DeviceInfo, grid: MeasureGrid, results: Sequence[CaseResult], context: dict[str, str]
+    info: DeviceInfo,
+    grid: MeasureGrid,
+    results: Sequence[CaseResult],
+    context: dict[str, str],
+    failed: Sequence[tuple[str, str]],
 ) -> str:
     loads = sorted(r.sm_clock_mhz_under_load for r in results if r.sm_clock_mhz_under_load)
     clock = (
@@ -113,7 +132,8 @@ def _source_md(
 - Command: `{context["command"]}`
 - SM clock lock: {context["lock"]}
 - SM clock under load: {clock}
-- Grid `{grid.name}`: {len(results)} cases; warm-up {grid.warmup}, {grid.repeats} timed runs
+- Grid `{grid.name}`: {context.get("completion", "all cases run")}; {len(results)} measured,
+  {len(failed)} failed; warm-up {grid.warmup}, {grid.repeats} timed runs
   (median reported), L2 flush {"on" if grid.flush_l2 else "off"}, energy
   {"on, loops of >= " + str(grid.energy_loop_s) + " s" if grid.energy else "off"}
 
@@ -133,21 +153,23 @@ power. `clock_mhz` is the SM clock NVML reported while that loop ran; `sm_clock_
 - `run.json`: device, settings and every timed run.
 
 Units: ms (time), J (energy), MHz (clocks). Produced by the user's own run; no third-party data.
-"""
+{_failures_md(failed)}"""
 
 
 def write_dataset(
     directory: Path,
     info: DeviceInfo,
     grid: MeasureGrid,
-    results: Sequence[CaseResult],
+    measured: Measured,
     context: dict[str, str],
 ) -> dict[str, int]:
     """Write the dataset files into ``directory`` (created); returns rows per CSV file.
 
-    ``context`` holds ``hardware`` (the opmodel config name), ``command`` and ``lock`` (text for
-    SOURCE.md); the date is added here.
+    ``context`` holds ``hardware`` (the opmodel config name), ``command`` and ``lock`` and
+    optionally ``completion`` (text for SOURCE.md); the date is added here. The cases in
+    ``measured.failed`` are named with their reasons in SOURCE.md and run.json.
     """
+    results, failed = measured.results, measured.failed
     directory.mkdir(parents=True, exist_ok=True)
     context = {**context, "date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M")}
     hardware = context["hardware"]
@@ -187,7 +209,8 @@ def write_dataset(
             }
             for r in results
         ],
+        "failed": [{"label": label, "reason": reason} for label, reason in failed],
     }
     (directory / "run.json").write_text(json.dumps(run, indent=2) + "\n")
-    (directory / "SOURCE.md").write_text(_source_md(info, grid, results, context))
+    (directory / "SOURCE.md").write_text(_source_md(info, grid, results, context, failed))
     return {"gemm.csv": len(gemm), "ops.csv": len(ops)}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# One short lease of an H200: the `h200_8min` timing grid (opmodel measure) and the `h200_ncu`
+# subset under Nsight Compute (scripts/ncu_cases.py). Run from the repository root on the GPU
+# machine, with PyTorch, nvidia-ml-py and PyYAML importable; results go to $OUT (default
+# ./lease_out): log.txt, h200/{gemm.csv,ops.csv,run.json,SOURCE.md}, ncu.csv, ncu_labels.csv.
+# Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
+# measured (docs/measure.md).
+set -u
+OUT=${OUT:-lease_out}
+GRID_S=${GRID_S:-330}      # cap for the timing grid (its dry-run estimate is 212 s)
+NCU_S=${NCU_S:-80}         # ncu_cases stops launching new cases after this
+mkdir -p "$OUT"
+export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
+exec > >(tee "$OUT/log.txt") 2>&1
+date -u
+nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,temperature.gpu --format=csv || true
+python3 -c "import sys, torch, pynvml, yaml; print(sys.version.split()[0], torch.__version__, torch.version.cuda)" || exit 1
+
+timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid h200_8min --hardware h200_sxm \
+    --output-dir "$OUT/h200" --no-progress
+echo "grid exit status $?"
+date -u
+
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -z "$NCU" ]; then echo "no ncu found"; exit 0; fi
+"$NCU" --version | tail -1
+FULL=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,lts__t_sector_hit_rate.pct,lts__t_bytes.sum,sm__cycles_elapsed.avg.per_second,launch__grid_size,launch__block_size,launch__registers_per_thread,launch__shared_mem_per_block_dynamic,launch__shared_mem_per_block_static,launch__waves_per_multiprocessor,sm__warps_active.avg.pct_of_peak_sustained_active,sm__throughput.avg.pct_of_peak_sustained_elapsed
+MINIMAL=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size
+for metrics in "$FULL" "$MINIMAL"; do
+    timeout -k 10 -s TERM $((NCU_S + 60)) "$NCU" --profile-from-start off --cache-control all \
+        --clock-control none --csv --log-file "$OUT/ncu.csv" --metrics "$metrics" \
+        python3 scripts/ncu_cases.py launch --grid h200_ncu --hardware h200_sxm \
+        --labels "$OUT/ncu_labels.csv" --max-seconds "$NCU_S"
+    echo "ncu exit status $?"
+    if grep -q spin_kernel "$OUT/ncu.csv"; then break; fi
+    head -5 "$OUT/ncu.csv"
+done
+date -u
+sleep 1
