@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# One short lease of an H200: the `h200_8min` timing grid (opmodel measure) and the `h200_ncu`
-# subset under Nsight Compute (scripts/ncu_cases.py). Run from the repository root on the GPU
-# machine, with PyTorch, nvidia-ml-py and PyYAML importable; results go to $OUT (default
-# ./lease_out): log.txt, h200/{gemm.csv,ops.csv,run.json,SOURCE.md}, ncu.csv, ncu_labels.csv.
+# One short lease of an H200: a timing grid (opmodel measure; $GRID, default h200_8min) and a
+# grid under Nsight Compute (scripts/ncu_cases.py; $NCU_GRID, default h200_ncu). Run from the
+# repository root on the GPU machine, with PyTorch, nvidia-ml-py and PyYAML importable; results
+# go to $OUT (default ./lease_out): log.txt, $GRID/{gemm.csv,ops.csv,run.json,SOURCE.md},
+# ncu.csv, ncu_labels.csv.
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
 # measured (docs/measure.md).
 set -u
 OUT=${OUT:-lease_out}
+GRID=${GRID:-h200_8min}
+NCU_GRID=${NCU_GRID:-h200_ncu}
 GRID_S=${GRID_S:-330}      # cap for the timing grid (its dry-run estimate is 212 s)
 NCU_S=${NCU_S:-80}         # ncu_cases stops launching new cases after this
 mkdir -p "$OUT"
@@ -16,8 +19,8 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,temperature.gpu --format=csv || true
 python3 -c "import sys, torch, pynvml, yaml; print(sys.version.split()[0], torch.__version__, torch.version.cuda)" || exit 1
 
-timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid h200_8min --hardware h200_sxm \
-    --output-dir "$OUT/h200" --no-progress
+timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$GRID" --hardware h200_sxm \
+    --output-dir "$OUT/$GRID" --no-progress
 echo "grid exit status $?"
 date -u
 
@@ -29,7 +32,7 @@ MINIMAL=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch
 for metrics in "$FULL" "$MINIMAL"; do
     timeout -k 10 -s TERM $((NCU_S + 60)) "$NCU" --profile-from-start off --cache-control all \
         --clock-control none --csv --log-file "$OUT/ncu.csv" --metrics "$metrics" \
-        python3 scripts/ncu_cases.py launch --grid h200_ncu --hardware h200_sxm \
+        python3 scripts/ncu_cases.py launch --grid "$NCU_GRID" --hardware h200_sxm \
         --labels "$OUT/ncu_labels.csv" --max-seconds "$NCU_S"
     echo "ncu exit status $?"
     if grep -q spin_kernel "$OUT/ncu.csv"; then break; fi

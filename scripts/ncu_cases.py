@@ -17,7 +17,12 @@ whole. ``--labels`` gets one row per case in launch order (index, label, op-tabl
 ``--max-seconds`` stops launching new cases after that much wall time, so the process ends
 normally and ncu writes everything it has.
 
-``parse`` (here, no GPU) turns ncu's CSV and the labels into a per-kernel table.
+``parse`` (no GPU) turns ncu's CSV (one row per kernel and metric) and the labels into one row
+per kernel: the case's index and label, the kernel's position in the case, its name, grid and
+block, and one column per metric (ncu's names; numbers without thousands separators). A case
+whose kernels ncu did not see (a same-dtype copy is a memcpy, not a kernel) has no rows.
+
+    python scripts/ncu_cases.py parse --ncu-csv ncu.csv --labels labels.csv --output kernels.csv
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.batch import op_to_row
+from opmodel.core.errors import ConfigError
 from opmodel.measure import MeasureRequest, dry_run
 
 MARKER_KERNEL = "spin_kernel"
@@ -70,6 +76,66 @@ def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: i
     return 0
 
 
+def _kernels(ncu_csv: Path) -> list[dict[str, str]]:
+    """ncu's long CSV as one dict per kernel, in profiling order."""
+    with ncu_csv.open(newline="", encoding="utf-8") as handle:
+        lines = [line for line in handle if not line.startswith("==")]
+    kernels: dict[str, dict[str, str]] = {}
+    for record in csv.DictReader(lines):
+        try:
+            key, metric, value = record["ID"], record["Metric Name"], record["Metric Value"]
+            kernel = kernels.setdefault(
+                key,
+                {
+                    "kernel": record["Kernel Name"],
+                    "grid": record["Grid Size"],
+                    "block": record["Block Size"],
+                },
+            )
+        except KeyError as exc:
+            raise ConfigError([f"{ncu_csv}: not an ncu --csv file (no column {exc})"]) from None
+        kernel[metric] = value.replace(",", "")
+    return list(kernels.values())
+
+
+def parse(ncu_csv: Path, labels: Path, output: Path) -> int:
+    """Write one row per profiled kernel, attributed to its case by the marker kernels."""
+    with labels.open(newline="", encoding="utf-8") as handle:
+        cases = list(csv.DictReader(handle))
+    rows: list[dict[str, str]] = []
+    case = -1
+    position = 0
+    for kernel in _kernels(ncu_csv):
+        if MARKER_KERNEL in kernel["kernel"]:
+            case, position = case + 1, 0
+            continue
+        if not 0 <= case < len(cases):
+            msg = f"{ncu_csv}: kernel {kernel['kernel'][:60]!r} outside the {len(cases)} cases"
+            raise ConfigError([msg])
+        rows.append(
+            {
+                "index": cases[case]["index"],
+                "label": cases[case]["label"],
+                "position": str(position),
+                **kernel,
+            }
+        )
+        position += 1
+    if case + 1 != len(cases):
+        msg = f"{ncu_csv}: {case + 1} marker kernels for {len(cases)} cases in {labels}"
+        raise ConfigError([msg])
+    metrics = sorted(
+        {k for row in rows for k in row} - {"index", "label", "position", "kernel", "grid", "block"}
+    )
+    columns = ["index", "label", "position", "kernel", "grid", "block", *metrics]
+    with output.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.DictWriter(handle, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(rows)
+    sys.stderr.write(f"ncu_cases: {len(rows)} kernels of {len(cases)} cases -> {output}\n")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -80,7 +146,13 @@ def main(argv: list[str] | None = None) -> int:
     go.add_argument("--labels", required=True, type=Path)
     go.add_argument("--max-seconds", type=float, default=120.0)
     go.add_argument("--device", type=int, default=0)
+    table = commands.add_parser("parse", help="ncu CSV + labels -> one row per kernel (no GPU)")
+    table.add_argument("--ncu-csv", required=True, type=Path)
+    table.add_argument("--labels", required=True, type=Path)
+    table.add_argument("--output", required=True, type=Path)
     args = parser.parse_args(argv)
+    if args.command == "parse":
+        return parse(args.ncu_csv, args.labels, args.output)
     if not args.max_seconds > 0:
         parser.error(f"--max-seconds: expected a positive number (got {args.max_seconds})")
     return launch(args.grid, args.hardware, args.labels, args.max_seconds, args.device)

@@ -110,7 +110,7 @@ def _row_tensors(case: Case) -> _Built:
         *(_tensor(case, TensorRole.WEIGHT, shape[1:]) for _ in range(weights)),
         _tensor(case, TensorRole.OUTPUT, shape),
     )
-    return tensors, {}
+    return tensors, {"implementation": "pytorch"}  # ATen's kernels run them
 
 
 def _elementwise_tensors(case: Case) -> _Built:
@@ -120,7 +120,7 @@ def _elementwise_tensors(case: Case) -> _Built:
         *(_tensor(case, TensorRole.INPUT, shape) for _ in range(inputs)),
         _tensor(case, TensorRole.OUTPUT, shape),
     )
-    return tensors, {"function": case.function or "add"}
+    return tensors, {"function": case.function or "add", "implementation": "pytorch"}
 
 
 def _copy_tensors(case: Case) -> _Built:

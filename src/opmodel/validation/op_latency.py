@@ -1,6 +1,7 @@
 """Latency of non-GEMM ops (norms, softmax, elementwise, ...) against measured op tables.
 
-Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**``) whose rows describe one op
+Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``ops.csv`` of
+each ``opmodel measure`` run in ``data/measured/*/``) whose rows describe one op
 (``name, kind, phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms],
 ``hardware`` (an opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` and
 ``label``. ``opmodel measure`` writes ``ops.csv`` in this form; ``scripts/convert_op_data.py``
@@ -94,9 +95,13 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
 
 
 def _files(data_dir: Path) -> list[Path]:
+    """``data_dir/ops/**/*.csv`` and the op tables of ``opmodel measure`` runs kept in
+    ``data_dir/measured/*/ops.csv``; any ``*.csv`` under ``data_dir`` when it has no ``ops``."""
     ops = data_dir / "ops"
-    root = ops if ops.is_dir() else data_dir
-    return sorted(p for p in root.rglob("*.csv") if p.is_file())
+    if not ops.is_dir():
+        return sorted(p for p in data_dir.rglob("*.csv") if p.is_file())
+    measured = (data_dir / "measured").glob("*/ops.csv")
+    return sorted([*(p for p in ops.rglob("*.csv") if p.is_file()), *measured])
 
 
 def load_op_rows(data_dir: Path) -> tuple[list[OpRow], Counter[str]]:
