@@ -17,7 +17,8 @@ whole. ``--labels`` gets one row per case in launch order (index, label, op-tabl
 ``--max-seconds`` stops launching new cases after that much wall time, so the process ends
 normally and ncu writes everything it has.
 
-``parse`` (no GPU) turns ncu's CSV (one row per kernel and metric) and the labels into one row
+``parse`` (no GPU) turns ncu's CSV (one row per kernel and metric; gzipped when it ends in
+``.gz``) and the labels into one row
 per kernel: the case's index and label, the kernel's position in the case, its name, grid and
 block, and one column per metric (ncu's names; numbers without thousands separators). A case
 whose kernels ncu did not see (a same-dtype copy is a memcpy, not a kernel) has no rows.
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import gzip
 import sys
 import time
 from pathlib import Path
@@ -78,7 +80,8 @@ def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: i
 
 def _kernels(ncu_csv: Path) -> list[dict[str, str]]:
     """ncu's long CSV as one dict per kernel, in profiling order."""
-    with ncu_csv.open(newline="", encoding="utf-8") as handle:
+    opener = gzip.open if ncu_csv.suffix == ".gz" else open
+    with opener(ncu_csv, "rt", newline="", encoding="utf-8") as handle:
         lines = [line for line in handle if not line.startswith("==")]
     kernels: dict[str, dict[str, str]] = {}
     for record in csv.DictReader(lines):
