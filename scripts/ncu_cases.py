@@ -56,7 +56,7 @@ def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: i
     done = 0
     with labels.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["index", "label", "kind", "tensors", "attrs"])
+        writer.writerow(["index", "label", "kind", "phase", "tensors", "attrs"])
         for index, case in enumerate(plan.cases):
             if time.perf_counter() - started > max_seconds:
                 break
@@ -70,7 +70,9 @@ def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: i
             torch.cuda.synchronize()
             torch.cuda.profiler.stop()
             row = op_to_row(case.op())
-            writer.writerow([index, case.label, row["kind"], row["tensors"], row["attrs"]])
+            writer.writerow(
+                [index, case.label, row["kind"], row["phase"], row["tensors"], row["attrs"]]
+            )
             handle.flush()
             done += 1
             del run

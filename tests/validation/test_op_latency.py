@@ -109,22 +109,25 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (10.7 % overall, 9.1 % from 100 µs up, 14.6 % under 10 µs, 10.6 % on
-    A40, 9.4 % on A100, 12.2 % on H100; held out on H100: ATen GELU 6.2 %, LayerNorm 20.5 %,
-    vLLM RoPE 10.9 %, residual add 6.8 %), with a little slack, so a change that makes the
-    streaming model worse fails. The 18,258 A100 rows the instruction-issue calibration was
-    fitted on (GELU, LayerNorm, RoPE, SiluAndMul) are reported apart."""
+    of docs/validation.md (10.8 % overall, 9.2 % from 100 µs up, 14.7 % under 10 µs, 10.6 % on
+    A40, 9.4 % on A100, 12.2 % on H100, 35.3 % on this project's event-timed H200 rows, 20.7 %
+    on the RTX 3090 softmax; held out on H100: ATen GELU 6.2 %, LayerNorm 20.5 %, vLLM RoPE
+    10.9 %, residual add 6.8 %), with a little slack, so a change that makes the streaming
+    model worse fails. The 18,258 A100 rows the instruction-issue calibration was fitted on
+    (GELU, LayerNorm, RoPE, SiluAndMul) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 98156 and not skipped
+    assert len(rows) == 98480 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
     assert result.training is not None and result.training.count == 18258
-    assert result.overall.count == 98156 - 18258
+    assert result.overall.count == 98480 - 18258
+    assert result.by_hardware["h200_sxm"].mape <= 0.37
+    assert result.by_kind["softmax:rtx3090"].mape <= 0.22
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
     assert result.by_kind["layernorm:h100_sxm"].mape <= 0.22
     assert result.overall.mape <= 0.115
-    assert result.by_duration["measured >= 100 us"].mape <= 0.095
+    assert result.by_duration["measured >= 100 us"].mape <= 0.096
     assert result.by_duration["measured < 10 us"].mape <= 0.155
     assert result.by_hardware["a40"].mape <= 0.115
     assert result.by_hardware["a100_80gb_sxm"].mape <= 0.10
@@ -165,3 +168,21 @@ def test_hardware_dir_replaces_the_shipped_configs(
     assert "h100_sxm.yaml: file not found" in capsys.readouterr().err
     assert main([*args, "--hardware-dir", str(tmp_path / "none")]) == 2
     assert "--hardware-dir" in capsys.readouterr().err
+
+
+def test_measured_runs_are_read_beside_ops(data_dir: Path) -> None:
+    """``measured/*/ops.csv`` (an opmodel measure run, no implementation column: the op's attr
+    names it) joins ``ops/**``; other CSVs of a run folder are not op tables."""
+    run = data_dir / "measured" / "h200_run"
+    run.mkdir(parents=True)
+    header = "name,kind,phase,tensors,attrs,time,hardware,clock_mhz,source,label\n"
+    attrs = '"{""implementation"": ""pytorch""}"'
+    row = f"rms,rmsnorm,prefill,{NORM},{attrs},0.02,h200_sxm,1980.0,opmodel-measure,m1\n"
+    (run / "ops.csv").write_text(header + row)
+    (run / "ncu_labels.csv").write_text("index,label,kind\n0,x,rmsnorm\n")
+    rows, skipped = load_op_rows(data_dir)
+    measured = [r for r in rows if r.source == "opmodel-measure"]
+    assert len(rows) == 4 and sum(skipped.values()) == 3
+    assert [(r.implementation, r.hardware, r.clock_hz) for r in measured] == [
+        ("pytorch", "h200_sxm", 1.98e9)
+    ]

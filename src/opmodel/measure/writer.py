@@ -26,7 +26,7 @@ from opmodel.core.enums import OpKind
 from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import MeasureGrid
 
-__all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "implementation_of", "write_dataset"]
+__all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "write_dataset"]
 
 _MEASURED = (
     "time",
@@ -44,7 +44,7 @@ _MEASURED = (
     "label",
 )
 GEMM_COLUMNS = ("batch", "dimM", "dimN", "dimK", "trans", "dtype", "compute_dtype", *_MEASURED)
-OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", "implementation", *_MEASURED)
+OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED)
 SOURCE_TAG = "opmodel-measure"
 
 
@@ -72,15 +72,6 @@ def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
         "source": SOURCE_TAG,
         "label": result.case.label,
     }
-
-
-def implementation_of(kind: OpKind) -> str:
-    """Who wrote the kernel a measured case runs: ``sdpa`` (PyTorch's attention dispatch:
-    cuDNN, FlashAttention or memory-efficient kernels), ``memcpy`` (a same-dtype copy is a
-    device-to-device memcpy) or ``pytorch`` (ATen's own kernels)."""
-    if kind in (OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE):
-        return "sdpa"
-    return "memcpy" if kind is OpKind.COPY else "pytorch"
 
 
 def _gemm_row(result: CaseResult, hardware: str) -> dict[str, object]:
@@ -185,11 +176,7 @@ def write_dataset(
     gemm_kinds = (OpKind.GEMM, OpKind.BATCHED_GEMM)
     gemm = [_gemm_row(r, hardware) for r in results if r.case.kind in gemm_kinds]
     ops = [
-        {
-            **op_to_row(r.case.op()),
-            "implementation": implementation_of(r.case.kind),
-            **_measured(r, hardware),
-        }
+        {**op_to_row(r.case.op()), **_measured(r, hardware)}
         for r in results
         if r.case.kind not in gemm_kinds
     ]

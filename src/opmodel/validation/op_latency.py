@@ -1,12 +1,12 @@
 """Latency of non-GEMM ops (norms, softmax, elementwise, ...) against measured op tables.
 
-Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``ops.csv`` of
-each ``opmodel measure`` run in ``data/measured/*/``) whose rows describe one op
-(``name, kind, phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms],
-``hardware`` (an opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` and
-``label``. ``opmodel measure`` writes ``ops.csv`` in this form; ``scripts/convert_op_data.py``
-converts the public Vidur and Liger-Kernel measurements. Nothing is fitted: every row is held
-out. Malformed rows are skipped and counted by reason.
+Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``ops.csv`` of each
+``opmodel measure`` run in ``data/measured/*/``) whose rows describe one op (``name, kind,
+phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms], ``hardware`` (an
+opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else the op's
+``implementation`` attr) and ``label``. ``opmodel measure`` writes ``ops.csv`` in this form;
+``scripts/convert_op_data.py`` converts the public Vidur and Liger-Kernel measurements. Nothing
+is fitted: every row is held out. Malformed rows are skipped and counted by reason.
 """
 
 from __future__ import annotations
@@ -89,7 +89,9 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         hardware=record["hardware"].strip(),
         clock_hz=float(clock) * 1e6 if clock else None,
         source=(record.get("source") or "").strip() or "unknown",
-        implementation=(record.get("implementation") or "").strip() or "unknown",
+        # the column, else the op's own attr (opmodel measure's tables carry only the attr)
+        implementation=(record.get("implementation") or "").strip()
+        or str(op.attrs.get("implementation", "unknown")),
         label=(record.get("label") or "").strip(),
     )
 

@@ -106,8 +106,18 @@ def test_vllm_and_pytorch_structures() -> None:
     elementwise = streaming_kernel(OpKind.ELEMENTWISE, None, 3, 1000, 2)
     assert (elementwise.ctas, elementwise.threads_per_cta) == (math.ceil(3000 / 512), 128)
     softmax = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
-    # 128 threads x 4 fp32 per 16-byte vector = 512 elements per sweep: 8 serial loads, 3 passes
-    assert (softmax.serial_loads, softmax.global_passes, softmax.reductions) == (8, 3, 2)
+    # min(4096, 1024) threads x 4 fp32 per 16-byte vector = 4096 elements per sweep: one serial
+    # load per pass, 3 passes (max, sum, write)
+    assert (softmax.threads_per_cta, softmax.serial_loads, softmax.global_passes) == (1024, 1, 3)
+    assert softmax.reductions == 2
+    short = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 100, 2)
+    assert (short.threads_per_cta, short.serial_loads) == (128, 4)  # warp softmax: 128 / 32
+    # 2048 bf16 elements (4 KiB) still go to the warp softmax: 64 serial loads, one per
+    # iteration; 2048 fp32 (8 KiB) too; 4096 bf16 does not
+    assert streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2).serial_loads == 64
+    assert streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 4).serial_loads == 64
+    block = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 4096, 2)
+    assert (block.ctas, block.threads_per_cta, block.global_passes) == (8, 1024, 3)
 
 
 def test_vllm_rmsnorm_one_token_by_hand() -> None:
@@ -188,7 +198,13 @@ def test_longer_rows_and_more_rows_are_never_faster(
     base = MODEL.predict(_row_op(kind, rows, length, implementation), hardware).latency_s
     longer = MODEL.predict(_row_op(kind, rows, length + extra, implementation), hardware)
     more = MODEL.predict(_row_op(kind, rows + extra, length, implementation), hardware)
-    assert longer.latency_s >= base * (1 - 1e-12)
+    # ATen hands softmax rows of up to 2048 elements (bf16 here) to its warp softmax, whose
+    # serial loads make it slower than the block softmax longer rows get: measured on an H200,
+    # one row of 2048 takes 12.6 us and one of 4096 5.2 us (data/measured). Across that
+    # boundary a longer row may be faster.
+    crosses = kind is OpKind.SOFTMAX and implementation == "pytorch" and length <= 2048
+    if not crosses or length + extra <= 2048:
+        assert longer.latency_s >= base * (1 - 1e-12)
     assert more.latency_s >= base * (1 - 1e-12)
 
 

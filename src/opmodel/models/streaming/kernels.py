@@ -22,8 +22,16 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     row per CTA: a Welford pass over the row, then a second pass that re-reads it to
     normalise; each pass strides over the row in vectors of 4 elements (``vec_size = 4`` in
     layer_norm_kernel.cu, 8 bytes in fp16) with 128 threads. Softmax over rows of up to
-    1024 elements is ATen's persistent warp softmax (a warp per row, the row in registers, one
-    pass); longer rows take one row per CTA and three walks over it (max, sum, write).
+    2048 elements and 8 KiB (``dim_size <= 2048 && dim_size * sizeof(scalar_t) <= 8192`` in
+    SoftMax.cu's host_softmax; ncu on an H200 with PyTorch 2.11 shows ``softmax_warp_forward``
+    for 2048 bf16 elements) is ATen's persistent warp softmax: a warp per row, the row in
+    registers, one pass. Its loads take one element per thread per iteration
+    (``WARP_ITERATIONS = next_pow2(length) / 32``) and each is converted to fp32 as it is
+    stored, so the warp waits for one load before it issues the next: ``WARP_ITERATIONS``
+    serial loads. Measured on an H200 (data/measured, 1 to 512 rows): the kernel's time grows
+    by about one L2 round trip per iteration (512 -> 1024 -> 2048 elements: 5.5 -> 8.0 ->
+    12.6 µs in bf16). Longer rows take one row per CTA and three walks over it (max, sum,
+    write) in a CTA of ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
 where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
@@ -56,7 +64,10 @@ _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot
 # estimate for vLLM's norm, activation and rotary kernels: accumulator, 64-bit position,
 # strides and addresses in the loop (docs/models/streaming.md on what the data suggest)
 _VLLM_REGISTERS = 40
-_PERSISTENT_SOFTMAX_MAX = 1024  # ATen dispatches rows up to 1024 elements to its warp softmax
+# ATen dispatches rows of up to 2048 elements and 8192 bytes to its warp softmax (SoftMax.cu)
+_PERSISTENT_SOFTMAX_MAX = 2048
+_PERSISTENT_SOFTMAX_MAX_BYTES = 8192
+_SOFTMAX_MAX_THREADS = 1024  # ATen SoftMax.cu: max_threads for cunn_SoftMaxForward
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
     "exp": 1,  # MUFU.EX2 after a scaling FMUL
@@ -157,19 +168,29 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
         else max(1, _VECTOR_BYTES // element_bytes)
     )
     threads = _PYTORCH_ROW_THREADS
-    if kind is OpKind.SOFTMAX and length <= _PERSISTENT_SOFTMAX_MAX:
-        # ATen's persistent softmax: one warp per row, the row in registers, one pass
+    persistent = (
+        length <= _PERSISTENT_SOFTMAX_MAX
+        and length * element_bytes <= _PERSISTENT_SOFTMAX_MAX_BYTES
+    )
+    if kind is OpKind.SOFTMAX and persistent:
+        # ATen's persistent softmax: one warp per row, the row in registers, one pass; each
+        # of its WARP_ITERATIONS loads is converted as it is stored (serial)
         warps = threads // 32
+        iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
         return StreamKernel(
             implementation="pytorch",
             ctas=math.ceil(rows / warps),
             threads_per_cta=threads,
             registers_per_thread=min(255, 32 + math.ceil(length / 32)),  # estimate
             elements_per_cta=warps * length,
-            serial_loads=1,
+            serial_loads=iterations,
             global_passes=1,
             reductions=2,
         )
+    if kind is OpKind.SOFTMAX:
+        # cunn_SoftMaxForward's block (SoftMaxForward_getBlockSize): min(length, 1024) threads
+        # rounded up to a warp; ncu on an H200 shows 1024 threads for 32768 elements
+        threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
     return StreamKernel(
         implementation="pytorch",
         ctas=rows,

@@ -1,0 +1,183 @@
+"""Kernel-only accuracy: a model's latency and DRAM bytes against Nsight Compute per case.
+
+Usage: python scripts/compare_ncu_kernels.py [--data-dir data/measured] [--model effective_roofline]
+       [--output-csv F]
+
+Reads every ``*/ncu_kernels.csv`` under ``--data-dir`` (written by ``scripts/ncu_cases.py
+parse``) with its ``ncu_labels.csv``. A case's op is the one the shipped grids' plan builds for
+its label today (``opmodel.measure.plan.Case.op``), so attrs added since the run (such as
+``implementation``) apply. Each case's measured time is the sum of its kernels'
+``gpu__time_duration.sum`` (no launch gaps, caches flushed before each kernel), its DRAM bytes
+the sums of ``dram__bytes_read.sum`` and ``dram__bytes_write.sum``. The model predicts the
+case's op on the config ``--hardware`` (default h200_sxm) names at the SM clock ncu saw (the
+duration-weighted mean of ``sm__cycles_elapsed.avg.per_second``). The model's fixed device
+overhead is the config's; the host launch overhead is not part of an ncu duration, and the
+models do not add it to one kernel's latency. Printed per kind: cases, MAPE, median APE and
+geometric-mean ratio of latency, and the median absolute error of DRAM read bytes. Nothing is
+fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import math
+import statistics
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.measure.grid import load_grid, shipped_grid_names
+from opmodel.measure.plan import Case, expand
+from opmodel.models import get_model
+
+
+@dataclass(frozen=True, slots=True)
+class KernelCase:
+    """One profiled case: what ncu measured and what the model predicts."""
+
+    folder: str
+    label: str
+    kind: str
+    kernels: int
+    measured_s: float
+    predicted_s: float
+    clock_hz: float
+    measured_read_bytes: float
+    predicted_read_bytes: float
+
+    @property
+    def ratio(self) -> float:
+        """Predicted over measured latency."""
+        return self.predicted_s / self.measured_s
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except OSError as exc:
+        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
+
+
+def _shipped_cases() -> dict[str, Case]:
+    """Every case of the shipped measure grids by label (a label names one op)."""
+    return {c.label: c for name in shipped_grid_names() for c in expand(load_grid(name))}
+
+
+def _cases(folder: Path, spec: HardwareSpec, model_name: str) -> list[KernelCase]:
+    kernels: dict[str, list[dict[str, str]]] = defaultdict(list)
+    for row in _read(folder / "ncu_kernels.csv"):
+        kernels[row["index"]].append(row)
+    model = get_model(model_name)
+    cases = _shipped_cases()
+    out = []
+    for record in _read(folder / "ncu_labels.csv"):
+        rows = kernels.get(record["index"])
+        if not rows:
+            continue  # a memcpy: no kernel to compare with
+        durations = [float(r["gpu__time_duration.sum"]) * 1e-9 for r in rows]
+        measured = sum(durations)
+        clocks = [float(r["sm__cycles_elapsed.avg.per_second"]) for r in rows]
+        clock = sum(c * d for c, d in zip(clocks, durations, strict=True)) / measured
+        case = cases.get(record["label"])
+        if case is None:
+            msg = f"{folder / 'ncu_labels.csv'}: case {record['label']!r} is in no shipped grid"
+            raise ConfigError([msg])
+        profile = model.predict(case.op(), spec.at_clock(clock))
+        hbm = profile.traffic.get("hbm")
+        out.append(
+            KernelCase(
+                folder=folder.name,
+                label=record["label"],
+                kind=record["kind"],
+                kernels=len(rows),
+                measured_s=measured,
+                predicted_s=profile.latency_s,
+                clock_hz=clock,
+                measured_read_bytes=sum(float(r["dram__bytes_read.sum"]) for r in rows),
+                predicted_read_bytes=float(hbm.read_bytes) if hbm else math.nan,
+            )
+        )
+    return out
+
+
+def _summary(cases: list[KernelCase]) -> str:
+    apes = [abs(c.ratio - 1) for c in cases]
+    geo = math.exp(statistics.fmean(math.log(c.ratio) for c in cases))
+    reads = [
+        abs(c.predicted_read_bytes / c.measured_read_bytes - 1)
+        for c in cases
+        if c.measured_read_bytes > 1e6 and not math.isnan(c.predicted_read_bytes)
+    ]
+    read = f"{statistics.median(reads):7.1%}" if reads else "      -"
+    return (
+        f"{len(cases):5d} {statistics.fmean(apes):7.1%} {statistics.median(apes):7.1%} "
+        f"{geo:7.3f} {read}"
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Command-line entry point."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--data-dir", type=Path, default=Path("data/measured"))
+    parser.add_argument("--model", default="effective_roofline")
+    parser.add_argument("--hardware", default="h200_sxm")
+    parser.add_argument("--output-csv", type=Path)
+    args = parser.parse_args(argv)
+    folders = sorted(p.parent for p in args.data_dir.glob("*/ncu_kernels.csv"))
+    if not folders:
+        raise ConfigError([f"{args.data_dir}: no */ncu_kernels.csv (scripts/ncu_cases.py parse)"])
+    spec = load_hardware(args.hardware)
+    cases = [case for folder in folders for case in _cases(folder, spec, args.model)]
+    groups: dict[str, list[KernelCase]] = defaultdict(list)
+    for case in cases:
+        groups[case.kind].append(case)
+    print(f"{args.model} vs ncu kernel durations on {args.hardware} ({len(folders)} folders)")
+    print(f"{'group':28s} {'n':>5s} {'MAPE':>7s} {'median':>7s} {'geomean':>7s} {'DRAM rd':>7s}")
+    print(f"{'all':28s} {_summary(cases)}")
+    for kind in sorted(groups):
+        print(f"{kind:28s} {_summary(groups[kind])}")
+    if args.output_csv:
+        with args.output_csv.open("w", newline="", encoding="utf-8") as handle:
+            writer = csv.writer(handle)
+            writer.writerow(
+                [
+                    "folder",
+                    "label",
+                    "kind",
+                    "kernels",
+                    "measured_s",
+                    "predicted_s",
+                    "ratio",
+                    "clock_hz",
+                    "measured_dram_read_bytes",
+                    "predicted_dram_read_bytes",
+                ]
+            )
+            for c in cases:
+                writer.writerow(
+                    [
+                        c.folder,
+                        c.label,
+                        c.kind,
+                        c.kernels,
+                        c.measured_s,
+                        c.predicted_s,
+                        c.ratio,
+                        c.clock_hz,
+                        c.measured_read_bytes,
+                        c.predicted_read_bytes,
+                    ]
+                )
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    import script_errors
+
+    script_errors.run("compare_ncu_kernels", main)
