@@ -3,7 +3,8 @@
 # grid under Nsight Compute (scripts/ncu_cases.py; $NCU_GRID, default h200_ncu). Run from the
 # repository root on the GPU machine, with PyTorch, nvidia-ml-py and PyYAML importable; results
 # go to $OUT (default ./lease_out): log.txt, $GRID/{gemm.csv,ops.csv,run.json,SOURCE.md},
-# ncu.csv, ncu_labels.csv.
+# ncu.csv, ncu_labels.csv. GRID=none skips the timing grid; CHASE=1 first runs
+# scripts/pointer_chase.py (L2 and DRAM load latency, CuPy) into pointer_chase.json.
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
 # measured (docs/measure.md).
 set -u
@@ -12,6 +13,7 @@ GRID=${GRID:-h200_8min}
 NCU_GRID=${NCU_GRID:-h200_ncu}
 GRID_S=${GRID_S:-330}      # cap for the timing grid (its dry-run estimate is 212 s)
 NCU_S=${NCU_S:-80}         # ncu_cases stops launching new cases after this
+NCU_START=${NCU_START:-0}  # first case of the ncu grid (to finish an earlier, capped run)
 mkdir -p "$OUT"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 exec > >(tee "$OUT/log.txt") 2>&1
@@ -19,9 +21,14 @@ date -u
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,temperature.gpu --format=csv || true
 python3 -c "import sys, torch, pynvml, yaml; print(sys.version.split()[0], torch.__version__, torch.version.cuda)" || exit 1
 
-timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$GRID" --hardware h200_sxm \
+if [ "$GRID" = none ]; then GRID_S=0; fi
+[ "$GRID_S" -gt 0 ] && timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$GRID" --hardware h200_sxm \
     --output-dir "$OUT/$GRID" --no-progress
 echo "grid exit status $?"
+if [ "${CHASE:-0}" = 1 ]; then
+    timeout -k 10 120 python3 scripts/pointer_chase.py --output "$OUT/pointer_chase.json"
+    echo "pointer chase exit status $?"
+fi
 date -u
 
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
@@ -33,7 +40,7 @@ for metrics in "$FULL" "$MINIMAL"; do
     timeout -k 10 -s TERM $((NCU_S + 60)) "$NCU" --profile-from-start off --cache-control all \
         --clock-control none --csv --log-file "$OUT/ncu.csv" --metrics "$metrics" \
         python3 scripts/ncu_cases.py launch --grid "$NCU_GRID" --hardware h200_sxm \
-        --labels "$OUT/ncu_labels.csv" --max-seconds "$NCU_S"
+        --labels "$OUT/ncu_labels.csv" --max-seconds "$NCU_S" --start-index "$NCU_START"
     echo "ncu exit status $?"
     if grep -q spin_kernel "$OUT/ncu.csv"; then break; fi
     head -5 "$OUT/ncu.csv"

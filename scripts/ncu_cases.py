@@ -44,20 +44,23 @@ MARKER_KERNEL = "spin_kernel"
 _MARKER_CYCLES = 1000
 
 
-def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: int) -> int:
-    """Run every case of the grid once inside a profiler range, after a marker kernel."""
+def launch(grid: str, hardware: str, labels: Path, max_seconds: float, first: int = 0) -> int:
+    """Run the grid's cases from index ``first`` on, each once inside a profiler range after a
+    marker kernel (labels keep the plan's indices)."""
     import torch  # noqa: PLC0415 - only on the GPU machine
 
     from opmodel.measure import TorchBackend  # noqa: PLC0415
 
     plan = dry_run(MeasureRequest(grid=grid, hardware=hardware))
-    backend = TorchBackend(device)
+    backend = TorchBackend(0)
     started = time.perf_counter()
     done = 0
     with labels.open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["index", "label", "kind", "phase", "tensors", "attrs"])
         for index, case in enumerate(plan.cases):
+            if index < first:
+                continue
             if time.perf_counter() - started > max_seconds:
                 break
             run: Any = backend.kernel(case)
@@ -76,7 +79,7 @@ def launch(grid: str, hardware: str, labels: Path, max_seconds: float, device: i
             handle.flush()
             done += 1
             del run
-    sys.stderr.write(f"ncu_cases: launched {done} of {len(plan.cases)} cases\n")
+    sys.stderr.write(f"ncu_cases: launched {done} of {len(plan.cases) - first} cases\n")
     return 0
 
 
@@ -150,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     go.add_argument("--hardware", required=True)
     go.add_argument("--labels", required=True, type=Path)
     go.add_argument("--max-seconds", type=float, default=120.0)
-    go.add_argument("--device", type=int, default=0)
+    go.add_argument("--start-index", type=int, default=0, help="skip the cases before this")
     table = commands.add_parser("parse", help="ncu CSV + labels -> one row per kernel (no GPU)")
     table.add_argument("--ncu-csv", required=True, type=Path)
     table.add_argument("--labels", required=True, type=Path)
@@ -160,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
         return parse(args.ncu_csv, args.labels, args.output)
     if not args.max_seconds > 0:
         parser.error(f"--max-seconds: expected a positive number (got {args.max_seconds})")
-    return launch(args.grid, args.hardware, args.labels, args.max_seconds, args.device)
+    return launch(args.grid, args.hardware, args.labels, args.max_seconds, args.start_index)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,199 @@
+"""Load-to-use latency of an NVIDIA GPU's L2 and DRAM by pointer chasing (CuPy, on the GPU).
+
+Usage (on a machine with a CUDA GPU and CuPy; nothing of opmodel is needed):
+
+    python scripts/pointer_chase.py --output chase.json [--device 0] [--hops 20000]
+
+One thread per CTA follows a chain of 4-byte indices, each hop a load whose address is the
+value the previous load returned, so hops cannot overlap: ``cycles / hops`` is the latency of
+one load. Loads are ``ld.global.cg`` (cached in L2, not in L1). Each element sits on its own
+128-byte line and the chain visits the lines of its region in a random order (a random cyclic
+permutation), so neither sector reuse nor a prefetcher shortens a hop. Every chain is walked
+once untimed first (it warms the L2 or the TLB), then timed with ``clock64`` (SM cycles) and,
+for the whole launch, CUDA events (ns).
+
+Tests:
+
+- ``l2_per_sm``: one CTA per SM, each on its own 128 KiB region (all regions together fit in
+  the L2): an L2 hit seen from every SM, near and far partitions mixed by the address hash.
+- ``l2_<size>``: one CTA, one region of 4, 16 or 32 MiB: hits over a footprint that fills more
+  of the L2.
+- ``dram_random``: one CTA over 1 GiB in random order: DRAM latency with TLB misses.
+- ``dram_page_local``: one CTA over 1 GiB, the 2 MiB pages in order and the lines of each page
+  in random order: DRAM latency with few TLB misses.
+
+The JSON has per test the region bytes, hops, cycles per hop (median, min and max over CTAs)
+and ns per hop from the events, plus the GPU name and the SM clock NVML read before and after.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+_LINE_WORDS = 32  # 128-byte lines of 4-byte words
+_PAGE_BYTES = 2 * 2**20
+
+_SOURCE = r"""
+extern "C" __global__ void chase(const unsigned int* __restrict__ chain,
+                                 unsigned long long region_words, unsigned int start_word,
+                                 int hops, int timed,
+                                 unsigned long long* cycles, unsigned int* smid_out,
+                                 unsigned int* sink) {
+    if (threadIdx.x != 0) return;
+    const unsigned int* base = chain + region_words * blockIdx.x;
+    unsigned int p = start_word;
+    unsigned int v;
+    long long start = clock64();
+    for (int i = 0; i < hops; ++i) {
+        asm volatile("ld.global.cg.u32 %0, [%1];" : "=r"(v) : "l"(base + p));
+        p = v;
+    }
+    long long stop = clock64();
+    unsigned int smid;
+    asm volatile("mov.u32 %0, %%smid;" : "=r"(smid));
+    if (timed) {
+        cycles[blockIdx.x] = (unsigned long long)(stop - start);
+        smid_out[blockIdx.x] = smid;
+    }
+    sink[blockIdx.x] = p;
+}
+"""
+
+
+def _chain(np: Any, lines: int, rng: Any, page_lines: int | None) -> Any:
+    """Word array of one region: line ``i``'s first word holds the word index of the next."""
+    if page_lines is None:
+        order = rng.permutation(lines)
+    else:
+        pages = [
+            start + rng.permutation(min(page_lines, lines - start))
+            for start in range(0, lines, page_lines)
+        ]
+        order = np.concatenate(pages)
+    words = np.zeros(lines * _LINE_WORDS, dtype=np.uint32)
+    words[order * _LINE_WORDS] = (np.roll(order, -1) * _LINE_WORDS).astype(np.uint32)
+    return words
+
+
+@dataclass(frozen=True, slots=True)
+class _Walk:
+    """One test's chains on the GPU and how to walk them."""
+
+    chain: Any
+    region_words: int
+    ctas: int
+    hops: int
+    cold: bool  # a DRAM test: time lines the untimed walk did not visit
+
+
+def _run(cp: Any, kernel: Any, walk: _Walk) -> dict[str, Any]:
+    """Walk untimed, then timed. An L2 test's untimed walk covers its whole region (every
+    line in L2 before timing); a DRAM test's timed walk continues where the untimed one
+    stopped, on lines not yet visited."""
+    chain, region_words, ctas, hops, cold = (
+        walk.chain,
+        walk.region_words,
+        walk.ctas,
+        walk.hops,
+        walk.cold,
+    )
+    cycles = cp.zeros(ctas, dtype=cp.uint64)
+    smid = cp.zeros(ctas, dtype=cp.uint32)
+    sink = cp.zeros(ctas, dtype=cp.uint32)
+    words = cp.uint64(region_words)
+    warm_hops = hops if cold else max(hops, region_words // _LINE_WORDS)
+    kernel(
+        (ctas,),
+        (32,),
+        (chain, words, cp.uint32(0), cp.int32(warm_hops), cp.int32(0), cycles, smid, sink),
+    )
+    cp.cuda.Device().synchronize()
+    start_word = int(cp.asnumpy(sink)[0]) if cold else 0
+    start, stop = cp.cuda.Event(), cp.cuda.Event()
+    start.record()
+    kernel(
+        (ctas,),
+        (32,),
+        (chain, words, cp.uint32(start_word), cp.int32(hops), cp.int32(1), cycles, smid, sink),
+    )
+    stop.record()
+    stop.synchronize()
+    per_hop = [float(c) / hops for c in cp.asnumpy(cycles)]
+    return {
+        "ctas": ctas,
+        "hops": hops,
+        "warm_hops": warm_hops,
+        "region_bytes": region_words * 4,
+        "cycles_per_hop_median": statistics.median(per_hop),
+        "cycles_per_hop_min": min(per_hop),
+        "cycles_per_hop_max": max(per_hop),
+        "ns_per_hop_events": cp.cuda.get_elapsed_time(start, stop) * 1e6 / hops,
+        "sm_ids": sorted(int(s) for s in cp.asnumpy(smid)),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the tests and write the JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output", required=True, type=Path)
+    parser.add_argument("--device", type=int, default=0)
+    parser.add_argument("--hops", type=int, default=20000)
+    args = parser.parse_args(argv)
+    import cupy as cp  # type: ignore[import-not-found]  # noqa: PLC0415 - GPU machine only
+    import numpy as np  # noqa: PLC0415
+    import pynvml  # noqa: PLC0415
+
+    cp.cuda.Device(args.device).use()
+    pynvml.nvmlInit()
+    handle = pynvml.nvmlDeviceGetHandleByIndex(args.device)
+
+    def sm_clock() -> int:
+        return int(pynvml.nvmlDeviceGetClockInfo(handle, pynvml.NVML_CLOCK_SM))
+
+    kernel = cp.RawKernel(_SOURCE, "chase")
+    props = cp.cuda.runtime.getDeviceProperties(args.device)
+    sms = int(props["multiProcessorCount"])
+    rng = np.random.default_rng(1)
+    results: dict[str, Any] = {
+        "gpu": props["name"].decode() if isinstance(props["name"], bytes) else str(props["name"]),
+        "sms": sms,
+        "l2_bytes": int(props["l2CacheSize"]),
+        "date_utc": time.strftime("%Y-%m-%d %H:%M", time.gmtime()),
+        "sm_clock_mhz_before": sm_clock(),
+        "tests": {},
+    }
+    tests: list[tuple[str, int, int, int | None, int]] = [
+        ("l2_per_sm", 128 * 2**10, sms, None, args.hops),
+        ("l2_4mib", 4 * 2**20, 1, None, args.hops),
+        ("l2_16mib", 16 * 2**20, 1, None, args.hops),
+        ("l2_32mib", 32 * 2**20, 1, None, args.hops),
+        ("dram_random", 2**30, 1, None, args.hops),
+        ("dram_page_local", 2**30, 1, _PAGE_BYTES // (4 * _LINE_WORDS), args.hops),
+    ]
+    for name, region_bytes, ctas, page_lines, hops in tests:
+        lines = region_bytes // (4 * _LINE_WORDS)
+        host = np.concatenate([_chain(np, lines, rng, page_lines) for _ in range(ctas)])
+        chain = cp.asarray(host)
+        results["tests"][name] = {
+            **_run(
+                cp,
+                kernel,
+                _Walk(chain, lines * _LINE_WORDS, ctas, hops, cold=name.startswith("dram")),
+            ),
+            "sm_clock_mhz": sm_clock(),
+        }
+        del chain
+        print(name, json.dumps({k: v for k, v in results["tests"][name].items() if k != "sm_ids"}))
+    results["sm_clock_mhz_after"] = sm_clock()
+    args.output.write_text(json.dumps(results, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
