@@ -34,7 +34,7 @@ def test_lighter_kernels_climb_as_the_cube_root_of_activity() -> None:
 
 
 def test_no_limit_or_no_activity_keeps_the_clock() -> None:
-    spec = load_hardware("h100_sxm")  # no sourced power-limited clock
+    spec = load_hardware("b200")  # no sourced power-limited clock
     assert spec.compute.power_limited_clock_hz is None
     assert power_limited_clock_hz(spec, 1.0) == spec.compute.clock_hz
     assert power_limited_clock_hz(_limited(1.065e9), 0.0) == 1.41e9
@@ -59,6 +59,17 @@ def test_a100_sxm_ships_nvidias_sustained_hpl_clock() -> None:
     assert spec.at_clock(1.2e9).compute.power_limited_clock_hz is None
 
 
+def test_h200_and_h100_carry_the_clock_measured_under_gemm_load() -> None:
+    """1455 MHz: the median SM clock NVML read on an H200 during back-to-back large GEMMs
+    (data/measured); the H100 SXM (the same GH100 die at 700 W) cites the same measurement."""
+    for name in ("h200_sxm", "h100_sxm"):
+        spec = load_hardware(name)
+        assert spec.compute.power_limited_clock_hz == 1.455e9
+        assert power_limited_clock_hz(spec, 1.0) == 1.455e9
+        # at half the tensor activity: 1455 x 2^(1/3) = 1833 MHz, above the 1830 MHz rating
+        assert power_limited_clock_hz(spec, 0.5) == 1.83e9
+
+
 def test_throttled_spec_from_a_kernels_activity() -> None:
     """``tensor_activity`` is issued FLOPs over peak x time (capped at 1); ``throttled`` gives
     the spec at the law's clock, or None when the kernel keeps the clock."""
@@ -71,5 +82,5 @@ def test_throttled_spec_from_a_kernels_activity() -> None:
     busy = throttled(spec, DType.BF16, peak * 1e-3, 1e-3)
     assert busy is not None and busy.compute.clock_hz == 1.065e9
     assert throttled(spec, DType.BF16, 0.1 * peak * 1e-3, 1e-3) is None  # 2.29 GHz > 1.41 GHz
-    free = load_hardware("h100_sxm")
+    free = load_hardware("b200")
     assert throttled(free, DType.BF16, 1e15, 1e-3) is None  # no power-limited clock

@@ -382,7 +382,8 @@ def test_warm_is_never_slower_than_cold(
 def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
     """The H100 SXM's tensor peaks are rated at 1.83 GHz, its FP32 peak (67 TFLOPS) at 1.98 GHz:
     a streaming kernel on the unlocked config runs as on the spec at 1.98 GHz; a locked spec
-    (at_clock) has no boost and runs at its own clock; GEMMs keep the rated clock."""
+    (at_clock) has no boost and runs at its own clock; GEMMs do not boost (their clock is the
+    rated one or, busy enough, the power-limited one)."""
     assert H100.compute.max_boost_clock_hz == 1.98e9
     boosted_spec = boosted(H100)
     assert boosted_spec is boosted(H100)  # cached on the spec
@@ -396,7 +397,7 @@ def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
     assert MODEL.predict(op, locked).latency_s > at_boost.latency_s
     assert boosted(A100) is A100  # A100's rated clock is its maximum boost
     gemm = load_op(EXAMPLES / "gemm.yaml")
-    assert MODEL.predict(gemm, H100).latency_s == MODEL.predict(gemm, locked).latency_s
+    assert MODEL.predict(gemm, H100).latency_s >= MODEL.predict(gemm, locked).latency_s
 
 
 @given(
