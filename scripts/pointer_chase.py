@@ -144,7 +144,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", required=True, type=Path)
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--hops", type=int, default=20000)
+    parser.add_argument("--dram-bytes", type=int, default=2**30, help="DRAM tests' region")
     args = parser.parse_args(argv)
+    if args.hops < 1 or args.dram_bytes < _PAGE_BYTES:
+        parser.error(
+            f"--hops >= 1 and --dram-bytes >= {_PAGE_BYTES} (got {args.hops}, {args.dram_bytes})"
+        )
     import cupy as cp  # type: ignore[import-not-found]  # noqa: PLC0415 - GPU machine only
     import numpy as np  # noqa: PLC0415
     import pynvml  # noqa: PLC0415
@@ -173,8 +178,8 @@ def main(argv: list[str] | None = None) -> int:
         ("l2_4mib", 4 * 2**20, 1, None, args.hops),
         ("l2_16mib", 16 * 2**20, 1, None, args.hops),
         ("l2_32mib", 32 * 2**20, 1, None, args.hops),
-        ("dram_random", 2**30, 1, None, args.hops),
-        ("dram_page_local", 2**30, 1, _PAGE_BYTES // (4 * _LINE_WORDS), args.hops),
+        ("dram_random", args.dram_bytes, 1, None, args.hops),
+        ("dram_page_local", args.dram_bytes, 1, _PAGE_BYTES // (4 * _LINE_WORDS), args.hops),
     ]
     for name, region_bytes, ctas, page_lines, hops in tests:
         lines = region_bytes // (4 * _LINE_WORDS)
