@@ -63,17 +63,20 @@ def _read(path: Path) -> list[dict[str, str]]:
         raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
 
 
-def _shipped_cases() -> dict[str, Case]:
-    """Every case of the shipped measure grids by label (a label names one op)."""
-    return {c.label: c for name in shipped_grid_names() for c in expand(load_grid(name))}
+def _known_cases(grids: list[str]) -> dict[str, Case]:
+    """Every case of the shipped measure grids and of ``grids`` (paths or names) by label (a
+    label names one op)."""
+    names = [*shipped_grid_names(), *grids]
+    return {c.label: c for name in names for c in expand(load_grid(name))}
 
 
-def _cases(folder: Path, spec: HardwareSpec, model_name: str) -> list[KernelCase]:
+def _cases(
+    folder: Path, spec: HardwareSpec, model_name: str, known: dict[str, Case]
+) -> list[KernelCase]:
     kernels: dict[str, list[dict[str, str]]] = defaultdict(list)
     for row in _read(folder / "ncu_kernels.csv"):
         kernels[row["index"]].append(row)
     model = get_model(model_name)
-    cases = _shipped_cases()
     out = []
     for record in _read(folder / "ncu_labels.csv"):
         rows = kernels.get(record["index"])
@@ -83,9 +86,10 @@ def _cases(folder: Path, spec: HardwareSpec, model_name: str) -> list[KernelCase
         measured = sum(durations)
         clocks = [float(r["sm__cycles_elapsed.avg.per_second"]) for r in rows]
         clock = sum(c * d for c, d in zip(clocks, durations, strict=True)) / measured
-        case = cases.get(record["label"])
+        case = known.get(record["label"])
         if case is None:
-            msg = f"{folder / 'ncu_labels.csv'}: case {record['label']!r} is in no shipped grid"
+            where = folder / "ncu_labels.csv"
+            msg = f"{where}: case {record['label']!r} is in no shipped grid (add yours: --grid)"
             raise ConfigError([msg])
         profile = model.predict(case.op(), spec.at_clock(clock))
         hbm = profile.traffic.get("hbm")
@@ -127,12 +131,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="effective_roofline")
     parser.add_argument("--hardware", default="h200_sxm")
     parser.add_argument("--output-csv", type=Path)
+    parser.add_argument(
+        "--grid", action="append", default=[], help="a grid file the run used (repeatable)"
+    )
     args = parser.parse_args(argv)
     folders = sorted(p.parent for p in args.data_dir.glob("*/ncu_kernels.csv"))
     if not folders:
         raise ConfigError([f"{args.data_dir}: no */ncu_kernels.csv (scripts/ncu_cases.py parse)"])
     spec = load_hardware(args.hardware)
-    cases = [case for folder in folders for case in _cases(folder, spec, args.model)]
+    known = _known_cases(args.grid)
+    cases = [case for folder in folders for case in _cases(folder, spec, args.model, known)]
     groups: dict[str, list[KernelCase]] = defaultdict(list)
     for case in cases:
         groups[case.kind].append(case)

@@ -122,3 +122,13 @@ def test_compare_sums_a_cases_kernels_and_predicts_at_the_ncu_clock(
     assert float(rows[ADD]["measured_dram_read_bytes"]) == 16384
     printed = capsys.readouterr().out
     assert "rmsnorm" in printed and "elementwise" in printed
+
+
+def test_compare_names_a_case_no_grid_has(run: Path) -> None:
+    load_script("ncu_cases").parse(
+        run / "ncu.csv.gz", run / "ncu_labels.csv", run / "ncu_kernels.csv"
+    )
+    labels = run / "ncu_labels.csv"
+    labels.write_text(labels.read_text().replace(RMS, "rmsnorm bf16 rows=3 length=5"))
+    with pytest.raises(ConfigError, match=r"'rmsnorm bf16 rows=3 length=5' is in no shipped grid"):
+        load_script("compare_ncu_kernels").main(["--data-dir", str(run.parent)])
