@@ -47,9 +47,9 @@ def run_measurements(
     summary (files, rows, seconds, the estimate it had, failed cases, whether interrupted).
 
     A case whose measurement raises (out of memory, an op the installed PyTorch lacks) is
-    recorded with its reason in SOURCE.md and run.json and the grid goes on. An interrupt
-    (Ctrl-C, ``timeout -s INT``) stops the grid; what was measured is written, and SOURCE.md
-    says after how many cases it stopped."""
+    recorded with its reason in SOURCE.md and run.json and the grid goes on. A
+    KeyboardInterrupt (Ctrl-C; ``opmodel measure`` also raises it on SIGTERM) stops the grid;
+    what was measured is written, and SOURCE.md says after how many cases it stopped."""
     the_plan = dry_run(request)  # validates grid and hardware before touching the GPU
     if request.output_dir is None:
         msg = "run_measurements: output_dir is required (or use dry_run)"
@@ -71,7 +71,7 @@ def run_measurements(
                 failed.append((case.label, _reason(exc)))
             if progress is not None:
                 progress(index + 1, len(the_plan.cases))
-    except KeyboardInterrupt:  # Ctrl-C or `timeout -s INT`: keep what was measured
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: keep what was measured
         interrupted = True
     finally:
         if locked:

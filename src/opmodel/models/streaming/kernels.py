@@ -29,9 +29,11 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     (``WARP_ITERATIONS = next_pow2(length) / 32``) and each is converted to fp32 as it is
     stored, so the warp waits for one load before it issues the next: ``WARP_ITERATIONS``
     serial loads. Measured on an H200 (data/measured, 1 to 512 rows): the kernel's time grows
-    by about one L2 round trip per iteration (512 -> 1024 -> 2048 elements: 5.5 -> 8.0 ->
-    12.6 µs in bf16). Longer rows take one row per CTA and three walks over it (max, sum,
-    write) in a CTA of ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``).
+    with the iterations (512 -> 1024 -> 2048 elements: 5.5 -> 8.0 -> 12.6 µs in bf16), by
+    about one L2 hit per iteration in bf16 and two thirds of one in fp32, less than the chain
+    of cold loads the model charges: the loads overlap in part (docs/validation.md). Longer
+    rows take one row per CTA and three walks over it (max, sum, write) in a CTA of
+    ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
 where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
