@@ -174,3 +174,16 @@ def test_an_interrupt_writes_what_was_measured(tmp_path: Path) -> None:
     source = (tmp_path / "out" / "SOURCE.md").read_text()
     assert "interrupted after 3 of 9 cases; 3 measured,\n  0 failed" in source
     assert "Cases that failed" not in source
+
+
+def test_streaming_rows_carry_the_flushs_dirty_bytes(tmp_path: Path) -> None:
+    """The flush zeroes a buffer of twice the L2 before each timed run, so the norm,
+    elementwise and copy rows say so (``l2_dirty_bytes``); GEMM and attention rows do not."""
+    run_measurements(_request(tmp_path), FakeBackend())
+    with (tmp_path / "out" / "ops.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    flush = 2 * 60 * 2**20  # the fake device's L2 is 60 MiB
+    for kind in ("rmsnorm", "elementwise", "copy"):
+        assert attrs[kind]["l2_dirty_bytes"] == flush
+    assert "l2_dirty_bytes" not in attrs["attention_prefill"]

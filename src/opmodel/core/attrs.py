@@ -101,6 +101,18 @@ _COMMON = (
         doc="data type the arithmetic runs in (default: see the op kind)",
     ),
 )
+# a benchmark's L2 flush by writing a buffer (torch ``zero_()`` in opmodel measure, Triton's
+# do_bench) leaves the L2 full of dirty lines, which the timed kernel's traffic evicts
+# (streaming kernels; the GEMM kernels do not take it yet)
+_L2_DIRTY = AttrSpec(
+    name="l2_dirty_bytes",
+    kind=int,
+    minimum=0,
+    doc="bytes another kernel wrote just before this one that are not its inputs, e.g. a "
+    "benchmark's L2 flush that writes a buffer (Triton's do_bench: 268435456); the dirty lines "
+    "this kernel's traffic evicts are written back to DRAM, which lengthens a bandwidth-bound "
+    "kernel (default 0); effective_roofline's streaming kernels only",
+)
 _GEMM = (
     AttrSpec(name="transpose_a", kind=bool, doc="A is stored [k, m]"),
     AttrSpec(name="transpose_b", kind=bool, doc="B is stored [n, k]"),
@@ -208,13 +220,13 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.BATCHED_GEMM, _GEMM),
         (OpKind.ATTENTION_PREFILL, _ATTENTION),
         (OpKind.ATTENTION_DECODE, _ATTENTION),
-        (OpKind.SOFTMAX, _ROW),
-        (OpKind.LAYERNORM, _ROW),
-        (OpKind.RMSNORM, _ROW),
-        (OpKind.ELEMENTWISE, _ELEMENTWISE),
-        (OpKind.REDUCTION, _REDUCTION),
-        (OpKind.EMBEDDING, _WARM),
-        (OpKind.COPY, _WARM),
+        (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
+        (OpKind.LAYERNORM, (*_ROW, _L2_DIRTY)),
+        (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),
+        (OpKind.ELEMENTWISE, (*_ELEMENTWISE, _L2_DIRTY)),
+        (OpKind.REDUCTION, (*_REDUCTION, _L2_DIRTY)),
+        (OpKind.EMBEDDING, (*_WARM, _L2_DIRTY)),
+        (OpKind.COPY, (*_WARM, _L2_DIRTY)),
     )
 }
 

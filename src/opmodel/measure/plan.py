@@ -28,6 +28,10 @@ START_S = 20.0  # estimate: import PyTorch, create the CUDA context, first libra
 SETUP_S = 0.02  # estimate: allocate and fill the case's tensors, build the callable
 TIMED_RUN_OVERHEAD_S = 30e-6  # estimate: two CUDA event records and a synchronise per timed run
 _BINARY = frozenset({"add", "mul"})
+# ops the streaming kernel model predicts (they take attr l2_dirty_bytes)
+_STREAMING = frozenset(
+    {OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM, OpKind.ELEMENTWISE, OpKind.COPY}
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,8 +62,10 @@ class Case:
         }.get(self.kind, "")
         return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
 
-    def op(self) -> LocalOp:
-        """The LocalOp this case measures (what the models predict for it)."""
+    def op(self, flush_bytes: int = 0) -> LocalOp:
+        """The LocalOp this case measures (what the models predict for it). ``flush_bytes``:
+        what the L2 flush before each timed run wrote (``opmodel measure`` zeroes a buffer of
+        twice the L2), which streaming ops carry as ``l2_dirty_bytes``."""
         build = {
             OpKind.GEMM: _gemm_tensors,
             OpKind.BATCHED_GEMM: _gemm_tensors,
@@ -72,6 +78,8 @@ class Case:
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
         tensors, attrs = build(self)
+        if flush_bytes > 0 and self.kind in _STREAMING:
+            attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
         return LocalOp(
             name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs

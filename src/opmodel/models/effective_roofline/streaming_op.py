@@ -116,6 +116,7 @@ def _work_of(
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
         instructions_per_element=instructions_per_element(kernel.implementation, issue_key(op)),
+        dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
     )
 
 
@@ -130,8 +131,10 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shared, reread))
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {
+            # the op's writes, and another kernel's dirty lines it writes back now
             "hbm": LevelTraffic(
-                read_bytes=math.ceil(e.dram_read_bytes), write_bytes=math.ceil(e.dram_write_bytes)
+                read_bytes=math.ceil(e.dram_read_bytes),
+                write_bytes=math.ceil(e.dram_write_bytes + e.dirty_write_back_bytes),
             ),
             "l2": LevelTraffic(
                 read_bytes=math.ceil(e.l2_read_bytes), write_bytes=base.traffic["hbm"].write_bytes

@@ -42,6 +42,14 @@ a round trip through shared memory and a barrier, twice (estimate; Harris, "Opti
 Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the minimum over the SM's CTA,
 warp and register limits (registers allocated per warp in ``register_allocation_unit``s). No
 loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
+
+Dirty lines of another kernel (attr ``l2_dirty_bytes``: a benchmark's flush that wrote a
+buffer). The L2 holds at most its shared capacity ``C`` of them, as of a producer's output;
+the kernel's DRAM traffic evicts ``1 - exp(-x)`` of those, ``x = (DRAM reads + writes) / C``
+(:func:`~opmodel.models.shared.l2_survival.write_back_bytes`), and writes them back. DRAM
+controllers queue writes behind reads, so the write-back adds to the DRAM bandwidth bound
+only: a latency-bound kernel does not wait for it (measured: Liger's Triton norms, timed by
+do_bench after a 256 MiB ``zero_()``, 23.1 % -> 14.1 %; docs/validation.md).
 """
 
 from __future__ import annotations
@@ -79,6 +87,7 @@ class StreamingEvaluation(FastValue):
     dram_write_bytes: float  # what the kernel writes: all of it reaches DRAM, now or later
     dram_write_back_bytes: float  # the part written back while the kernel runs (write_back_bytes)
     l2_read_bytes: float
+    dirty_write_back_bytes: float = 0.0  # another kernel's dirty lines it evicts (l2_dirty_bytes)
 
 
 @value_type
@@ -149,7 +158,9 @@ class StreamWork(FastValue):
     ``warm_read_bytes``: the part of ``read_bytes`` the previous kernel wrote (attrs
     ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all;
     ``instructions_per_element``: what each thread issues per element
-    (:mod:`~opmodel.models.streaming.issue`; 0: no issue bound).
+    (:mod:`~opmodel.models.streaming.issue`; 0: no issue bound);
+    ``dirty_bytes``: what another kernel wrote just before, not an input (attr
+    ``l2_dirty_bytes``; module docstring).
     """
 
     read_bytes: int
@@ -162,6 +173,7 @@ class StreamWork(FastValue):
     warm_read_bytes: int = 0
     producer_bytes: int = 0
     instructions_per_element: float = 0.0
+    dirty_bytes: int = 0
 
 
 @value_type
@@ -175,6 +187,7 @@ class _MemoryUse(FastValue):
     warm_hits: float  # bytes of warm inputs read from L2
     dram_reads: float  # DRAM bytes read, first pass and re-reads
     written_back: float  # DRAM bytes written back while the kernel runs
+    dirty_written_back: float  # unrelated dirty lines the kernel's traffic evicts (dirty_bytes)
 
 
 def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas: int) -> _MemoryUse:
@@ -206,7 +219,13 @@ def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas:
         if has_l2 and warm_bytes
         else float(write_bytes)
     )
+    dirty = min(work.dirty_bytes, dev.l2_shared_bytes) if has_l2 else 0.0
     return _MemoryUse.make(
+        dirty_written_back=(
+            write_back_bytes(0.0, dirty, dram_reads + write_bytes, dev.l2_shared_bytes)
+            if dirty
+            else 0.0
+        ),
         hit=hit,
         survival=survival,
         # a load step waits on DRAM unless every streamed input is warm
@@ -269,7 +288,9 @@ def _bounds(
     t_chain = loaded_chain_s(dram_trips, rest, t_dram)
     times = {
         "latency": t_chain,
-        "dram": t_dram,
+        # dirty lines the kernel evicts go back to DRAM too; writes wait in the controller's
+        # queue behind reads, so they lengthen a bandwidth-bound kernel, not the load chain
+        "dram": t_dram + use.dirty_written_back / dev.hbm_rate,
         "l2": ctas * l2_cta / dev.l2_rate,
         "compute": _compute_s(kernel, dev, work),
     }
@@ -309,4 +330,5 @@ def evaluate_streaming(
         dram_write_bytes=float(work.write_bytes),
         dram_write_back_bytes=use.written_back,
         l2_read_bytes=work.read_bytes + (kernel.global_passes - 1) * work.reread_bytes,
+        dirty_write_back_bytes=use.dirty_written_back,
     )
