@@ -154,7 +154,7 @@ BAD_OPS = [
     ),
     (
         lambda: _op("gemm", (A, B, C), cta_tile_mm=128),
-        "op 'x' (gemm): attrs.cta_tile_mm: unknown attribute for gemm; did you mean 'cta_tile_m'? (accepted: beta_zero, compute_dtype, cta_tile_k, cta_tile_m, cta_tile_n, gemm_selection_backend, gemm_selection_objective, gemm_selection_shortlist_size, pipeline_stages, raster_swizzle, registers_per_thread, resident_ctas_per_sm, split_k, transpose_a, transpose_b, warp_tile_k, warp_tile_m, warp_tile_n, warps_per_cta)",
+        "op 'x' (gemm): attrs.cta_tile_mm: unknown attribute for gemm; did you mean 'cta_tile_m'? (accepted: beta_zero, compute_dtype, cta_tile_k, cta_tile_m, cta_tile_n, gemm_selection_backend, gemm_selection_objective, gemm_selection_shortlist_size, l2_dirty_bytes, pipeline_stages, raster_swizzle, registers_per_thread, resident_ctas_per_sm, split_k, transpose_a, transpose_b, warp_tile_k, warp_tile_m, warp_tile_n, warps_per_cta)",
     ),
     (
         lambda: _op("gemm", (A, B, C), split_k=0),

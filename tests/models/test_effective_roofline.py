@@ -243,11 +243,46 @@ def test_engine_and_registry() -> None:
 
 
 @settings(max_examples=examples(40), deadline=None)
-@given(m=_dims, n=_dims, k=_dims, index=st.integers(0, len(GPUS) - 1))
-def test_lean_cycles_equal_the_typed_phases(m: int, n: int, k: int, index: int) -> None:
-    """The ranking path (kernel_cycles) and the explained path (typed waves) agree."""
-    d = _diag(MODEL.predict(gemm(m, n, k), GPUS[index]))
+@given(
+    m=_dims,
+    n=_dims,
+    k=_dims,
+    index=st.integers(0, len(GPUS) - 1),
+    dirty=st.sampled_from([0, 1 << 20, 1 << 28]),
+)
+def test_lean_cycles_equal_the_typed_phases(m: int, n: int, k: int, index: int, dirty: int) -> None:
+    """The ranking path (kernel_cycles) and the explained path (typed waves) agree, also
+    with another kernel's dirty lines to write back."""
+    d = _diag(MODEL.predict(gemm(m, n, k, l2_dirty_bytes=dirty), GPUS[index]))
     assert d.phases.total_cycles == pytest.approx(d.total_cycles, rel=1e-12)
+
+
+def test_a_flushs_dirty_lines_slow_a_gemv_not_a_compute_bound_gemm() -> None:
+    """H200 after a 120 MiB write-flush: the L2 holds its 30 MiB shared capacity of the
+    flush's lines and a kernel's DRAM traffic evicts ``1 - exp(-x)`` of them. A 16 x 14336 x
+    14336 GEMV (411 MB of weights) evicts them all and is DRAM-bound: it takes longer, by at
+    most their transfer at the peak. A 8192^3 GEMM hides the writes behind its math."""
+    h200 = load_hardware("h200_sxm").at_clock(1.98e9)
+    shared = int(h200.level("l2").shared_capacity_bytes)
+    flush = 2 * 62914560
+    peak = h200.hbm.bandwidth_bytes_per_s
+    gemv, gemv_flushed = (
+        MODEL.predict(gemm(16, 14336, 14336, **attrs), h200)
+        for attrs in ({}, {"l2_dirty_bytes": flush})
+    )
+    t = _diag(gemv_flushed).traffic
+    x = (t.dram_read_bytes + t.dram_write_bytes) / shared
+    assert t.dirty_write_back_bytes == round(shared * -math.expm1(-x))
+    assert t.dirty_write_back_bytes == pytest.approx(shared, rel=1e-5)  # x is about 13
+    assert 0 < gemv_flushed.latency_s - gemv.latency_s <= shared / peak * (1 + 1e-9)
+    hbm = gemv_flushed.traffic["hbm"]
+    assert hbm.write_bytes == gemv.traffic["hbm"].write_bytes + t.dirty_write_back_bytes
+    big, big_flushed = (
+        MODEL.predict(gemm(8192, 8192, 8192, **attrs), h200)
+        for attrs in ({}, {"l2_dirty_bytes": flush})
+    )
+    assert big_flushed.latency_s == big.latency_s
+    assert big_flushed.energy_j > big.energy_j  # the written-back lines cost DRAM energy
 
 
 def test_power_limited_clock_slows_compute_bound_gemms_only() -> None:
@@ -297,7 +332,7 @@ def test_memos_keep_dtypes_apart(a100: HardwareSpec) -> None:
     same sizes in another dtype are evaluated afresh, and a repeat of a shape in a new op
     object reuses the memoised evaluation."""
     problem = GemmProblem.from_op(gemm(512, 768, 1024, DType.FP16))
-    assert problem.sizes == (1, 512, 768, 1024, False, False, False, True)
+    assert problem.sizes == (1, 512, 768, 1024, False, False, False, True, 0)
     for attrs in ({}, {"cta_tile_m": 128, "cta_tile_n": 128}):  # selection, explicit kernel
         bf16 = MODEL.predict(gemm(512, 768, 1024, DType.BF16, **attrs), a100)
         fp32 = MODEL.predict(gemm(512, 768, 1024, DType.FP32, **attrs), a100)

@@ -270,3 +270,15 @@ def test_lazy_diagnostics_match_their_definitions(gpu: HardwareSpec) -> None:
         "dram_fraction",
     }
     assert "rates" not in serialised
+
+
+def test_a_flushs_dirty_lines_take_dram_bandwidth() -> None:
+    """A GEMV after a write-flush moves its weights and the evicted dirty lines over DRAM; a
+    square GEMM hides them behind its math."""
+    h200 = load_hardware("h200_sxm").at_clock(1.98e9)
+    model = get_model("extended_roofline")
+    flush = {"l2_dirty_bytes": 2 * 62914560}
+    gemv, gemv_flushed = (model.predict(gemm(16, 14336, 14336, **a), h200) for a in ({}, flush))
+    assert gemv_flushed.latency_s > gemv.latency_s
+    big, big_flushed = (model.predict(gemm(8192, 8192, 8192, **a), h200) for a in ({}, flush))
+    assert big_flushed.latency_s == big.latency_s

@@ -16,6 +16,7 @@ from opmodel.validation.gemm_latency import (
     SizeClass,
     ValidationOptions,
     fit_overhead_cycles,
+    row_op,
     size_class,
     validate_gemm_latency,
 )
@@ -263,3 +264,18 @@ def test_block_size_gives_the_warps_of_a_given_cta_tile(tmp_path: Path) -> None:
     assert loaded.skipped == {
         "malformed row: block_size must be a positive multiple of 32 (got 100)": 1
     }
+
+
+def test_the_l2_dirty_bytes_column_reaches_the_op(tmp_path: Path) -> None:
+    """An ``opmodel measure`` row says what its flush wrote; a negative value is skipped."""
+    header = "batch,dimM,dimN,dimK,trans,dtype,l2_dirty_bytes,time,hardware\n"
+    (tmp_path / "g.csv").write_text(
+        header + "1,16,4096,4096,NN,bf16,125829120,0.02,h200_sxm\n"
+        "1,16,4096,4096,NN,bf16,,0.02,h200_sxm\n"
+        "1,16,4096,4096,NN,bf16,-1,0.02,h200_sxm\n"
+    )
+    loaded = load_gemm_rows(tmp_path)
+    assert [r.l2_dirty_bytes for r in loaded.rows] == [125829120, 0]
+    assert list(loaded.skipped) == ["malformed row: l2_dirty_bytes must be >= 0 (got -1)"]
+    assert row_op(loaded.rows[0]).attrs["l2_dirty_bytes"] == 125829120
+    assert "l2_dirty_bytes" not in row_op(loaded.rows[1]).attrs

@@ -103,7 +103,6 @@ _COMMON = (
 )
 # a benchmark's L2 flush by writing a buffer (torch ``zero_()`` in opmodel measure, Triton's
 # do_bench) leaves the L2 full of dirty lines, which the timed kernel's traffic evicts
-# (streaming kernels; the GEMM kernels do not take it yet)
 _L2_DIRTY = AttrSpec(
     name="l2_dirty_bytes",
     kind=int,
@@ -111,7 +110,7 @@ _L2_DIRTY = AttrSpec(
     doc="bytes another kernel wrote just before this one that are not its inputs, e.g. a "
     "benchmark's L2 flush that writes a buffer (Triton's do_bench: 268435456); the dirty lines "
     "this kernel's traffic evicts are written back to DRAM, which lengthens a bandwidth-bound "
-    "kernel (default 0); effective_roofline's streaming kernels only",
+    "kernel (default 0); the kernel-level GEMM models and effective_roofline's streaming kernels",
 )
 _GEMM = (
     AttrSpec(name="transpose_a", kind=bool, doc="A is stored [k, m]"),
@@ -216,8 +215,8 @@ _ELEMENTWISE = (
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
     kind: {spec.name: spec for spec in (*_COMMON, *extra)}
     for kind, extra in (
-        (OpKind.GEMM, _GEMM),
-        (OpKind.BATCHED_GEMM, _GEMM),
+        (OpKind.GEMM, (*_GEMM, _L2_DIRTY)),
+        (OpKind.BATCHED_GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.ATTENTION_PREFILL, _ATTENTION),
         (OpKind.ATTENTION_DECODE, _ATTENTION),
         (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),

@@ -2,7 +2,8 @@
 
 * ``gemm.csv``: GEMM and batched-GEMM cases in the GEMM latency schema that
   ``opmodel validate-gemm-latency --data-dir`` reads (``time`` median ms, ``batch``, ``dimM``,
-  ``dimN``, ``dimK``, ``trans``, ``dtype``, ``compute_dtype``, ``hardware``, ``clock_mhz`` = the
+  ``dimN``, ``dimK``, ``trans``, ``dtype``, ``compute_dtype``, ``l2_dirty_bytes`` (what the L2
+  flush wrote), ``hardware``, ``clock_mhz`` = the
   SM clock read under load, ``source``, ``label``, ``energy`` J per run) plus the spread
   (``time_min``, ``time_max``, ``repeats``) and the clocks before and after.
 * ``ops.csv``: every other case as an op-table row (docs/sweeps.md) with the same measured
@@ -43,7 +44,17 @@ _MEASURED = (
     "source",
     "label",
 )
-GEMM_COLUMNS = ("batch", "dimM", "dimN", "dimK", "trans", "dtype", "compute_dtype", *_MEASURED)
+GEMM_COLUMNS = (
+    "batch",
+    "dimM",
+    "dimN",
+    "dimK",
+    "trans",
+    "dtype",
+    "compute_dtype",
+    "l2_dirty_bytes",
+    *_MEASURED,
+)
 OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED)
 SOURCE_TAG = "opmodel-measure"
 
@@ -74,7 +85,7 @@ def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
     }
 
 
-def _gemm_row(result: CaseResult, hardware: str) -> dict[str, object]:
+def _gemm_row(result: CaseResult, hardware: str, flush: int) -> dict[str, object]:
     case, size = result.case, result.case.size
     tf32 = case.dtype is DType.TF32
     return {
@@ -85,6 +96,7 @@ def _gemm_row(result: CaseResult, hardware: str) -> dict[str, object]:
         "trans": case.trans,
         "dtype": DType.FP32.value if tf32 else case.dtype.value,
         "compute_dtype": DType.TF32.value if tf32 else "",
+        "l2_dirty_bytes": flush or "",
         **_measured(result, hardware),
     }
 
@@ -174,9 +186,9 @@ def write_dataset(
     context = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"), **context}
     hardware = context["hardware"]
     gemm_kinds = (OpKind.GEMM, OpKind.BATCHED_GEMM)
-    gemm = [_gemm_row(r, hardware) for r in results if r.case.kind in gemm_kinds]
     # the flush before each timed run zeroes a buffer of twice the L2 (backend.TorchBackend)
     flush = 2 * info.l2_bytes if grid.flush_l2 else 0
+    gemm = [_gemm_row(r, hardware, flush) for r in results if r.case.kind in gemm_kinds]
     ops = [
         {**op_to_row(r.case.op(flush)), **_measured(r, hardware)}
         for r in results

@@ -49,6 +49,7 @@ class GemmRow:
     kernel: dict[str, int] = field(hash=False, compare=False)
     file: str
     energy_j: float | None = None
+    l2_dirty_bytes: int = 0  # what a flush wrote before each timed run (optional column)
 
 
 @dataclass(frozen=True, slots=True)
@@ -94,7 +95,18 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         kernel=_kernel(record),
         file=str(path),
         energy_j=_positive_or_none(record.get("energy")),
+        l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
     )
+
+
+def _dirty(text: str | None) -> int:
+    """The optional ``l2_dirty_bytes`` column: an integer >= 0, 0 when empty."""
+    if not text:
+        return 0
+    value = int(text)
+    if value < 0:
+        raise ValueError(f"l2_dirty_bytes must be >= 0 (got {value})")
+    return value
 
 
 def _kernel(record: dict[str, str]) -> dict[str, int]:

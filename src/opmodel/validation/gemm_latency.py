@@ -113,6 +113,8 @@ def row_op(row: GemmRow) -> LocalOp:
     }
     if row.compute_dtype is not None:
         attrs["compute_dtype"] = row.compute_dtype.value
+    if row.l2_dirty_bytes:
+        attrs["l2_dirty_bytes"] = row.l2_dirty_bytes
     out = DType.FP32 if row.dtype is DType.FP32 else row.dtype
     return LocalOp(
         name=row.label or "gemm",

@@ -115,7 +115,8 @@ def stage_work(
         math_flops=2 * kernel.cta_tile_m * kernel.cta_tile_n * kernel.cta_tile_k,
         smem_bytes=(a_tile + b_tile) + (wg_n * a_tile + wg_m * b_tile),
         l2_bytes=(traffic.a_l2_bytes + traffic.b_l2_bytes) / cta_stages,
-        dram_bytes=operand_dram / cta_stages,
+        # another kernel's dirty lines written back take DRAM bandwidth like the loads
+        dram_bytes=(operand_dram + traffic.dirty_write_back_bytes) / cta_stages,
         latency_dram_fraction=1.0
         if grid.ctas <= grid.ctas_per_wave
         else traffic.stage_miss_fraction,

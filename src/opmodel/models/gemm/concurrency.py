@@ -42,12 +42,15 @@ def concurrency_limited_rate(peak: float, in_flight: float, latency_cycles: floa
 
 class LevelStream(NamedTuple):
     """A wave's demand on one memory level: ``ctas`` CTAs each asking ``bytes_per_stage``
-    per pipeline stage from a level of ``peak_per_cycle`` and ``latency_cycles``."""
+    per pipeline stage from a level of ``peak_per_cycle`` and ``latency_cycles``;
+    ``write_back_per_stage``: bytes per CTA and stage the level also writes (another kernel's
+    dirty lines evicted), which take its bandwidth but are queued behind the loads."""
 
     ctas: int
     bytes_per_stage: float
     peak_per_cycle: float
     latency_cycles: float
+    write_back_per_stage: float = 0.0
 
 
 class MemoryPhases(NamedTuple):
@@ -81,6 +84,11 @@ def memory_phases(
     if rate <= 0:
         return MemoryPhases(stream.peak_per_cycle, 0.0, 0.0)
     stage = wave_stage_bytes / rate
+    if stream.write_back_per_stage:  # the writes fill the level's idle slots, then its peak
+        stage = max(
+            stage,
+            (wave_stage_bytes + stream.ctas * stream.write_back_per_stage) / stream.peak_per_cycle,
+        )
     return MemoryPhases(rate, window * stage, (stage_equivalents - window) * stage)
 
 

@@ -77,7 +77,10 @@ def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
     workspace = t.workspace_bytes
     return MappingProxyType(
         {
-            "hbm": make(read_bytes=t.dram_read_bytes, write_bytes=t.dram_write_bytes),
+            "hbm": make(
+                read_bytes=t.dram_read_bytes,
+                write_bytes=t.dram_write_bytes + t.dirty_write_back_bytes,
+            ),
             "l2": make(
                 read_bytes=t.a_l2_bytes + t.b_l2_bytes + t.c_read_bytes + workspace,
                 write_bytes=t.c_write_bytes + workspace,
@@ -91,7 +94,8 @@ def memory_energy(t: GemmTraffic, rates: DeviceRates) -> Mapping[str, float]:
     """Bytes x J/byte at each level of :func:`traffic_by_level` (reads plus writes)."""
     return MappingProxyType(
         {
-            "hbm": (t.dram_read_bytes + t.dram_write_bytes) * rates.dram_j_per_byte,
+            "hbm": (t.dram_read_bytes + t.dram_write_bytes + t.dirty_write_back_bytes)
+            * rates.dram_j_per_byte,
             "l2": (t.l2_read_bytes + t.l2_write_bytes) * rates.l2_j_per_byte,
             "smem": (t.smem_read_bytes + t.smem_write_bytes) * rates.smem_j_per_byte,
         }

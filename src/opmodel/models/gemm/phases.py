@@ -105,6 +105,7 @@ class CtaWork(FastValue):
     split_k: int
     k_iterations: int
     window_stages: int
+    dram_write_back_bytes: float = 0.0  # per CTA and stage: another kernel's dirty lines
 
 
 def cta_work(
@@ -142,6 +143,7 @@ def cta_work(
         split_k=split_k,
         k_iterations=grid.k_iterations,
         window_stages=min(kernel.pipeline_stages - 1, grid.k_iterations),
+        dram_write_back_bytes=traffic.dirty_write_back_bytes / cta_stages,
     )
 
 
@@ -269,7 +271,13 @@ def wave_numbers(
         loaded=True,
     )
     dram = memory_phases(
-        LevelStream(ctas, w.dram_bytes, r.dram_bytes_per_cycle, r.dram_latency_cycles),
+        LevelStream(
+            ctas,
+            w.dram_bytes,
+            r.dram_bytes_per_cycle,
+            r.dram_latency_cycles,
+            w.dram_write_back_bytes,
+        ),
         stage_equivalents=k,
         window_stages=window,
         loaded=True,
@@ -311,11 +319,23 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
         tensor_stage_cycles=local.tensor_cycles,
         smem_stage_cycles=local.smem_cycles,
         l2_stage_cycles=ctas * w.l2_bytes / l2.rate_per_cycle if w.l2_bytes else 0.0,
-        dram_stage_cycles=ctas * w.dram_bytes / dram.rate_per_cycle if w.dram_bytes else 0.0,
+        dram_stage_cycles=(dram.prologue_cycles + dram.body_cycles) / w.k_iterations
+        if w.dram_bytes
+        else 0.0,
         prologue_cycles=n.prologue_cycles,
         body_cycles=n.body_cycles,
         epilogue_cycles=n.epilogue_cycles,
     )
+
+
+def _dram_stage(moved: float, rate: float, written: float, peak: float) -> float:
+    """One wave stage of DRAM: the loads at their loaded rate, and at least the loads plus
+    the written-back lines at the peak (:func:`~opmodel.models.gemm.concurrency.memory_phases`
+    with ``write_back_per_stage``)."""
+    if rate <= 0:
+        return 0.0
+    stage = moved / rate
+    return max(stage, (moved + written) / peak) if written else stage
 
 
 def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: float) -> float:
@@ -349,6 +369,7 @@ def kernel_cycles(
     warm = w.dram_fraction
     warm_l2_latency = (1 - warm) * r.l2_latency_cycles + warm * dram_latency
     l2_bytes, dram_bytes = w.l2_bytes, w.dram_bytes
+    write_back = w.dram_write_back_bytes
     l2_peak, dram_peak = r.l2_bytes_per_cycle, r.dram_bytes_per_cycle
     total: float = r.fixed_overhead_cycles
     # a level's stage: bytes / loaded_rate(peak, window * bytes, latency), 0 when it moves none
@@ -359,7 +380,7 @@ def kernel_cycles(
         epilogue = _epilogue(w, r, ctas)
         moved = ctas * dram_bytes
         rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = moved / rate if rate > 0 else 0.0
+        dram = _dram_stage(moved, rate, ctas * write_back, dram_peak)
         moved = ctas * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, dram_latency)  # cold: L2 waits for DRAM
         memory = max(moved / rate if rate > 0 else 0.0, dram)
@@ -374,7 +395,7 @@ def kernel_cycles(
         stage = max(local.tensor_cycles, local.smem_cycles)
         moved = tail * dram_bytes
         rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = moved / rate if rate > 0 else 0.0
+        dram = _dram_stage(moved, rate, tail * write_back, dram_peak)
         moved = tail * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
         memory = max(moved / rate if rate > 0 else 0.0, dram)

@@ -18,7 +18,8 @@ class GemmProblem(FastValue):
     """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n] (+ beta C)``.
 
     ``beta_zero`` is False when the epilogue reads C (``C = A @ B + beta C``).
-    ``broadcast_b`` means one B serves every batch entry.
+    ``broadcast_b`` means one B serves every batch entry. ``l2_dirty_bytes``: what another
+    kernel wrote just before (attr; traffic.gemm_traffic writes back what the kernel evicts).
     """
 
     batch: int
@@ -33,13 +34,14 @@ class GemmProblem(FastValue):
     transpose_b: bool
     broadcast_b: bool
     beta_zero: bool
+    l2_dirty_bytes: int = 0  # another kernel's dirty lines in L2 at the start (attr)
     # element widths of A, B and C, derived once (the traffic equations use them often)
     a_bits: int = field(init=False, compare=False, repr=False)
     b_bits: int = field(init=False, compare=False, repr=False)
     c_bits: int = field(init=False, compare=False, repr=False)
     # everything but the dtypes, as plain ints and bools: the memo key where the dtypes are
     # already part of an outer key (hashing it costs a fraction of hashing the problem)
-    sizes: tuple[int, int, int, int, bool, bool, bool, bool] = field(
+    sizes: tuple[int, int, int, int, bool, bool, bool, bool, int] = field(
         init=False, compare=False, repr=False
     )
     # (a, b, c, compute) dtypes: with ``sizes``, what memo keys need of a problem
@@ -59,6 +61,7 @@ class GemmProblem(FastValue):
             self.transpose_b,
             self.broadcast_b,
             self.beta_zero,
+            self.l2_dirty_bytes,
         )
         fields["dtypes"] = (self.a_dtype, self.b_dtype, self.c_dtype, self.compute_dtype)
 
@@ -82,6 +85,7 @@ class GemmProblem(FastValue):
             transpose_b=view.transpose_b,
             broadcast_b=view.broadcast_b,
             beta_zero=op.attrs.get("beta_zero", True) is True,
+            l2_dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
         )
 
     @property

@@ -19,6 +19,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.shared.l2_survival import write_back_bytes
 
 __all__ = [
     "SECTOR_BYTES",
@@ -52,6 +53,8 @@ class GemmTraffic(FastValue):
     dram_write_bytes: int
     smem_write_bytes: int
     smem_read_bytes: int
+    # another kernel's dirty lines this one evicts and writes back (GemmProblem.l2_dirty_bytes)
+    dirty_write_back_bytes: int = 0
 
     @property
     def l2_read_bytes(self) -> int:
@@ -173,6 +176,10 @@ def gemm_traffic(
     smem_written, smem_read = _smem_bytes(grid, tiles)
     a_dram = batch * a_batch * a_passes
     b_dram = b_copies * b_batch * b_passes
+    # a flush's dirty lines: the L2 holds at most its shared capacity of them, the kernel's
+    # DRAM traffic evicts 1 - exp(-x) (l2_survival.write_back_bytes)
+    dirty = min(problem.l2_dirty_bytes, l2_bytes)
+    allocated = a_dram + b_dram + c_read + 2 * workspace + c_bytes
     return GemmTraffic.make(
         a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
         b_l2_bytes=-(-grid.tiles_m // kernel.cluster_m) * batch * b_batch,
@@ -187,4 +194,7 @@ def gemm_traffic(
         dram_write_bytes=c_bytes + workspace,
         smem_write_bytes=smem_written,
         smem_read_bytes=smem_read,
+        dirty_write_back_bytes=(
+            round(write_back_bytes(0.0, dirty, allocated, l2_bytes)) if dirty > 0 else 0
+        ),
     )
