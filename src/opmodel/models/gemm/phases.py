@@ -328,16 +328,6 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
     )
 
 
-def _dram_stage(moved: float, rate: float, written: float, peak: float) -> float:
-    """One wave stage of DRAM: the loads at their loaded rate, and at least the loads plus
-    the written-back lines at the peak (:func:`~opmodel.models.gemm.concurrency.memory_phases`
-    with ``write_back_per_stage``)."""
-    if rate <= 0:
-        return 0.0
-    stage = moved / rate
-    return max(stage, (moved + written) / peak) if written else stage
-
-
 def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: float) -> float:
     """``prologue + body + epilogue`` of a wave whose local stage takes ``stage`` cycles and
     memory stage ``memory``: ``window * memory + max(k * stage, (k - window) * memory + stage)
@@ -380,7 +370,9 @@ def kernel_cycles(
         epilogue = _epilogue(w, r, ctas)
         moved = ctas * dram_bytes
         rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = _dram_stage(moved, rate, ctas * write_back, dram_peak)
+        dram = moved / rate if rate > 0 else 0.0
+        if write_back:  # loads plus written-back lines at the peak (concurrency.memory_phases)
+            dram = max(dram, (moved + ctas * write_back) / dram_peak)
         moved = ctas * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, dram_latency)  # cold: L2 waits for DRAM
         memory = max(moved / rate if rate > 0 else 0.0, dram)
@@ -395,7 +387,9 @@ def kernel_cycles(
         stage = max(local.tensor_cycles, local.smem_cycles)
         moved = tail * dram_bytes
         rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = _dram_stage(moved, rate, tail * write_back, dram_peak)
+        dram = moved / rate if rate > 0 else 0.0
+        if write_back:
+            dram = max(dram, (moved + tail * write_back) / dram_peak)
         moved = tail * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
         memory = max(moved / rate if rate > 0 else 0.0, dram)

@@ -178,8 +178,19 @@ def gemm_traffic(
     b_dram = b_copies * b_batch * b_passes
     # a flush's dirty lines: the L2 holds at most its shared capacity of them, the kernel's
     # DRAM traffic evicts 1 - exp(-x) (l2_survival.write_back_bytes)
-    dirty = min(problem.l2_dirty_bytes, l2_bytes)
-    allocated = a_dram + b_dram + c_read + 2 * workspace + c_bytes
+    dirty = problem.l2_dirty_bytes
+    written_back = (
+        round(
+            write_back_bytes(
+                0.0,
+                min(dirty, l2_bytes),
+                a_dram + b_dram + c_read + 2 * workspace + c_bytes,
+                l2_bytes,
+            )
+        )
+        if dirty
+        else 0
+    )
     return GemmTraffic.make(
         a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
         b_l2_bytes=-(-grid.tiles_m // kernel.cluster_m) * batch * b_batch,
@@ -194,7 +205,5 @@ def gemm_traffic(
         dram_write_bytes=c_bytes + workspace,
         smem_write_bytes=smem_written,
         smem_read_bytes=smem_read,
-        dirty_write_back_bytes=(
-            round(write_back_bytes(0.0, dirty, allocated, l2_bytes)) if dirty > 0 else 0
-        ),
+        dirty_write_back_bytes=written_back,
     )
