@@ -49,6 +49,7 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "sigmoid": 3,
     "silu": 4,
     "gelu": 9,
+    "gelu_tanh": 9,  # the tanh approximation (torch's approximate="tanh", GPT-2's gelu_new)
     "silu_and_mul": 5,
     "gelu_and_mul": 10,
     "fma": 2,

@@ -78,6 +78,7 @@ ELEMENTWISE_SFU_OPS = {
     "silu": 2,  # x * sigmoid(x)
     "silu_and_mul": 2,
     "gelu": 1,  # tanh form
+    "gelu_tanh": 1,  # MUFU.TANH
     "gelu_and_mul": 1,
     "div": 1,  # RCP, then a multiply and a Newton step
 }
