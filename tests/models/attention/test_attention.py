@@ -232,7 +232,12 @@ def test_properties(
     ).latency_s
     assert masked <= full * (1 + 1e-12)
     assert masked >= 0.45 * full  # causal never faster than about half of full
-    assert longer >= masked * (1 - 1e-12)
+    # a power-limited config runs a busy kernel in the 15 MHz clock bin below the law's clock
+    # (hardware.clocking.power_limited_clock_hz): a longer sequence whose activity lands one bin
+    # higher can come out faster by up to that bin, 15 MHz of about 1.4 GHz
+    limited = hardware.compute.power_limited_clock_hz
+    slack = 15e6 / limited if limited else 1e-12
+    assert longer >= masked * (1 - slack)
 
 
 @given(st.integers(1, 64), st.integers(1, 40000), st.sampled_from([1, 4, 8]))

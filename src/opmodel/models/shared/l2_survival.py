@@ -24,6 +24,9 @@ import math
 __all__ = ["producer_output_survival", "write_back_bytes"]
 
 
+_SMALL_X = 1e-4  # below it write_back_bytes takes the series of the own-output share
+
+
 def producer_output_survival(
     producer_bytes: float, consumer_bytes: float, capacity_bytes: float
 ) -> float:
@@ -81,7 +84,10 @@ def write_back_bytes(
         )
     if capacity_bytes == 0:
         return written_bytes + dirty_bytes
-    # own output: the survival law with nothing before it (a = 0, b = x)
-    survived = producer_output_survival(0.0, allocated_bytes, capacity_bytes)
-    evicted = -math.expm1(-allocated_bytes / capacity_bytes)  # 1 - exp(-x)
-    return written_bytes * (1 - survived) + dirty_bytes * evicted
+    x = allocated_bytes / capacity_bytes
+    # own output: 1 - (1 - e^-x) / x, the survival law with nothing before it (a = 0, b = x);
+    # below x = 1e-4 its series x/2 - x^2/6 (relative error under x^2 / 12), where subtracting
+    # the survival from 1 would lose the digits
+    own = x * (0.5 - x / 6) if x < _SMALL_X else 1 - producer_output_survival(0.0, x, 1.0)
+    evicted = -math.expm1(-x)  # 1 - exp(-x)
+    return written_bytes * own + dirty_bytes * evicted
