@@ -28,7 +28,7 @@ from typing import Any, Protocol
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
-from opmodel.measure.grid import MEASURED_DTYPES, MeasureGrid
+from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.plan import Case
 
 __all__ = ["Backend", "CaseResult", "DeviceInfo", "TorchBackend"]
@@ -124,7 +124,9 @@ class TorchBackend:
         props = torch.cuda.get_device_properties(device)
         self._l2_bytes = int(getattr(props, "L2_cache_size", 0)) or 50 * 2**20
         self._sm_count = int(props.multi_processor_count)
-        self._flush = torch.empty(2 * self._l2_bytes, dtype=torch.uint8, device="cuda")
+        self._flush = torch.empty(
+            FLUSH_L2_MULTIPLE * self._l2_bytes, dtype=torch.uint8, device="cuda"
+        )
 
     def device_info(self) -> DeviceInfo:
         """See :class:`Backend`."""

@@ -39,6 +39,7 @@ from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
     "ENERGY_LOOP_MIN_S",
+    "FLUSH_L2_MULTIPLE",
     "MEASURED_DTYPES",
     "MEASURED_FUNCTIONS",
     "REQUIRED_SIZES",
@@ -50,6 +51,11 @@ __all__ = [
 
 _POS = {"check": Check.POSITIVE}
 _DIR = Path(__file__).resolve().parent.parent / "configs" / "measure"
+
+FLUSH_L2_MULTIPLE = 2
+"""With ``flush_l2`` a buffer of this many times the L2 size is zeroed before each timed run:
+what the backend allocates, what the estimate charges and what the datasets record as
+``l2_dirty_bytes``."""
 
 ENERGY_LOOP_MIN_S = 0.2
 """NVML's total-energy counter updates about every 10 ms; a loop of 200 ms or more keeps the

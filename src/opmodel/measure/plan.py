@@ -14,13 +14,13 @@ import itertools
 from collections import Counter
 from dataclasses import dataclass
 
-from opmodel.core.attrs import AttrValue
+from opmodel.core.attrs import AttrValue, attr_specs
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.model import OpModel
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec
-from opmodel.measure.grid import REQUIRED_SIZES, MeasureGrid, OpGrid
+from opmodel.measure.grid import FLUSH_L2_MULTIPLE, REQUIRED_SIZES, MeasureGrid, OpGrid
 
 __all__ = ["SETUP_S", "START_S", "TIMED_RUN_OVERHEAD_S", "Case", "Plan", "expand", "plan"]
 
@@ -29,10 +29,6 @@ SETUP_S = 0.02  # estimate: allocate and fill the case's tensors, build the call
 TIMED_RUN_OVERHEAD_S = 30e-6  # estimate: two CUDA event records and a synchronise per timed run
 _BINARY = frozenset({"add", "mul"})
 _OP_FUNCTION = {"gelu": "gelu_tanh"}  # grid function -> the op's function attr
-# ops the streaming kernel model predicts (they take attr l2_dirty_bytes)
-_STREAMING = frozenset(
-    {OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM, OpKind.ELEMENTWISE, OpKind.COPY}
-)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -66,7 +62,7 @@ class Case:
     def op(self, flush_bytes: int = 0) -> LocalOp:
         """The LocalOp this case measures (what the models predict for it). ``flush_bytes``:
         what the L2 flush before each timed run wrote (``opmodel measure`` zeroes a buffer of
-        twice the L2), which streaming ops carry as ``l2_dirty_bytes``."""
+        twice the L2), which ops whose kind takes it carry as ``l2_dirty_bytes``."""
         build = {
             OpKind.GEMM: _gemm_tensors,
             OpKind.BATCHED_GEMM: _gemm_tensors,
@@ -79,7 +75,7 @@ class Case:
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
         tensors, attrs = build(self)
-        if flush_bytes > 0 and self.kind in _STREAMING:
+        if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
             attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
         return LocalOp(
@@ -224,7 +220,11 @@ def _case_seconds(grid: MeasureGrid, hardware: HardwareSpec, kernel_s: float) ->
     launch = hardware.overhead.kernel_launch_overhead_s
     run = kernel_s + launch
     l2 = hardware.levels_by_name.get("l2")
-    flush = 2 * l2.size_bytes / hardware.hbm.bandwidth_bytes_per_s + launch if l2 else 0.0
+    flush = (
+        FLUSH_L2_MULTIPLE * l2.size_bytes / hardware.hbm.bandwidth_bytes_per_s + launch
+        if l2
+        else 0.0
+    )
     timed = grid.repeats * (run + (flush if grid.flush_l2 else 0.0) + TIMED_RUN_OVERHEAD_S)
     energy = max(grid.energy_loop_s, run) + TIMED_RUN_OVERHEAD_S if grid.energy else 0.0
     return SETUP_S + grid.warmup * run + timed + energy

@@ -25,7 +25,7 @@ from opmodel.batch import op_to_row
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.measure.backend import CaseResult, DeviceInfo
-from opmodel.measure.grid import MeasureGrid
+from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MeasureGrid
 
 __all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "write_dataset"]
 
@@ -186,8 +186,8 @@ def write_dataset(
     context = {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M"), **context}
     hardware = context["hardware"]
     gemm_kinds = (OpKind.GEMM, OpKind.BATCHED_GEMM)
-    # the flush before each timed run zeroes a buffer of twice the L2 (backend.TorchBackend)
-    flush = 2 * info.l2_bytes if grid.flush_l2 else 0
+    # what the flush before each timed run wrote (backend.TorchBackend)
+    flush = FLUSH_L2_MULTIPLE * info.l2_bytes if grid.flush_l2 else 0
     gemm = [_gemm_row(r, hardware, flush) for r in results if r.case.kind in gemm_kinds]
     ops = [
         {**op_to_row(r.case.op(flush)), **_measured(r, hardware)}

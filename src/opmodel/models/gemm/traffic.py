@@ -19,7 +19,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
-from opmodel.models.shared.l2_survival import write_back_bytes
+from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 
 __all__ = [
     "SECTOR_BYTES",
@@ -176,16 +176,12 @@ def gemm_traffic(
     smem_written, smem_read = _smem_bytes(grid, tiles)
     a_dram = batch * a_batch * a_passes
     b_dram = b_copies * b_batch * b_passes
-    # a flush's dirty lines: the L2 holds at most its shared capacity of them, the kernel's
-    # DRAM traffic evicts 1 - exp(-x) (l2_survival.write_back_bytes)
+    # another kernel's dirty lines this one evicts (l2_survival.dirty_write_back_bytes)
     dirty = problem.l2_dirty_bytes
     written_back = (
         round(
-            write_back_bytes(
-                0.0,
-                min(dirty, l2_bytes),
-                a_dram + b_dram + c_read + 2 * workspace + c_bytes,
-                l2_bytes,
+            dirty_write_back_bytes(
+                dirty, a_dram + b_dram + c_read + 2 * workspace + c_bytes, l2_bytes
             )
         )
         if dirty

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["producer_output_survival", "write_back_bytes"]
+__all__ = ["dirty_write_back_bytes", "producer_output_survival", "write_back_bytes"]
 
 
 _SMALL_X = 1e-4  # below it write_back_bytes takes the series of the own-output share
@@ -91,3 +91,16 @@ def write_back_bytes(
     own = x * (0.5 - x / 6) if x < _SMALL_X else 1 - producer_output_survival(0.0, x, 1.0)
     evicted = -math.expm1(-x)  # 1 - exp(-x)
     return written_bytes * own + dirty_bytes * evicted
+
+
+def dirty_write_back_bytes(
+    dirty_bytes: float, allocated_bytes: float, capacity_bytes: float
+) -> float:
+    """Bytes of another kernel's dirty lines (``dirty_bytes`` it wrote just before, not an
+    input: a benchmark's L2 flush that writes a buffer) that a kernel allocating
+    ``allocated_bytes`` writes back: the L2 holds at most ``capacity_bytes`` of them (its
+    shared capacity, as for a producer's output), and :func:`write_back_bytes` evicts
+    ``1 - exp(-allocated / capacity)`` of those. Used by the GEMM and streaming models."""
+    if dirty_bytes <= 0:
+        return 0.0
+    return write_back_bytes(0.0, min(dirty_bytes, capacity_bytes), allocated_bytes, capacity_bytes)

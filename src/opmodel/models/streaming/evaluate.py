@@ -58,7 +58,11 @@ import math
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec, SmSpec
-from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
+from opmodel.models.shared.l2_survival import (
+    dirty_write_back_bytes,
+    producer_output_survival,
+    write_back_bytes,
+)
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
 
@@ -214,16 +218,16 @@ def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas:
     )
     warm_hits = survival * warm_bytes
     dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
+    allocated = dram_reads + write_bytes
     written_back = (
-        write_back_bytes(write_bytes, warm_hits, dram_reads + write_bytes, dev.l2_shared_bytes)
+        write_back_bytes(write_bytes, warm_hits, allocated, dev.l2_shared_bytes)
         if has_l2 and warm_bytes
         else float(write_bytes)
     )
-    dirty = min(work.dirty_bytes, dev.l2_shared_bytes) if has_l2 else 0.0
     return _MemoryUse.make(
         dirty_written_back=(
-            write_back_bytes(0.0, dirty, dram_reads + write_bytes, dev.l2_shared_bytes)
-            if dirty
+            dirty_write_back_bytes(work.dirty_bytes, allocated, dev.l2_shared_bytes)
+            if has_l2 and work.dirty_bytes
             else 0.0
         ),
         hit=hit,
