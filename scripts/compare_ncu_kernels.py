@@ -55,10 +55,23 @@ class KernelCase:
         return self.predicted_s / self.measured_s
 
 
-def _read(path: Path) -> list[dict[str, str]]:
+_KERNEL_COLUMNS = (
+    "index",
+    "gpu__time_duration.sum",
+    "dram__bytes_read.sum",
+    "sm__cycles_elapsed.avg.per_second",
+)
+
+
+def _read(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
+    """The CSV's rows; ConfigError naming the file when it is unreadable or lacks a column."""
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            missing = [c for c in required if c not in (reader.fieldnames or ())]
+            if missing:
+                raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
+            return list(reader)
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
 
@@ -74,11 +87,11 @@ def _cases(
     folder: Path, spec: HardwareSpec, model_name: str, known: dict[str, Case]
 ) -> list[KernelCase]:
     kernels: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in _read(folder / "ncu_kernels.csv"):
+    for row in _read(folder / "ncu_kernels.csv", _KERNEL_COLUMNS):
         kernels[row["index"]].append(row)
     model = get_model(model_name)
     out = []
-    for record in _read(folder / "ncu_labels.csv"):
+    for record in _read(folder / "ncu_labels.csv", ("index", "label")):
         rows = kernels.get(record["index"])
         if not rows:
             continue  # a memcpy: no kernel to compare with

@@ -11,7 +11,7 @@ set -u
 OUT=${OUT:-lease_out}
 GRID=${GRID:-h200_8min}
 NCU_GRID=${NCU_GRID:-h200_ncu}
-GRID_S=${GRID_S:-330}      # cap for the timing grid (its dry-run estimate is 212 s)
+GRID_S=${GRID_S:-330}      # cap for the timing grid (its dry-run estimate is 216 s)
 NCU_S=${NCU_S:-80}         # ncu_cases stops launching new cases after this
 NCU_START=${NCU_START:-0}  # first case of the ncu grid (to finish an earlier, capped run)
 mkdir -p "$OUT"

@@ -33,6 +33,7 @@ import csv
 import gzip
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +42,7 @@ from opmodel.core.errors import ConfigError
 from opmodel.measure import MeasureRequest, dry_run
 
 MARKER_KERNEL = "spin_kernel"
+_NCU_COLUMNS = ("ID", "Kernel Name", "Grid Size", "Block Size", "Metric Name", "Metric Value")
 _MARKER_CYCLES = 1000
 
 
@@ -88,28 +90,38 @@ def _kernels(ncu_csv: Path) -> list[dict[str, str]]:
     opener = gzip.open if ncu_csv.suffix == ".gz" else open
     with opener(ncu_csv, "rt", newline="", encoding="utf-8") as handle:
         lines = [line for line in handle if not line.startswith("==")]
+    reader = csv.DictReader(lines)
+    _require(ncu_csv, reader.fieldnames, _NCU_COLUMNS, "an ncu --csv file")
     kernels: dict[str, dict[str, str]] = {}
-    for record in csv.DictReader(lines):
-        try:
-            key, metric, value = record["ID"], record["Metric Name"], record["Metric Value"]
-            kernel = kernels.setdefault(
-                key,
-                {
-                    "kernel": record["Kernel Name"],
-                    "grid": record["Grid Size"],
-                    "block": record["Block Size"],
-                },
-            )
-        except KeyError as exc:
-            raise ConfigError([f"{ncu_csv}: not an ncu --csv file (no column {exc})"]) from None
-        kernel[metric] = value.replace(",", "")
+    for record in reader:
+        kernel = kernels.setdefault(
+            record["ID"],
+            {
+                "kernel": record["Kernel Name"],
+                "grid": record["Grid Size"],
+                "block": record["Block Size"],
+            },
+        )
+        kernel[record["Metric Name"]] = record["Metric Value"].replace(",", "")
     return list(kernels.values())
+
+
+def _require(
+    path: Path, columns: Sequence[str] | None, required: tuple[str, ...], what: str
+) -> None:
+    """ConfigError naming the file and the missing columns unless ``columns`` has them all."""
+    missing = [c for c in required if c not in (columns or ())]
+    if missing:
+        msg = f"{path}: not {what} (missing columns: {', '.join(missing)})"
+        raise ConfigError([msg])
 
 
 def parse(ncu_csv: Path, labels: Path, output: Path) -> int:
     """Write one row per profiled kernel, attributed to its case by the marker kernels."""
     with labels.open(newline="", encoding="utf-8") as handle:
-        cases = list(csv.DictReader(handle))
+        reader = csv.DictReader(handle)
+        _require(labels, reader.fieldnames, ("index", "label"), "an ncu_cases labels file")
+        cases = list(reader)
     rows: list[dict[str, str]] = []
     case = -1
     position = 0

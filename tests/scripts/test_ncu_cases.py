@@ -132,3 +132,18 @@ def test_compare_names_a_case_no_grid_has(run: Path) -> None:
     labels.write_text(labels.read_text().replace(RMS, "rmsnorm bf16 rows=3 length=5"))
     with pytest.raises(ConfigError, match=r"'rmsnorm bf16 rows=3 length=5' is in no shipped grid"):
         load_script("compare_ncu_kernels").main(["--data-dir", str(run.parent)])
+
+
+def test_files_without_their_columns_are_named(run: Path, tmp_path: Path) -> None:
+    script = load_script("ncu_cases")
+    other = tmp_path / "other.csv"
+    other.write_text("x,y\n1,2\n")
+    with pytest.raises(ConfigError, match=r"not an ncu --csv file \(missing columns: ID, "):
+        script.parse(other, run / "ncu_labels.csv", tmp_path / "k.csv")
+    with pytest.raises(ConfigError, match=r"not an ncu_cases labels file .*index, label"):
+        script.parse(run / "ncu.csv.gz", other, tmp_path / "k.csv")
+    folder = tmp_path / "folder" / "run"
+    folder.mkdir(parents=True)
+    (folder / "ncu_kernels.csv").write_text("index,label\n0,x\n")
+    with pytest.raises(ConfigError, match=r"ncu_kernels.csv: missing columns gpu__time"):
+        load_script("compare_ncu_kernels").main(["--data-dir", str(folder.parent)])
