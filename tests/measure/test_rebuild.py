@@ -60,3 +60,17 @@ def test_not_a_run_json(tmp_path: Path) -> None:
     (tmp_path / "run.json").write_text("{}")
     with pytest.raises(ConfigError, match=r"not an opmodel measure run\.json"):
         rebuild_dataset(tmp_path / "run.json", tmp_path / "x")
+
+
+def test_a_malformed_case_or_device_is_one_line(
+    measured: tuple[Path, Path], tmp_path: Path
+) -> None:
+    grid, out = measured
+    run = json.loads((out / "run.json").read_text())
+    broken = {**run, "cases": [{**run["cases"][0], "sm_clock_mhz": [1.0]}]}
+    (tmp_path / "run.json").write_text(json.dumps(broken))
+    with pytest.raises(ConfigError, match=r"cases\[0\]: malformed \(ValueError"):
+        rebuild_dataset(tmp_path / "run.json", tmp_path / "x", str(grid))
+    (tmp_path / "run.json").write_text(json.dumps({**run, "device": {"gpu": "x"}}))
+    with pytest.raises(ConfigError, match=r"malformed run\.json \(TypeError"):
+        rebuild_dataset(tmp_path / "run.json", tmp_path / "x", str(grid))

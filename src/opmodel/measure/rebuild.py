@@ -56,15 +56,26 @@ def rebuild_dataset(run_json: Path, output_dir: Path, grid: str | None = None) -
     A label that the grid's plan does not have is an error naming it.
     """
     run = _load(run_json)
-    context = {str(k): str(v) for k, v in run["context"].items()}
-    request = MeasureRequest(grid=grid or run["grid"]["name"], hardware=context["hardware"])
+    try:
+        context = {str(k): str(v) for k, v in run["context"].items()}
+        request = MeasureRequest(grid=grid or run["grid"]["name"], hardware=context["hardware"])
+        records = [(r["label"], r) for r in run["cases"]]
+        failed = [(f["label"], f["reason"]) for f in run.get("failed", [])]
+        info = DeviceInfo(**run["device"])
+    except (AttributeError, KeyError, TypeError) as exc:
+        msg = f"{run_json}: malformed run.json ({type(exc).__name__}: {exc})"
+        raise ConfigError([msg]) from None
     the_plan = dry_run(request)
     by_label = {case.label: case for case in the_plan.cases}
-    unknown = [r["label"] for r in run["cases"] if r["label"] not in by_label]
+    unknown = [label for label, _ in records if label not in by_label]
     if unknown:
         msg = f"{run_json}: {len(unknown)} case(s) not in grid {request.grid}, e.g. {unknown[0]!r}"
         raise ConfigError([msg])
-    results = [_result(by_label[r["label"]], r) for r in run["cases"]]
-    failed = [(f["label"], f["reason"]) for f in run.get("failed", [])]
-    info = DeviceInfo(**run["device"])
+    results = []
+    for number, (label, record) in enumerate(records):
+        try:
+            results.append(_result(by_label[label], record))
+        except (KeyError, TypeError, ValueError) as exc:
+            msg = f"{run_json}: cases[{number}]: malformed ({type(exc).__name__}: {exc})"
+            raise ConfigError([msg]) from None
     return write_dataset(output_dir, info, the_plan.grid, Measured(results, failed), context)
