@@ -6,7 +6,9 @@ phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms], ``h
 opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else the op's
 ``implementation`` attr) and ``label``. ``opmodel measure`` writes ``ops.csv`` in this form;
 ``scripts/convert_op_data.py`` converts the public Vidur and Liger-Kernel measurements. Nothing
-is fitted: every row is held out. Malformed rows are skipped and counted by reason.
+is fitted here; the rows the shipped calibrations were fitted on (instruction issue, the warp
+softmax's loads in flight) are reported apart as training rows, every other row is held out.
+Malformed rows are skipped and counted by reason.
 """
 
 from __future__ import annotations
@@ -19,12 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.batch import op_from_row
+from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp
-from opmodel.core.views import ElementwiseView
+from opmodel.core.views import ElementwiseView, RowView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.streaming.issue import issue_calibration, issue_key
+from opmodel.models.streaming.warp_softmax import warp_softmax_loads
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -204,9 +208,20 @@ def validate_op_latency(
 
 
 def is_training_row(row: OpRow) -> bool:
-    """True for a row the instruction-issue calibration was fitted on (reported apart)."""
-    return row.clock_hz is None and issue_calibration().is_training_row(
+    """True for a row a calibration was fitted on (reported apart): the instruction-issue
+    calibration's, or the warp softmax's loads in flight."""
+    if row.clock_hz is None and issue_calibration().is_training_row(
         row.hardware, row.source, row.implementation, issue_key(row.op)
+    ):
+        return True
+    view = row.op.view
+    return (
+        row.op.kind is OpKind.SOFTMAX
+        and row.implementation == "pytorch"
+        and isinstance(view, RowView)
+        and warp_softmax_loads().is_training_row(
+            row.hardware, row.source, view.rows, view.row_length, max(1, view.x.dtype.bits // 8)
+        )
     )
 
 

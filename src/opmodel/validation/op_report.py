@@ -40,7 +40,7 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
             *result.by_duration.items(),
         ]
         if result.training is not None:
-            groups.append(("training: instruction fit", result.training))
+            groups.append(("training: calibration fits", result.training))
         for label, m in groups:
             write(
                 f"  {label:<38} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "

@@ -24,6 +24,7 @@ from opmodel.models.streaming import (
     streaming_kernel,
 )
 from opmodel.models.streaming.issue import IssueCalibration, issue_calibration, overridden
+from opmodel.models.streaming.warp_softmax import loads_in_flight
 from opmodel.parsing import load_op
 from tests.conftest import EXAMPLES
 
@@ -114,10 +115,40 @@ def test_vllm_and_pytorch_structures() -> None:
     assert (short.threads_per_cta, short.serial_loads) == (128, 4)  # warp softmax: 128 / 32
     # 2048 bf16 elements (4 KiB) still go to the warp softmax: 64 serial loads, one per
     # iteration; 2048 fp32 (8 KiB) too; 4096 bf16 does not
-    assert streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2).serial_loads == 64
-    assert streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 4).serial_loads == 64
+    warp16 = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2)
+    warp32 = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 4)
+    assert warp16.serial_loads == warp32.serial_loads == 64
+    # the shipped loads in flight by element size; 16 + 64 registers (ncu: 80)
+    assert (warp16.loads_in_flight, warp32.loads_in_flight) == (
+        loads_in_flight(2),
+        loads_in_flight(4),
+    )
+    assert loads_in_flight(2) > 1 and loads_in_flight(4) > 1
+    assert warp16.registers_per_thread == 80
+    assert short.loads_in_flight == loads_in_flight(2)
     block = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 4096, 2)
     assert (block.ctas, block.threads_per_cta, block.global_passes) == (8, 1024, 3)
+    # every other kernel waits for each of its serial loads
+    assert block.loads_in_flight == softmax.loads_in_flight == 1.0
+
+
+def test_loads_in_flight_divide_the_chain_by_hand() -> None:
+    """One warp-softmax row of 2048 bf16 elements on the H100 (one CTA, no reuse, no queueing):
+    the chain is 64 DRAM round trips / u plus two reductions, so u = 4 instead of 1 takes
+    48 / 64 of the loads' time off it."""
+    kernel = streaming_kernel(OpKind.SOFTMAX, "pytorch", 1, 2048, 2)
+    work = StreamWork(
+        read_bytes=4096,
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=4096,
+        flops=0,
+        vector_flops_per_s=0.0,
+    )
+    one = evaluate_streaming(dataclasses.replace(kernel, loads_in_flight=1.0), H100, work)
+    four = evaluate_streaming(dataclasses.replace(kernel, loads_in_flight=4.0), H100, work)
+    l_dram = H100.hbm.latency_s
+    assert one.chain_s - four.chain_s == pytest.approx(48 * l_dram, rel=1e-9)
 
 
 def test_vllm_rmsnorm_one_token_by_hand() -> None:

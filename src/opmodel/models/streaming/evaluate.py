@@ -2,7 +2,8 @@
 
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
-    chain    = serial x L_first + (passes - 1) x serial x L_reread + reductions x t_reduce
+    chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
+    n        = serial loads / loads in flight (round trips per pass)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
     t_l2     = CTAs x L2 bytes per CTA / (L2 bandwidth x util)
@@ -11,7 +12,7 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
                                     I x elements per CTA / (SMSPs x warp size x clock))
     latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
 
-``x = waves x serial x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
+``x = waves x n x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
 round trips and ``b = waves x chain - x`` the rest of its chain. Under load a DRAM round trip
 takes longer than the unloaded ``L_dram``: with the kernel's DRAM utilisation
 ``rho = t_dram / t_chain``, an M/D/1 queue (deterministic service) stretches it by
@@ -263,7 +264,8 @@ def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse) -> float:
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
-    return kernel.serial_loads * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
+    steps = kernel.serial_loads / kernel.loads_in_flight
+    return steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
 
 
 def _bounds(
@@ -280,15 +282,16 @@ def _bounds(
     # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
     # DRAM round trips wait in the memory queue the whole kernel loads
     misses = (1 - use.warm) + extra * (1 - use.hit)
-    dram_trips = waves * kernel.serial_loads * misses * dev.l_dram
+    steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
+    dram_trips = waves * steps * misses * dev.l_dram
     chain = _chain_s(kernel, dev, use)
     # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
     # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
-    # find the weights there): ``serial x s`` more DRAM round trips and as many fewer L2 hits,
+    # find the weights there): ``n x s`` more DRAM round trips and as many fewer L2 hits,
     # ``s`` the pass's L2-hit share
     cold = (use.hit if extra else use.warm) if shared and dev.has_l2 else 0.0
-    dram_trips += kernel.serial_loads * cold * dev.l_dram
-    rest = waves * chain - dram_trips + kernel.serial_loads * cold * (dev.l_dram - dev.l_l2)
+    dram_trips += steps * cold * dev.l_dram
+    rest = waves * chain - dram_trips + steps * cold * (dev.l_dram - dev.l_l2)
     t_chain = loaded_chain_s(dram_trips, rest, t_dram)
     times = {
         "latency": t_chain,

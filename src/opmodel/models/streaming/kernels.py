@@ -26,13 +26,11 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     SoftMax.cu's host_softmax; ncu on an H200 with PyTorch 2.11 shows ``softmax_warp_forward``
     for 2048 bf16 elements) is ATen's persistent warp softmax: a warp per row, the row in
     registers, one pass. Its loads take one element per thread per iteration
-    (``WARP_ITERATIONS = next_pow2(length) / 32``) and each is converted to fp32 as it is
-    stored, so the warp waits for one load before it issues the next: ``WARP_ITERATIONS``
-    serial loads. Measured on an H200 (data/measured, 1 to 512 rows): the kernel's time grows
-    with the iterations (512 -> 1024 -> 2048 elements: 5.5 -> 8.0 -> 12.6 µs in bf16), by
-    about one L2 hit per iteration in bf16 and two thirds of one in fp32, less than the chain
-    of cold loads the model charges: the loads overlap in part (docs/validation.md). Longer
-    rows take one row per CTA and three walks over it (max, sum, write) in a CTA of
+    (``WARP_ITERATIONS = next_pow2(length) / 32``); the warp keeps ``u`` of them in flight, a
+    calibration by element size (:mod:`~opmodel.models.streaming.warp_softmax`, fitted on an
+    H200's single-wave rows), so a row takes ``WARP_ITERATIONS / u`` round trips. It uses
+    ``16 + WARP_ITERATIONS`` registers (ncu: 80 for 2048 bf16 elements, 64 values per thread).
+    Longer rows take one row per CTA and three walks over it (max, sum, write) in a CTA of
     ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
@@ -46,6 +44,7 @@ import math
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
+from opmodel.models.streaming.warp_softmax import is_warp_softmax, loads_in_flight
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
@@ -66,9 +65,9 @@ _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot
 # estimate for vLLM's norm, activation and rotary kernels: accumulator, 64-bit position,
 # strides and addresses in the loop (docs/models/streaming.md on what the data suggest)
 _VLLM_REGISTERS = 40
-# ATen dispatches rows of up to 2048 elements and 8192 bytes to its warp softmax (SoftMax.cu)
-_PERSISTENT_SOFTMAX_MAX = 2048
-_PERSISTENT_SOFTMAX_MAX_BYTES = 8192
+# ncu on an H200 (data/measured/h200_2026-12-04_ncu): softmax_warp_forward for 2048 bf16
+# elements (64 per thread) uses 80 registers: the row's values and 16 more
+_WARP_SOFTMAX_EXTRA_REGISTERS = 16
 _SOFTMAX_MAX_THREADS = 1024  # ATen SoftMax.cu: max_threads for cunn_SoftMaxForward
 _REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
@@ -94,7 +93,9 @@ class StreamKernel(FastValue):
 
     ``elements_per_cta``: elements (rows x length for row ops) one CTA covers.
     ``serial_loads``: loads one after another per pass (each waits for the previous); when 1,
-    all loads of a pass are in flight together. ``global_passes``: walks over the input;
+    all loads of a pass are in flight together. ``loads_in_flight``: how many of those serial
+    loads a thread keeps in flight on average (``serial_loads / loads_in_flight`` round trips
+    per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the input;
     passes after the first re-read data the CTA has just read (an L2 hit while the wave's
     rows fit in L2). ``reductions``: block-wide reductions per row.
     """
@@ -107,6 +108,7 @@ class StreamKernel(FastValue):
     serial_loads: int
     global_passes: int
     reductions: int
+    loads_in_flight: float = 1.0
 
 
 def _fused_warps(length: int) -> int:
@@ -171,24 +173,21 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
         else max(1, _VECTOR_BYTES // element_bytes)
     )
     threads = _PYTORCH_ROW_THREADS
-    persistent = (
-        length <= _PERSISTENT_SOFTMAX_MAX
-        and length * element_bytes <= _PERSISTENT_SOFTMAX_MAX_BYTES
-    )
-    if kind is OpKind.SOFTMAX and persistent:
-        # ATen's persistent softmax: one warp per row, the row in registers, one pass; each
-        # of its WARP_ITERATIONS loads is converted as it is stored (serial)
+    if kind is OpKind.SOFTMAX and is_warp_softmax(length, element_bytes):
+        # ATen's persistent softmax: one warp per row, the row in registers, one pass of
+        # WARP_ITERATIONS loads, ``loads_in_flight`` of them at a time (module docstring)
         warps = threads // 32
         iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
         return StreamKernel(
             implementation="pytorch",
             ctas=math.ceil(rows / warps),
             threads_per_cta=threads,
-            registers_per_thread=min(255, 32 + math.ceil(length / 32)),  # estimate
+            registers_per_thread=min(255, _WARP_SOFTMAX_EXTRA_REGISTERS + iterations),
             elements_per_cta=warps * length,
             serial_loads=iterations,
             global_passes=1,
             reductions=2,
+            loads_in_flight=loads_in_flight(element_bytes),
         )
     if kind is OpKind.SOFTMAX:
         # cunn_SoftMaxForward's block (SoftMaxForward_getBlockSize): min(length, 1024) threads
