@@ -1,7 +1,9 @@
 """Stand-ins for the GPU boundary: a fake backend for the runner and fake torch/NVML modules.
 
 The fake torch records every call by name so tests check which kernel a case runs; its CUDA
-events return scripted elapsed times; the fake NVML counts energy per kernel launch.
+events return scripted elapsed times; its profiler records one device activity per launch and
+per flush (``kernel_us`` and ``flush_us`` long, laid end to end); the fake NVML counts energy per
+kernel launch.
 """
 
 from __future__ import annotations
@@ -57,6 +59,13 @@ class FakeBackend:
             sm_clock_mhz_under_load=1755.0 if grid.energy else None,
             sm_clock_mhz_after=1980.0,
             mem_clock_mhz=3201.0,
+            # kernel-scope times 0.8 of the event times; none for copies (a reason instead)
+            kernel_times_ms=tuple(0.8 * base * (1 + 0.01 * i) for i in range(grid.repeats))
+            if grid.kernel_timing and case.kind.value != "copy"
+            else (),
+            kernel_timing_note="no activity"
+            if grid.kernel_timing and case.kind.value == "copy"
+            else "",
         )
 
 
@@ -74,11 +83,42 @@ class FakeTensor:
     def copy_(self, source: FakeTensor) -> FakeTensor:
         self.torch.kernels.append(("copy_", (source.shape, self.shape), {}))
         self.torch.calls["launch"] += 1
+        self.torch.activity("copy_", self.torch.kernel_us)
         return self
 
     def zero_(self) -> FakeTensor:
         self.torch.calls["flush"] += 1
+        self.torch.activity("flush", self.torch.flush_us)
         return self
+
+
+class FakeRange:
+    def __init__(self, start: float, end: float) -> None:
+        self.start, self.end = start, end
+
+    def elapsed_us(self) -> float:
+        return self.end - self.start
+
+
+class FakeSession:
+    """``torch.profiler.profile``: collects the fake torch's activities while open."""
+
+    def __init__(self, torch: FakeTorch, activities: list[str]) -> None:
+        self.torch, self.activities = torch, activities
+        self.records: list[SimpleNamespace] = []
+
+    def __enter__(self) -> FakeSession:
+        if self.torch.profiler_error:
+            raise RuntimeError(self.torch.profiler_error)
+        self.torch.sessions.append(self)
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.torch.sessions.remove(self)
+
+    def events(self) -> list[SimpleNamespace]:
+        host = SimpleNamespace(name="aten::op", device_type="cpu", time_range=FakeRange(0, 1))
+        return [host, *self.records]
 
 
 class FakeEvent:
@@ -101,8 +141,25 @@ class FakeTorch:
     bfloat16, float16, float32, uint8 = "bf16", "fp16", "fp32", "u8"
     __version__ = "2.11.0"
 
-    def __init__(self, elapsed_ms: Iterator[float], *, cuda: bool = True) -> None:
+    def __init__(
+        self,
+        elapsed_ms: Iterator[float],
+        *,
+        cuda: bool = True,
+        kernel_us: Iterator[float] | None = None,
+        flush_us: float = 40.0,
+    ) -> None:
         self.elapsed_ms = elapsed_ms
+        self.kernel_us = kernel_us if kernel_us is not None else itertools.repeat(2.0)
+        self.flush_us = flush_us
+        self.sessions: list[FakeSession] = []
+        self.profiler_error = ""
+        self.clock_us = 0.0
+        self.profiler = SimpleNamespace(
+            profile=lambda activities: FakeSession(self, activities),
+            ProfilerActivity=SimpleNamespace(CUDA="cuda"),
+        )
+        self.autograd = SimpleNamespace(DeviceType=SimpleNamespace(CUDA="device"))
         self.calls: Counter[str] = Counter()
         self.kernels: list[tuple[str, tuple[tuple[int, ...], ...], dict[str, Any]]] = []
         props = SimpleNamespace(L2_cache_size=60 * 2**20, multi_processor_count=132)
@@ -126,9 +183,24 @@ class FakeTorch:
             shapes = tuple(a.shape for a in args if isinstance(a, FakeTensor))
             self.kernels.append((name, shapes, kwargs))
             self.calls["launch"] += 1
+            self.activity(name, self.kernel_us)
             return FakeTensor(self, shapes[0], "out")
 
         return run
+
+    def activity(self, name: str, duration_us: float | Iterator[float]) -> None:
+        """A device activity of ``duration_us``, recorded by every open profiler session
+        (a 1 µs gap after the one before it)."""
+        if not self.sessions:
+            return
+        length = duration_us if isinstance(duration_us, float) else next(duration_us)
+        start = self.clock_us + 1.0
+        self.clock_us = start + length
+        record = SimpleNamespace(
+            name=name, device_type="device", time_range=FakeRange(start, self.clock_us)
+        )
+        for session in self.sessions:
+            session.records.append(record)
 
     def empty(self, size: int, dtype: str, device: str) -> FakeTensor:
         return FakeTensor(self, (size,), dtype)

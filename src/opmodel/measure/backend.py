@@ -7,12 +7,13 @@ the real code with stand-ins for them.
 
 Timing of one case: ``warmup`` untimed runs; then ``repeats`` runs, each after overwriting a
 buffer of twice the L2 size (``flush_l2``) and bracketed by two CUDA events, synchronised; the
-median is reported. Energy: the kernel is enqueued back to back for about ``energy_loop_s``
-(``ceil(loop / median)`` runs, fewer when the host cannot launch that fast) between two reads of
-NVML's total-energy counter (mJ, updated about every 10 ms); energy per run is the difference
-over the run count. It is board energy, idle power included, as EnergAIzer measures it. SM and
-memory clocks are read before the case, while the energy loop runs (the clock under load) and
-after it.
+median is reported. With ``kernel_timing`` the repeats run again under the PyTorch profiler
+for the kernels' own durations (:mod:`~opmodel.measure.kernel_timing`). Energy: the kernel is
+enqueued back to back for about ``energy_loop_s`` (``ceil(loop / median)`` runs, fewer when
+the host cannot launch that fast) between two reads of NVML's total-energy counter (mJ,
+updated about every 10 ms); energy per run is the difference over the run count. It is board
+energy, idle power included, as EnergAIzer measures it. SM and memory clocks are read before
+the case, while the energy loop runs (the clock under load) and after it.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
+from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
 from opmodel.measure.plan import Case
 
 __all__ = ["Backend", "CaseResult", "DeviceInfo", "TorchBackend"]
@@ -62,11 +64,21 @@ class CaseResult:
     sm_clock_mhz_under_load: float | None
     sm_clock_mhz_after: float
     mem_clock_mhz: float
+    # kernel-scope times (grid kernel_timing; empty when off or unavailable), the kernels'
+    # names, and why there are no times
+    kernel_times_ms: tuple[float, ...] = ()
+    kernel_names: tuple[str, ...] = ()
+    kernel_timing_note: str = ""
 
     @property
     def median_ms(self) -> float:
         """Median of the timed runs."""
         return statistics.median(self.times_ms)
+
+    @property
+    def kernel_median_ms(self) -> float | None:
+        """Median of the kernel-scope times; None without them."""
+        return statistics.median(self.kernel_times_ms) if self.kernel_times_ms else None
 
 
 class Backend(Protocol):
@@ -281,6 +293,10 @@ class TorchBackend:
         run = self.kernel(case)
         sm_before, mem = self._clocks()
         times = self._time(run, grid)
+        kernel = KernelTiming()
+        if grid.kernel_timing:
+            flush = self._flush.zero_ if grid.flush_l2 else None
+            kernel = kernel_times_ms(self._torch, run, flush, grid.repeats)
         energy: tuple[float, int, float, float] | None = None
         if grid.energy:
             energy = self._energy(run, statistics.median(times), grid.energy_loop_s)
@@ -295,4 +311,7 @@ class TorchBackend:
             sm_clock_mhz_under_load=energy[3] if energy else None,
             sm_clock_mhz_after=sm_after,
             mem_clock_mhz=mem,
+            kernel_times_ms=kernel.times_ms,
+            kernel_names=kernel.names,
+            kernel_timing_note=kernel.note,
         )

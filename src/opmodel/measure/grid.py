@@ -7,6 +7,7 @@ repeats: 30           # timed runs; the median is reported
 flush_l2: true        # overwrite an L2-sized buffer before each timed run
 energy: true          # NVML total-energy counter over a loop of >= energy_loop_s
 energy_loop_s: 0.2
+kernel_timing: false  # also time the kernels alone under the PyTorch profiler (kernel_time)
 ops:
   - kind: gemm
     sizes: {m: [16, 4096], n: [4096], k: [4096]}
@@ -106,6 +107,7 @@ class MeasureGrid:
     flush_l2: bool = True
     energy: bool = True
     energy_loop_s: float = field(default=ENERGY_LOOP_MIN_S, metadata=_POS)
+    kernel_timing: bool = False
     ops: tuple[OpGrid, ...]
 
 

@@ -22,11 +22,22 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, REQUIRED_SIZES, MeasureGrid, OpGrid
 
-__all__ = ["SETUP_S", "START_S", "TIMED_RUN_OVERHEAD_S", "Case", "Plan", "expand", "plan"]
+__all__ = [
+    "PROFILER_SESSION_S",
+    "SETUP_S",
+    "START_S",
+    "TIMED_RUN_OVERHEAD_S",
+    "Case",
+    "Plan",
+    "expand",
+    "plan",
+]
 
 START_S = 20.0  # estimate: import PyTorch, create the CUDA context, first library handles
 SETUP_S = 0.02  # estimate: allocate and fill the case's tensors, build the callable
 TIMED_RUN_OVERHEAD_S = 30e-6  # estimate: two CUDA event records and a synchronise per timed run
+# estimate: starting and stopping the PyTorch profiler twice and reading its records
+PROFILER_SESSION_S = 0.05
 _BINARY = frozenset({"add", "mul"})
 _OP_FUNCTION = {"gelu": "gelu_tanh"}  # grid function -> the op's function attr
 
@@ -227,7 +238,9 @@ def _case_seconds(grid: MeasureGrid, hardware: HardwareSpec, kernel_s: float) ->
     )
     timed = grid.repeats * (run + (flush if grid.flush_l2 else 0.0) + TIMED_RUN_OVERHEAD_S)
     energy = max(grid.energy_loop_s, run) + TIMED_RUN_OVERHEAD_S if grid.energy else 0.0
-    return SETUP_S + grid.warmup * run + timed + energy
+    # kernel timing: the repeats again in one profiler session, after two flushes alone
+    profiled = timed + 2 * flush + PROFILER_SESSION_S if grid.kernel_timing else 0.0
+    return SETUP_S + grid.warmup * run + timed + energy + profiled
 
 
 def plan(grid: MeasureGrid, hardware: HardwareSpec, model: OpModel) -> Plan:

@@ -46,6 +46,9 @@ def _result(case: Any, record: dict[str, Any]) -> CaseResult:
         sm_clock_mhz_under_load=None if under_load is None else float(under_load),
         sm_clock_mhz_after=float(after),
         mem_clock_mhz=float(record["mem_clock_mhz"]),
+        kernel_times_ms=tuple(float(t) for t in record.get("kernel_times_ms", ())),
+        kernel_names=tuple(str(n) for n in record.get("kernel_names", ())),
+        kernel_timing_note=str(record.get("kernel_timing_note", "")),
     )
 
 

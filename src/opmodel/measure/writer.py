@@ -8,6 +8,8 @@
   (``time_min``, ``time_max``, ``repeats``) and the clocks before and after.
 * ``ops.csv``: every other case as an op-table row (docs/sweeps.md) with the same measured
   columns, so ``opmodel sweep`` predicts exactly the measured ops.
+* Both CSVs gain ``kernel_time`` (median ms of the kernels alone, by the PyTorch profiler) when
+  the grid asked for ``kernel_timing`` and any case has such times.
 * ``run.json``: device, grid settings and every timed run.
 * ``SOURCE.md``: what, where, when and how, in the form of ``data/*/SOURCE.md``.
 """
@@ -70,6 +72,7 @@ class Measured:
 def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
     return {
         "time": result.median_ms,
+        "kernel_time": result.kernel_median_ms,
         "time_min": min(result.times_ms),
         "time_max": max(result.times_ms),
         "repeats": len(result.times_ms),
@@ -101,9 +104,15 @@ def _gemm_row(result: CaseResult, hardware: str, flush: int) -> dict[str, object
     }
 
 
-def _write_csv(path: Path, columns: Sequence[str], rows: list[dict[str, object]]) -> None:
+def _write_csv(
+    path: Path, columns: Sequence[str], rows: list[dict[str, object]], kernel: bool
+) -> None:
+    """``kernel``: with the ``kernel_time`` column (after ``time``), else without it."""
+    names = list(columns)
+    if kernel:
+        names.insert(names.index("time") + 1, "kernel_time")
     with path.open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(columns))
+        writer = csv.DictWriter(handle, fieldnames=names, extrasaction="ignore")
         writer.writeheader()
         for row in rows:
             writer.writerow(
@@ -119,6 +128,26 @@ def _failures_md(failed: Sequence[tuple[str, str]]) -> str:
         return ""
     lines = "\n".join(f"- `{label}`: {reason}" for label, reason in failed)
     return f"\n## Cases that failed (not in the CSVs)\n{lines}\n"
+
+
+def _kernel_record(result: CaseResult) -> dict[str, object]:
+    return {
+        "kernel_times_ms": list(result.kernel_times_ms),
+        "kernel_names": list(result.kernel_names),
+        "kernel_timing_note": result.kernel_timing_note,
+    }
+
+
+def _kernel_method(grid: MeasureGrid, results: Sequence[CaseResult]) -> str:
+    if not grid.kernel_timing:
+        return ""
+    timed = sum(1 for r in results if r.kernel_times_ms)
+    return (
+        "\n`kernel_time` (kernel timing on): the median over the repeats, run again under the "
+        "PyTorch profiler, of the summed durations of the device activities each launched "
+        f"(CUPTI; no event or launch gaps); {timed} of {len(results)} cases have it "
+        "(run.json gives the reason for the others)."
+    )
 
 
 def _source_md(
@@ -156,7 +185,7 @@ the L2 size is overwritten before each timed run. `time` is the median in ms, `t
 `time_max` the extremes. Energy: NVML total-energy counter (mJ) read before and after at least
 `energy_loop_s` of back-to-back runs; `energy` is joules per run, board energy including idle
 power. `clock_mhz` is the SM clock NVML reported while that loop ran; `sm_clock_mhz_before` /
-`_after` bracket the case.
+`_after` bracket the case.{_kernel_method(grid, results)}
 
 ## Files
 - `gemm.csv`: GEMM and batched GEMM in the GEMM latency schema (`opmodel validate-gemm-latency
@@ -194,8 +223,9 @@ def write_dataset(
         for r in results
         if r.case.kind not in gemm_kinds
     ]
-    _write_csv(directory / "gemm.csv", GEMM_COLUMNS, gemm)
-    _write_csv(directory / "ops.csv", OPS_COLUMNS, ops)
+    kernel = any(r.kernel_times_ms for r in results)
+    _write_csv(directory / "gemm.csv", GEMM_COLUMNS, gemm, kernel)
+    _write_csv(directory / "ops.csv", OPS_COLUMNS, ops, kernel)
     run = {
         "device": asdict(info),
         "context": context,
@@ -206,6 +236,7 @@ def write_dataset(
             "flush_l2": grid.flush_l2,
             "energy": grid.energy,
             "energy_loop_s": grid.energy_loop_s,
+            "kernel_timing": grid.kernel_timing,
         },
         "cases": [
             {
@@ -220,6 +251,7 @@ def write_dataset(
                     r.sm_clock_mhz_after,
                 ],
                 "mem_clock_mhz": r.mem_clock_mhz,
+                **(_kernel_record(r) if grid.kernel_timing else {}),
             }
             for r in results
         ],

@@ -5,7 +5,9 @@ N or T, for A and B), ``dtype`` (default fp16), ``compute_dtype``, ``hardware`` 
 name), ``clock_mhz``, ``energy`` [J], ``source``, ``label`` and kernel columns ``cta_tile_m``,
 ``cta_tile_n``, ``cta_tile_k``, ``pipeline_stages``, with ``block_size`` (threads per CTA, an
 EnergAIzer column) giving ``warps_per_cta`` when the CTA tile is given (a row without a CTA
-tile runs the kernel selection picks, whatever its block size). EnergAIzer per-kernel files
+tile runs the kernel selection picks, whatever its block size). A non-empty ``kernel_time``
+[ms] (``opmodel measure`` with ``kernel_timing``: the kernels alone, without event gaps) is
+used in place of ``time``. EnergAIzer per-kernel files
 work too: when ``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie,
 ``a10_`` -> a10) and ``freqNNN`` in it gives the clock. Malformed rows are skipped and counted
 by reason.
@@ -66,7 +68,7 @@ def _hardware_from_name(path: Path) -> str | None:
 
 def _parse(record: dict[str, str], path: Path) -> GemmRow:
     """One row; ValueError with the reason when it is malformed."""
-    time_ms = float(record["time"])
+    time_ms = float(record.get("kernel_time") or record["time"])
     dims = [int(record.get(name) or 1) for name in ("batch", "dimM", "dimN", "dimK")]
     if time_ms <= 0 or min(dims) <= 0:
         raise ValueError("non-positive time or dimension")

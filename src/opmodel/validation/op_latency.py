@@ -2,7 +2,8 @@
 
 Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``ops.csv`` of each
 ``opmodel measure`` run in ``data/measured/*/``) whose rows describe one op (``name, kind,
-phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms], ``hardware`` (an
+phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms] (a non-empty
+``kernel_time`` replaces it: ``opmodel measure``'s kernel-scope time), ``hardware`` (an
 opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else the op's
 ``implementation`` attr) and ``label``. ``opmodel measure`` writes ``ops.csv`` in this form;
 ``scripts/convert_op_data.py`` converts the public Vidur and Liger-Kernel measurements. Nothing
@@ -79,7 +80,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
     for column in _REQUIRED:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
-    time_ms = float(record["time"])
+    time_ms = float(record.get("kernel_time") or record["time"])
     if not time_ms > 0 or not math.isfinite(time_ms):
         raise ValueError("non-positive time")
     clock = (record.get("clock_mhz") or "").strip()
