@@ -10,7 +10,7 @@ import yaml
 
 from opmodel.core.errors import ConfigError
 
-__all__ = ["read_yaml_mapping", "read_yaml_text"]
+__all__ = ["read_calibration", "read_yaml_mapping", "read_yaml_text"]
 
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -57,6 +57,21 @@ def read_yaml_mapping(path: Path) -> dict[str, Any]:
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{path}: cannot read ({exc.__class__.__name__}: {exc})"]) from None
     return read_yaml_text(text, str(path))
+
+
+def read_calibration(
+    path: Path, fields: tuple[str, ...], fitted_on: tuple[str, ...]
+) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A calibration file's mapping and its ``fitted_on`` mapping, after checking that the file
+    has ``fields`` and that ``fitted_on`` has the string fields ``fitted_on`` (one-line errors
+    naming the file)."""
+    data = read_yaml_mapping(path)
+    if any(name not in data for name in fields):
+        raise ConfigError([f"{path}: needs the fields {', '.join(fields)}"])
+    fitted = data["fitted_on"]
+    if not isinstance(fitted, dict) or any(not isinstance(fitted.get(k), str) for k in fitted_on):
+        raise ConfigError([f"{path}: fitted_on: needs string fields {', '.join(fitted_on)}"])
+    return data, fitted
 
 
 def _kind(value: object) -> str:

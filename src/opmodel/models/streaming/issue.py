@@ -37,7 +37,7 @@ from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
-from opmodel.parsing.yamlfile import read_yaml_mapping
+from opmodel.parsing.yamlfile import read_calibration
 
 __all__ = [
     "CALIBRATION_FILE",
@@ -103,12 +103,7 @@ def _table(raw: Any, path: Path) -> dict[tuple[str, str], float]:
 
 def load_issue_calibration(path: Path) -> IssueCalibration:
     """Read and validate a calibration file (module docstring); errors name the file and field."""
-    data = read_yaml_mapping(path)
-    if any(name not in data for name in _FIELDS):
-        raise ConfigError([f"{path}: needs the fields {', '.join(_FIELDS)}"])
-    fitted = data["fitted_on"]
-    if not isinstance(fitted, dict) or any(not isinstance(fitted.get(k), str) for k in _FITTED_ON):
-        raise ConfigError([f"{path}: fitted_on: needs string fields {', '.join(_FITTED_ON)}"])
+    data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
     return IssueCalibration(
         instructions=_table(data["instructions_per_element"], path),
         hardware=fitted["hardware"],

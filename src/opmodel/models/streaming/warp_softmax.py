@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.errors import ConfigError
-from opmodel.parsing.yamlfile import read_yaml_mapping
+from opmodel.parsing.yamlfile import read_calibration
 
 __all__ = [
     "LOADS_FILE",
@@ -97,12 +97,7 @@ def _table(raw: Any, path: Path) -> dict[int, float]:
 
 def load_warp_softmax_loads(path: Path) -> WarpSoftmaxLoads:
     """Read and validate a calibration file; errors name the file and the field."""
-    data = read_yaml_mapping(path)
-    if any(name not in data for name in _FIELDS):
-        raise ConfigError([f"{path}: needs the fields {', '.join(_FIELDS)}"])
-    fitted = data["fitted_on"]
-    if not isinstance(fitted, dict) or any(not isinstance(fitted.get(k), str) for k in _FITTED_ON):
-        raise ConfigError([f"{path}: fitted_on: needs string fields {', '.join(_FITTED_ON)}"])
+    data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
     max_rows = fitted.get("max_rows")
     if not isinstance(max_rows, int) or isinstance(max_rows, bool) or max_rows < 1:
         raise ConfigError(
