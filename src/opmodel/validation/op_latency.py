@@ -8,7 +8,8 @@ opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else th
 ``implementation`` attr) and ``label``. ``opmodel measure`` writes ``ops.csv`` in this form;
 ``scripts/convert_op_data.py`` converts the public Vidur and Liger-Kernel measurements. Nothing
 is fitted here; the rows the shipped calibrations were fitted on (instruction issue, the warp
-softmax's loads in flight) are reported apart as training rows, every other row is held out.
+softmax's loads in flight and the block softmax's issue cost) are reported apart as training
+rows, every other row is held out.
 Malformed rows are skipped and counted by reason.
 """
 
@@ -28,8 +29,8 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView, RowView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
 from opmodel.models.streaming.issue import issue_calibration, issue_key
-from opmodel.models.streaming.warp_softmax import warp_softmax_loads
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -210,7 +211,7 @@ def validate_op_latency(
 
 def is_training_row(row: OpRow) -> bool:
     """True for a row a calibration was fitted on (reported apart): the instruction-issue
-    calibration's, or the warp softmax's loads in flight."""
+    calibration's, or that of ATen's softmax kernels."""
     if row.clock_hz is None and issue_calibration().is_training_row(
         row.hardware, row.source, row.implementation, issue_key(row.op)
     ):
@@ -220,7 +221,7 @@ def is_training_row(row: OpRow) -> bool:
         row.op.kind is OpKind.SOFTMAX
         and row.implementation == "pytorch"
         and isinstance(view, RowView)
-        and warp_softmax_loads().is_training_row(
+        and aten_softmax_calibration().is_training_row(
             row.hardware, row.source, view.rows, view.row_length, max(1, view.x.dtype.bits // 8)
         )
     )

@@ -23,8 +23,8 @@ from opmodel.models.streaming import (
     rope_kernel,
     streaming_kernel,
 )
+from opmodel.models.streaming.aten_softmax import loads_in_flight
 from opmodel.models.streaming.issue import IssueCalibration, issue_calibration, overridden
-from opmodel.models.streaming.warp_softmax import loads_in_flight
 from opmodel.parsing import load_op
 from tests.conftest import EXAMPLES
 

@@ -22,6 +22,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
+from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
 from opmodel.models.streaming.issue import instructions_per_element, issue_key
 from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS, StreamKernel
 
@@ -96,10 +97,26 @@ def _kernel_of(op: LocalOp, rows: int, length: int, element_bytes: int) -> Strea
     )
 
 
+def _issue_cost(op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int) -> float:
+    """Instructions per element: ATen's block softmax has its own calibration
+    (:mod:`~opmodel.models.streaming.aten_softmax`), every other kernel the issue calibration's
+    value for its implementation and function or kind."""
+    aten_block = (
+        op.kind is OpKind.SOFTMAX
+        and kernel.implementation == "pytorch"
+        and softmax_path(length, element_bytes) == "block"
+    )
+    if aten_block:
+        return block_instructions_per_element()
+    return instructions_per_element(kernel.implementation, issue_key(op))
+
+
 def _work_of(
-    op: LocalOp, base: OpProfile, kernel: StreamKernel, shared: int, reread: int
+    op: LocalOp, base: OpProfile, kernel: StreamKernel, shape: tuple[int, int, int, int, int]
 ) -> StreamWork:
-    """What the op moves and computes, from the roofline estimate's traffic and FLOPs."""
+    """What the op moves and computes, from the roofline estimate's traffic and FLOPs
+    (``shape``: what :func:`_shape` gives)."""
+    _, length, element_bytes, reread, shared = shape
     diag = base.diagnostics
     assert isinstance(diag, RooflineDiagnostics)
     hbm = base.traffic["hbm"]
@@ -115,7 +132,7 @@ def _work_of(
         sfu_ops=_sfu_ops(op),
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
-        instructions_per_element=instructions_per_element(kernel.implementation, issue_key(op)),
+        instructions_per_element=_issue_cost(op, kernel, length, element_bytes),
         dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
     )
 
@@ -126,9 +143,10 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
     hardware = boosted(hardware)
     base = roofline_estimate(op, hardware, _BASE)
-    rows, length, element_bytes, reread, shared = _shape(op)
+    shape = _shape(op)
+    rows, length, element_bytes, _, _ = shape
     kernel = _kernel_of(op, rows, length, element_bytes)
-    e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shared, reread))
+    e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shape))
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {
             # the op's writes, and another kernel's dirty lines it writes back now

@@ -27,11 +27,14 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     for 2048 bf16 elements) is ATen's persistent warp softmax: a warp per row, the row in
     registers, one pass. Its loads take one element per thread per iteration
     (``WARP_ITERATIONS = next_pow2(length) / 32``); the warp keeps ``u`` of them in flight, a
-    calibration by element size (:mod:`~opmodel.models.streaming.warp_softmax`, fitted on an
+    calibration by element size (:mod:`~opmodel.models.streaming.aten_softmax`, fitted on an
     H200's single-wave rows), so a row takes ``WARP_ITERATIONS / u`` round trips. It uses
     ``16 + WARP_ITERATIONS`` registers (ncu: 80 for 2048 bf16 elements, 64 values per thread).
     Longer rows take one row per CTA and three walks over it (max, sum, write) in a CTA of
-    ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``).
+    ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``), with the block kernel's
+    calibrated issue cost above 9216 elements (ATen's ``cunn_SoftMaxForward``; the
+    ``cunn_SoftMaxForwardReg`` kernel ATen runs up to 9216 gets the same structure and no issue
+    cost; :mod:`~opmodel.models.streaming.aten_softmax`).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
 where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
@@ -44,7 +47,7 @@ import math
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.streaming.warp_softmax import is_warp_softmax, loads_in_flight
+from opmodel.models.streaming.aten_softmax import is_warp_softmax, loads_in_flight
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
