@@ -13,6 +13,7 @@ from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
+from opmodel.models.streaming import streaming_kernel
 from opmodel.models.streaming.aten_softmax import (
     CALIBRATION_FILE,
     aten_softmax_calibration,
@@ -59,6 +60,12 @@ def test_atens_dispatch_by_row_length() -> None:
         "block",
     ]
     assert softmax_path(1025, 8) == "reg"  # 8200 bytes: past the warp kernel's 8 KiB
+    # the diagnostics name the kernel the structure stands for
+    names = [streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, n, 2).name for n in (2048, 8192, 32768)]
+    assert names == ["softmax_warp_forward", "cunn_SoftMaxForwardReg", "cunn_SoftMaxForward"]
+    norm = streaming_kernel(OpKind.LAYERNORM, "pytorch", 8, 4096, 2)
+    assert norm.name == "vectorized_layer_norm_kernel"
+    assert streaming_kernel(OpKind.RMSNORM, "vllm", 8, 4096, 2).name == "rms_norm_kernel"
 
 
 def _softmax(rows: int, length: int) -> LocalOp:

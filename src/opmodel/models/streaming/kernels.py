@@ -47,7 +47,7 @@ import math
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.streaming.aten_softmax import is_warp_softmax, loads_in_flight
+from opmodel.models.streaming.aten_softmax import is_warp_softmax, loads_in_flight, softmax_path
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
@@ -98,9 +98,10 @@ class StreamKernel(FastValue):
     ``serial_loads``: loads one after another per pass (each waits for the previous); when 1,
     all loads of a pass are in flight together. ``loads_in_flight``: how many of those serial
     loads a thread keeps in flight on average (``serial_loads / loads_in_flight`` round trips
-    per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the input;
-    passes after the first re-read data the CTA has just read (an L2 hit while the wave's
-    rows fit in L2). ``reductions``: block-wide reductions per row.
+    per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the
+    input; passes after the first re-read data the CTA has just read (an L2 hit while the
+    wave's rows fit in L2). ``reductions``: block-wide reductions per row. ``name``: the kernel
+    the structure stands for, as its library names it.
     """
 
     implementation: str
@@ -112,6 +113,7 @@ class StreamKernel(FastValue):
     global_passes: int
     reductions: int
     loads_in_flight: float = 1.0
+    name: str = ""  # the kernel this structure stands for (diagnostics)
 
 
 def _fused_warps(length: int) -> int:
@@ -123,9 +125,16 @@ def _fused_warps(length: int) -> int:
     return 8 if block >= 2048 else 4
 
 
-def _elementwise(elements: int, *, serial_loads: int = 1, reductions: int = 0) -> StreamKernel:
+def _elementwise(
+    elements: int,
+    *,
+    serial_loads: int = 1,
+    reductions: int = 0,
+    name: str = "vectorized_elementwise_kernel",
+) -> StreamKernel:
     per_cta = _ELEMENTWISE_THREADS * _ELEMENTWISE_PER_THREAD
     return StreamKernel(
+        name=name,
         implementation="pytorch",
         ctas=max(1, math.ceil(elements / per_cta)),
         threads_per_cta=_ELEMENTWISE_THREADS,
@@ -141,6 +150,7 @@ def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Strea
     """vLLM's one-token-per-CTA kernels; elementwise ``rows x length`` covers act_and_mul."""
     threads = min(1024, 32 * math.ceil(length / 32))
     return StreamKernel(
+        name="rms_norm_kernel" if kind is OpKind.RMSNORM else "act_and_mul_kernel",
         implementation="vllm",
         ctas=rows,
         threads_per_cta=threads,
@@ -156,6 +166,7 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
     threads = 32 * _fused_warps(length)
     per_thread = math.ceil((1 << math.ceil(math.log2(max(2, length)))) / threads)
     return StreamKernel(
+        name="fused row kernel (one row per CTA, Liger-Kernel style)",
         implementation="fused",
         ctas=rows,
         threads_per_cta=threads,
@@ -166,6 +177,14 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
         global_passes=1,
         reductions=_REDUCTIONS.get(kind, 0),
     )
+
+
+def _pytorch_row_name(kind: OpKind, length: int, element_bytes: int) -> str:
+    """ATen's kernel for a norm or a softmax too long for its warp softmax."""
+    if kind is not OpKind.SOFTMAX:
+        return "vectorized_layer_norm_kernel"
+    path = softmax_path(length, element_bytes)
+    return "cunn_SoftMaxForwardReg" if path == "reg" else "cunn_SoftMaxForward"
 
 
 def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
@@ -182,6 +201,7 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
         warps = threads // 32
         iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
         return StreamKernel(
+            name="softmax_warp_forward",
             implementation="pytorch",
             ctas=math.ceil(rows / warps),
             threads_per_cta=threads,
@@ -197,6 +217,7 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
         # rounded up to a warp; ncu on an H200 shows 1024 threads for 32768 elements
         threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
     return StreamKernel(
+        name=_pytorch_row_name(kind, length, element_bytes),
         implementation="pytorch",
         ctas=rows,
         threads_per_cta=threads,
@@ -220,6 +241,7 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
     pairs = max(1, length // 2)
     threads = min(_ROPE_MAX_THREADS, 32 * math.ceil(pairs / 32))
     return StreamKernel(
+        name="rotary_embedding_kernel",
         implementation="vllm",
         ctas=tokens,
         threads_per_cta=threads,
@@ -249,12 +271,15 @@ def streaming_kernel(
             return _vllm_row(kind, rows, length, element_bytes)
         return _elementwise(rows * length)
     if kind is OpKind.COPY:
-        return _elementwise(rows * length)
+        return _elementwise(rows * length, name="copy (ATen elementwise structure)")
     if kind is OpKind.EMBEDDING:
         # each thread loads its token's index, then the table row it names: two dependent loads
-        return _elementwise(rows * length, serial_loads=2)
+        gather = "index gather (elementwise structure)"
+        return _elementwise(rows * length, serial_loads=2, name=gather)
     if kind is OpKind.REDUCTION:
         # ATen's reduce kernel spreads the input over CTAs with vector loads and finishes with
         # a block reduction (and a cross-CTA step when a row spans several CTAs)
-        return _elementwise(rows * length, reductions=2 if length > 512 else 1)
+        return _elementwise(
+            rows * length, reductions=2 if length > 512 else 1, name="reduce_kernel"
+        )
     return _ROW_BUILDERS[implementation or "fused"](kind, rows, length, element_bytes)
