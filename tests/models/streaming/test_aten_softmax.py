@@ -84,7 +84,7 @@ def _softmax(rows: int, length: int) -> LocalOp:
 def test_block_issue_cost_by_hand() -> None:
     """65536 rows of 32768 bf16 on the H200: the busiest SM runs ceil(65536 / 132) = 497 rows,
     each 32768 elements at I instructions, on 4 x 32 lanes a clock; with I twice the shipped
-    value the issue bound doubles (it sets the time), and the register kernel has none."""
+    value the issue bound doubles (it sets the time)."""
     h200 = load_hardware("h200_sxm")
     issue = block_instructions_per_element()
     clock = h200.compute.max_boost_clock_hz
@@ -100,9 +100,23 @@ def test_block_issue_cost_by_hand() -> None:
     with overridden(doubled):
         again = predict_streaming(_softmax(65536, 32768), h200)
     assert again.latency_s == pytest.approx(fixed + 2 * expected, rel=1e-9)
-    with overridden(doubled):
-        reg = predict_streaming(_softmax(65536, 8192), h200)
-    assert reg.latency_s == pytest.approx(predict_streaming(_softmax(65536, 8192), h200).latency_s)
+
+
+def test_one_row_adds_its_arithmetic_to_its_chain() -> None:
+    """One row of 8192 bf16 (the register kernel, one CTA): its loads, reductions and
+    arithmetic follow one another, so the time grows by the CTA's whole issue time,
+    8192 x I / 128 lanes per clock, and the arithmetic is not hidden under the loads (to 0.1 %:
+    a longer chain loads DRAM's queue a little less)."""
+    h200 = load_hardware("h200_sxm")
+    clock = h200.compute.max_boost_clock_hz
+    assert clock is not None
+    issue = block_instructions_per_element()
+    reg = predict_streaming(_softmax(1, 8192), h200)
+    zero = dataclasses.replace(aten_softmax_calibration(), block_instructions_per_element=0.0)
+    with overridden(zero):
+        bare = predict_streaming(_softmax(1, 8192), h200)
+    assert reg.diagnostics.limiter == bare.diagnostics.limiter == "latency"  # type: ignore[attr-defined]
+    assert reg.latency_s - bare.latency_s == pytest.approx(8192 * issue / 128 / clock, rel=1e-3)
 
 
 _HEAD = (

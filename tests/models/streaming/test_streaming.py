@@ -106,11 +106,15 @@ def test_vllm_and_pytorch_structures() -> None:
     assert (act.ctas, act.threads_per_cta, act.serial_loads, act.reductions) == (7, 1024, 2, 0)
     elementwise = streaming_kernel(OpKind.ELEMENTWISE, None, 3, 1000, 2)
     assert (elementwise.ctas, elementwise.threads_per_cta) == (math.ceil(3000 / 512), 128)
-    softmax = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
-    # min(4096, 1024) threads x 4 fp32 per 16-byte vector = 4096 elements per sweep: one serial
-    # load per pass, 3 passes (max, sum, write)
-    assert (softmax.threads_per_cta, softmax.serial_loads, softmax.global_passes) == (1024, 1, 3)
-    assert softmax.reductions == 2
+    softmax = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 16384, 4)
+    # cunn_SoftMaxForward: min(16384, 1024) threads x 4 fp32 per 16-byte vector = 4096
+    # elements per sweep: 4 serial loads per pass, 3 passes (max, sum, write)
+    assert (softmax.threads_per_cta, softmax.serial_loads, softmax.global_passes) == (1024, 4, 3)
+    assert softmax.reductions == 2 and softmax.barrier_phases
+    # cunn_SoftMaxForwardReg (4096 fp32: 4 per thread): the row loaded once, all in flight
+    reg = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
+    assert (reg.threads_per_cta, reg.serial_loads, reg.global_passes) == (1024, 1, 1)
+    assert reg.name == "cunn_SoftMaxForwardReg" and reg.barrier_phases
     short = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 100, 2)
     assert (short.threads_per_cta, short.serial_loads) == (128, 4)  # warp softmax: 128 / 32
     # 2048 bf16 elements (4 KiB) still go to the warp softmax: 64 serial loads, one per
@@ -127,7 +131,7 @@ def test_vllm_and_pytorch_structures() -> None:
     assert warp16.registers_per_thread == 80
     assert short.loads_in_flight == loads_in_flight(2)
     block = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 4096, 2)
-    assert (block.ctas, block.threads_per_cta, block.global_passes) == (8, 1024, 3)
+    assert (block.ctas, block.threads_per_cta, block.global_passes) == (8, 1024, 1)
     # every other kernel waits for each of its serial loads
     assert block.loads_in_flight == softmax.loads_in_flight == 1.0
 

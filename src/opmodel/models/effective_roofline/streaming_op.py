@@ -104,7 +104,7 @@ def _issue_cost(op: LocalOp, kernel: StreamKernel, length: int, element_bytes: i
     aten_block = (
         op.kind is OpKind.SOFTMAX
         and kernel.implementation == "pytorch"
-        and softmax_path(length, element_bytes) == "block"
+        and softmax_path(length, element_bytes) != "warp"
     )
     if aten_block:
         return block_instructions_per_element()

@@ -258,14 +258,20 @@ def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
     )
 
 
-def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse) -> float:
-    """One CTA's dependent chain: its serial loads in each pass, then its reductions."""
+def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork) -> float:
+    """One CTA's dependent chain: its serial loads in each pass, then its reductions; with
+    ``barrier_phases`` also its own arithmetic, issued by the whole SM."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
     steps = kernel.serial_loads / kernel.loads_in_flight
-    return steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
+    chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
+    if kernel.barrier_phases:
+        sm = dev.sm
+        lanes = sm.smsps_per_sm * sm.warp_size
+        chain += work.instructions_per_element * kernel.elements_per_cta / lanes / dev.clock_hz
+    return chain
 
 
 def _bounds(
@@ -284,7 +290,7 @@ def _bounds(
     misses = (1 - use.warm) + extra * (1 - use.hit)
     steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     dram_trips = waves * steps * misses * dev.l_dram
-    chain = _chain_s(kernel, dev, use)
+    chain = _chain_s(kernel, dev, use, work)
     # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
     # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
     # find the weights there): ``n x s`` more DRAM round trips and as many fewer L2 hits,

@@ -101,7 +101,10 @@ class StreamKernel(FastValue):
     per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the
     input; passes after the first re-read data the CTA has just read (an L2 hit while the
     wave's rows fit in L2). ``reductions``: block-wide reductions per row. ``name``: the kernel
-    the structure stands for, as its library names it.
+    the structure stands for, as its library names it. ``barrier_phases``: the CTA's loads,
+    block reductions and arithmetic follow one another, separated by barriers (ATen's block
+    softmax kernels), so its chain includes its own arithmetic
+    (:mod:`~opmodel.models.streaming.evaluate`).
     """
 
     implementation: str
@@ -114,6 +117,7 @@ class StreamKernel(FastValue):
     reductions: int
     loads_in_flight: float = 1.0
     name: str = ""  # the kernel this structure stands for (diagnostics)
+    barrier_phases: bool = False
 
 
 def _fused_warps(length: int) -> int:
@@ -179,14 +183,6 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
     )
 
 
-def _pytorch_row_name(kind: OpKind, length: int, element_bytes: int) -> str:
-    """ATen's kernel for a norm or a softmax too long for its warp softmax."""
-    if kind is not OpKind.SOFTMAX:
-        return "vectorized_layer_norm_kernel"
-    path = softmax_path(length, element_bytes)
-    return "cunn_SoftMaxForwardReg" if path == "reg" else "cunn_SoftMaxForward"
-
-
 def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
     # layer_norm loads vec_size = 4 elements whatever the dtype; softmax loads 16-byte vectors
     vector = (
@@ -213,19 +209,54 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
             loads_in_flight=loads_in_flight(element_bytes),
         )
     if kind is OpKind.SOFTMAX:
-        # cunn_SoftMaxForward's block (SoftMaxForward_getBlockSize): min(length, 1024) threads
-        # rounded up to a warp; ncu on an H200 shows 1024 threads for 32768 elements
-        threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
+        return _aten_block_softmax(rows, length, element_bytes, vector)
     return StreamKernel(
-        name=_pytorch_row_name(kind, length, element_bytes),
+        name="vectorized_layer_norm_kernel",
         implementation="pytorch",
         ctas=rows,
         threads_per_cta=threads,
         registers_per_thread=40,  # estimate
         elements_per_cta=length,
         serial_loads=math.ceil(length / (threads * vector)),
-        global_passes=3 if kind is OpKind.SOFTMAX else 2,
+        global_passes=2,
         reductions=_REDUCTIONS.get(kind, 0),
+    )
+
+
+def _aten_block_softmax(rows: int, length: int, element_bytes: int, vector: int) -> StreamKernel:
+    """ATen's softmax kernels for rows too long for its warp softmax: one row per CTA of
+    ``min(length, 1024)`` threads rounded up to a warp (SoftMaxForward_getBlockSize; ncu on an
+    H200 shows 1024 threads at 32768 elements), a max and a sum reduction with barriers between
+    the phases. ``cunn_SoftMaxForwardReg`` (at most 9 elements per thread) loads the row once,
+    one scalar load per element per thread, all in flight, and keeps it in registers;
+    ``cunn_SoftMaxForward`` walks it three times in 16-byte vectors."""
+    threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
+    if softmax_path(length, element_bytes) == "reg":
+        return StreamKernel(
+            name="cunn_SoftMaxForwardReg",
+            implementation="pytorch",
+            ctas=rows,
+            threads_per_cta=threads,
+            # estimate, as ATen's other row kernels: more than the 32 that two 1024-thread CTAs
+            # per SM allow, with the row's values, their sum and addresses in registers
+            registers_per_thread=40,
+            elements_per_cta=length,
+            serial_loads=1,
+            global_passes=1,
+            reductions=2,
+            barrier_phases=True,
+        )
+    return StreamKernel(
+        name="cunn_SoftMaxForward",
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=32,  # ncu on an H200: 32 at 32768 bf16 elements
+        elements_per_cta=length,
+        serial_loads=math.ceil(length / (threads * vector)),
+        global_passes=3,
+        reductions=2,
+        barrier_phases=True,
     )
 
 
