@@ -23,13 +23,10 @@ measured rows it names; ``validate-ops`` reports those rows apart):
   With ``u`` in flight a row of ``n`` iterations takes ``n / u`` round trips
   (:mod:`~opmodel.models.streaming.evaluate`); ``u = L_dram / slope``, fitted on rows of one
   wave. Sizes the file does not list get ``u = 1``: each load waits for the one before it.
-- ``block_instructions_per_element``: the issue cost ``I`` of the block kernel
-  (:mod:`~opmodel.models.streaming.issue` for what ``I`` means), whose three passes compute
-  ``exp`` twice and divide in fp32 for every element; fitted on rows of many waves, where that
-  issue bound sets the time.
-
-The ``reg`` kernel runs the block structure in the model, without an issue cost (the H200's
-rows of 4096 and 8192 elements take 1.5-3x what that gives; docs/validation.md).
+- ``block_instructions_per_element``: the issue cost ``I`` of the block and register kernels
+  (:mod:`~opmodel.models.streaming.issue` for what ``I`` means), whose passes compute ``exp``
+  twice and divide in fp32 for every element; fitted on block-kernel rows of many waves, where
+  that issue bound sets the time (the register kernel's rows are held out).
 """
 
 from __future__ import annotations

@@ -3,6 +3,7 @@
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
     chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
+               [+ I x elements per CTA / (SMSPs x warp size x clock) with barrier phases]
     n        = serial loads / loads in flight (round trips per pass)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
