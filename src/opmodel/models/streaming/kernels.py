@@ -30,11 +30,11 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     calibration by element size (:mod:`~opmodel.models.streaming.aten_softmax`, fitted on an
     H200's single-wave rows), so a row takes ``WARP_ITERATIONS / u`` round trips. It uses
     ``16 + WARP_ITERATIONS`` registers (ncu: 80 for 2048 bf16 elements, 64 values per thread).
-    Longer rows take one row per CTA and three walks over it (max, sum, write) in a CTA of
-    ``min(length, 1024)`` threads (``SoftMaxForward_getBlockSize``), with the block kernel's
-    calibrated issue cost above 9216 elements (ATen's ``cunn_SoftMaxForward``; the
-    ``cunn_SoftMaxForwardReg`` kernel ATen runs up to 9216 gets the same structure and no issue
-    cost; :mod:`~opmodel.models.streaming.aten_softmax`).
+    Longer rows take one row per CTA of ``min(length, 1024)`` threads
+    (``SoftMaxForward_getBlockSize``): up to 9216 elements ``cunn_SoftMaxForwardReg`` loads the
+    row once into registers, above it ``cunn_SoftMaxForward`` walks it three times (max, sum,
+    write); both have barrier-separated phases and a calibrated issue cost
+    (:mod:`~opmodel.models.streaming.aten_softmax`).
 
 Register counts are estimates (the compiled kernels are not available here); each is stated
 where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
