@@ -141,14 +141,7 @@ def test_loads_in_flight_divide_the_chain_by_hand() -> None:
     the chain is 64 DRAM round trips / u plus two reductions, so u = 4 instead of 1 takes
     48 / 64 of the loads' time off it."""
     kernel = streaming_kernel(OpKind.SOFTMAX, "pytorch", 1, 2048, 2)
-    work = StreamWork(
-        read_bytes=4096,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=4096,
-        flops=0,
-        vector_flops_per_s=0.0,
-    )
+    work = dataclasses.replace(_no_bytes(), read_bytes=4096, write_bytes=4096)
     one = evaluate_streaming(dataclasses.replace(kernel, loads_in_flight=1.0), H100, work)
     four = evaluate_streaming(dataclasses.replace(kernel, loads_in_flight=4.0), H100, work)
     l_dram = H100.hbm.latency_s
