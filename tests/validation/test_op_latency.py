@@ -110,8 +110,8 @@ def test_streaming_rows_name_their_limiter() -> None:
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
     of docs/validation.md (10.8 % overall, 9.2 % from 100 µs up, 14.7 % under 10 µs, 10.6 % on
-    A40, 9.4 % on A100, 12.2 % on H100, 27.8 % on this project's event-timed H200 rows, 15.0 %
-    on the RTX 3090 softmax, 14.1 % on Liger's Triton norms; held out on H100: ATen GELU 6.2 %, LayerNorm 20.5 %, vLLM RoPE
+    A40, 9.4 % on A100, 12.2 % on H100, 27.4 % on this project's event-timed H200 rows, 15.0 %
+    on the RTX 3090 softmax, 14.1 % on Liger's Triton norms; held out on H100: ATen GELU 6.2 %, LayerNorm 17.2 %, vLLM RoPE
     10.9 %, residual add 6.8 %), with a little slack, so a change that makes the streaming
     model worse fails. The 18,258 A100 rows the instruction-issue calibration was fitted on
     (GELU, LayerNorm, RoPE, SiluAndMul) and the 22 H200 softmax rows ATen's softmax calibration
@@ -121,13 +121,13 @@ def test_shipped_accuracy_does_not_regress() -> None:
     result = validate_op_latency(rows, "effective_roofline")
     assert result.training is not None and result.training.count == 18258 + 22
     assert result.overall.count == 98480 - 18258 - 22
-    assert result.by_hardware["h200_sxm"].mape <= 0.29
+    assert result.by_hardware["h200_sxm"].mape <= 0.285
     assert result.by_kind["softmax:rtx3090"].mape <= 0.16
     assert result.by_source["liger:fused"].mape <= 0.15
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
-    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.22
+    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.185
     assert result.overall.mape <= 0.115
     assert result.by_duration["measured >= 100 us"].mape <= 0.096
     assert result.by_duration["measured < 10 us"].mape <= 0.155

@@ -65,7 +65,12 @@ def test_atens_dispatch_by_row_length() -> None:
     assert names == ["softmax_warp_forward", "cunn_SoftMaxForwardReg", "cunn_SoftMaxForward"]
     norm = streaming_kernel(OpKind.LAYERNORM, "pytorch", 8, 4096, 2)
     assert norm.name == "vectorized_layer_norm_kernel"
-    assert streaming_kernel(OpKind.RMSNORM, "vllm", 8, 4096, 2).name == "rms_norm_kernel"
+    vllm = streaming_kernel(OpKind.RMSNORM, "vllm", 8, 4096, 2)
+    assert vllm.name == "rms_norm_kernel"
+    # ATen's layer norm waits for each Welford iteration's arithmetic before its next load;
+    # vLLM's kernels and ATen's warp softmax overlap theirs (their chains hold loads only)
+    assert norm.serial_arithmetic and not vllm.serial_arithmetic
+    assert not streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2).serial_arithmetic
 
 
 def _softmax(rows: int, length: int) -> LocalOp:

@@ -110,11 +110,11 @@ def test_vllm_and_pytorch_structures() -> None:
     # cunn_SoftMaxForward: min(16384, 1024) threads x 4 fp32 per 16-byte vector = 4096
     # elements per sweep: 4 serial loads per pass, 3 passes (max, sum, write)
     assert (softmax.threads_per_cta, softmax.serial_loads, softmax.global_passes) == (1024, 4, 3)
-    assert softmax.reductions == 2 and softmax.barrier_phases
+    assert softmax.reductions == 2 and softmax.serial_arithmetic
     # cunn_SoftMaxForwardReg (4096 fp32: 4 per thread): the row loaded once, all in flight
     reg = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
     assert (reg.threads_per_cta, reg.serial_loads, reg.global_passes) == (1024, 1, 1)
-    assert reg.name == "cunn_SoftMaxForwardReg" and reg.barrier_phases
+    assert reg.name == "cunn_SoftMaxForwardReg" and reg.serial_arithmetic
     short = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 100, 2)
     assert (short.threads_per_cta, short.serial_loads) == (128, 4)  # warp softmax: 128 / 32
     # 2048 bf16 elements (4 KiB) still go to the warp softmax: 64 serial loads, one per

@@ -3,7 +3,7 @@
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
     chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
-               [+ I x elements per CTA / (SMSPs x warp size x clock) with barrier phases]
+               [+ I x elements per CTA / (SMSPs x warp size x clock) with serial arithmetic]
     n        = serial loads / loads in flight (round trips per pass)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
@@ -261,14 +261,14 @@ def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
 
 def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork) -> float:
     """One CTA's dependent chain: its serial loads in each pass, then its reductions; with
-    ``barrier_phases`` also its own arithmetic, issued by the whole SM."""
+    ``serial_arithmetic`` also its own arithmetic, issued by the whole SM."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
     steps = kernel.serial_loads / kernel.loads_in_flight
     chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
-    if kernel.barrier_phases:
+    if kernel.serial_arithmetic:
         sm = dev.sm
         lanes = sm.smsps_per_sm * sm.warp_size
         chain += work.instructions_per_element * kernel.elements_per_cta / lanes / dev.clock_hz

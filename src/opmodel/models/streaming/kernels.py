@@ -101,10 +101,11 @@ class StreamKernel(FastValue):
     per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the
     input; passes after the first re-read data the CTA has just read (an L2 hit while the
     wave's rows fit in L2). ``reductions``: block-wide reductions per row. ``name``: the kernel
-    the structure stands for, as its library names it. ``barrier_phases``: the CTA's loads,
-    block reductions and arithmetic follow one another, separated by barriers (ATen's block
-    softmax kernels), so its chain includes its own arithmetic
-    (:mod:`~opmodel.models.streaming.evaluate`).
+    the structure stands for, as its library names it. ``serial_arithmetic``: the
+    CTA's arithmetic follows its loads instead of overlapping them, so its chain includes its
+    own arithmetic (:mod:`~opmodel.models.streaming.evaluate`): barriers between the phases
+    (ATen's register and block softmax), or a loop whose next load waits for the previous
+    iteration's arithmetic (ATen's layer norm).
     """
 
     implementation: str
@@ -117,7 +118,7 @@ class StreamKernel(FastValue):
     reductions: int
     loads_in_flight: float = 1.0
     name: str = ""  # the kernel this structure stands for (diagnostics)
-    barrier_phases: bool = False
+    serial_arithmetic: bool = False
 
 
 def _fused_warps(length: int) -> int:
@@ -219,6 +220,9 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
         elements_per_cta=length,
         serial_loads=math.ceil(length / (threads * vector)),
         global_passes=2,
+        # each iteration of the Welford loop waits for its load, and the next load is issued
+        # after the iteration's arithmetic (no software pipelining)
+        serial_arithmetic=True,
         reductions=_REDUCTIONS.get(kind, 0),
     )
 
@@ -244,7 +248,7 @@ def _aten_block_softmax(rows: int, length: int, element_bytes: int, vector: int)
             serial_loads=1,
             global_passes=1,
             reductions=2,
-            barrier_phases=True,
+            serial_arithmetic=True,
         )
     return StreamKernel(
         name="cunn_SoftMaxForward",
@@ -256,7 +260,7 @@ def _aten_block_softmax(rows: int, length: int, element_bytes: int, vector: int)
         serial_loads=math.ceil(length / (threads * vector)),
         global_passes=3,
         reductions=2,
-        barrier_phases=True,
+        serial_arithmetic=True,
     )
 
 
