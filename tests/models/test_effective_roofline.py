@@ -339,3 +339,24 @@ def test_memos_keep_dtypes_apart(a100: HardwareSpec) -> None:
         again = MODEL.predict(gemm(512, 768, 1024, DType.BF16, **attrs), a100)
         assert fp32.latency_s > bf16.latency_s  # tf32 or SIMT against the bf16 tensor rate
         assert again.diagnostics.evaluation is bf16.diagnostics.evaluation
+
+
+def test_warp_specialised_waves_hide_the_next_prologue_under_the_epilogue() -> None:
+    """A 16384 x 16384 x 128 bf16 GEMM on the H200 runs an sm_90 kernel with producer warps in
+    many waves: from the second wave on, each wave's prologue runs under the previous wave's
+    epilogue, min(prologue, epilogue) cycles per wave; the A100's mma.sync kernels overlap
+    nothing."""
+    d = _diag(MODEL.predict(gemm(16384, 16384, 128), load_hardware("h200_sxm")))
+    assert d.kernel.producer_warps > 0
+    phases = d.phases
+    first, steady, tail = phases.first_wave, phases.steady_wave, phases.tail_wave
+    assert steady is not None and phases.steady_waves > 0
+    hidden = phases.steady_waves * min(steady.prologue_cycles, first.epilogue_cycles)
+    if tail is not None:
+        hidden += min(tail.prologue_cycles, first.epilogue_cycles)
+    assert phases.overlapped_cycles == pytest.approx(hidden, rel=1e-12) and hidden > 0
+    summed = first.total_cycles + phases.steady_waves * steady.total_cycles
+    summed += tail.total_cycles if tail is not None else 0.0
+    assert d.total_cycles == pytest.approx(summed - hidden + phases.fixed_overhead_cycles)
+    a100 = _diag(MODEL.predict(gemm(16384, 16384, 128), load_hardware("a100_80gb_sxm")))
+    assert a100.kernel.producer_warps == 0 and a100.phases.overlapped_cycles == 0.0

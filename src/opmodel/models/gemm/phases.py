@@ -17,7 +17,11 @@ CTA; the body overlaps ``k`` local stages with the remaining ``k - window`` memo
 data); the epilogue stores C (and reads it when beta != 0, and passes split-K partials
 serially) at ``max(L_l2, bytes / peak)``. The first wave starts cold (every load waits for
 DRAM latency); later waves see the kernel's DRAM share of L2 requests. Kernel cycles are
-``first + (full_waves - 1) * steady + tail + fixed overhead``. docs/models/effective_roofline.md.
+``first + (full_waves - 1) * steady + tail + fixed overhead``. A warp-specialised kernel
+(``producer_warps``: CUTLASS 3 / cuBLAS persistent sm_90 and sm_100 kernels, whose producer
+warps load the next tile while the consumers store this one, with asynchronous TMA stores)
+overlaps each wave's prologue with the epilogue of the wave before: every wave after the
+first takes ``min(prologue, previous epilogue)`` cycles less. docs/models/effective_roofline.md.
 """
 
 from __future__ import annotations
@@ -106,6 +110,9 @@ class CtaWork(FastValue):
     k_iterations: int
     window_stages: int
     dram_write_back_bytes: float = 0.0  # per CTA and stage: another kernel's dirty lines
+    # warp-specialised kernels (producer warps): the next tile's prologue runs under this
+    # tile's epilogue (module docstring)
+    overlap_epilogue: bool = False
 
 
 def cta_work(
@@ -144,6 +151,7 @@ def cta_work(
         k_iterations=grid.k_iterations,
         window_stages=min(kernel.pipeline_stages - 1, grid.k_iterations),
         dram_write_back_bytes=traffic.dirty_write_back_bytes / cta_stages,
+        overlap_epilogue=kernel.producer_warps > 0,
     )
 
 
@@ -381,6 +389,8 @@ def kernel_cycles(
             rate = loaded_rate(l2_peak, window * moved, warm_l2_latency)
             memory = max(moved / rate if rate > 0 else 0.0, dram)
             total += (full - 1) * _wave_cycles(k, window, stage, memory, epilogue)
+            if w.overlap_epilogue:
+                total -= (full - 1) * min(window * memory, epilogue)
     if tail:
         heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
         local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
@@ -393,7 +403,10 @@ def kernel_cycles(
         moved = tail * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
         memory = max(moved / rate if rate > 0 else 0.0, dram)
-        total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
+        tail_epilogue = _epilogue(w, r, tail)
+        total += _wave_cycles(k, window, stage, memory, tail_epilogue)
+        if w.overlap_epilogue and full:
+            total -= min(window * memory, _epilogue(w, r, grid.ctas_per_wave))
     return total
 
 
@@ -406,13 +419,15 @@ class KernelPhases(FastValue):
     tail_wave: WavePhases | None  # present when a partial wave follows full ones
     steady_waves: int
     fixed_overhead_cycles: int
+    # warp-specialised kernels: prologue cycles hidden under the previous wave's epilogue
+    overlapped_cycles: float = 0.0
 
     @property
     def waves_cycles(self) -> float:
-        """``first + steady_waves * steady + tail``."""
+        """``first + steady_waves * steady + tail - overlapped``."""
         steady = self.steady_wave.total_cycles * self.steady_waves if self.steady_wave else 0.0
         tail = self.tail_wave.total_cycles if self.tail_wave else 0.0
-        return self.first_wave.total_cycles + steady + tail
+        return self.first_wave.total_cycles + steady + tail - self.overlapped_cycles
 
     @property
     def total_cycles(self) -> float:
@@ -433,10 +448,17 @@ def kernel_phases(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> Kern
     tail_wave = (
         wave_phases(w, r, ctas=tail, resident=resident, cold=False) if full and tail else None
     )
+    overlapped = 0.0
+    if w.overlap_epilogue:  # every wave after the first starts under a full wave's epilogue
+        if steady is not None:
+            overlapped += (full - 1) * min(steady.prologue_cycles, first.epilogue_cycles)
+        if tail_wave is not None:
+            overlapped += min(tail_wave.prologue_cycles, first.epilogue_cycles)
     return KernelPhases.make(
         first_wave=first,
         steady_wave=steady,
         tail_wave=tail_wave,
         steady_waves=max(0, full - 1),
         fixed_overhead_cycles=r.fixed_overhead_cycles,
+        overlapped_cycles=overlapped,
     )
