@@ -254,8 +254,17 @@ def test_lazy_diagnostics_match_their_definitions(gpu: HardwareSpec) -> None:
     math = k * (waves * full.math_stage_cycles + tail.math_stage_cycles)
     assert d.utilization.math_fraction == pytest.approx(math / d.total_cycles)
     assert d.total_cycles == pytest.approx(
-        waves * full.total_cycles + tail.total_cycles + d.fixed_overhead_cycles
+        waves * full.total_cycles
+        + tail.total_cycles
+        - d.overlapped_cycles
+        + d.fixed_overhead_cycles
     )
+    if d.kernel.producer_warps:  # warp-specialised: later waves start under an epilogue
+        hidden = (waves - 1) * min(full.prologue_cycles, full.epilogue_cycles)
+        hidden += min(tail.prologue_cycles, full.epilogue_cycles)
+        assert d.overlapped_cycles == pytest.approx(hidden) and hidden > 0
+    else:
+        assert d.overlapped_cycles == 0.0
     hidden = min(full.math_stage_cycles, full.dram_stage_cycles) / full.dram_stage_cycles
     assert d.overlaps.math_dram_fraction == pytest.approx(hidden)
     cycles = d.bottleneck_cycles
@@ -282,3 +291,18 @@ def test_a_flushs_dirty_lines_take_dram_bandwidth() -> None:
     assert gemv_flushed.latency_s > gemv.latency_s
     big, big_flushed = (model.predict(gemm(8192, 8192, 8192, **a), h200) for a in ({}, flush))
     assert big_flushed.latency_s == big.latency_s
+
+
+def test_warp_specialised_waves_overlap_on_hopper() -> None:
+    """16384 x 16384 x 128 bf16 on the H200 (an sm_90 kernel with producer warps, many waves):
+    every wave after the first hides min(prologue, epilogue) of the full wave (the kernel
+    automatic selection picks, not the fixed mma.sync default)."""
+    d = _diag(plain_gemm(16384, 16384, 128), load_hardware("h200_sxm"))
+    full, tail = d.full_wave, d.tail_wave
+    assert d.kernel.producer_warps > 0 and full is not None
+    hidden = (d.grid.full_waves - 1) * min(full.prologue_cycles, full.epilogue_cycles)
+    if tail is not None:
+        hidden += min(tail.prologue_cycles, full.epilogue_cycles)
+    assert hidden > 0 and d.overlapped_cycles == pytest.approx(hidden, rel=1e-12)
+    summed = d.grid.full_waves * full.total_cycles + (tail.total_cycles if tail else 0.0)
+    assert d.total_cycles == pytest.approx(summed - hidden + d.fixed_overhead_cycles)

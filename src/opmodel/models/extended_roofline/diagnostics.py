@@ -127,6 +127,8 @@ class ExtendedRooflineDiagnostics(FastValue):
     issued_flops: int
     useful_flops_per_s: float
     rates: GpuRates = field(repr=False, compare=False)
+    # warp-specialised kernels: prologue cycles hidden under the previous wave's epilogue
+    overlapped_cycles: float = 0.0
 
     @property
     def sm_clock_hz(self) -> float:

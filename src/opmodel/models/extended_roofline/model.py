@@ -164,6 +164,17 @@ def _waves(s: _Setup) -> tuple[WaveTimeline | None, WaveTimeline | None]:
     return full, tail
 
 
+def _overlapped_cycles(s: _Setup, full: WaveTimeline | None, tail: WaveTimeline | None) -> float:
+    """A warp-specialised kernel (producer warps) starts every wave after the first under the
+    epilogue of the full wave before it: ``min(prologue, epilogue)`` cycles each."""
+    if not s.kernel.producer_warps or full is None:
+        return 0.0
+    hidden = (s.grid.full_waves - 1) * min(full.prologue_cycles, full.epilogue_cycles)
+    if tail is not None:
+        hidden += min(tail.prologue_cycles, full.epilogue_cycles)
+    return hidden
+
+
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     s = _build_setup(op, hardware)
     profile = _predict_gemm(op, hardware, s)
@@ -180,7 +191,8 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
     waves_total = (s.grid.full_waves * full.total_cycles if full is not None else 0.0) + (
         tail.total_cycles if tail is not None else 0.0
     )
-    total = waves_total + s.rates.fixed_overhead_cycles
+    overlapped = _overlapped_cycles(s, full, tail)
+    total = waves_total - overlapped + s.rates.fixed_overhead_cycles
     latency = total / s.rates.clock_hz
     kernel = s.kernel
     on_tensor = kernel.on_tensor
@@ -207,6 +219,7 @@ def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
             tail_wave=tail,
             fixed_overhead_cycles=s.rates.fixed_overhead_cycles,
             total_cycles=total,
+            overlapped_cycles=overlapped,
             issued_flops=s.issued_flops,
             useful_flops_per_s=flops / latency,
             rates=s.rates,

@@ -20,8 +20,9 @@ wave is ``prologue + k_iterations * T_stage + drain + epilogue``: the prologue w
 latency (a CTA's first tiles are a cold start; charging the average latency instead would let
 a bigger problem with better L2 reuse start faster) and fills ``stages - 1`` stages, the drain
 is one MMA latency, the epilogue writes (and reads, when beta != 0) the C tiles and split-K
-partials through L2 and on to DRAM, at the slower of the two. Waves do not overlap (documented
-limitation).
+partials through L2 and on to DRAM, at the slower of the two. Waves of a warp-specialised kernel
+(producer warps) overlap: each wave after the first starts under the previous wave's epilogue
+(the model hides ``min(prologue, epilogue)`` per wave); other kernels' waves do not.
 """
 
 from __future__ import annotations
