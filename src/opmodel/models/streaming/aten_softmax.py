@@ -32,14 +32,14 @@ measured rows it names; ``validate-ops`` reports those rows apart):
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from opmodel.core.errors import ConfigError
+from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.parsing.yamlfile import read_calibration
 
 __all__ = [
@@ -147,28 +147,20 @@ def load_aten_softmax_calibration(path: Path) -> AtenSoftmaxCalibration:
     )
 
 
-_OVERRIDE: list[AtenSoftmaxCalibration] = []
-
-
-@cache
-def _shipped() -> AtenSoftmaxCalibration:
-    return load_aten_softmax_calibration(CALIBRATION_FILE)
+_SLOT: CalibrationSlot[AtenSoftmaxCalibration] = CalibrationSlot(
+    lambda: load_aten_softmax_calibration(CALIBRATION_FILE)
+)
 
 
 def aten_softmax_calibration() -> AtenSoftmaxCalibration:
     """The calibration in force: the shipped file, or one set by :func:`overridden`."""
-    return _OVERRIDE[-1] if _OVERRIDE else _shipped()
+    return _SLOT.current()
 
 
-@contextmanager
-def overridden(calibration: AtenSoftmaxCalibration) -> Iterator[None]:
+def overridden(calibration: AtenSoftmaxCalibration) -> AbstractContextManager[None]:
     """Use ``calibration`` instead of the shipped file (the fit script; models memoise profiles,
     so callers predict through uncached entry points inside the block)."""
-    _OVERRIDE.append(calibration)
-    try:
-        yield
-    finally:
-        _OVERRIDE.pop()
+    return _SLOT.overridden(calibration)
 
 
 def loads_in_flight(element_bytes: int) -> float:

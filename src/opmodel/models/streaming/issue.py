@@ -26,10 +26,9 @@ does not list have no issue bound (``I = 0``).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +36,7 @@ from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
+from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.parsing.yamlfile import read_calibration
 
 __all__ = [
@@ -111,17 +111,14 @@ def load_issue_calibration(path: Path) -> IssueCalibration:
     )
 
 
-_OVERRIDE: list[IssueCalibration] = []
-
-
-@cache
-def _shipped() -> IssueCalibration:
-    return load_issue_calibration(CALIBRATION_FILE)
+_SLOT: CalibrationSlot[IssueCalibration] = CalibrationSlot(
+    lambda: load_issue_calibration(CALIBRATION_FILE)
+)
 
 
 def issue_calibration() -> IssueCalibration:
     """The calibration in force: the shipped file, or one set by :func:`overridden`."""
-    return _OVERRIDE[-1] if _OVERRIDE else _shipped()
+    return _SLOT.current()
 
 
 def issue_key(op: LocalOp) -> str:
@@ -139,12 +136,7 @@ def instructions_per_element(implementation: str, key: str) -> float:
     return issue_calibration().instructions.get((implementation, key), 0.0)
 
 
-@contextmanager
-def overridden(calibration: IssueCalibration) -> Iterator[None]:
+def overridden(calibration: IssueCalibration) -> AbstractContextManager[None]:
     """Use ``calibration`` instead of the shipped file (calibration tooling; models memoise
     profiles, so callers predict through uncached entry points inside the block)."""
-    _OVERRIDE.append(calibration)
-    try:
-        yield
-    finally:
-        _OVERRIDE.pop()
+    return _SLOT.overridden(calibration)
