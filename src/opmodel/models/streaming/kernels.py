@@ -47,7 +47,7 @@ import math
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.streaming.aten_softmax import is_warp_softmax, loads_in_flight, softmax_path
+from opmodel.models.streaming.aten_softmax import loads_in_flight, softmax_path
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
@@ -185,16 +185,39 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
 
 
 def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
-    # layer_norm loads vec_size = 4 elements whatever the dtype; softmax loads 16-byte vectors
-    vector = (
-        _LAYER_NORM_VECTOR_ELEMENTS
-        if kind is not OpKind.SOFTMAX
-        else max(1, _VECTOR_BYTES // element_bytes)
-    )
+    if kind is OpKind.SOFTMAX:
+        return _aten_softmax(rows, length, element_bytes)
     threads = _PYTORCH_ROW_THREADS
-    if kind is OpKind.SOFTMAX and is_warp_softmax(length, element_bytes):
-        # ATen's persistent softmax: one warp per row, the row in registers, one pass of
-        # WARP_ITERATIONS loads, ``loads_in_flight`` of them at a time (module docstring)
+    return StreamKernel(
+        name="vectorized_layer_norm_kernel",
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=40,  # estimate
+        elements_per_cta=length,
+        # layer_norm loads vec_size = 4 elements whatever the dtype
+        serial_loads=math.ceil(length / (threads * _LAYER_NORM_VECTOR_ELEMENTS)),
+        global_passes=2,
+        # each iteration of the Welford loop waits for its load, and the next load is issued
+        # after the iteration's arithmetic (no software pipelining)
+        serial_arithmetic=True,
+        reductions=_REDUCTIONS.get(kind, 0),
+    )
+
+
+def _aten_softmax(rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """ATen's softmax kernel for rows of ``length`` elements (``softmax_path``).
+
+    The warp softmax: one warp per row, the row in registers, one pass of WARP_ITERATIONS
+    loads, ``loads_in_flight`` of them at a time (module docstring). Longer rows: one row per
+    CTA of ``min(length, 1024)`` threads rounded up to a warp (SoftMaxForward_getBlockSize; ncu
+    on an H200 shows 1024 threads at 32768 elements), a max and a sum reduction with barriers
+    between the phases. ``cunn_SoftMaxForwardReg`` (at most 9 elements per thread) loads the
+    row once, one scalar load per element per thread, all in flight, and keeps it in
+    registers; ``cunn_SoftMaxForward`` walks it three times in 16-byte vectors."""
+    path = softmax_path(length, element_bytes)
+    if path == "warp":
+        threads = _PYTORCH_ROW_THREADS
         warps = threads // 32
         iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
         return StreamKernel(
@@ -209,33 +232,8 @@ def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> St
             reductions=2,
             loads_in_flight=loads_in_flight(element_bytes),
         )
-    if kind is OpKind.SOFTMAX:
-        return _aten_block_softmax(rows, length, element_bytes, vector)
-    return StreamKernel(
-        name="vectorized_layer_norm_kernel",
-        implementation="pytorch",
-        ctas=rows,
-        threads_per_cta=threads,
-        registers_per_thread=40,  # estimate
-        elements_per_cta=length,
-        serial_loads=math.ceil(length / (threads * vector)),
-        global_passes=2,
-        # each iteration of the Welford loop waits for its load, and the next load is issued
-        # after the iteration's arithmetic (no software pipelining)
-        serial_arithmetic=True,
-        reductions=_REDUCTIONS.get(kind, 0),
-    )
-
-
-def _aten_block_softmax(rows: int, length: int, element_bytes: int, vector: int) -> StreamKernel:
-    """ATen's softmax kernels for rows too long for its warp softmax: one row per CTA of
-    ``min(length, 1024)`` threads rounded up to a warp (SoftMaxForward_getBlockSize; ncu on an
-    H200 shows 1024 threads at 32768 elements), a max and a sum reduction with barriers between
-    the phases. ``cunn_SoftMaxForwardReg`` (at most 9 elements per thread) loads the row once,
-    one scalar load per element per thread, all in flight, and keeps it in registers;
-    ``cunn_SoftMaxForward`` walks it three times in 16-byte vectors."""
     threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
-    if softmax_path(length, element_bytes) == "reg":
+    if path == "reg":
         return StreamKernel(
             name="cunn_SoftMaxForwardReg",
             implementation="pytorch",
@@ -250,6 +248,7 @@ def _aten_block_softmax(rows: int, length: int, element_bytes: int, vector: int)
             reductions=2,
             serial_arithmetic=True,
         )
+    vector = max(1, _VECTOR_BYTES // element_bytes)  # 16-byte vectors
     return StreamKernel(
         name="cunn_SoftMaxForward",
         implementation="pytorch",
