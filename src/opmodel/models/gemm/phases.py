@@ -370,12 +370,13 @@ def kernel_cycles(
     write_back = w.dram_write_back_bytes
     l2_peak, dram_peak = r.l2_bytes_per_cycle, r.dram_bytes_per_cycle
     total: float = r.fixed_overhead_cycles
+    full_epilogue = 0.0
     # a level's stage: bytes / loaded_rate(peak, window * bytes, latency), 0 when it moves none
     if full:
         ctas = grid.ctas_per_wave
         local = local_stages[resident - 1] if local_stages else local_stage(w.local, r, resident)
         stage = max(local.tensor_cycles, local.smem_cycles)
-        epilogue = _epilogue(w, r, ctas)
+        epilogue = full_epilogue = _epilogue(w, r, ctas)
         moved = ctas * dram_bytes
         rate = loaded_rate(dram_peak, window * moved, dram_latency)
         dram = moved / rate if rate > 0 else 0.0
@@ -403,10 +404,9 @@ def kernel_cycles(
         moved = tail * l2_bytes
         rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
         memory = max(moved / rate if rate > 0 else 0.0, dram)
-        tail_epilogue = _epilogue(w, r, tail)
-        total += _wave_cycles(k, window, stage, memory, tail_epilogue)
-        if w.overlap_epilogue and full:
-            total -= min(window * memory, _epilogue(w, r, grid.ctas_per_wave))
+        total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
+        if w.overlap_epilogue and full:  # under the last full wave's epilogue
+            total -= min(window * memory, full_epilogue)
     return total
 
 

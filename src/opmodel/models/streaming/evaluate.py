@@ -242,36 +242,38 @@ def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas:
     )
 
 
+def _issue_cta_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
+    """Seconds the SM's schedulers need to issue one CTA's instructions (streaming.issue)."""
+    sm = dev.sm
+    lanes = sm.smsps_per_sm * sm.warp_size
+    return work.instructions_per_element * kernel.elements_per_cta / lanes / dev.clock_hz
+
+
 def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
     """The busiest SM's CTAs on its vector lanes, special-function unit and issue slots."""
     sm, clock, ctas = dev.sm, dev.clock_hz, kernel.ctas
     vector_flops_per_s = work.vector_flops_per_s
     per_sm_flops = vector_flops_per_s / sm.sm_count if vector_flops_per_s else math.inf
     sfu_cta = work.sfu_ops / ctas
-    # cycles the SM's schedulers need to issue one CTA's instructions (streaming.issue)
-    issue_cta = (
-        work.instructions_per_element * kernel.elements_per_cta / (sm.smsps_per_sm * sm.warp_size)
-    )
     return math.ceil(ctas / sm.sm_count) * max(
         (work.flops / ctas) / per_sm_flops,
         sfu_cta / sm.sfu_ops_per_cycle_per_sm / clock,
-        issue_cta / clock,
+        _issue_cta_s(kernel, dev, work),
     )
 
 
-def _chain_s(kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork) -> float:
-    """One CTA's dependent chain: its serial loads in each pass, then its reductions; with
-    ``serial_arithmetic`` also its own arithmetic, issued by the whole SM."""
+def _chain_s(
+    kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork, steps: float
+) -> float:
+    """One CTA's dependent chain: ``steps`` round trips in each pass, then its reductions;
+    with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
-    steps = kernel.serial_loads / kernel.loads_in_flight
     chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
     if kernel.serial_arithmetic:
-        sm = dev.sm
-        lanes = sm.smsps_per_sm * sm.warp_size
-        chain += work.instructions_per_element * kernel.elements_per_cta / lanes / dev.clock_hz
+        chain += _issue_cta_s(kernel, dev, work)
     return chain
 
 
@@ -291,7 +293,7 @@ def _bounds(
     misses = (1 - use.warm) + extra * (1 - use.hit)
     steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     dram_trips = waves * steps * misses * dev.l_dram
-    chain = _chain_s(kernel, dev, use, work)
+    chain = _chain_s(kernel, dev, use, work, steps)
     # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
     # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
     # find the weights there): ``n x s`` more DRAM round trips and as many fewer L2 hits,
