@@ -135,11 +135,36 @@ def test_power_limited_clock_slows_busy_attention() -> None:
 
 
 def test_fa3_on_h100_overlaps_the_exponentials() -> None:
+    """hd128: the exponentials (128 x 128 / 16 = 1024 cycles) take half of the MMA time, all
+    of which the other consumer warpgroup's GEMMs hide."""
     e = _evaluation(_attention(1, 16, 4096, 128), H100)
     assert (e.kernel.name, e.kernel.instruction.value) == ("fa3", "wgmma")
     t_mma = 2 * 128 * 128 * 256 / 4096
     t_fp32 = (4 * 128 * 128 + 128 * 128) / 128
+    assert t_mma / 2 == 128 * 128 / 16
     assert e.tile_cycles == pytest.approx(t_mma + t_fp32)
+
+
+def test_fa3_exposes_the_exponentials_the_other_warpgroup_cannot_hide() -> None:
+    """hd64: t_mma = 2 x 128 x 128 x 128 / 4096 = 1024 cycles, as long as the exponentials
+    (1024); two 64-row consumer warpgroups hide half of them under each other's GEMMs (512),
+    so 512 cycles show on top of t_mma + t_fp32 = 1024 + (4 x 16384 + 128 x 64) / 128."""
+    e = _evaluation(_attention(1, 16, 4096, 64), H100)
+    assert (e.kernel.name, e.kernel.block_q, e.kernel.block_kv) == ("fa3", 128, 128)
+    assert e.mma_cycles_per_tile == pytest.approx(1024)
+    assert e.softmax_cycles_per_tile == pytest.approx(576 + 512)
+    assert e.tile_cycles == pytest.approx(1024 + 576 + 512)
+
+
+def test_fa3_head_dim_64_reaches_less_of_the_peak_than_128() -> None:
+    """Measured FA3-class kernels on Hopper: head_dim 64 reaches 0.68-0.77 of head_dim 128's
+    TFLOP/s at long sequences (Shah et al. 2024, Fig. 5, H100 non-causal at 16k: FA3 497 and
+    648, cuDNN 413 and 595; this project's H200 cuDNN rows at 8k: 0.68 at equal clocks). The
+    model gives 0.73, 464 TFLOP/s at head_dim 64 (0.89 and 568 while it hid every
+    exponential)."""
+    flops = {d: 4 * 2 * 16 * 8192**2 * d for d in (64, 128)}
+    rate = {d: flops[d] / MODEL.predict(_attention(2, 16, 8192, d), H100).latency_s for d in flops}
+    assert 0.6 <= rate[64] / rate[128] <= 0.8
 
 
 def test_causal_is_about_half_of_full_for_long_sequences() -> None:
@@ -256,13 +281,13 @@ def test_fa3_long_sequences_near_published_h100_throughput(
 ) -> None:
     """pytorch/benchmark commit ff65cb67 (PR #2391): FA3 forward, 16 heads, head_dim 128.
 
-    The model runs at the rated 1.83 GHz; measured H100s run tensor-heavy kernels below it,
-    so the prediction may be faster, within 25 %. Short sequences in that table (430 TFLOP/s
-    at 512) include per-call host overheads and are not used.
+    The config's power-limited clock law runs this kernel at 1,605 MHz: 640 TFLOP/s, 1.03-1.04x.
+    Short sequences in that table (430 TFLOP/s at 512) include per-call host overheads and are
+    not used.
     """
     op = _attention(batch, 16, seq, 128)
     predicted = 4 * batch * 16 * seq * seq * 128 / MODEL.predict(op, H100).latency_s / 1e12
-    assert 0.95 <= predicted / published_tflops <= 1.25
+    assert 0.95 <= predicted / published_tflops <= 1.12
 
 
 def test_fa2_stays_within_its_published_utilisation_on_a100() -> None:

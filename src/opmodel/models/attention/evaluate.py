@@ -7,7 +7,15 @@ Per tile (``Br`` query rows x ``Bc`` keys), in SM cycles:
     t_fp32 = (4 Br Bc + Br d_v) / FP32 lanes per SM   (scale-and-subtract FFMA, max, sum and
                                                        the 16-bit conversion per score; the
                                                        output rescale per row)
-    FA2:  t_tile = t_mma + max(t_sfu, t_fp32)         FA3: t_tile = t_mma + t_fp32
+    FA2:  t_tile = t_mma + max(t_sfu, t_fp32)
+    FA3:  t_tile = t_mma + t_fp32 + max(0, t_sfu - (w - 1) / w x t_mma)
+
+FA3's consumer warpgroups (``w = Br / 64``: a ``wgmma`` is 64 rows tall, so each warpgroup owns
+64 query rows) take turns on the tensor cores, so a warpgroup's exponentials hide under the
+other warpgroups' GEMMs, ``(w - 1) / w`` of the tile's MMA time; exponentials beyond that are
+exposed. Shah et al. (2024, section 3.1) put the H100's exponentials at half the MMA time for
+head_dim 128, the edge of what two warpgroups hide; at head_dim 64 they take as long as the
+MMAs (docs/models/attention.md, "Exposed exponentials").
 
 Prefill: CTAs are spread breadth first over the ``S`` SMs, and the CTAs resident on an SM share
 its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs' tiles. Without a mask every
@@ -48,6 +56,7 @@ from opmodel.models.shared.queueing import loaded_rate
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
 _FP32_OPS_PER_SCORE = 4
+_WGMMA_ROWS = 64  # rows of one warpgroup MMA (wgmma m64nNk16): the rows an FA3 warpgroup owns
 _KV_BLOCKS_IN_FLIGHT = 2
 _PARTIAL_BYTES = 4  # split-KV partial outputs and log-sum-exps are fp32
 
@@ -92,7 +101,12 @@ def _tile_cycles(
     t_mma = 2 * scores * (view.head_dim_qk + view.head_dim_v) / tensor_rate
     t_sfu = scores / sm.sfu_ops_per_cycle_per_sm
     t_fp32 = (_FP32_OPS_PER_SCORE * scores + rows * view.head_dim_v) / lanes
-    softmax = t_fp32 if kernel.softmax_overlapped else max(t_sfu, t_fp32)
+    if kernel.softmax_overlapped:
+        warpgroups = max(1, rows // _WGMMA_ROWS)  # consumer warpgroups taking turns (docstring)
+        hidden = t_mma * (warpgroups - 1) / warpgroups
+        softmax = t_fp32 + max(0.0, t_sfu - hidden)
+    else:
+        softmax = max(t_sfu, t_fp32)
     return t_mma + softmax, t_mma, softmax
 
 
