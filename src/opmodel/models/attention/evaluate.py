@@ -17,11 +17,17 @@ exposed. Shah et al. (2024, section 3.1) put the H100's exponentials at half the
 head_dim 128, the edge of what two warpgroups hide; at head_dim 64 they take as long as the
 MMAs (docs/models/attention.md, "Exposed exponentials").
 
-Prefill: CTAs are spread breadth first over the ``S`` SMs, and the CTAs resident on an SM share
-its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs' tiles. Without a mask every
-CTA visits all key blocks: ``compute = ceil(CTAs / S) nk t_tile``. With a causal mask the
-longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles t_tile
-/ S, nk t_tile, ceil(CTAs / S) x mean tiles per CTA x t_tile)``. Memory: DRAM reads Q, K, V and
+Prefill: CTAs (one per query block) are spread breadth first over the ``S`` SMs, and the CTAs
+resident on an SM share its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs'
+tiles. An FA3 query block also pays a start ``t_start = t_sfu + t_fp32 + L_dram`` (cycles):
+its first tile's softmax, which no other warpgroup's GEMM hides yet (the ping-pong starts with
+the second tile), and a DRAM round trip for its Q block and first K/V block, which the
+producer can issue only once the previous block has released the buffers. FA2 runs several
+CTAs per SM, which hide each other's start (``t_start = 0``). Without a mask every CTA visits
+all key blocks: ``compute = ceil(CTAs / S) (nk t_tile + t_start)``. With a causal mask the
+longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles
+t_tile / S + CTAs / S t_start, nk t_tile + t_start, ceil(CTAs / S) (mean tiles per CTA x
+t_tile + t_start))``. Memory: DRAM reads Q, K, V and
 writes O once (the query blocks of a head run together, so K and V re-reads hit L2); L2 serves
 every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes /
 bandwidth + L_dram, L2 bytes / L2 bandwidth)``.
@@ -73,6 +79,7 @@ class AttentionEvaluation(FastValue):
     tile_cycles: float
     mma_cycles_per_tile: float
     softmax_cycles_per_tile: float
+    start_cycles_per_block: float  # a query block's unhidden first softmax and load (FA3)
     compute_s: float
     dram_s: float
     l2_s: float
@@ -87,8 +94,9 @@ class AttentionEvaluation(FastValue):
 
 def _tile_cycles(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
-) -> tuple[float, float, float]:
-    """(tile, MMA, softmax) cycles of one ``rows`` x ``block_kv`` tile on one SM."""
+) -> tuple[float, float, float, float]:
+    """(tile, MMA, softmax, whole softmax) cycles of one ``rows`` x ``block_kv`` tile on one
+    SM; the whole softmax, ``t_sfu + t_fp32``, is what an FA3 block's first tile exposes."""
     compute, sm = hardware.compute, hardware.compute.sm
     assert sm is not None
     peak = compute.tensor_peak(view.compute_dtype) or 0.0
@@ -107,7 +115,7 @@ def _tile_cycles(
         softmax = t_fp32 + max(0.0, t_sfu - hidden)
     else:
         softmax = max(t_sfu, t_fp32)
-    return t_mma + softmax, t_mma, softmax
+    return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32
 
 
 def _resident(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
@@ -162,18 +170,20 @@ def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
 
 
 def _prefill_compute_s(
-    view: AttentionView, counts: TileCounts, heads: int, t_tile: float, sms: int
+    view: AttentionView, counts: TileCounts, heads: int, times: tuple[float, float], sms: int
 ) -> float:
-    """The busiest SM's tile time (module docstring: breadth first, longest first if causal)."""
+    """The busiest SM's time for its query blocks, ``times = (t_tile, t_start)`` in seconds
+    (module docstring: breadth first, longest first if causal)."""
+    t_tile, t_start = times
     ctas = heads * counts.q_blocks
     if view.causal:
         mean = counts.tiles / max(1, counts.q_blocks)
         return max(
-            heads * counts.tiles * t_tile / sms,
-            counts.longest_block_tiles * t_tile,
-            math.ceil(ctas / sms) * mean * t_tile,
+            heads * counts.tiles * t_tile / sms + ctas / sms * t_start,
+            counts.longest_block_tiles * t_tile + t_start,
+            math.ceil(ctas / sms) * (mean * t_tile + t_start),
         )
-    return math.ceil(ctas / sms) * counts.kv_blocks * t_tile  # the busiest SM's CTAs
+    return math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
 
 
 def _prefill(
@@ -182,8 +192,9 @@ def _prefill(
     sm, fixed, l_dram, l_l2, clock = _common(hardware)
     counts = _prefill_counts(kernel, view)
     heads = view.batch * view.heads_q
-    tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
-    compute = _prefill_compute_s(view, counts, heads, tile / clock, sm.sm_count)
+    tile, mma, softmax, whole_softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
+    start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
+    compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
     kv_bytes_per_tile = kernel.block_kv * (
         view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
     )
@@ -206,6 +217,7 @@ def _prefill(
         tile_cycles=tile,
         mma_cycles_per_tile=mma,
         softmax_cycles_per_tile=softmax,
+        start_cycles_per_block=start,
         compute_s=compute,
         dram_s=times["dram"],
         l2_s=times["l2"],
@@ -229,7 +241,7 @@ def _decode(
     sm, fixed, l_dram, l_l2, clock = _common(hardware)
     g = decode_grid(kernel, view, sm.sm_count)
     resident = _resident(kernel, view, hardware)
-    tile, mma, softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
+    tile, mma, softmax, _ = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
     cta_compute = g.tiles_per_cta * tile / clock
     block_bytes = kernel.block_kv * (
         view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
@@ -270,6 +282,7 @@ def _decode(
         tile_cycles=tile,
         mma_cycles_per_tile=mma,
         softmax_cycles_per_tile=softmax,
+        start_cycles_per_block=0.0,
         compute_s=compute_s,
         dram_s=memory_s,
         l2_s=0.0,

@@ -1,0 +1,142 @@
+"""Attention prefill against published H100 throughput: FlashAttention-3 and cuDNN.
+
+Usage: python scripts/compare_published_attention.py [--model effective_roofline]
+       [--hardware h100_sxm]
+
+The figures are the forward-pass TFLOP/s printed above the bars of Fig. 5 of Shah et al.,
+"FlashAttention-3: Fast and Accurate Attention with Asynchrony and Low-precision" (arXiv
+2407.08608, 2024): H100 80GB SXM5, FP16, batch x sequence = 16,384 tokens and heads x head_dim
+= 2,048, sequence lengths 512 to 16k, head_dim 64, 128 and 256, with and without a causal mask
+(causal FLOPs counted as half of the full ones, the paper's convention). The clock is not
+given; the model runs the config at its own clock law. cuDNN's kernels are not FlashAttention
+and the model has no cuDNN kernel: that series shows how far it is from another
+implementation, not a validation. Nothing is fitted.
+
+Printed per series (implementation, mask, head_dim): the ratio predicted / published TFLOP/s
+at each sequence length, then MAPE and geometric-mean ratio per implementation, overall and
+from 4k tokens up.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+SEQUENCES = (512, 1024, 2048, 4096, 8192, 16384)
+TOKENS = 16384  # batch x sequence in every case of the figure
+WIDTH = 2048  # heads x head_dim
+
+# (implementation, causal, head_dim) -> TFLOP/s at SEQUENCES, as printed in Fig. 5
+PUBLISHED: dict[tuple[str, bool, int], tuple[float, ...]] = {
+    ("fa3", False, 64): (333, 392, 460, 476, 496, 497),
+    ("fa3", False, 128): (467, 565, 625, 638, 646, 648),
+    ("fa3", False, 256): (482, 639, 707, 736, 746, 756),
+    ("fa3", True, 64): (197, 265, 371, 420, 460, 473),
+    ("fa3", True, 128): (292, 423, 521, 579, 602, 616),
+    ("fa3", True, 256): (286, 427, 537, 612, 628, 642),
+    ("cudnn", False, 64): (335, 373, 395, 408, 412, 413),
+    ("cudnn", False, 128): (497, 574, 617, 609, 600, 595),
+    ("cudnn", False, 256): (470, 546, 580, 581, 580, 581),
+    ("cudnn", True, 64): (225, 288, 334, 363, 379, 388),
+    ("cudnn", True, 128): (315, 410, 484, 518, 529, 539),
+    ("cudnn", True, 256): (308, 391, 450, 483, 497, 509),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Point:
+    """One published case and the model's throughput for it."""
+
+    implementation: str
+    causal: bool
+    head_dim: int
+    seq: int
+    published_tflops: float
+    predicted_tflops: float
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted_tflops / self.published_tflops
+
+
+def attention_op(seq: int, head_dim: int, *, causal: bool) -> LocalOp:
+    """The figure's fp16 prefill at sequence ``seq``: 16,384 / seq sequences, 2,048 / head_dim
+    heads."""
+    batch, heads = TOKENS // seq, WIDTH // head_dim
+    shape = (batch, heads, seq, head_dim)
+    tensors = tuple(
+        TensorSpec(role, shape, DType.FP16, layout=layout)
+        for role, layout in (
+            (TensorRole.INPUT, "q"),
+            (TensorRole.INPUT, "k"),
+            (TensorRole.INPUT, "v"),
+            (TensorRole.OUTPUT, "o"),
+        )
+    )
+    return LocalOp(
+        name="attention",
+        kind=OpKind.ATTENTION_PREFILL,
+        phase=Phase.INFERENCE,
+        tensors=tensors,
+        attrs={"causal": causal},
+    )
+
+
+def compare(model_name: str = "effective_roofline", hardware: str = "h100_sxm") -> list[Point]:
+    """Every published point with the model's TFLOP/s (the paper's FLOP count)."""
+    model, spec = get_model(model_name), load_hardware(hardware)
+    points = []
+    for (implementation, causal, head_dim), values in PUBLISHED.items():
+        for seq, published in zip(SEQUENCES, values, strict=True):
+            op = attention_op(seq, head_dim, causal=causal)
+            flops = 4 * TOKENS * seq * WIDTH * (0.5 if causal else 1.0)
+            latency = model.predict(op, spec).latency_s
+            points.append(
+                Point(implementation, causal, head_dim, seq, published, flops / latency / 1e12)
+            )
+    return points
+
+
+def summary(points: list[Point]) -> tuple[int, float, float]:
+    """(count, MAPE, geometric-mean ratio) of ``points``."""
+    ratios = [p.ratio for p in points]
+    mape = sum(abs(r - 1) for r in ratios) / len(ratios)
+    return len(ratios), mape, math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="effective_roofline")
+    parser.add_argument("--hardware", default="h100_sxm")
+    args = parser.parse_args(argv)
+    points = compare(args.model, args.hardware)
+    print(f"{args.model} on {args.hardware} / published TFLOP/s (Shah et al. 2024, Fig. 5)")
+    print(f"{'series':22s}" + "".join(f"{s:>7d}" for s in SEQUENCES))
+    for implementation, causal, head_dim in PUBLISHED:
+        row = [
+            p
+            for p in points
+            if (p.implementation, p.causal, p.head_dim) == (implementation, causal, head_dim)
+        ]
+        label = f"{implementation} {'causal' if causal else 'full'} d{head_dim}"
+        print(f"{label:22s}" + "".join(f"{p.ratio:7.2f}" for p in row))
+    for implementation in ("fa3", "cudnn"):
+        mine = [p for p in points if p.implementation == implementation]
+        for scope, chosen in (("all", mine), (">= 4k", [p for p in mine if p.seq >= 4096])):
+            n, mape, geomean = summary(chosen)
+            figures = f"MAPE {100 * mape:5.1f} %  geomean {geomean:.3f}"
+            print(f"{implementation:6s} {scope:6s} n={n:3d}  {figures}")
+    return 0
+
+
+if __name__ == "__main__":
+    from script_errors import run
+
+    run("compare_published_attention", main)
