@@ -30,7 +30,8 @@ t_tile / S + CTAs / S t_start, nk t_tile + t_start, ceil(CTAs / S) (mean tiles p
 t_tile + t_start))``. Memory: DRAM reads Q, K, V and
 writes O once (the query blocks of a head run together, so K and V re-reads hit L2); L2 serves
 every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes /
-bandwidth + L_dram, L2 bytes / L2 bandwidth)``.
+bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill) fewer for FA3, whose
+first block's start holds it.
 
 Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
@@ -203,7 +204,8 @@ def _prefill(
     l2_read = view.q.nbytes + heads * counts.tiles * kv_bytes_per_tile
     hbm_rate, l2_rate = _rates(hardware)
     times = {
-        "compute": compute + 2 * l_dram + l_l2,
+        # fill and drain; an FA3 block's start already holds the first load's round trip
+        "compute": compute + (1 if start else 2) * l_dram + l_l2,
         "dram": (dram_read + dram_write) / hbm_rate + l_dram,
         "l2": (l2_read + dram_write) / l2_rate,
     }
