@@ -10,12 +10,9 @@ Per tile (``Br`` query rows x ``Bc`` keys), in SM cycles:
     FA2:  t_tile = t_mma + max(t_sfu, t_fp32)
     FA3:  t_tile = t_mma + t_fp32 + max(0, t_sfu - (w - 1) / w x t_mma)
 
-FA3's consumer warpgroups (``w = Br / 64``: a ``wgmma`` is 64 rows tall, so each warpgroup owns
-64 query rows) take turns on the tensor cores, so a warpgroup's exponentials hide under the
-other warpgroups' GEMMs, ``(w - 1) / w`` of the tile's MMA time; exponentials beyond that are
-exposed. Shah et al. (2024, section 3.1) put the H100's exponentials at half the MMA time for
-head_dim 128, the edge of what two warpgroups hide; at head_dim 64 they take as long as the
-MMAs (docs/models/attention.md, "Exposed exponentials").
+FA3's consumer warpgroups (``w = Br / 64``, a ``wgmma`` being 64 rows tall) take turns on the
+tensor cores, so one warpgroup's exponentials hide under the others' GEMMs, ``(w - 1) / w`` of
+the tile's MMA time, and the rest shows (docs/models/attention.md, "Exposed exponentials").
 
 Prefill: CTAs (one per query block) are spread breadth first over the ``S`` SMs, and the CTAs
 resident on an SM share its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs'
@@ -51,19 +48,23 @@ from __future__ import annotations
 
 import math
 
-from opmodel.core.dtypes import DType
-from opmodel.core.op import TensorSpec
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
-from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention.costs import (
+    common,
+    element_bytes,
+    issued_flops,
+    rates,
+    resident_ctas,
+    tile_cycles,
+)
 from opmodel.models.attention.kernels import FlashKernel, decode_grid, num_splits
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
 from opmodel.models.shared.queueing import loaded_rate
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
-_FP32_OPS_PER_SCORE = 4
-_WGMMA_ROWS = 64  # rows of one warpgroup MMA (wgmma m64nNk16): the rows an FA3 warpgroup owns
 _KV_BLOCKS_IN_FLIGHT = 2
 _PARTIAL_BYTES = 4  # split-KV partial outputs and log-sum-exps are fp32
 
@@ -93,43 +94,6 @@ class AttentionEvaluation(FastValue):
     sm_clock_hz: float  # the clock the cycles run at (power-limited when the spec has a limit)
 
 
-def _tile_cycles(
-    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
-) -> tuple[float, float, float, float]:
-    """(tile, MMA, softmax, whole softmax) cycles of one ``rows`` x ``block_kv`` tile on one
-    SM; the whole softmax, ``t_sfu + t_fp32``, is what an FA3 block's first tile exposes."""
-    compute, sm = hardware.compute, hardware.compute.sm
-    assert sm is not None
-    peak = compute.tensor_peak(view.compute_dtype) or 0.0
-    fraction = sm.mma_sync_tensor_fraction if kernel.instruction is Instruction.MMA_SYNC else 1.0
-    fraction *= hardware.utilization.tensor_fraction
-    tensor_rate = peak / (sm.sm_count * compute.clock_hz) * fraction
-    fp32 = compute.vector_peak(DType.FP32) or 0.0  # the softmax runs in fp32
-    lanes = fp32 / (sm.sm_count * compute.clock_hz) / 2
-    scores = rows * kernel.block_kv
-    t_mma = 2 * scores * (view.head_dim_qk + view.head_dim_v) / tensor_rate
-    t_sfu = scores / sm.sfu_ops_per_cycle_per_sm
-    t_fp32 = (_FP32_OPS_PER_SCORE * scores + rows * view.head_dim_v) / lanes
-    if kernel.softmax_overlapped:
-        warpgroups = max(1, rows // _WGMMA_ROWS)  # consumer warpgroups taking turns (docstring)
-        hidden = t_mma * (warpgroups - 1) / warpgroups
-        softmax = t_fp32 + max(0.0, t_sfu - hidden)
-    else:
-        softmax = max(t_sfu, t_fp32)
-    return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32
-
-
-def _resident(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
-    sm = hardware.compute.sm
-    assert sm is not None
-    element = max(1, view.k.dtype.bits // 8)
-    smem = (
-        kernel.block_q * view.head_dim_qk + kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
-    ) * element + sm.shared_memory_reserved_per_cta_bytes
-    by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
-    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // 4))
-
-
 def evaluate_attention(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
@@ -137,28 +101,6 @@ def evaluate_attention(
     if kernel.name == "splitkv":
         return _decode(kernel, view, hardware)
     return _prefill(kernel, view, hardware)
-
-
-def _common(hardware: HardwareSpec) -> tuple[SmSpec, float, float, float, float]:
-    """(SM, fixed s, DRAM latency s, L2 latency s, clock Hz)."""
-    sm = hardware.compute.sm
-    assert sm is not None
-    l2 = hardware.levels_by_name.get("l2")
-    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
-    l_l2 = l2.latency_s if l2 else 0.0
-    return sm, fixed, hardware.hbm.latency_s, l_l2, hardware.compute.clock_hz
-
-
-def _rates(hardware: HardwareSpec) -> tuple[float, float]:
-    l2 = hardware.levels_by_name.get("l2")
-    hbm = hardware.hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
-    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
-    return hbm, l2_rate
-
-
-def _issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
-    """MMA work of ``tiles`` whole ``block_q x block_kv`` tiles, padding included."""
-    return tiles * 2 * kernel.block_q * kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
 
 
 def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
@@ -187,22 +129,26 @@ def _prefill_compute_s(
     return math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
 
 
+def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
+    """(DRAM read, DRAM write, L2 read) bytes of a prefill visiting ``tiles`` tiles in all."""
+    kv_bytes_per_tile = kernel.block_kv * (
+        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
+    )
+    dram_read = view.q.nbytes + view.k.nbytes + view.v.nbytes
+    return dram_read, view.o.nbytes, view.q.nbytes + tiles * kv_bytes_per_tile
+
+
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
-    sm, fixed, l_dram, l_l2, clock = _common(hardware)
+    sm, fixed, l_dram, l_l2, clock = common(hardware)
     counts = _prefill_counts(kernel, view)
     heads = view.batch * view.heads_q
-    tile, mma, softmax, whole_softmax = _tile_cycles(kernel, view, hardware, kernel.block_q)
+    tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
     compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
-    kv_bytes_per_tile = kernel.block_kv * (
-        view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
-    )
-    dram_read = view.q.nbytes + view.k.nbytes + view.v.nbytes
-    dram_write = view.o.nbytes
-    l2_read = view.q.nbytes + heads * counts.tiles * kv_bytes_per_tile
-    hbm_rate, l2_rate = _rates(hardware)
+    dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
+    hbm_rate, l2_rate = rates(hardware)
     times = {
         # fill and drain; an FA3 block's start already holds the first load's round trip
         "compute": compute + (1 if start else 2) * l_dram + l_l2,
@@ -215,7 +161,7 @@ def _prefill(
         tiles=counts,
         splits=1,
         ctas=heads * counts.q_blocks,
-        resident_ctas_per_sm=_resident(kernel, view, hardware),
+        resident_ctas_per_sm=resident_ctas(kernel, view, hardware),
         tile_cycles=tile,
         mma_cycles_per_tile=mma,
         softmax_cycles_per_tile=softmax,
@@ -228,29 +174,25 @@ def _prefill(
         dram_read_bytes=dram_read,
         dram_write_bytes=dram_write,
         l2_read_bytes=l2_read,
-        issued_mma_flops=_issued_flops(kernel, view, heads * counts.tiles),
+        issued_mma_flops=issued_flops(kernel, view, heads * counts.tiles),
         sm_clock_hz=hardware.compute.clock_hz,
     )
-
-
-def _bytes(tensor: TensorSpec) -> int:
-    return max(1, tensor.dtype.bits // 8)
 
 
 def _decode(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
-    sm, fixed, l_dram, l_l2, clock = _common(hardware)
+    sm, fixed, l_dram, l_l2, clock = common(hardware)
     g = decode_grid(kernel, view, sm.sm_count)
-    resident = _resident(kernel, view, hardware)
-    tile, mma, softmax, _ = _tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
+    resident = resident_ctas(kernel, view, hardware)
+    tile, mma, softmax, _ = tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
     cta_compute = g.tiles_per_cta * tile / clock
     block_bytes = kernel.block_kv * (
-        view.head_dim_qk * _bytes(view.k) + view.head_dim_v * _bytes(view.v)
+        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
     )
     kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
     cta_bytes = (kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks
-    hbm_rate, _l2_rate = _rates(hardware)
+    hbm_rate, _l2_rate = rates(hardware)
     slots = sm.sm_count * resident
     full, tail = divmod(g.ctas, slots)
     # paged KV: each block's address comes from the block table first (an L2 hit) -> a longer
@@ -264,7 +206,7 @@ def _decode(
         return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
-    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    split_bytes = g.splits * _partialelement_bytes(view) if g.splits > 1 else 0
     combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
     dram_read = view.q.nbytes + kv_bytes + table + split_bytes
     compute_s = math.ceil(g.ctas / sm.sm_count) * cta_compute
@@ -293,11 +235,11 @@ def _decode(
         dram_read_bytes=dram_read,
         dram_write_bytes=view.o.nbytes + split_bytes,
         l2_read_bytes=dram_read,
-        issued_mma_flops=_issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
+        issued_mma_flops=issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=hardware.compute.clock_hz,
     )
 
 
-def _partial_bytes(view: AttentionView) -> int:
+def _partialelement_bytes(view: AttentionView) -> int:
     """One split's fp32 partial outputs and log-sum-exps for every query row."""
     return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES

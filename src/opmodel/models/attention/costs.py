@@ -1,0 +1,96 @@
+"""Per-tile SM cycles, residency, rates and latencies a FlashAttention kernel's time is built from.
+
+Per tile (``Br`` query rows x ``Bc`` keys), in SM cycles (docs/models/attention.md, "Time"):
+``t_mma`` on the tensor cores (at ``mma_sync_tensor_fraction`` for ``mma.sync``), ``t_sfu`` for
+one exp2 per score and ``t_fp32`` for the FP32 softmax bookkeeping; FA2 adds
+``max(t_sfu, t_fp32)`` to ``t_mma``, FA3 ``t_fp32`` and the exponentials its other consumer
+warpgroups' GEMMs cannot hide (:mod:`opmodel.models.attention.evaluate`).
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.dtypes import DType
+from opmodel.core.op import TensorSpec
+from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
+from opmodel.models.attention.kernels import FlashKernel
+
+__all__ = [
+    "common",
+    "element_bytes",
+    "issued_flops",
+    "rates",
+    "resident_ctas",
+    "tile_cycles",
+]
+
+_FP32_OPS_PER_SCORE = 4
+_WGMMA_ROWS = 64  # rows of one warpgroup MMA (wgmma m64nNk16): the rows an FA3 warpgroup owns
+
+
+def tile_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
+) -> tuple[float, float, float, float]:
+    """(tile, MMA, softmax, whole softmax) cycles of one ``rows`` x ``block_kv`` tile on one
+    SM; the whole softmax, ``t_sfu + t_fp32``, is what an FA3 block's first tile exposes."""
+    compute, sm = hardware.compute, hardware.compute.sm
+    assert sm is not None
+    peak = compute.tensor_peak(view.compute_dtype) or 0.0
+    fraction = sm.mma_sync_tensor_fraction if kernel.instruction is Instruction.MMA_SYNC else 1.0
+    fraction *= hardware.utilization.tensor_fraction
+    tensor_rate = peak / (sm.sm_count * compute.clock_hz) * fraction
+    fp32 = compute.vector_peak(DType.FP32) or 0.0  # the softmax runs in fp32
+    lanes = fp32 / (sm.sm_count * compute.clock_hz) / 2
+    scores = rows * kernel.block_kv
+    t_mma = 2 * scores * (view.head_dim_qk + view.head_dim_v) / tensor_rate
+    t_sfu = scores / sm.sfu_ops_per_cycle_per_sm
+    t_fp32 = (_FP32_OPS_PER_SCORE * scores + rows * view.head_dim_v) / lanes
+    if kernel.softmax_overlapped:
+        warpgroups = max(1, rows // _WGMMA_ROWS)  # consumer warpgroups taking turns (docstring)
+        hidden = t_mma * (warpgroups - 1) / warpgroups
+        softmax = t_fp32 + max(0.0, t_sfu - hidden)
+    else:
+        softmax = max(t_sfu, t_fp32)
+    return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32
+
+
+def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
+    """CTAs of ``kernel`` one SM holds: its Q and K/V tiles in shared memory, 4 warps each."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    element = max(1, view.k.dtype.bits // 8)
+    smem = (
+        kernel.block_q * view.head_dim_qk + kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+    ) * element + sm.shared_memory_reserved_per_cta_bytes
+    by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
+    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // 4))
+
+
+def common(hardware: HardwareSpec) -> tuple[SmSpec, float, float, float, float]:
+    """(SM, fixed s, DRAM latency s, L2 latency s, clock Hz)."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    l2 = hardware.levels_by_name.get("l2")
+    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
+    l_l2 = l2.latency_s if l2 else 0.0
+    return sm, fixed, hardware.hbm.latency_s, l_l2, hardware.compute.clock_hz
+
+
+def rates(hardware: HardwareSpec) -> tuple[float, float]:
+    """(DRAM, L2) bandwidth in bytes/s after the config's utilisation fractions."""
+    l2 = hardware.levels_by_name.get("l2")
+    hbm = hardware.hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm")
+    l2_rate = l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf
+    return hbm, l2_rate
+
+
+def issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
+    """MMA work of ``tiles`` whole ``block_q x block_kv`` tiles, padding included."""
+    return tiles * 2 * kernel.block_q * kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+
+
+def element_bytes(tensor: TensorSpec) -> int:
+    """Bytes of one element of ``tensor`` (at least 1)."""
+    return max(1, tensor.dtype.bits // 8)
