@@ -50,7 +50,8 @@ def tile_cycles(
     if kernel.softmax_overlapped:
         warpgroups = max(1, rows // _WGMMA_ROWS)  # consumer warpgroups taking turns (docstring)
         hidden = t_mma * (warpgroups - 1) / warpgroups
-        softmax = t_fp32 + max(0.0, t_sfu - hidden)
+        exposed = 0.0 if kernel.emulated_exponentials else max(0.0, t_sfu - hidden)
+        softmax = t_fp32 + exposed
     else:
         softmax = max(t_sfu, t_fp32)
     return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32

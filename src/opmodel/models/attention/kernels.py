@@ -11,7 +11,10 @@
   ``t = t_mma + t_bookkeeping``: the special-function work overlaps; the FP32 row max, row sum
   and output rescale stay between a warpgroup's two GEMMs (a modelling assumption, checked
   against the FA3 paper's throughput in tests). sm_100 uses the same structure with
-  ``tcgen05`` (an approximation until Blackwell attention kernels are modelled).
+  ``tcgen05`` (an approximation until Blackwell attention kernels are modelled), with the
+  exponentials all hidden: Blackwell's tensor cores are twice as fast against the same 16
+  MUFU results per cycle, and its kernels (FlashAttention-4, Zadouri et al. 2026) compute
+  part of the exponentials with FMA polynomials to get past that limit.
 * AMD CDNA: the FA2 structure with ``mfma`` (the architecture's warp-level MMA).
 * ``splitkv`` (flash-decoding: FA2's split-KV forward for few query rows): 64-row query blocks
   holding a KV head's query heads (GQA packing), key blocks of 256 for head_dim <= 64, 128 up
@@ -61,6 +64,9 @@ class FlashKernel(FastValue):
     block_kv: int
     instruction: Instruction
     softmax_overlapped: bool
+    # part of the exponentials computed with FMA polynomials instead of the MUFU (Blackwell
+    # kernels, FlashAttention-4), so the MUFU's 16 per cycle do not bound the tile
+    emulated_exponentials: bool = False
 
 
 def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
@@ -118,6 +124,7 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
             block_kv=block_kv,
             instruction=asynchronous,
             softmax_overlapped=True,
+            emulated_exponentials=asynchronous is Instruction.TCGEN05,
         )
     if head_dim <= 64:
         block_q, block_kv = 128, 128
