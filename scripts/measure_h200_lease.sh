@@ -3,7 +3,7 @@
 # grid under Nsight Compute (scripts/ncu_cases.py; $NCU_GRID, default h200_ncu). Run from the
 # repository root on the GPU machine, with PyTorch, nvidia-ml-py and PyYAML importable; results
 # go to $OUT (default ./lease_out): log.txt, $GRID/{gemm.csv,ops.csv,run.json,SOURCE.md},
-# ncu.csv, ncu_labels.csv (GRID=h200_kernels: kernel-scope times and kernel names, about 35 s,
+# ncu.csv, ncu_labels.csv (GRID=h200_kernels: kernel-scope times and kernel names, about 38 s,
 # docs/measure.md). GRID=none skips the timing grid; CHASE=1 first runs
 # scripts/pointer_chase.py (L2 and DRAM load latency, CuPy) into pointer_chase.json.
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
