@@ -21,6 +21,7 @@ __all__ = [
     "common",
     "element_bytes",
     "issued_flops",
+    "kv_block_bytes",
     "rates",
     "resident_ctas",
     "tile_cycles",
@@ -95,3 +96,10 @@ def issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
 def element_bytes(tensor: TensorSpec) -> int:
     """Bytes of one element of ``tensor`` (at least 1)."""
     return max(1, tensor.dtype.bits // 8)
+
+
+def kv_block_bytes(kernel: FlashKernel, view: AttentionView) -> int:
+    """Bytes of one key block and its value block (``block_kv`` rows of each)."""
+    return kernel.block_kv * (
+        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
+    )

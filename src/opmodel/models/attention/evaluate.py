@@ -53,8 +53,8 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention.costs import (
     common,
-    element_bytes,
     issued_flops,
+    kv_block_bytes,
     rates,
     resident_ctas,
     tile_cycles,
@@ -131,11 +131,8 @@ def _prefill_compute_s(
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
     """(DRAM read, DRAM write, L2 read) bytes of a prefill visiting ``tiles`` tiles in all."""
-    kv_bytes_per_tile = kernel.block_kv * (
-        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
-    )
     dram_read = view.q.nbytes + view.k.nbytes + view.v.nbytes
-    return dram_read, view.o.nbytes, view.q.nbytes + tiles * kv_bytes_per_tile
+    return dram_read, view.o.nbytes, view.q.nbytes + tiles * kv_block_bytes(kernel, view)
 
 
 def _prefill(
@@ -151,7 +148,7 @@ def _prefill(
     hbm_rate, l2_rate = rates(hardware)
     times = {
         # fill and drain; an FA3 block's start already holds the first load's round trip
-        "compute": compute + (1 if start else 2) * l_dram + l_l2,
+        "compute": compute + (1 if kernel.softmax_overlapped else 2) * l_dram + l_l2,
         "dram": (dram_read + dram_write) / hbm_rate + l_dram,
         "l2": (l2_read + dram_write) / l2_rate,
     }
@@ -187,9 +184,7 @@ def _decode(
     resident = resident_ctas(kernel, view, hardware)
     tile, mma, softmax, _ = tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
     cta_compute = g.tiles_per_cta * tile / clock
-    block_bytes = kernel.block_kv * (
-        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
-    )
+    block_bytes = kv_block_bytes(kernel, view)
     kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
     cta_bytes = (kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks
     hbm_rate, _l2_rate = rates(hardware)
@@ -206,7 +201,7 @@ def _decode(
         return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
-    split_bytes = g.splits * _partialelement_bytes(view) if g.splits > 1 else 0
+    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
     combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
     dram_read = view.q.nbytes + kv_bytes + table + split_bytes
     compute_s = math.ceil(g.ctas / sm.sm_count) * cta_compute
@@ -240,6 +235,6 @@ def _decode(
     )
 
 
-def _partialelement_bytes(view: AttentionView) -> int:
+def _partial_bytes(view: AttentionView) -> int:
     """One split's fp32 partial outputs and log-sum-exps for every query row."""
     return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES

@@ -8,8 +8,9 @@
 * ``fa3`` (FlashAttention-3, Shah et al. 2024; sm_90): warpgroup ``wgmma`` fed by TMA, two
   consumer warpgroups in ping-pong so that one warpgroup's exponentials run under the other's
   GEMMs. Blocks 128 x 128 up to head_dim 128, 128 x 64 above. Per tile
-  ``t = t_mma + t_bookkeeping``: the special-function work overlaps; the FP32 row max, row sum
-  and output rescale stay between a warpgroup's two GEMMs (a modelling assumption, checked
+  ``t = t_mma + t_bookkeeping``: the special-function work overlaps the other warpgroup's
+  GEMMs, as far as they last (``costs.tile_cycles``); the FP32 row max, row sum and output
+  rescale stay between a warpgroup's two GEMMs (a modelling assumption, checked
   against the FA3 paper's throughput in tests). sm_100 uses the same structure with
   ``tcgen05`` (an approximation until Blackwell attention kernels are modelled), with the
   exponentials all hidden: Blackwell's tensor cores are twice as fast against the same 16
