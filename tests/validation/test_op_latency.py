@@ -109,7 +109,7 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (10.8 % overall, 9.2 % from 100 µs up, 14.7 % under 10 µs, 10.6 % on
+    of docs/validation.md (10.7 % overall, 9.1 % from 100 µs up, 14.6 % under 10 µs, 10.5 % on
     A40, 9.4 % on A100, 12.2 % on H100, 23.6 % on this project's event-timed H200 rows (SDPA
     prefill 20.1 %), 15.0 %
     on the RTX 3090 softmax, 14.1 % on Liger's Triton norms; held out on H100: ATen GELU 6.2 %, LayerNorm 17.2 %, vLLM RoPE
