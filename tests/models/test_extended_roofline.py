@@ -94,8 +94,8 @@ def test_large_gemm_is_compute_bound_near_peak(a100: HardwareSpec) -> None:
 
 
 def test_power_limited_clock_slows_busy_tensor_gemms_only() -> None:
-    """A100 SXM ships a 1305 MHz power-limited clock: a large GEMM (tensor activity ~1) runs at
-    1305 MHz x u^(-1/3) in 15 MHz bins, slower than without the limit by about the clock ratio;
+    """A100 SXM ships a 1170 MHz power-limited clock: a large GEMM (tensor activity ~1) runs at
+    1170 MHz x u^(-1/3) in 15 MHz bins, slower than without the limit by about the clock ratio;
     an FP32 SIMT GEMM (no tensor work) keeps the 1410 MHz boost and its latency."""
     limited = load_hardware("a100_80gb_sxm")
     free = dataclasses.replace(
@@ -108,7 +108,7 @@ def test_power_limited_clock_slows_busy_tensor_gemms_only() -> None:
     assert isinstance(d_fast, ExtendedRooflineDiagnostics)
     assert d_fast.sm_clock_hz == 1.41e9
     activity = fast.flops / (312e12 * fast.latency_s)  # ~1: no padding on 8192^3
-    assert d_slow.sm_clock_hz == pytest.approx(15e6 * ((1.305e9 * activity ** (-1 / 3)) // 15e6))
+    assert d_slow.sm_clock_hz == pytest.approx(15e6 * ((1.17e9 * activity ** (-1 / 3)) // 15e6))
     assert slow.latency_s / fast.latency_s == pytest.approx(1.41e9 / d_slow.sm_clock_hz, rel=0.02)
     simt = plain_gemm(1024, 1024, 1024, DType.FP32)
     assert MODEL.predict(simt, limited).latency_s == MODEL.predict(simt, free).latency_s

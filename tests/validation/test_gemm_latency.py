@@ -214,8 +214,8 @@ def test_no_held_out_rows_gives_empty_metrics() -> None:
 
 def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
     """Vidur A100 (unlocked): the clock is fitted on 8 large rows, which leave the metrics and
-    replace the config's sourced 1305 MHz; without the fit the large rows run near 1305 MHz
-    and come out far too fast."""
+    replace the config's 1170 MHz (fitted on Azure's published cuBLASLt table); without the
+    fit the large rows run near 1170 MHz and come out about 9 % too fast."""
     rows = [r for r in load_gemm_rows(DATA).rows if r.source == "vidur"][::40]
     rows = [r for r in rows if r.hardware == "a100_80gb_sxm"]
     on = validate_gemm_latency(
@@ -226,7 +226,7 @@ def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
     assert 0.95e9 <= on.power_limited_clock_hz["a100_80gb_sxm"] <= 1.2e9
     assert off.power_limited_clock_hz == {}
     assert on.rows_used == off.rows_used - 8
-    assert on.models[0].by_class["large"].mape < 0.5 * off.models[0].by_class["large"].mape
+    assert on.models[0].by_class["large"].mape < 0.7 * off.models[0].by_class["large"].mape
 
 
 def test_held_out_accuracy_on_shipped_data() -> None:
