@@ -1,6 +1,7 @@
 """The A100-SXM4-80GB's power-limited SM clock, fitted on Microsoft's published cuBLASLt table.
 
 Usage: python scripts/fit_published_power_clock.py [--min-tflop 1.0] [--hardware a100_80gb_sxm]
+(--hardware: the shipped config or your own YAML of an A100-SXM4-80GB; the table is that GPU's)
 
 The figures are the table "GEMM CuBLASLt" of Microsoft's Azure AI benchmarking guide, results
 for an ND A100 v4 VM (github.com/Azure/AI-benchmarking-guide, Azure_Results/ND_A100_v4_results.md,
@@ -121,7 +122,9 @@ def main(argv: list[str] | None = None) -> int:
     """Print the rows and the fitted clock."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--min-tflop", type=float, default=1.0, help="training rows from here")
-    parser.add_argument("--hardware", default="a100_80gb_sxm", help="config name or YAML path")
+    parser.add_argument(
+        "--hardware", default="a100_80gb_sxm", help="an A100-SXM4-80GB config: name or YAML path"
+    )
     args = parser.parse_args(argv)
     hardware = load_hardware(args.hardware)
     clock_hz, rows = fit(hardware, args.min_tflop)
@@ -139,4 +142,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from script_errors import run
+
+    run("fit_published_power_clock", main)
