@@ -101,7 +101,7 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
         _set("nmae", "x"),
         [
-            "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead)"
+            "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead, sustained_calibration)"
         ],
     ),
     (_set("name", _DELETE), ["name: missing required field"]),

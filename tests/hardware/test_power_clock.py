@@ -51,9 +51,10 @@ def test_power_limited_spec_is_a_cached_locked_clock() -> None:
 
 
 def test_a100_sxm_ships_the_clock_fitted_on_azures_cublaslt_table() -> None:
-    """The A100 SXM config carries 1170 MHz, fitted on Microsoft's published cuBLASLt FP16
-    throughput ([AZ] in the config; scripts/fit_published_power_clock.py, tested in
-    tests/scripts); ``at_clock`` locks the clock and drops it."""
+    """The A100 SXM config carries 1170 MHz from its sustained calibration, fitted on
+    Microsoft's published cuBLASLt FP16 throughput ([AZ] in the config;
+    scripts/fit_published_sustained.py, tested in tests/scripts); ``at_clock`` locks the clock
+    and drops it."""
     spec = load_hardware("a100_80gb_sxm")
     assert spec.compute.power_limited_clock_hz == 1.17e9
     assert power_limited_clock_hz(spec, 1.0) == 1.17e9  # 78 bins of 15 MHz

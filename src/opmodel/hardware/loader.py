@@ -12,6 +12,10 @@ from opmodel.hardware.clocking import with_calibration
 from opmodel.hardware.derived import with_derived_peaks
 from opmodel.hardware.energy_calibration import load_energy_calibration
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.sustained_calibration import (
+    apply_sustained_calibration,
+    load_sustained_calibration,
+)
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -100,12 +104,21 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
     return _calibrated(spec, Path(path))
 
 
+def _calibration_file(reference: str, path: Path) -> Path:
+    """A calibration file beside the config, else in the shipped ``configs/calibrations``."""
+    beside = path.parent / reference
+    return beside if beside.is_file() else _shipped_dir().parent / "calibrations" / reference
+
+
 def _calibrated(spec: HardwareSpec, path: Path) -> HardwareSpec:
-    """Attach the config's energy calibration (applied at its clock, see ``at_clock``)."""
+    """Apply the config's sustained calibration and attach its energy calibration (applied
+    at its clock, see ``at_clock``)."""
+    if spec.sustained_calibration is not None:
+        file = _calibration_file(spec.sustained_calibration, path)
+        sustained = load_sustained_calibration(file, spec.name)
+        spec = apply_sustained_calibration(spec, sustained, file)
     reference = spec.power.energy_calibration
     if reference is None:
         return spec
-    beside = path.parent / reference
-    file = beside if beside.is_file() else _shipped_dir().parent / "calibrations" / reference
-    calibration = load_energy_calibration(file, spec.name)
+    calibration = load_energy_calibration(_calibration_file(reference, path), spec.name)
     return with_calibration(dataclasses.replace(spec, calibration=calibration))

@@ -271,6 +271,7 @@ class HardwareSpec:
     utilization: UtilizationSpec = field(default_factory=UtilizationSpec)
     power: PowerSpec
     overhead: OverheadSpec
+    sustained_calibration: str | None = None  # a file of fitted sustained values (loader)
     calibration: EnergyCalibration | None = field(
         default=None, repr=False, compare=False, metadata={"yaml": False}
     )

@@ -162,7 +162,8 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     # pass two's four loads are DRAM round trips as well (cold weights) and only the reduction
     # is left. The kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB output
     trips = 4 * l_dram + 4 * l_dram
-    rest, dram = (2 * 5 + 4) * l_smem, 3 * 4096 * 2 / 2.039e12
+    # DRAM at the sustained 0.926 of 2,039 GB/s (a100_80gb_sxm_sustained.yaml, hbm_fraction)
+    rest, dram = (2 * 5 + 4) * l_smem, 3 * 4096 * 2 / (2.039e12 * 0.926)
     assert rest == pytest.approx(chain - 4 * l_dram - 4 * l_l2)
     total = trips + rest + dram
     loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
@@ -181,13 +182,13 @@ def test_large_add_queues_behind_its_own_bandwidth_by_hand() -> None:
     concurrent = 16 * 108
     assert (e.full_waves, e.tail_ctas) == (32768 // concurrent, 32768 % concurrent)
     per_cta = 3 * 512 * 2  # two fp16 inputs and one output
-    dram = 32768 * per_cta / 2.039e12  # 49.4 µs at full bandwidth
+    dram = 32768 * per_cta / (2.039e12 * 0.926)  # 53.3 µs at the sustained 0.926 of the peak
     # each slot's 19 CTAs wait one DRAM round trip each (400 ns), queued behind that traffic:
     # t = trips (2 - rho) / (2 (1 - rho)), rho = dram / t, i.e. t^2 - (dram + trips) t
     # + dram trips / 2 = 0
     trips = math.ceil(32768 / concurrent) * 4.0e-7
     loaded = ((dram + trips) + math.sqrt((dram + trips) ** 2 - 2 * dram * trips)) / 2
-    assert loaded == pytest.approx(53.5e-6, rel=2e-3)  # 8 % over the bandwidth time
+    assert loaded == pytest.approx(57.4e-6, rel=2e-3)  # 8 % over the bandwidth time
     assert e.limiter == "latency"
     assert e.latency_s == pytest.approx(2000 / 1.41e9 + loaded)
 

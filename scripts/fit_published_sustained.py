@@ -1,0 +1,246 @@
+"""A GPU's sustained operating point from Microsoft's published Azure benchmarks.
+
+Usage: python scripts/fit_published_sustained.py [--hardware a100_80gb_sxm] [--write]
+       [--min-tflop 1.0]
+
+Published figures: Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),
+results of ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit
+3bb66cacc25632d8ece36bc1d5128c5ea886a60b; A100-SXM4-80GB), ND H100 v5 ("Azure Results/"
+ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
+(Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc).
+
+1. HBM fraction. "HBM Bandwidth" is BabelStream's CUDA build (arrays of 2^25 doubles, mean of 5
+   runs). Its Dot kernel only reads (537 MB), so it is the published ceiling of a read stream;
+   Copy, Mul, Add and Triad also write, and BabelStream's one-element-per-thread Copy is slower
+   than PyTorch's vectorised copy (this project's H200 copies: 4.19-4.26 TB/s; its Copy: 4.01),
+   so they are printed, not used. The model predicts a read stream of Dot's bytes (a sum over
+   the last axis of an fp64 [2, 2^25] tensor, ATen's reduction kernel) without an HBM fraction;
+   where it is faster than Dot, ``hbm_fraction = Dot / predicted`` (3 decimals), else none.
+2. Power-limited clock (A100 only: the H100 and H200 tables are FP8). "GEMM CuBLASLt" is
+   superbenchmark's cublaslt_gemm in FP16 with random inputs, 10,000 warm-up and 1,000 timed
+   runs. Training rows: its GEMMs of at least ``--min-tflop`` TFLOP (8192^3, 16384^3 and
+   6144 x 12288 x 12288), long enough to hold the board at its power limit; the other five are
+   held out. The fit is ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative
+   error of effective_roofline), with the fitted HBM fraction applied.
+
+No validation dataset of this project takes part. ``--write`` writes the values to the shipped
+``configs/calibrations/<hardware>_sustained.yaml``, which the config names in
+``sustained_calibration``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models import get_model
+from opmodel.validation.power_clock_fit import (
+    FIT_MODEL,
+    fit_power_limited_clock_hz,
+    with_power_limited_clock,
+)
+
+CALIBRATIONS = Path(__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
+ELEMENTS = 2**25  # BabelStream's default array length (doubles)
+DOT_BYTES = 2 * ELEMENTS * 8  # Dot reads two arrays
+KERNELS = ("Copy", "Mul", "Add", "Triad", "Dot")
+# config -> BabelStream TB/s (Copy, Mul, Add, Triad, Dot)
+STREAM: dict[str, tuple[float, float, float, float, float]] = {
+    "a100_80gb_sxm": (1.61, 1.61, 1.70, 1.70, 1.75),
+    "h100_sxm": (2.90, 2.90, 2.97, 2.97, 3.18),
+    "h200_sxm": (4.01, 4.00, 4.15, 4.15, 4.48),
+}
+# config -> (m, n, k, TFLOP/s) of FP16 cuBLASLt with random inputs
+GEMMS: dict[str, tuple[tuple[int, int, int, float], ...]] = {
+    "a100_80gb_sxm": (
+        (1024, 1024, 1024, 119.4),
+        (2048, 2048, 2048, 221.8),
+        (4096, 4096, 4096, 228.0),
+        (8192, 8192, 8192, 253.7),
+        (16384, 16384, 16384, 256.5),
+        (1024, 2145, 1024, 132.8),
+        (6144, 12288, 12288, 250.8),
+        (802816, 192, 768, 157.8),
+    ),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class GemmRow:
+    """One published GEMM, its split and the model's throughput at the fitted clock."""
+
+    m: int
+    n: int
+    k: int
+    published_tflops: float
+    training: bool
+    predicted_tflops: float
+
+    @property
+    def ratio(self) -> float:
+        """Predicted over published throughput (above 1: the model is too fast)."""
+        return self.predicted_tflops / self.published_tflops
+
+
+@dataclass(frozen=True, slots=True)
+class Sustained:
+    """The fit for one GPU: the read stream, the HBM fraction, the clock and the GEMM rows."""
+
+    hardware: str
+    stream_tb_per_s: tuple[float, ...]
+    predicted_read_tb_per_s: float
+    hbm_fraction: float | None
+    power_limited_clock_hz: float | None
+    gemms: tuple[GemmRow, ...]
+
+
+def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpec:
+    """``spec`` with ``utilization.memory_fraction.hbm`` set to ``fraction`` (None: removed)."""
+    fractions = {k: v for k, v in spec.utilization.memory_fraction.items() if k != "hbm"}
+    if fraction is not None:
+        fractions["hbm"] = fraction
+    utilization = dataclasses.replace(spec.utilization, memory_fraction=MappingProxyType(fractions))
+    return dataclasses.replace(spec, utilization=utilization)
+
+
+def read_stream_op() -> LocalOp:
+    """Sum over the last axis of an fp64 [2, 2^25] tensor: Dot's bytes, read once."""
+    return LocalOp(
+        name="dot_bytes",
+        kind=OpKind.REDUCTION,
+        phase=Phase.INFERENCE,
+        attrs={"function": "sum"},
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (2, ELEMENTS), DType.FP64),
+            TensorSpec(TensorRole.OUTPUT, (2,), DType.FP64),
+        ),
+    )
+
+
+def gemm_op(m: int, n: int, k: int) -> LocalOp:
+    """C[m, n] = A[m, k] @ B[k, n] in fp16."""
+    return LocalOp(
+        name=f"gemm_{m}x{n}x{k}",
+        kind=OpKind.GEMM,
+        phase=Phase.INFERENCE,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (m, k), DType.FP16),
+            TensorSpec(TensorRole.WEIGHT, (k, n), DType.FP16),
+            TensorSpec(TensorRole.OUTPUT, (m, n), DType.FP16),
+        ),
+    )
+
+
+def tflop(m: int, n: int, k: int) -> float:
+    """The GEMM's work in TFLOP (2 m n k)."""
+    return 2 * m * n * k / 1e12
+
+
+def _fit_clock(
+    spec: HardwareSpec, rows: tuple[tuple[int, int, int, float], ...], min_tflop: float
+) -> tuple[float, tuple[GemmRow, ...]]:
+    train = [r for r in rows if tflop(*r[:3]) >= min_tflop]
+    if not train:
+        raise SystemExit(f"--min-tflop {min_tflop}: no published GEMM is that large")
+    clock_hz = fit_power_limited_clock_hz(
+        spec,
+        [gemm_op(m, n, k) for m, n, k, _ in train],
+        [tflop(m, n, k) / tf for m, n, k, tf in train],
+    )
+    at_clock, model = with_power_limited_clock(spec, clock_hz), get_model(FIT_MODEL)
+    return clock_hz, tuple(
+        GemmRow(
+            m,
+            n,
+            k,
+            tf,
+            tflop(m, n, k) >= min_tflop,
+            tflop(m, n, k) / model.predict(gemm_op(m, n, k), at_clock).latency_s,
+        )
+        for m, n, k, tf in rows
+    )
+
+
+def fit(name: str, min_tflop: float = 1.0) -> Sustained:
+    """The sustained values of the shipped config ``name`` from its published figures."""
+    if name not in STREAM:
+        raise SystemExit(f"--hardware {name}: no published figures (choose from {list(STREAM)})")
+    if not min_tflop > 0:
+        raise SystemExit(f"--min-tflop must be positive (got {min_tflop})")
+    spec = with_hbm_fraction(load_hardware(name), None)
+    latency_s = get_model(FIT_MODEL).predict(read_stream_op(), spec).latency_s
+    predicted = DOT_BYTES / latency_s / 1e12
+    ratio = round(STREAM[name][-1] / predicted, 3)
+    fraction = ratio if ratio < 1 else None
+    clock_hz, rows = None, ()
+    if name in GEMMS:
+        clock_hz, rows = _fit_clock(with_hbm_fraction(spec, fraction), GEMMS[name], min_tflop)
+    return Sustained(name, STREAM[name], predicted, fraction, clock_hz, rows)
+
+
+def write(result: Sustained, path: Path) -> None:
+    """The sustained calibration file the config names."""
+    lines = [
+        "# Fitted sustained values, not datasheet values: written by",
+        "# `python scripts/fit_published_sustained.py --write` (do not edit by hand).",
+        f"hardware: {result.hardware}",
+        "fitted_on: 'Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),",
+        "  published BabelStream Dot (hbm_fraction) and cuBLASLt FP16 GEMMs of >= 1 TFLOP",
+        "  (power_limited_clock_hz); no validation dataset of opmodel'",
+        "command: python scripts/fit_published_sustained.py --write",
+    ]
+    if result.power_limited_clock_hz is not None:
+        lines.append(f"power_limited_clock_hz: {result.power_limited_clock_hz:.6g}")
+    if result.hbm_fraction is not None:
+        lines.append(f"hbm_fraction: {result.hbm_fraction}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _print(result: Sustained) -> None:
+    head = "".join(f"{k:>7}" for k in KERNELS)
+    print(f"{'hardware':<15}{head}  model read  hbm_fraction   (TB/s)")
+    values = "".join(f"{v:>7.2f}" for v in result.stream_tb_per_s)
+    fraction = "none" if result.hbm_fraction is None else f"{result.hbm_fraction:.3f}"
+    print(f"{result.hardware:<15}{values}  {result.predicted_read_tb_per_s:>10.3f}  {fraction:>12}")
+    if result.power_limited_clock_hz is None:
+        return
+    print(f"\n{'m':>7} {'n':>6} {'k':>6}  split     published  predicted  ratio")
+    for r in result.gemms:
+        split = "training" if r.training else "held-out"
+        print(
+            f"{r.m:>7} {r.n:>6} {r.k:>6}  {split}  {r.published_tflops:9.1f}  "
+            f"{r.predicted_tflops:9.1f}  {r.ratio:5.3f}"
+        )
+    print(f"power-limited clock: {result.power_limited_clock_hz / 1e6:.0f} MHz ({FIT_MODEL})")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Print the fit; with ``--write``, write the shipped calibration file."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hardware", default="a100_80gb_sxm", choices=sorted(STREAM))
+    parser.add_argument("--min-tflop", type=float, default=1.0, help="GEMM training rows")
+    parser.add_argument("--write", action="store_true", help="write the calibration file")
+    args = parser.parse_args(argv)
+    result = fit(args.hardware, args.min_tflop)
+    _print(result)
+    if args.write:
+        if result.hbm_fraction is None and result.power_limited_clock_hz is None:
+            raise SystemExit(f"{args.hardware}: nothing to write (no derate, no GEMM table)")
+        path = CALIBRATIONS / f"{args.hardware}_sustained.yaml"
+        write(result, path)
+        print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    from script_errors import run
+
+    run("fit_published_sustained", main)

@@ -1,0 +1,80 @@
+"""Fitted sustained operating point of one device (a file beside the hardware config).
+
+A datasheet gives peaks; what a board sustains under load is measured or fitted, and such
+values live apart from the datasheet values (docs/hardware.md). A sustained calibration file,
+named by a config's top-level ``sustained_calibration``, holds them with what they were
+fitted on and the command that refits them:
+
+- ``power_limited_clock_hz``: the SM clock the board's power limit holds under dense tensor
+  work (``compute.power_limited_clock_hz``, docs/models/effective_roofline.md);
+- ``hbm_fraction``: the sustained share of the datasheet DRAM bandwidth
+  (``utilization.memory_fraction.hbm``).
+
+The loader copies them into the spec. A value the config sets itself as well is an error (one
+source per value).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.parsing.schema import Check, parse_dataclass
+from opmodel.parsing.yamlfile import read_yaml_mapping
+
+__all__ = ["SustainedCalibration", "apply_sustained_calibration", "load_sustained_calibration"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SustainedCalibration:
+    """A sustained calibration file: device, provenance and the fitted values."""
+
+    hardware: str
+    fitted_on: str
+    command: str
+    power_limited_clock_hz: float | None = field(default=None, metadata={"check": Check.POSITIVE})
+    hbm_fraction: float | None = field(default=None, metadata={"check": Check.FRACTION})
+
+
+def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibration:
+    """Read and check a sustained calibration file for the config called ``hardware``."""
+    if not path.is_file():
+        raise ConfigError([f"{path}: sustained calibration file not found"])
+    errors: list[str] = []
+    calibration = parse_dataclass(SustainedCalibration, read_yaml_mapping(path), errors)
+    if calibration is not None and calibration.hardware != hardware:
+        errors.append(f"hardware: calibration is for '{calibration.hardware}', not '{hardware}'")
+    if errors or calibration is None:
+        raise ConfigError(f"{path}: {problem}" for problem in errors)
+    assert isinstance(calibration, SustainedCalibration)
+    return calibration
+
+
+def apply_sustained_calibration(
+    spec: HardwareSpec, calibration: SustainedCalibration, path: Path
+) -> HardwareSpec:
+    """``spec`` with the calibration's values; ConfigError where the config sets one too."""
+    clock = calibration.power_limited_clock_hz
+    fraction = calibration.hbm_fraction
+    errors = []
+    if clock is not None and spec.compute.power_limited_clock_hz is not None:
+        errors.append("compute.power_limited_clock_hz: set by the config and its calibration")
+    if clock is not None and clock > spec.compute.clock_hz:
+        errors.append(f"power_limited_clock_hz: above the config's clock_hz {clock} Hz")
+    if fraction is not None and "hbm" in spec.utilization.memory_fraction:
+        errors.append("utilization.memory_fraction.hbm: set by the config and its calibration")
+    if errors:
+        raise ConfigError(f"{path}: {problem}" for problem in errors)
+    if clock is not None:
+        spec = dataclasses.replace(
+            spec, compute=dataclasses.replace(spec.compute, power_limited_clock_hz=clock)
+        )
+    if fraction is not None:
+        fractions = MappingProxyType({**spec.utilization.memory_fraction, "hbm": fraction})
+        utilization = dataclasses.replace(spec.utilization, memory_fraction=fractions)
+        spec = dataclasses.replace(spec, utilization=utilization)
+    return spec

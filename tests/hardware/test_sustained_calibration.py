@@ -1,0 +1,81 @@
+"""Sustained calibration files: fitted operating-point values kept apart from the datasheet."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware import load_hardware
+from opmodel.hardware.loader import shipped_config_path
+
+CALIBRATION = "hardware: a100_80gb_sxm\nfitted_on: test\ncommand: none\n"
+
+
+def _config(tmp_path: Path, calibration: str, *, extra: str = "") -> Path:
+    """The shipped A100 SXM config beside a calibration file of the same name."""
+    text = shipped_config_path("a100_80gb_sxm").read_text()
+    assert "sustained_calibration: a100_80gb_sxm_sustained.yaml" in text
+    (tmp_path / "a100_80gb_sxm_sustained.yaml").write_text(calibration)
+    config = tmp_path / "a100_80gb_sxm.yaml"
+    config.write_text(text + extra)
+    return config
+
+
+def test_shipped_a100_takes_its_values_from_the_calibration_file() -> None:
+    """a100_80gb_sxm.yaml holds datasheet values; 1170 MHz and 0.926 come from its sustained
+    calibration (scripts/fit_published_sustained.py). at_clock drops the power-limited clock (a
+    locked clock) and keeps the HBM fraction (the memory clock does not move)."""
+    spec = load_hardware("a100_80gb_sxm")
+    assert spec.sustained_calibration == "a100_80gb_sxm_sustained.yaml"
+    assert spec.compute.power_limited_clock_hz == 1.17e9
+    assert spec.memory_fraction("hbm") == 0.926
+    locked = spec.at_clock(1.0e9)
+    assert locked.compute.power_limited_clock_hz is None
+    assert locked.memory_fraction("hbm") == 0.926
+
+
+def test_a_calibration_beside_the_config_applies_its_values(tmp_path: Path) -> None:
+    config = _config(tmp_path, CALIBRATION + "power_limited_clock_hz: 1.2e9\nhbm_fraction: 0.9\n")
+    spec = load_hardware(config)
+    assert spec.compute.power_limited_clock_hz == 1.2e9
+    assert spec.memory_fraction("hbm") == 0.9
+    assert spec.memory_fraction("l2") == 1.0
+    only_clock = load_hardware(_config(tmp_path, CALIBRATION + "power_limited_clock_hz: 1.2e9\n"))
+    assert only_clock.memory_fraction("hbm") == 1.0
+
+
+@pytest.mark.parametrize(
+    ("calibration", "extra", "expected"),
+    [
+        (CALIBRATION + "hbm_fraction: 1.5\n", "", "hbm_fraction: must be in (0, 1]"),
+        (
+            CALIBRATION.replace("a100_80gb_sxm", "h100_sxm"),
+            "",
+            "hardware: calibration is for 'h100_sxm', not 'a100_80gb_sxm'",
+        ),
+        (CALIBRATION + "power_limited_clock_hz: 2.0e9\n", "", "above the config's clock_hz"),
+        ("hardware: a100_80gb_sxm\n", "", "fitted_on: missing required field"),
+        (
+            CALIBRATION + "hbm_fraction: 0.9\n",
+            "utilization:\n  memory_fraction: {hbm: 0.8}\n",
+            "utilization.memory_fraction.hbm: set by the config and its calibration",
+        ),
+    ],
+)
+def test_bad_calibrations_are_one_line_errors(
+    tmp_path: Path, calibration: str, extra: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        load_hardware(_config(tmp_path, calibration, extra=extra))
+    message = str(info.value)
+    assert expected in message and "a100_80gb_sxm_sustained.yaml" in message
+
+
+def test_a_missing_calibration_file_is_named(tmp_path: Path) -> None:
+    text = shipped_config_path("a100_80gb_sxm").read_text()
+    config = tmp_path / "dev.yaml"
+    config.write_text(text.replace("a100_80gb_sxm_sustained.yaml", "nowhere.yaml"))
+    with pytest.raises(ConfigError, match=r"nowhere\.yaml: sustained calibration file not found"):
+        load_hardware(config)
