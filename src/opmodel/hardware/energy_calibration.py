@@ -22,9 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.core.dtypes import DType
-from opmodel.core.errors import ConfigError
-from opmodel.parsing.schema import Check, parse_dataclass
-from opmodel.parsing.yamlfile import read_yaml_mapping
+from opmodel.hardware.calibration_file import load_calibration_file
+from opmodel.parsing.schema import Check
 
 __all__ = ["EnergyCalibration", "EnergyTerms", "load_energy_calibration"]
 
@@ -59,13 +58,4 @@ class EnergyCalibration:
 
 def load_energy_calibration(path: Path, hardware: str) -> EnergyCalibration:
     """Read and check a calibration file for the config called ``hardware``."""
-    if not path.is_file():
-        raise ConfigError([f"{path}: energy calibration file not found"])
-    errors: list[str] = []
-    calibration = parse_dataclass(EnergyCalibration, read_yaml_mapping(path), errors)
-    if calibration is not None and calibration.hardware != hardware:
-        errors.append(f"hardware: calibration is for '{calibration.hardware}', not '{hardware}'")
-    if errors or calibration is None:
-        raise ConfigError(f"{path}: {problem}" for problem in errors)
-    assert isinstance(calibration, EnergyCalibration)
-    return calibration
+    return load_calibration_file(path, EnergyCalibration, hardware, "energy calibration")

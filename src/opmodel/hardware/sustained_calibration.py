@@ -22,9 +22,9 @@ from pathlib import Path
 from types import MappingProxyType
 
 from opmodel.core.errors import ConfigError
+from opmodel.hardware.calibration_file import load_calibration_file
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.parsing.schema import Check, parse_dataclass
-from opmodel.parsing.yamlfile import read_yaml_mapping
+from opmodel.parsing.schema import Check
 
 __all__ = ["SustainedCalibration", "apply_sustained_calibration", "load_sustained_calibration"]
 
@@ -42,16 +42,7 @@ class SustainedCalibration:
 
 def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibration:
     """Read and check a sustained calibration file for the config called ``hardware``."""
-    if not path.is_file():
-        raise ConfigError([f"{path}: sustained calibration file not found"])
-    errors: list[str] = []
-    calibration = parse_dataclass(SustainedCalibration, read_yaml_mapping(path), errors)
-    if calibration is not None and calibration.hardware != hardware:
-        errors.append(f"hardware: calibration is for '{calibration.hardware}', not '{hardware}'")
-    if errors or calibration is None:
-        raise ConfigError(f"{path}: {problem}" for problem in errors)
-    assert isinstance(calibration, SustainedCalibration)
-    return calibration
+    return load_calibration_file(path, SustainedCalibration, hardware, "sustained calibration")
 
 
 def apply_sustained_calibration(
