@@ -16,12 +16,15 @@ ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
    so they are printed, not used. The model predicts a read stream of Dot's bytes (a sum over
    the last axis of an fp64 [2, 2^25] tensor, ATen's reduction kernel) without an HBM fraction;
    where it is faster than Dot, ``hbm_fraction = Dot / predicted`` (3 decimals), else none.
-2. Power-limited clock (A100 only: the H100 and H200 tables are FP8). "GEMM CuBLASLt" is
-   superbenchmark's cublaslt_gemm in FP16 with random inputs, 10,000 warm-up and 1,000 timed
-   runs. Training rows: its GEMMs of at least ``--min-tflop`` TFLOP (8192^3, 16384^3 and
-   6144 x 12288 x 12288), long enough to hold the board at its power limit; the other five are
-   held out. The fit is ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative
-   error of effective_roofline), with the fitted HBM fraction applied.
+2. Power-limited clock. "GEMM CuBLASLt" is superbenchmark's cublaslt_gemm with random inputs,
+   10,000 warm-up and 1,000 timed runs: FP16 on the A100 (the general clock,
+   ``power_limited_clock_hz``), FP8 (e4m3) on H100 and H200 (``power_limited_clock_hz_by_dtype``
+   for ``fp8``: FP8 MMAs run at twice the 16-bit rate and draw more per cycle, so the 16-bit
+   clock measured on the H200 does not hold for them). Training rows: the GEMMs of at least
+   ``--min-tflop`` TFLOP (8192^3, 16384^3, 32768^3 where listed and 6144 x 12288 x 12288), long
+   enough to hold the board at its power limit; the others are held out. The fit is
+   ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative error of
+   effective_roofline), with the fitted HBM fraction applied.
 
 No validation dataset of this project takes part. ``--write`` writes the values to the shipped
 ``configs/calibrations/<hardware>_sustained.yaml``, which the config names in
@@ -58,17 +61,51 @@ STREAM: dict[str, tuple[float, float, float, float, float]] = {
     "h100_sxm": (2.90, 2.90, 2.97, 2.97, 3.18),
     "h200_sxm": (4.01, 4.00, 4.15, 4.15, 4.48),
 }
-# config -> (m, n, k, TFLOP/s) of FP16 cuBLASLt with random inputs
-GEMMS: dict[str, tuple[tuple[int, int, int, float], ...]] = {
+# config -> (input dtype, clock dtype: None for the general clock, (m, n, k, TFLOP/s) of cuBLASLt)
+GEMMS: dict[str, tuple[DType, DType | None, tuple[tuple[int, int, int, float], ...]]] = {
     "a100_80gb_sxm": (
-        (1024, 1024, 1024, 119.4),
-        (2048, 2048, 2048, 221.8),
-        (4096, 4096, 4096, 228.0),
-        (8192, 8192, 8192, 253.7),
-        (16384, 16384, 16384, 256.5),
-        (1024, 2145, 1024, 132.8),
-        (6144, 12288, 12288, 250.8),
-        (802816, 192, 768, 157.8),
+        DType.FP16,
+        None,
+        (
+            (1024, 1024, 1024, 119.4),
+            (2048, 2048, 2048, 221.8),
+            (4096, 4096, 4096, 228.0),
+            (8192, 8192, 8192, 253.7),
+            (16384, 16384, 16384, 256.5),
+            (1024, 2145, 1024, 132.8),
+            (6144, 12288, 12288, 250.8),
+            (802816, 192, 768, 157.8),
+        ),
+    ),
+    "h100_sxm": (
+        DType.FP8_E4M3,
+        DType.FP8,
+        (
+            (1024, 1024, 1024, 274.1),
+            (2048, 2048, 2048, 1011.3),
+            (4096, 4096, 4096, 1216.9),
+            (8192, 8192, 8192, 1290.1),
+            (16384, 16384, 16384, 1377.3),
+            (32768, 32768, 32768, 1382.2),
+            (1024, 2145, 1024, 410.7),
+            (6144, 12288, 12288, 1351.4),
+            (802816, 192, 768, 663.8),
+        ),
+    ),
+    "h200_sxm": (
+        DType.FP8_E4M3,
+        DType.FP8,
+        (
+            (1024, 1024, 1024, 290.8),
+            (2048, 2048, 2048, 1013.4),
+            (4096, 4096, 4096, 1249.1),
+            (8192, 8192, 8192, 1300.6),
+            (16384, 16384, 16384, 1366.3),
+            (32768, 32768, 32768, 1349.5),
+            (1024, 2145, 1024, 407.9),
+            (6144, 12288, 12288, 1318.0),
+            (802816, 192, 768, 717.5),
+        ),
     ),
 }
 
@@ -99,6 +136,7 @@ class Sustained:
     predicted_read_tb_per_s: float
     hbm_fraction: float | None
     power_limited_clock_hz: float | None
+    clock_dtype: DType | None  # None: the general clock; else the clock of that dtype's work
     gemms: tuple[GemmRow, ...]
 
 
@@ -125,16 +163,17 @@ def read_stream_op() -> LocalOp:
     )
 
 
-def gemm_op(m: int, n: int, k: int) -> LocalOp:
-    """C[m, n] = A[m, k] @ B[k, n] in fp16."""
+def gemm_op(m: int, n: int, k: int, dtype: DType = DType.FP16) -> LocalOp:
+    """C[m, n] = A[m, k] @ B[k, n] with ``dtype`` inputs (an FP8 GEMM writes bf16)."""
+    out = DType.BF16 if dtype.family is DType.FP8 else dtype
     return LocalOp(
         name=f"gemm_{m}x{n}x{k}",
         kind=OpKind.GEMM,
         phase=Phase.INFERENCE,
         tensors=(
-            TensorSpec(TensorRole.INPUT, (m, k), DType.FP16),
-            TensorSpec(TensorRole.WEIGHT, (k, n), DType.FP16),
-            TensorSpec(TensorRole.OUTPUT, (m, n), DType.FP16),
+            TensorSpec(TensorRole.INPUT, (m, k), dtype),
+            TensorSpec(TensorRole.WEIGHT, (k, n), dtype),
+            TensorSpec(TensorRole.OUTPUT, (m, n), out),
         ),
     )
 
@@ -145,17 +184,20 @@ def tflop(m: int, n: int, k: int) -> float:
 
 
 def _fit_clock(
-    spec: HardwareSpec, rows: tuple[tuple[int, int, int, float], ...], min_tflop: float
+    spec: HardwareSpec, name: str, min_tflop: float
 ) -> tuple[float, tuple[GemmRow, ...]]:
+    dtype, clock_dtype, rows = GEMMS[name]
     train = [r for r in rows if tflop(*r[:3]) >= min_tflop]
     if not train:
         raise SystemExit(f"--min-tflop {min_tflop}: no published GEMM is that large")
     clock_hz = fit_power_limited_clock_hz(
         spec,
-        [gemm_op(m, n, k) for m, n, k, _ in train],
+        [gemm_op(m, n, k, dtype) for m, n, k, _ in train],
         [tflop(m, n, k) / tf for m, n, k, tf in train],
+        clock_dtype,
     )
-    at_clock, model = with_power_limited_clock(spec, clock_hz), get_model(FIT_MODEL)
+    at_clock = with_power_limited_clock(spec, clock_hz, clock_dtype)
+    model = get_model(FIT_MODEL)
     return clock_hz, tuple(
         GemmRow(
             m,
@@ -163,7 +205,7 @@ def _fit_clock(
             k,
             tf,
             tflop(m, n, k) >= min_tflop,
-            tflop(m, n, k) / model.predict(gemm_op(m, n, k), at_clock).latency_s,
+            tflop(m, n, k) / model.predict(gemm_op(m, n, k, dtype), at_clock).latency_s,
         )
         for m, n, k, tf in rows
     )
@@ -171,8 +213,8 @@ def _fit_clock(
 
 def fit(name: str, min_tflop: float = 1.0) -> Sustained:
     """The sustained values of the shipped config ``name`` from its published figures."""
-    if name not in STREAM:
-        raise SystemExit(f"--hardware {name}: no published figures (choose from {list(STREAM)})")
+    if name not in GEMMS:
+        raise SystemExit(f"--hardware {name}: no published figures (choose from {list(GEMMS)})")
     if not min_tflop > 0:
         raise SystemExit(f"--min-tflop must be positive (got {min_tflop})")
     spec = with_hbm_fraction(load_hardware(name), None)
@@ -180,10 +222,9 @@ def fit(name: str, min_tflop: float = 1.0) -> Sustained:
     predicted = DOT_BYTES / latency_s / 1e12
     ratio = round(STREAM[name][-1] / predicted, 3)
     fraction = ratio if ratio < 1 else None
-    clock_hz, rows = None, ()
-    if name in GEMMS:
-        clock_hz, rows = _fit_clock(with_hbm_fraction(spec, fraction), GEMMS[name], min_tflop)
-    return Sustained(name, STREAM[name], predicted, fraction, clock_hz, rows)
+    clock_hz, rows = _fit_clock(with_hbm_fraction(spec, fraction), name, min_tflop)
+    clock_dtype = GEMMS[name][1]
+    return Sustained(name, STREAM[name], predicted, fraction, clock_hz, clock_dtype, rows)
 
 
 def write(result: Sustained, path: Path) -> None:
@@ -193,12 +234,15 @@ def write(result: Sustained, path: Path) -> None:
         "# `python scripts/fit_published_sustained.py --write` (do not edit by hand).",
         f"hardware: {result.hardware}",
         "fitted_on: 'Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),",
-        "  published BabelStream Dot (hbm_fraction) and cuBLASLt FP16 GEMMs of >= 1 TFLOP",
-        "  (power_limited_clock_hz); no validation dataset of opmodel'",
-        "command: python scripts/fit_published_sustained.py --write",
+        "  published BabelStream Dot (hbm_fraction) and cuBLASLt GEMMs of >= 1 TFLOP with",
+        "  random inputs (the power-limited clock); no validation dataset of opmodel'",
+        f"command: python scripts/fit_published_sustained.py --hardware {result.hardware} --write",
     ]
-    if result.power_limited_clock_hz is not None:
+    if result.power_limited_clock_hz is not None and result.clock_dtype is None:
         lines.append(f"power_limited_clock_hz: {result.power_limited_clock_hz:.6g}")
+    elif result.power_limited_clock_hz is not None and result.clock_dtype is not None:
+        clock = f"{result.power_limited_clock_hz:.6g}"
+        lines.append(f"power_limited_clock_hz_by_dtype: {{{result.clock_dtype.value}: {clock}}}")
     if result.hbm_fraction is not None:
         lines.append(f"hbm_fraction: {result.hbm_fraction}")
     path.write_text("\n".join(lines) + "\n")
@@ -219,21 +263,21 @@ def _print(result: Sustained) -> None:
             f"{r.m:>7} {r.n:>6} {r.k:>6}  {split}  {r.published_tflops:9.1f}  "
             f"{r.predicted_tflops:9.1f}  {r.ratio:5.3f}"
         )
-    print(f"power-limited clock: {result.power_limited_clock_hz / 1e6:.0f} MHz ({FIT_MODEL})")
+    which = "" if result.clock_dtype is None else f" for {result.clock_dtype.value}"
+    mhz = result.power_limited_clock_hz / 1e6
+    print(f"power-limited clock{which}: {mhz:.0f} MHz ({FIT_MODEL})")
 
 
 def main(argv: list[str] | None = None) -> int:
     """Print the fit; with ``--write``, write the shipped calibration file."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--hardware", default="a100_80gb_sxm", choices=sorted(STREAM))
+    parser.add_argument("--hardware", default="a100_80gb_sxm", choices=sorted(GEMMS))
     parser.add_argument("--min-tflop", type=float, default=1.0, help="GEMM training rows")
     parser.add_argument("--write", action="store_true", help="write the calibration file")
     args = parser.parse_args(argv)
     result = fit(args.hardware, args.min_tflop)
     _print(result)
     if args.write:
-        if result.hbm_fraction is None and result.power_limited_clock_hz is None:
-            raise SystemExit(f"{args.hardware}: nothing to write (no derate, no GEMM table)")
         path = CALIBRATIONS / f"{args.hardware}_sustained.yaml"
         write(result, path)
         print(f"wrote {path}")

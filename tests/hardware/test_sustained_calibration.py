@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.hardware.loader import shipped_config_path
@@ -79,3 +80,22 @@ def test_a_missing_calibration_file_is_named(tmp_path: Path) -> None:
     config.write_text(text.replace("a100_80gb_sxm_sustained.yaml", "nowhere.yaml"))
     with pytest.raises(ConfigError, match=r"nowhere\.yaml: sustained calibration file not found"):
         load_hardware(config)
+
+
+def test_a_dtype_clock_from_the_calibration_and_its_conflicts(tmp_path: Path) -> None:
+    """``power_limited_clock_hz_by_dtype`` reaches compute; one the config sets as well, or one
+    above the config's clock, is named."""
+    good = _config(tmp_path, CALIBRATION + "power_limited_clock_hz_by_dtype: {fp8: 1.0e9}\n")
+    spec = load_hardware(good)
+    assert spec.compute.power_limited_clock_for(DType.FP8_E4M3) == 1.0e9
+    assert spec.compute.power_limited_clock_for(DType.BF16) is None
+    text = shipped_config_path("a100_80gb_sxm").read_text()
+    both = text.replace(
+        "compute:\n", "compute:\n  power_limited_clock_hz_by_dtype: {fp8: 1.1e9}\n", 1
+    )
+    (tmp_path / "a100_80gb_sxm.yaml").write_text(both)
+    with pytest.raises(ConfigError, match=r"by_dtype\.fp8: set by the config and its calibration"):
+        load_hardware(tmp_path / "a100_80gb_sxm.yaml")
+    high = _config(tmp_path, CALIBRATION + "power_limited_clock_hz_by_dtype: {fp8: 2.0e9}\n")
+    with pytest.raises(ConfigError, match=r"by_dtype\.fp8: above the config's clock_hz"):
+        load_hardware(high)

@@ -40,12 +40,15 @@ def _energy_problems(compute: ComputeSpec) -> list[str]:
             f"compute.max_boost_clock_hz: must be at least compute.clock_hz "
             f"({compute.clock_hz:g} Hz) (got {boost:g} Hz)"
         )
-    limited = compute.power_limited_clock_hz
-    if limited is not None and limited > compute.clock_hz:
-        problems.append(
-            f"compute.power_limited_clock_hz: must be at most compute.clock_hz "
-            f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
-        )
+    limits = {"power_limited_clock_hz": compute.power_limited_clock_hz}
+    for dtype, clock in compute.power_limited_clock_hz_by_dtype.items():
+        limits[f"power_limited_clock_hz_by_dtype.{dtype.value}"] = clock
+    for name, limited in limits.items():
+        if limited is not None and limited > compute.clock_hz:
+            problems.append(
+                f"compute.{name}: must be at most compute.clock_hz "
+                f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
+            )
     pairs = (
         ("tensor", compute.tensor_flops_per_s, compute.tensor_energy_j_per_flop),
         ("vector", compute.vector_flops_per_s, compute.vector_energy_j_per_flop),

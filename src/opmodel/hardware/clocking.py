@@ -47,6 +47,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
         clock_hz=float(clock_hz),
         max_boost_clock_hz=None,  # a locked clock holds for every kernel
         power_limited_clock_hz=None,
+        power_limited_clock_hz_by_dtype=MappingProxyType({}),
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
     )
@@ -82,7 +83,9 @@ def boosted(spec: HardwareSpec) -> HardwareSpec:
     return _cached_at_clock(spec, boost)
 
 
-def power_limited_clock_hz(spec: HardwareSpec, tensor_activity: float) -> float:
+def power_limited_clock_hz(
+    spec: HardwareSpec, tensor_activity: float, dtype: DType | None = None
+) -> float:
     """The SM clock an unlocked ``spec`` sustains for a kernel of ``tensor_activity`` ``u``.
 
     Dynamic power is ``u f V(f)^2`` up to a constant (activity, clock, switching energy) and
@@ -92,9 +95,10 @@ def power_limited_clock_hz(spec: HardwareSpec, tensor_activity: float) -> float:
     ``power_limited_clock_hz``; a kernel of activity ``u`` reaches the same power at
     ``f = power_limited_clock_hz x u^(-1/3)``, which GPU Boost caps at ``clock_hz`` and
     steps down to a :data:`CLOCK_STEP_HZ` bin. ``clock_hz`` when the spec has no
-    power-limited clock or ``u`` is 0.
+    power-limited clock or ``u`` is 0. Tensor work in ``dtype`` uses that dtype's clock where
+    the spec lists one (``power_limited_clock_hz_by_dtype``: FP8 MMAs draw more per cycle).
     """
-    limited = spec.compute.power_limited_clock_hz
+    limited = spec.compute.power_limited_clock_for(dtype)
     top = spec.compute.clock_hz
     if limited is None or not tensor_activity > 0:
         return top
@@ -122,16 +126,18 @@ def throttled(
     ``latency_s`` at ``spec``'s clock (one step of the fixed point: compute-bound kernels keep
     their activity at any clock), or None when the kernel keeps ``spec``'s clock (no limit, or
     ``f_pl x u^(-1/3)`` at or above the clock)."""
-    if spec.compute.power_limited_clock_hz is None:
+    if spec.compute.power_limited_clock_for(dtype) is None:
         return None
-    return throttled_at(spec, tensor_activity(spec, dtype, issued_flops, latency_s))
+    return throttled_at(spec, tensor_activity(spec, dtype, issued_flops, latency_s), dtype)
 
 
-def throttled_at(spec: HardwareSpec, activity: float) -> HardwareSpec | None:
+def throttled_at(
+    spec: HardwareSpec, activity: float, dtype: DType | None = None
+) -> HardwareSpec | None:
     """:func:`throttled` for a tensor activity already known."""
-    if spec.compute.power_limited_clock_hz is None:
+    if spec.compute.power_limited_clock_for(dtype) is None:
         return None
-    clock_hz = power_limited_clock_hz(spec, activity)
+    clock_hz = power_limited_clock_hz(spec, activity, dtype)
     return power_limited(spec, clock_hz) if clock_hz < spec.compute.clock_hz else None
 
 

@@ -156,6 +156,21 @@ class ComputeSpec:
     # run a kernel of tensor activity u at min(clock_hz, this x u^(-1/3)) on an unlocked device
     # (docs/models/effective_roofline.md, "Power-limited clock"); at_clock drops it
     power_limited_clock_hz: float | None = field(default=None, metadata=_POS)
+    # the same for tensor work of one dtype that draws a different power per cycle (FP8 MMAs
+    # at twice the 16-bit rate); a dtype not listed (nor its family) uses the clock above
+    power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=_POS
+    )
+
+    def power_limited_clock_for(self, dtype: DType | None) -> float | None:
+        """The power-limited clock of tensor work in ``dtype`` (its own, its family's, else
+        the general one; None when the device has none)."""
+        if dtype is not None:
+            by_dtype = self.power_limited_clock_hz_by_dtype
+            clock = by_dtype.get(dtype) or by_dtype.get(dtype.family)
+            if clock is not None:
+                return clock
+        return self.power_limited_clock_hz
 
     def tensor_peak(self, dtype: DType) -> float | None:
         """Dense tensor-engine FLOP/s for ``dtype`` (fp8 variants fall back to ``fp8``)."""

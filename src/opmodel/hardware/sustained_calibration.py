@@ -7,6 +7,8 @@ fitted on and the command that refits them:
 
 - ``power_limited_clock_hz``: the SM clock the board's power limit holds under dense tensor
   work (``compute.power_limited_clock_hz``, docs/models/effective_roofline.md);
+- ``power_limited_clock_hz_by_dtype``: the same for tensor work of one dtype
+  (``compute.power_limited_clock_hz_by_dtype``);
 - ``hbm_fraction``: the sustained share of the datasheet DRAM bandwidth
   (``utilization.memory_fraction.hbm``).
 
@@ -17,10 +19,12 @@ source per value).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
 
+from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.calibration_file import load_calibration_file
 from opmodel.hardware.spec import HardwareSpec
@@ -37,6 +41,9 @@ class SustainedCalibration:
     fitted_on: str
     command: str
     power_limited_clock_hz: float | None = field(default=None, metadata={"check": Check.POSITIVE})
+    power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
+        default_factory=lambda: MappingProxyType({}), metadata={"check": Check.POSITIVE}
+    )
     hbm_fraction: float | None = field(default=None, metadata={"check": Check.FRACTION})
 
 
@@ -45,17 +52,28 @@ def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibratio
     return load_calibration_file(path, SustainedCalibration, hardware, "sustained calibration")
 
 
+def _by_dtype_items(by_dtype: Mapping[DType, float]) -> list[tuple[str, float]]:
+    return [(f"power_limited_clock_hz_by_dtype.{d.value}", v) for d, v in by_dtype.items()]
+
+
 def apply_sustained_calibration(
     spec: HardwareSpec, calibration: SustainedCalibration, path: Path
 ) -> HardwareSpec:
     """``spec`` with the calibration's values; ConfigError where the config sets one too."""
     clock = calibration.power_limited_clock_hz
+    by_dtype = calibration.power_limited_clock_hz_by_dtype
     fraction = calibration.hbm_fraction
     errors = []
     if clock is not None and spec.compute.power_limited_clock_hz is not None:
         errors.append("compute.power_limited_clock_hz: set by the config and its calibration")
-    if clock is not None and clock > spec.compute.clock_hz:
-        errors.append(f"power_limited_clock_hz: above the config's clock_hz {clock} Hz")
+    for dtype in by_dtype.keys() & spec.compute.power_limited_clock_hz_by_dtype.keys():
+        errors.append(
+            f"compute.power_limited_clock_hz_by_dtype.{dtype.value}: set by the config and its "
+            "calibration"
+        )
+    for name, value in (("power_limited_clock_hz", clock), *_by_dtype_items(by_dtype)):
+        if value is not None and value > spec.compute.clock_hz:
+            errors.append(f"{name}: above the config's clock_hz {value} Hz")
     if fraction is not None and "hbm" in spec.utilization.memory_fraction:
         errors.append("utilization.memory_fraction.hbm: set by the config and its calibration")
     if errors:
@@ -64,6 +82,10 @@ def apply_sustained_calibration(
         spec = dataclasses.replace(
             spec, compute=dataclasses.replace(spec.compute, power_limited_clock_hz=clock)
         )
+    if by_dtype:
+        merged = MappingProxyType({**spec.compute.power_limited_clock_hz_by_dtype, **by_dtype})
+        compute = dataclasses.replace(spec.compute, power_limited_clock_hz_by_dtype=merged)
+        spec = dataclasses.replace(spec, compute=compute)
     if fraction is not None:
         fractions = MappingProxyType({**spec.utilization.memory_fraction, "hbm": fraction})
         utilization = dataclasses.replace(spec.utilization, memory_fraction=fractions)

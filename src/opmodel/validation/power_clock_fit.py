@@ -18,7 +18,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
+from types import MappingProxyType
 
+from opmodel.core.dtypes import DType
 from opmodel.core.op import LocalOp
 from opmodel.hardware.clocking import CLOCK_STEP_HZ
 from opmodel.hardware.spec import HardwareSpec
@@ -29,22 +31,35 @@ __all__ = ["FIT_MODEL", "fit_power_limited_clock_hz", "with_power_limited_clock"
 FIT_MODEL = "effective_roofline"  # the model the fit runs (both GEMM models apply the clock)
 
 
-def with_power_limited_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
-    """``spec`` with ``compute.power_limited_clock_hz = clock_hz`` (at most its clock)."""
+def with_power_limited_clock(
+    spec: HardwareSpec, clock_hz: float, dtype: DType | None = None
+) -> HardwareSpec:
+    """``spec`` with ``compute.power_limited_clock_hz = clock_hz`` (at most its clock), or with
+    that clock for ``dtype``'s tensor work only."""
     if not 0 < clock_hz <= spec.compute.clock_hz:
         msg = (
             f"{spec.name}: power_limited_clock_hz must be in (0, {spec.compute.clock_hz:g}] Hz "
             f"(got {clock_hz!r})"
         )
         raise ValueError(msg)
-    compute = dataclasses.replace(spec.compute, power_limited_clock_hz=float(clock_hz))
+    if dtype is None:
+        compute = dataclasses.replace(spec.compute, power_limited_clock_hz=float(clock_hz))
+    else:
+        by_dtype = {**spec.compute.power_limited_clock_hz_by_dtype, dtype: float(clock_hz)}
+        compute = dataclasses.replace(
+            spec.compute, power_limited_clock_hz_by_dtype=MappingProxyType(by_dtype)
+        )
     return dataclasses.replace(spec, compute=compute)
 
 
 def fit_power_limited_clock_hz(
-    spec: HardwareSpec, ops: Sequence[LocalOp], measured_s: Sequence[float]
+    spec: HardwareSpec,
+    ops: Sequence[LocalOp],
+    measured_s: Sequence[float],
+    dtype: DType | None = None,
 ) -> float:
-    """The clock bin that best explains ``measured_s`` for ``ops`` on unlocked ``spec``.
+    """The clock bin that best explains ``measured_s`` for ``ops`` on unlocked ``spec`` (the
+    clock of ``dtype``'s tensor work when given, else the general one).
 
     Returns ``spec.compute.clock_hz`` (no throttling) when that fits best or ``ops`` is empty.
     """
@@ -62,7 +77,7 @@ def fit_power_limited_clock_hz(
     candidates += [lowest + CLOCK_STEP_HZ * i for i in range(int((top - lowest) // CLOCK_STEP_HZ))]
     best, best_error = top, math.inf
     for clock_hz in sorted(set(candidates), reverse=True):
-        trial = with_power_limited_clock(spec, clock_hz)
+        trial = with_power_limited_clock(spec, clock_hz, dtype)
         error = sum(
             ((model.predict(op, trial).latency_s - m) / m) ** 2
             for op, m in zip(ops, measured_s, strict=True)

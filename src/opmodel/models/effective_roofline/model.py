@@ -51,7 +51,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     # under a power limit the kernel runs at the clock its tensor activity allows
     issued = e.issued_flops if on_tensor else 0
     activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
-    slow = throttled_at(hardware, activity)
+    slow = throttled_at(hardware, activity, problem.compute_dtype)
     if slow is not None:  # the same kernel at the lower clock
         e = evaluate_chosen(kernel, problem, slow)
     flops = problem.flops
