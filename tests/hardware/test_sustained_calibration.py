@@ -56,7 +56,11 @@ def test_a_calibration_beside_the_config_applies_its_values(tmp_path: Path) -> N
             "",
             "hardware: calibration is for 'h100_sxm', not 'a100_80gb_sxm'",
         ),
-        (CALIBRATION + "power_limited_clock_hz: 2.0e9\n", "", "above the config's clock_hz"),
+        (
+            CALIBRATION + "power_limited_clock_hz: 2.0e9\n",
+            "",
+            "must be at most the config's clock_hz",
+        ),
         ("hardware: a100_80gb_sxm\n", "", "fitted_on: missing required field"),
         (
             CALIBRATION + "hbm_fraction: 0.9\n",
@@ -97,5 +101,5 @@ def test_a_dtype_clock_from_the_calibration_and_its_conflicts(tmp_path: Path) ->
     with pytest.raises(ConfigError, match=r"by_dtype\.fp8: set by the config and its calibration"):
         load_hardware(tmp_path / "a100_80gb_sxm.yaml")
     high = _config(tmp_path, CALIBRATION + "power_limited_clock_hz_by_dtype: {fp8: 2.0e9}\n")
-    with pytest.raises(ConfigError, match=r"by_dtype\.fp8: above the config's clock_hz"):
+    with pytest.raises(ConfigError, match=r"by_dtype\.fp8: must be at most the config's clock_hz"):
         load_hardware(high)

@@ -73,7 +73,8 @@ def apply_sustained_calibration(
         )
     for name, value in (("power_limited_clock_hz", clock), *_by_dtype_items(by_dtype)):
         if value is not None and value > spec.compute.clock_hz:
-            errors.append(f"{name}: above the config's clock_hz {value} Hz")
+            top = spec.compute.clock_hz
+            errors.append(f"{name}: must be at most the config's clock_hz {top:g} (got {value:g})")
     if fraction is not None and "hbm" in spec.utilization.memory_fraction:
         errors.append("utilization.memory_fraction.hbm: set by the config and its calibration")
     if errors:
