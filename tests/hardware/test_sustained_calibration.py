@@ -59,7 +59,7 @@ def test_a_calibration_beside_the_config_applies_its_values(tmp_path: Path) -> N
         (
             CALIBRATION + "power_limited_clock_hz: 2.0e9\n",
             "",
-            "must be at most the config's clock_hz",
+            "power_limited_clock_hz: must be at most compute.clock_hz (1.41e+09 Hz)",
         ),
         ("hardware: a100_80gb_sxm\n", "", "fitted_on: missing required field"),
         (
@@ -101,5 +101,7 @@ def test_a_dtype_clock_from_the_calibration_and_its_conflicts(tmp_path: Path) ->
     with pytest.raises(ConfigError, match=r"by_dtype\.fp8: set by the config and its calibration"):
         load_hardware(tmp_path / "a100_80gb_sxm.yaml")
     high = _config(tmp_path, CALIBRATION + "power_limited_clock_hz_by_dtype: {fp8: 2.0e9}\n")
-    with pytest.raises(ConfigError, match=r"by_dtype\.fp8: must be at most the config's clock_hz"):
+    with pytest.raises(
+        ConfigError, match=r"by_dtype\.fp8: must be at most compute\.clock_hz \(1\.41e\+09 Hz\)"
+    ):
         load_hardware(high)

@@ -10,7 +10,7 @@ from opmodel.hardware.spec import (
     SmSpec,
 )
 
-__all__ = ["cross_field_problems"]
+__all__ = ["cross_field_problems", "power_limit_problems"]
 
 
 def _level_problems(spec: HardwareSpec) -> list[str]:
@@ -32,6 +32,19 @@ def _level_problems(spec: HardwareSpec) -> list[str]:
     return problems
 
 
+def power_limit_problems(compute: ComputeSpec) -> list[str]:
+    """Power-limited clocks (general and per dtype) above the clock the peaks are rated at."""
+    limits = {"power_limited_clock_hz": compute.power_limited_clock_hz}
+    for dtype, clock in compute.power_limited_clock_hz_by_dtype.items():
+        limits[f"power_limited_clock_hz_by_dtype.{dtype.value}"] = clock
+    return [
+        f"compute.{name}: must be at most compute.clock_hz "
+        f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
+        for name, limited in limits.items()
+        if limited is not None and limited > compute.clock_hz
+    ]
+
+
 def _energy_problems(compute: ComputeSpec) -> list[str]:
     problems: list[str] = []
     boost = compute.max_boost_clock_hz
@@ -40,15 +53,7 @@ def _energy_problems(compute: ComputeSpec) -> list[str]:
             f"compute.max_boost_clock_hz: must be at least compute.clock_hz "
             f"({compute.clock_hz:g} Hz) (got {boost:g} Hz)"
         )
-    limits = {"power_limited_clock_hz": compute.power_limited_clock_hz}
-    for dtype, clock in compute.power_limited_clock_hz_by_dtype.items():
-        limits[f"power_limited_clock_hz_by_dtype.{dtype.value}"] = clock
-    for name, limited in limits.items():
-        if limited is not None and limited > compute.clock_hz:
-            problems.append(
-                f"compute.{name}: must be at most compute.clock_hz "
-                f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
-            )
+    problems += power_limit_problems(compute)
     pairs = (
         ("tensor", compute.tensor_flops_per_s, compute.tensor_energy_j_per_flop),
         ("vector", compute.vector_flops_per_s, compute.vector_energy_j_per_flop),

@@ -27,6 +27,7 @@ from types import MappingProxyType
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.calibration_file import load_calibration_file
+from opmodel.hardware.checks import power_limit_problems
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.parsing.schema import Check
 
@@ -52,10 +53,6 @@ def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibratio
     return load_calibration_file(path, SustainedCalibration, hardware, "sustained calibration")
 
 
-def _by_dtype_items(by_dtype: Mapping[DType, float]) -> list[tuple[str, float]]:
-    return [(f"power_limited_clock_hz_by_dtype.{d.value}", v) for d, v in by_dtype.items()]
-
-
 def apply_sustained_calibration(
     spec: HardwareSpec, calibration: SustainedCalibration, path: Path
 ) -> HardwareSpec:
@@ -71,24 +68,24 @@ def apply_sustained_calibration(
             f"compute.power_limited_clock_hz_by_dtype.{dtype.value}: set by the config and its "
             "calibration"
         )
-    for name, value in (("power_limited_clock_hz", clock), *_by_dtype_items(by_dtype)):
-        if value is not None and value > spec.compute.clock_hz:
-            top = spec.compute.clock_hz
-            errors.append(f"{name}: must be at most the config's clock_hz {top:g} (got {value:g})")
     if fraction is not None and "hbm" in spec.utilization.memory_fraction:
         errors.append("utilization.memory_fraction.hbm: set by the config and its calibration")
     if errors:
         raise ConfigError(f"{path}: {problem}" for problem in errors)
-    if clock is not None:
-        spec = dataclasses.replace(
-            spec, compute=dataclasses.replace(spec.compute, power_limited_clock_hz=clock)
-        )
-    if by_dtype:
-        merged = MappingProxyType({**spec.compute.power_limited_clock_hz_by_dtype, **by_dtype})
-        compute = dataclasses.replace(spec.compute, power_limited_clock_hz_by_dtype=merged)
-        spec = dataclasses.replace(spec, compute=compute)
+    compute = dataclasses.replace(
+        spec.compute,
+        power_limited_clock_hz=spec.compute.power_limited_clock_hz if clock is None else clock,
+        power_limited_clock_hz_by_dtype=MappingProxyType(
+            {**spec.compute.power_limited_clock_hz_by_dtype, **by_dtype}
+        ),
+    )
+    spec = dataclasses.replace(spec, compute=compute)
     if fraction is not None:
         fractions = MappingProxyType({**spec.utilization.memory_fraction, "hbm": fraction})
         utilization = dataclasses.replace(spec.utilization, memory_fraction=fractions)
         spec = dataclasses.replace(spec, utilization=utilization)
+    # the config's own clocks passed these checks on load: what fails now came from the file
+    problems = power_limit_problems(spec.compute)
+    if problems:
+        raise ConfigError(f"{path}: {problem}" for problem in problems)
     return spec
