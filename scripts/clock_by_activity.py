@@ -64,6 +64,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="h200_sxm")
     parser.add_argument("--min-gflop", type=float, default=10.0)
     args = parser.parse_args(argv)
+    if not args.min_gflop >= 0:
+        raise SystemExit(f"--min-gflop must be 0 or more (got {args.min_gflop})")
     spec = load_hardware(args.hardware)
     f_pl = spec.compute.power_limited_clock_hz
     if f_pl is None:

@@ -36,5 +36,7 @@ def test_h200_clocks_rise_more_slowly_than_the_cube_root_law(
     assert rms < script.fit_share_at(points, 0.0)[2]
     assert script.main(["--data-dir", str(DATA)]) == 0
     assert "fit: s = 0.57, f1 = 1423 MHz" in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="--min-gflop must be 0 or more"):
+        script.main(["--data-dir", str(DATA), "--min-gflop", "-1"])
     with pytest.raises(SystemExit, match="no power_limited_clock_hz"):
         script.main(["--data-dir", str(DATA), "--hardware", "a40"])
