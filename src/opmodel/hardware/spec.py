@@ -165,8 +165,8 @@ class ComputeSpec:
     def power_limited_clock_for(self, dtype: DType | None) -> float | None:
         """The power-limited clock of tensor work in ``dtype`` (its own, its family's, else
         the general one; None when the device has none)."""
-        if dtype is not None:
-            by_dtype = self.power_limited_clock_hz_by_dtype
+        by_dtype = self.power_limited_clock_hz_by_dtype
+        if by_dtype and dtype is not None:  # most configs list none: no enum hashing on predict
             clock = by_dtype.get(dtype) or by_dtype.get(dtype.family)
             if clock is not None:
                 return clock
