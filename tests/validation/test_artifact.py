@@ -14,7 +14,7 @@ from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact import load_runs, predict_runs
-from opmodel.validation.artifact_ops import op_from_entry
+from opmodel.validation.artifact_ops import kernels_from_entry, op_from_entry
 from opmodel.validation.artifact_perop import load_measured_ops
 
 REPO = Path(__file__).resolve().parents[2]
@@ -28,6 +28,13 @@ OPS = [
     [{"dim": 786432, "op": "typecast_to_fp32", "prec": "bf16"}, ["elementwise"]],
     [{"dim": 10, "op": "mystery", "prec": "bf16"}, ["elementwise"]],
 ]
+# ResNet's 3 x 3 convolution of 8 x 128 x 28 x 28 into 128 channels, stride 1, padding 1: the
+# implicit GEMM is (8 x 28 x 28) x 128 x (128 x 9)
+CONV = {
+    **GEMM,
+    **{"dimM": 6272, "dimN": 128, "dimK": 1152, "b": 8, "m": 128, "c": 128, "hw": 28, "rs": 3},
+    **{"stride": 1, "padding": 1, "useTensorCore": True},
+}
 
 
 def test_entries_map_to_ops() -> None:
@@ -54,13 +61,34 @@ def test_entries_map_to_ops() -> None:
         op_from_entry([{}, ["pool"]])
 
 
+def test_conv2d_runs_layout_transforms_around_its_gemm() -> None:
+    """A tensor-core conv2d of NCHW tensors: input and filter to NHWC / KRSC, the implicit GEMM,
+    the output back to NCHW; each transform reads and writes its tensor once."""
+    launched = kernels_from_entry([CONV, ["conv2d", "tc", "bf16_bf16"]])
+    assert launched.op.kind is OpKind.GEMM and launched.kernels[2] is launched.op
+    names = [op.name for op in launched.kernels]
+    assert names == ["nchw_to_nhwc", "kcrs_to_krsc", "conv2d", "nhwc_to_nchw"]
+    elements = [op.tensors[0].shape for op in launched.kernels if op.kind is OpKind.COPY]
+    assert elements == [(8 * 128 * 28 * 28,), (128 * 128 * 9,), (6272 * 128,)]
+    transforms = [op for op in launched.kernels if op.kind is OpKind.COPY]
+    assert all(op.tensors[0].dtype is op.tensors[1].dtype is DType.BF16 for op in transforms)
+    # without its convolution fields a conv2d entry is the GEMM alone; a GEMM entry always is
+    bare = {k: v for k, v in CONV.items() if k not in ("b", "c", "hw", "m", "rs")}
+    assert len(kernels_from_entry([bare, ["conv2d"]]).kernels) == 1
+    assert len(kernels_from_entry(OPS[0]).kernels) == 1
+    with pytest.raises(ValueError, match=r"conv2d m=64, c=128, rs=3 do not match its GEMM"):
+        kernels_from_entry([{**CONV, "m": 64}, ["conv2d"]])
+    with pytest.raises(ValueError, match="hw must be a positive integer"):
+        kernels_from_entry([{**CONV, "hw": 0}, ["conv2d"]])
+
+
 @pytest.fixture
 def artifact(tmp_path: Path) -> Path:
     root = tmp_path / "energaizer"
     (root / "workloads" / "all").mkdir(parents=True)
     (root / "measurements" / "a100").mkdir(parents=True)
     (root / "workloads" / "all" / "tinymodel_x_pbf16_b1_s128_modeprefill.json").write_text(
-        json.dumps(OPS)
+        json.dumps([*OPS, [CONV, ["conv2d", "tc", "bf16_bf16"]]])
     )
     rows = [
         "workload,energy,time,avg_freq,temp",
@@ -130,11 +158,15 @@ def test_pass_sums_by_hand(artifact: Path) -> None:
     spec = load_hardware("a100_40gb_pcie").at_clock(900e6)
     model, gap = get_model("roofline"), spec.overhead.kernel_launch_overhead_s
     profiles = [model.predict(op_from_entry(entry), spec) for entry in OPS[:6]]
-    time_s = 0.0  # the launch queue: kernel i queued at i x gap, run in order
-    for i, p in enumerate(profiles, 1):
-        time_s = max(time_s, i * gap) + p.latency_s
-    dynamic = sum(p.energy_j - spec.power.static_w * p.latency_s for p in profiles)
-    assert result.ops == 6 and result.skipped_ops == {"elementwise op 'mystery' is not mapped": 1}
+    conv = [model.predict(op, spec) for op in kernels_from_entry([CONV, ["conv2d"]]).kernels]
+    # the launch queue: entry i queued at i x gap, run in order; the conv's four kernels
+    # come from one host call, so they take one slot
+    entries = [p.latency_s for p in profiles] + [sum(p.latency_s for p in conv)]
+    time_s = 0.0
+    for i, latency in enumerate(entries, 1):
+        time_s = max(time_s, i * gap) + latency
+    dynamic = sum(p.energy_j - spec.power.static_w * p.latency_s for p in [*profiles, *conv])
+    assert result.ops == 7 and result.skipped_ops == {"elementwise op 'mystery' is not mapped": 1}
     assert result.time_s == pytest.approx(time_s)
     assert spec.power.static_w == pytest.approx(47.35)  # EnergAIzer idle power at 900 MHz
     assert result.energy_j == pytest.approx(dynamic + 47.35 * time_s)

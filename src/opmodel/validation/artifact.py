@@ -36,7 +36,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.validation.artifact_ops import op_from_entry
+from opmodel.validation.artifact_ops import kernels_from_entry
 from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -211,20 +211,24 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
     skipped: Counter[str] = Counter()
     for entry in entries:
         try:
-            op = op_from_entry(entry)
+            launched = kernels_from_entry(entry)
         except ValueError as exc:
             skipped[str(exc)] += 1
             continue
-        profile = model.predict(op, spec)
-        kernel_s += profile.latency_s
-        latencies.append(profile.latency_s)
-        energy = profile.energy
-        terms["tensor"] += energy.tensor_j
-        terms["vector"] += energy.vector_j
-        for level, joules in energy.memory_j.items():
-            terms[level] = terms.get(level, 0.0) + joules
-        terms["active"] += spec.power.active_w * profile.latency_s
-        working_set += sum(t.nbytes for t in op.tensors)
+        entry_s = 0.0
+        for op in launched.kernels:
+            profile = model.predict(op, spec)
+            entry_s += profile.latency_s
+            energy = profile.energy
+            terms["tensor"] += energy.tensor_j
+            terms["vector"] += energy.vector_j
+            for level, joules in energy.memory_j.items():
+                terms[level] = terms.get(level, 0.0) + joules
+            terms["active"] += spec.power.active_w * profile.latency_s
+        kernel_s += entry_s
+        # one host call launches an entry's kernels: one slot of the launch queue
+        latencies.append(entry_s)
+        working_set += sum(t.nbytes for t in launched.op.tensors)
         ops += 1
     time_s = pass_time_s(latencies, spec.overhead.kernel_launch_overhead_s)
     return WorkloadResult(

@@ -6,6 +6,8 @@ Each entry of ``workloads/all/<workload>.json`` is ``[params, tags]`` (data/ener
   ``cuda, fp32_fp32``): a GEMM, or a batched GEMM when ``batch > 1`` (eager attention's QK^T and
   PV products). ``conv2d`` carries its implicit-GEMM dimensions and runs as that GEMM (cuDNN's
   implicit GEMM; the im2col re-reads of the input are L2 traffic the GEMM view does not count).
+  With its convolution fields (``b``, ``c``, ``hw``, ``m``, ``rs``) it also runs the layout
+  transforms of :func:`kernels_from_entry`.
 * ``softmax`` / ``layernorm`` (``batch`` rows of ``dim``, ``prec``): torch.softmax and
   torch.nn.LayerNorm (two weights), ATen kernels (``implementation: pytorch``).
 * ``elementwise`` (``dim`` elements, ``op``, ``prec``): ``pointwise_add`` / ``pointwise_mul`` and
@@ -19,6 +21,7 @@ An entry of another kind raises ValueError with the reason, which the caller cou
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 from opmodel.core.attrs import AttrValue
@@ -26,7 +29,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 
-__all__ = ["op_from_entry"]
+__all__ = ["EntryKernels", "kernels_from_entry", "op_from_entry"]
 
 _PREC = {"bf16": DType.BF16, "fp32": DType.FP32, "fp16": DType.FP16}
 _BINARY = {"pointwise_add": "add", "pointwise_mul": "mul", "unspecified_tensor": "add"}
@@ -124,15 +127,19 @@ def _elementwise(params: Mapping[str, Any]) -> LocalOp:
     return _op(str(name), OpKind.ELEMENTWISE, tensors, {"function": function, **_PYTORCH})
 
 
+def _parts(entry: object) -> tuple[dict[str, Any], list[Any]]:
+    """``(params, tags)`` of a ``[params, tags]`` entry; ValueError otherwise."""
+    if isinstance(entry, list | tuple) and len(entry) == 2:
+        params, tags = entry
+        if isinstance(params, dict) and isinstance(tags, list) and tags:
+            return params, tags
+    msg = "entry is not [params, tags]"
+    raise ValueError(msg)
+
+
 def op_from_entry(entry: object) -> LocalOp:
     """The LocalOp of one ``[params, tags]`` entry; ValueError with the reason otherwise."""
-    if not (isinstance(entry, list | tuple) and len(entry) == 2):
-        msg = "entry is not [params, tags]"
-        raise ValueError(msg)
-    params, tags = entry
-    if not isinstance(params, dict) or not isinstance(tags, list) or not tags:
-        msg = "entry is not [params, tags]"
-        raise ValueError(msg)
+    params, tags = _parts(entry)
     kind = tags[0]
     if kind in ("gemm", "conv2d"):
         return _gemm(params, kind)
@@ -144,3 +151,56 @@ def op_from_entry(entry: object) -> LocalOp:
         return _elementwise(params)
     msg = f"op kind {kind!r} is not mapped"
     raise ValueError(msg)
+
+
+def _transform(name: str, elements: int, dtype: DType) -> LocalOp:
+    shape = (elements,)
+    return _op(
+        name,
+        OpKind.COPY,
+        (TensorSpec(TensorRole.INPUT, shape, dtype), TensorSpec(TensorRole.OUTPUT, shape, dtype)),
+        {},
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class EntryKernels:
+    """One entry's op (``op``) and the kernels its host call launches, in order (``kernels``,
+    ``op`` among them)."""
+
+    op: LocalOp
+    kernels: tuple[LocalOp, ...]
+
+
+def kernels_from_entry(entry: object) -> EntryKernels:
+    """The kernels one entry launches from one host call; ValueError as :func:`op_from_entry`.
+
+    Every entry is one kernel except a tensor-core ``conv2d``. PyTorch keeps activations and
+    filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``, and cuDNN's
+    tensor-core convolutions read and write NHWC, so for each such convolution cuDNN runs
+    layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter
+    KCRS -> KRSC before it, the output NHWC -> NCHW after it (``nchwToNhwcKernel`` /
+    ``nhwcToNchwKernel`` in profiles; onnxruntime PR #17200 and NVIDIA DeepLearningExamples PR
+    #1017 show them per convolution and the time they cost). Each transform reads and writes
+    its tensor once, as a copy. An entry without the convolution fields (``b``, ``c``,
+    ``hw``, ``m``, ``rs``) is the GEMM alone.
+    """
+    op = op_from_entry(entry)
+    params, tags = _parts(entry)
+    if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
+        return EntryKernels(op, (op,))
+    images, channels, side = _int(params, "b"), _int(params, "c"), _int(params, "hw")
+    filters, window = _int(params, "m"), _int(params, "rs")
+    dtype = op.tensors[0].dtype
+    m, k = op.tensors[0].shape[-2:]
+    if filters != op.tensors[2].shape[-1] or channels * window * window != k:
+        msg = (
+            f"conv2d m={filters}, c={channels}, rs={window} do not match its GEMM "
+            f"(dimN={op.tensors[2].shape[-1]}, dimK={k})"
+        )
+        raise ValueError(msg)
+    before = (
+        _transform("nchw_to_nhwc", images * channels * side * side, dtype),
+        _transform("kcrs_to_krsc", filters * k, dtype),
+    )
+    return EntryKernels(op, (*before, op, _transform("nhwc_to_nchw", m * filters, dtype)))
