@@ -175,6 +175,23 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     assert loaded == pytest.approx(rest + trips * (2 - rho) / (2 * (1 - rho)))
 
 
+def test_a_kernel_cap_on_resident_ctas_halves_the_slots_by_hand() -> None:
+    """A 4096 x 4096 fp16 add's structure (16 CTAs of 128 threads per SM on A100, by its warps) with
+    ``max_resident_ctas_per_sm = 8``: 8 per SM, reported as ``kernel``, so each slot runs twice
+    the CTAs and the kernel is slower; a cap above the SM's own limit changes nothing."""
+    kernel = streaming_kernel(OpKind.ELEMENTWISE, "pytorch", 4096, 4096, 2)
+    elements = 4096 * 4096
+    work = dataclasses.replace(_no_bytes(), read_bytes=4 * elements, write_bytes=2 * elements)
+    free = evaluate_streaming(kernel, A100, work)
+    capped = evaluate_streaming(dataclasses.replace(kernel, max_resident_ctas_per_sm=8), A100, work)
+    loose = evaluate_streaming(dataclasses.replace(kernel, max_resident_ctas_per_sm=32), A100, work)
+    assert (free.resident_ctas_per_sm, free.occupancy_limiter) == (16, "warps")  # 64 / 4
+    assert (capped.resident_ctas_per_sm, capped.occupancy_limiter) == (8, "kernel")
+    assert (capped.full_waves, capped.tail_ctas) == divmod(32768, 8 * 108)
+    assert (loose.resident_ctas_per_sm, loose.latency_s) == (16, free.latency_s)
+    assert capped.latency_s > free.latency_s
+
+
 def test_large_add_queues_behind_its_own_bandwidth_by_hand() -> None:
     """4096 x 4096 fp16 add on A100: 32,768 CTAs of 512 elements, 16 resident per SM."""
     e = _evaluation(_add(4096, 4096), A100)

@@ -42,8 +42,9 @@ per pass)``: a re-read hits L2 while the rows of one wave fit there (the same sh
 bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp,
 a round trip through shared memory and a barrier, twice (estimate; Harris, "Optimizing Parallel
 Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the minimum over the SM's CTA,
-warp and register limits (registers allocated per warp in ``register_allocation_unit``s). No
-loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
+warp and register limits (registers allocated per warp in ``register_allocation_unit``s) and
+the kernel's own cap (``max_resident_ctas_per_sm``, reported as ``kernel``). No loop over
+CTAs, rows or waves. Equations: docs/models/streaming.md.
 
 Dirty lines of another kernel (attr ``l2_dirty_bytes``: a benchmark's flush that wrote a
 buffer). The L2 holds at most its shared capacity ``C`` of them, as of a producer's output;
@@ -148,6 +149,8 @@ def _residency(kernel: StreamKernel, sm: SmSpec) -> tuple[int, str]:
         "warps": sm.max_warps_per_sm // warps,
         "registers": sm.registers_per_sm // (per_warp * warps),
     }
+    if kernel.max_resident_ctas_per_sm:
+        limits["kernel"] = kernel.max_resident_ctas_per_sm
     limiter = min(limits, key=lambda name: limits[name])
     return max(1, limits[limiter]), limiter
 

@@ -105,7 +105,9 @@ class StreamKernel(FastValue):
     CTA's arithmetic follows its loads instead of overlapping them, so its chain includes its
     own arithmetic (:mod:`~opmodel.models.streaming.evaluate`): barriers between the phases
     (ATen's register and block softmax), or a loop whose next load waits for the previous
-    iteration's arithmetic (ATen's layer norm).
+    iteration's arithmetic (ATen's layer norm). ``max_resident_ctas_per_sm``: a cap on
+    resident CTAs per SM from a resource the structure does not price (0: none), such as a
+    benchmark's shared-memory allocation that admits two CTAs per SM.
     """
 
     implementation: str
@@ -119,6 +121,7 @@ class StreamKernel(FastValue):
     loads_in_flight: float = 1.0
     name: str = ""  # the kernel this structure stands for (diagnostics)
     serial_arithmetic: bool = False
+    max_resident_ctas_per_sm: int = 0
 
 
 def _fused_warps(length: int) -> int:
