@@ -1,13 +1,26 @@
-"""A GPU's sustained operating point from Microsoft's published Azure benchmarks.
+"""A GPU's sustained operating point from published benchmarks.
 
 Usage: python scripts/fit_published_sustained.py [--hardware a100_80gb_sxm] [--write]
        [--min-tflop 1.0]
 
-Published figures: Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),
-results of ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit
-3bb66cacc25632d8ece36bc1d5128c5ea886a60b; A100-SXM4-80GB), ND H100 v5 ("Azure Results/"
-ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
-(Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc).
+Published figures:
+
+- Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), results of
+  ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit
+  3bb66cacc25632d8ece36bc1d5128c5ea886a60b; A100-SXM4-80GB), ND H100 v5 ("Azure Results/"
+  ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
+  (Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc).
+- A40: torch-performance-test-data (github.com/zzc0721/torch-performance-test-data), issue #185
+  ("NVIDIA A40", 2026-07-22, PyTorch 2.11 with CUDA 12.8): ``torch.mm`` of square FP16 and BF16
+  matrices of ``torch.randn``, 6 warm-up and 30 timed calls, wall clock around the 30 with a
+  synchronisation (test.py, commit 17b02a91b724248e3db59d09968d302b7eab557c). A single
+  community run: its 30 calls of the largest size hold the board at its 300 W limit for about
+  0.5 s. The same source's best figures for the A100-SXM4-80GB (264.5 TFLOP/s bf16), H100
+  (783-789) and H200 (790) lie about 4 % above what effective_roofline gives those GPUs at
+  their shipped sustained clocks (253, 754, 755 at 8192-10240), so its short runs hold a
+  little more clock than a sustained load; the A40's value inherits that. It publishes no
+  stream figures; gpu-benches' A40 read stream (679 GB/s; scripts/compare_published_streams.py)
+  is above the model's, so there is no HBM fraction.
 
 1. HBM fraction. "HBM Bandwidth" is BabelStream's CUDA build (arrays of 2^25 doubles, mean of 5
    runs). Its Dot kernel only reads (537 MB), so it is the published ceiling of a read stream;
@@ -16,13 +29,14 @@ ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
    so they are printed, not used. The model predicts a read stream of Dot's bytes (a sum over
    the last axis of an fp64 [2, 2^25] tensor, ATen's reduction kernel) without an HBM fraction;
    where it is faster than Dot, ``hbm_fraction = Dot / predicted`` (3 decimals), else none.
-2. Power-limited clock. "GEMM CuBLASLt" is superbenchmark's cublaslt_gemm with random inputs,
-   10,000 warm-up and 1,000 timed runs: FP16 on the A100 (the general clock,
+2. Power-limited clock. Azure's "GEMM CuBLASLt" is superbenchmark's cublaslt_gemm with random
+   inputs, 10,000 warm-up and 1,000 timed runs: FP16 on the A100 (the general clock,
    ``power_limited_clock_hz``), FP8 (e4m3) on H100 and H200 (``power_limited_clock_hz_by_dtype``
    for ``fp8``: FP8 MMAs run at twice the 16-bit rate and draw more per cycle, so the 16-bit
-   clock measured on the H200 does not hold for them). Training rows: the GEMMs of at least
-   ``--min-tflop`` TFLOP (8192^3, 16384^3, 32768^3 where listed and 6144 x 12288 x 12288), long
-   enough to hold the board at its power limit; the others are held out. The fit is
+   clock measured on the H200 does not hold for them); FP16 and BF16 on the A40 (the general
+   clock). Training rows: the GEMMs of at least ``--min-tflop`` TFLOP (8192^3 and up, and
+   6144 x 12288 x 12288), long enough to hold the board at its power limit; the others are
+   held out. The fit is
    ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative error of
    effective_roofline), with the fitted HBM fraction applied.
 
@@ -61,51 +75,91 @@ STREAM: dict[str, tuple[float, float, float, float, float]] = {
     "h100_sxm": (2.90, 2.90, 2.97, 2.97, 3.18),
     "h200_sxm": (4.01, 4.00, 4.15, 4.15, 4.48),
 }
-# config -> (input dtype, clock dtype: None for the general clock, (m, n, k, TFLOP/s) of cuBLASLt)
-GEMMS: dict[str, tuple[DType, DType | None, tuple[tuple[int, int, int, float], ...]]] = {
+# config -> (clock dtype: None for the general clock, rows of (m, n, k, TFLOP/s)) per input dtype
+GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, float], ...]]]] = {
     "a100_80gb_sxm": (
-        DType.FP16,
         None,
-        (
-            (1024, 1024, 1024, 119.4),
-            (2048, 2048, 2048, 221.8),
-            (4096, 4096, 4096, 228.0),
-            (8192, 8192, 8192, 253.7),
-            (16384, 16384, 16384, 256.5),
-            (1024, 2145, 1024, 132.8),
-            (6144, 12288, 12288, 250.8),
-            (802816, 192, 768, 157.8),
-        ),
+        {
+            DType.FP16: (
+                (1024, 1024, 1024, 119.4),
+                (2048, 2048, 2048, 221.8),
+                (4096, 4096, 4096, 228.0),
+                (8192, 8192, 8192, 253.7),
+                (16384, 16384, 16384, 256.5),
+                (1024, 2145, 1024, 132.8),
+                (6144, 12288, 12288, 250.8),
+                (802816, 192, 768, 157.8),
+            )
+        },
     ),
     "h100_sxm": (
-        DType.FP8_E4M3,
         DType.FP8,
-        (
-            (1024, 1024, 1024, 274.1),
-            (2048, 2048, 2048, 1011.3),
-            (4096, 4096, 4096, 1216.9),
-            (8192, 8192, 8192, 1290.1),
-            (16384, 16384, 16384, 1377.3),
-            (32768, 32768, 32768, 1382.2),
-            (1024, 2145, 1024, 410.7),
-            (6144, 12288, 12288, 1351.4),
-            (802816, 192, 768, 663.8),
-        ),
+        {
+            DType.FP8_E4M3: (
+                (1024, 1024, 1024, 274.1),
+                (2048, 2048, 2048, 1011.3),
+                (4096, 4096, 4096, 1216.9),
+                (8192, 8192, 8192, 1290.1),
+                (16384, 16384, 16384, 1377.3),
+                (32768, 32768, 32768, 1382.2),
+                (1024, 2145, 1024, 410.7),
+                (6144, 12288, 12288, 1351.4),
+                (802816, 192, 768, 663.8),
+            )
+        },
     ),
     "h200_sxm": (
-        DType.FP8_E4M3,
         DType.FP8,
-        (
-            (1024, 1024, 1024, 290.8),
-            (2048, 2048, 2048, 1013.4),
-            (4096, 4096, 4096, 1249.1),
-            (8192, 8192, 8192, 1300.6),
-            (16384, 16384, 16384, 1366.3),
-            (32768, 32768, 32768, 1349.5),
-            (1024, 2145, 1024, 407.9),
-            (6144, 12288, 12288, 1318.0),
-            (802816, 192, 768, 717.5),
-        ),
+        {
+            DType.FP8_E4M3: (
+                (1024, 1024, 1024, 290.8),
+                (2048, 2048, 2048, 1013.4),
+                (4096, 4096, 4096, 1249.1),
+                (8192, 8192, 8192, 1300.6),
+                (16384, 16384, 16384, 1366.3),
+                (32768, 32768, 32768, 1349.5),
+                (1024, 2145, 1024, 407.9),
+                (6144, 12288, 12288, 1318.0),
+                (802816, 192, 768, 717.5),
+            )
+        },
+    ),
+    "a40": (
+        None,
+        {
+            DType.FP16: (
+                (1024, 1024, 1024, 85.02),
+                (2048, 2048, 2048, 94.31),
+                (4096, 4096, 4096, 113.51),
+                (8192, 8192, 8192, 108.47),
+                (10240, 10240, 10240, 119.18),
+            ),
+            DType.BF16: (
+                (1024, 1024, 1024, 82.35),
+                (2048, 2048, 2048, 95.47),
+                (4096, 4096, 4096, 115.16),
+                (8192, 8192, 8192, 110.64),
+                (10240, 10240, 10240, 122.29),
+            ),
+        },
+    ),
+}
+
+
+AZURE = (
+    "Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),",
+    "  published BabelStream Dot (hbm_fraction) and cuBLASLt GEMMs of >= 1 TFLOP with",
+    "  random inputs (the power-limited clock); no validation dataset of opmodel",
+)
+# config -> the fitted_on text of its calibration file (quoted when written)
+FITTED_ON: dict[str, tuple[str, ...]] = {
+    "a100_80gb_sxm": AZURE,
+    "h100_sxm": AZURE,
+    "h200_sxm": AZURE,
+    "a40": (
+        "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",
+        "  torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed calls",
+        "  (the power-limited clock); no validation dataset of opmodel",
     ),
 }
 
@@ -117,6 +171,7 @@ class GemmRow:
     m: int
     n: int
     k: int
+    dtype: DType
     published_tflops: float
     training: bool
     predicted_tflops: float
@@ -186,14 +241,15 @@ def tflop(m: int, n: int, k: int) -> float:
 def _fit_clock(
     spec: HardwareSpec, name: str, min_tflop: float
 ) -> tuple[float, tuple[GemmRow, ...]]:
-    dtype, clock_dtype, rows = GEMMS[name]
+    clock_dtype, tables = GEMMS[name]
+    rows = [(m, n, k, dtype, tf) for dtype, table in tables.items() for m, n, k, tf in table]
     train = [r for r in rows if tflop(*r[:3]) >= min_tflop]
     if not train:
         raise SystemExit(f"--min-tflop {min_tflop}: no published GEMM is that large")
     clock_hz = fit_power_limited_clock_hz(
         spec,
-        [gemm_op(m, n, k, dtype) for m, n, k, _ in train],
-        [tflop(m, n, k) / tf for m, n, k, tf in train],
+        [gemm_op(m, n, k, dtype) for m, n, k, dtype, _ in train],
+        [tflop(m, n, k) / tf for m, n, k, _, tf in train],
         clock_dtype,
     )
     at_clock = with_power_limited_clock(spec, clock_hz, clock_dtype)
@@ -203,11 +259,12 @@ def _fit_clock(
             m,
             n,
             k,
+            dtype,
             tf,
             tflop(m, n, k) >= min_tflop,
             tflop(m, n, k) / model.predict(gemm_op(m, n, k, dtype), at_clock).latency_s,
         )
-        for m, n, k, tf in rows
+        for m, n, k, dtype, tf in rows
     )
 
 
@@ -220,11 +277,17 @@ def fit(name: str, min_tflop: float = 1.0) -> Sustained:
     spec = with_hbm_fraction(load_hardware(name), None)
     latency_s = get_model(FIT_MODEL).predict(read_stream_op(), spec).latency_s
     predicted = DOT_BYTES / latency_s / 1e12
-    ratio = round(STREAM[name][-1] / predicted, 3)
-    fraction = ratio if ratio < 1 else None
+    stream = STREAM.get(name, ())
+    ratio = round(stream[-1] / predicted, 3) if stream else None
+    fraction = ratio if ratio is not None and ratio < 1 else None
     clock_hz, rows = _fit_clock(with_hbm_fraction(spec, fraction), name, min_tflop)
-    clock_dtype = GEMMS[name][1]
-    return Sustained(name, STREAM[name], predicted, fraction, clock_hz, clock_dtype, rows)
+    clock_dtype = GEMMS[name][0]
+    return Sustained(name, stream, predicted, fraction, clock_hz, clock_dtype, rows)
+
+
+def _quoted(key: str, lines: tuple[str, ...]) -> list[str]:
+    """``key: '...'`` over ``lines``, a YAML single-quoted string folded across them."""
+    return [f"{key}: '{lines[0]}", *lines[1:-1], f"{lines[-1]}'"]
 
 
 def write(result: Sustained, path: Path) -> None:
@@ -233,9 +296,7 @@ def write(result: Sustained, path: Path) -> None:
         "# Fitted sustained values, not datasheet values: written by",
         "# `python scripts/fit_published_sustained.py --write` (do not edit by hand).",
         f"hardware: {result.hardware}",
-        "fitted_on: 'Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),",
-        "  published BabelStream Dot (hbm_fraction) and cuBLASLt GEMMs of >= 1 TFLOP with",
-        "  random inputs (the power-limited clock); no validation dataset of opmodel'",
+        *_quoted("fitted_on", FITTED_ON[result.hardware]),
         f"command: python scripts/fit_published_sustained.py --hardware {result.hardware} --write",
     ]
     if result.power_limited_clock_hz is not None and result.clock_dtype is None:
@@ -251,17 +312,17 @@ def write(result: Sustained, path: Path) -> None:
 def _print(result: Sustained) -> None:
     head = "".join(f"{k:>7}" for k in KERNELS)
     print(f"{'hardware':<15}{head}  model read  hbm_fraction   (TB/s)")
-    values = "".join(f"{v:>7.2f}" for v in result.stream_tb_per_s)
+    values = "".join(f"{v:>7.2f}" for v in result.stream_tb_per_s) or f"{'(none published)':>35}"
     fraction = "none" if result.hbm_fraction is None else f"{result.hbm_fraction:.3f}"
     print(f"{result.hardware:<15}{values}  {result.predicted_read_tb_per_s:>10.3f}  {fraction:>12}")
     if result.power_limited_clock_hz is None:
         return
-    print(f"\n{'m':>7} {'n':>6} {'k':>6}  split     published  predicted  ratio")
+    print(f"\n{'m':>7} {'n':>6} {'k':>6}  dtype     split     published  predicted  ratio")
     for r in result.gemms:
         split = "training" if r.training else "held-out"
         print(
-            f"{r.m:>7} {r.n:>6} {r.k:>6}  {split}  {r.published_tflops:9.1f}  "
-            f"{r.predicted_tflops:9.1f}  {r.ratio:5.3f}"
+            f"{r.m:>7} {r.n:>6} {r.k:>6}  {r.dtype.value:<8}  {split}  "
+            f"{r.published_tflops:9.1f}  {r.predicted_tflops:9.1f}  {r.ratio:5.3f}"
         )
     which = "" if result.clock_dtype is None else f" for {result.clock_dtype.value}"
     mhz = result.power_limited_clock_hz / 1e6

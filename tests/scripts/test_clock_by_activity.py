@@ -39,4 +39,4 @@ def test_h200_clocks_rise_more_slowly_than_the_cube_root_law(
     with pytest.raises(SystemExit, match="--min-gflop must be 0 or more"):
         script.main(["--data-dir", str(DATA), "--min-gflop", "-1"])
     with pytest.raises(SystemExit, match="no power_limited_clock_hz"):
-        script.main(["--data-dir", str(DATA), "--hardware", "a40"])
+        script.main(["--data-dir", str(DATA), "--hardware", "l40s"])
