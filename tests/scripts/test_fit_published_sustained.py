@@ -35,8 +35,8 @@ def test_fit_reproduces_the_shipped_calibration() -> None:
 def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
     """docs/validation.md: held out on A100, 1024^3 to 4096^3 are within 7 % (0.93-1.06x) and
     802,816 x 192 x 768 is 1.37x too fast. On H100 and H200 the model's read stream is already
-    slower than Dot (no HBM fraction); their FP8 tables give an FP8 clock of 1290 and 1275 MHz,
-    the shipped values, with the training GEMMs within 3 % and 2048^3 and 4096^3 held out
+    slower than Dot (no HBM fraction); their FP8 tables give an FP8 clock of 1305 and 1275 MHz,
+    the shipped values, with the training GEMMs within 3.5 % and 2048^3 and 4096^3 held out
     within 4 %."""
     script = load_script("fit_published_sustained")
     a100 = script.fit("a100_80gb_sxm")
@@ -44,7 +44,7 @@ def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
     for size in (1024, 2048, 4096):
         assert 0.92 <= by_shape[(size, size, size)] <= 1.07
     assert 1.3 <= by_shape[(802816, 192, 768)] <= 1.45
-    for name, clock_hz in (("h100_sxm", 1.29e9), ("h200_sxm", 1.275e9)):
+    for name, clock_hz in (("h100_sxm", 1.305e9), ("h200_sxm", 1.275e9)):
         result = script.fit(name)
         assert result.hbm_fraction is None
         assert result.predicted_read_tb_per_s < result.stream_tb_per_s[-1]
@@ -52,7 +52,7 @@ def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
         spec = load_hardware(name)
         assert spec.compute.power_limited_clock_for(DType.FP8_E4M3) == clock_hz
         assert spec.compute.power_limited_clock_for(DType.BF16) == 1.455e9
-        assert all(abs(r.ratio - 1) < 0.03 for r in result.gemms if r.training)
+        assert all(abs(r.ratio - 1) < 0.035 for r in result.gemms if r.training)
         held = {(r.m, r.n, r.k): r.ratio for r in result.gemms if not r.training}
         assert all(0.99 <= held[(s, s, s)] <= 1.04 for s in (2048, 4096))
 

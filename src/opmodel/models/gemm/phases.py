@@ -345,6 +345,18 @@ def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: flo
     return window * memory + (late if late > body else body) + epilogue
 
 
+def hidden_cycles(prologue: float, epilogue: float, dram_bytes: float, dram_peak: float) -> float:
+    """Cycles of a wave's prologue that run under the previous wave's epilogue in a
+    warp-specialised kernel: the shorter of the two, but never so many that the DRAM bytes both
+    move (the prologue's loads and the epilogue's stores, ``dram_bytes``) would pass faster than
+    the DRAM peak, ``prologue + epilogue - hidden >= dram_bytes / dram_peak``. Another kernel's
+    dirty lines written back meanwhile are left out: the controller queues them behind the
+    loads (they lengthen only a DRAM-bound wave, as in :func:`wave_numbers`)."""
+    joint = dram_bytes / dram_peak if dram_peak > 0 else 0.0
+    hidden = min(prologue, epilogue, prologue + epilogue - joint)
+    return hidden if hidden > 0 else 0.0
+
+
 def kernel_cycles(
     w: CtaWork,
     r: DeviceRates,
@@ -391,7 +403,8 @@ def kernel_cycles(
             memory = max(moved / rate if rate > 0 else 0.0, dram)
             total += (full - 1) * _wave_cycles(k, window, stage, memory, epilogue)
             if w.overlap_epilogue:
-                total -= (full - 1) * min(window * memory, epilogue)
+                joint = ctas * (window * dram_bytes + w.epilogue_dram_bytes)
+                total -= (full - 1) * hidden_cycles(window * memory, epilogue, joint, dram_peak)
     if tail:
         heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
         local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
@@ -406,7 +419,8 @@ def kernel_cycles(
         memory = max(moved / rate if rate > 0 else 0.0, dram)
         total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
         if w.overlap_epilogue and full:  # under the last full wave's epilogue
-            total -= min(window * memory, full_epilogue)
+            joint = tail * window * dram_bytes + grid.ctas_per_wave * w.epilogue_dram_bytes
+            total -= hidden_cycles(window * memory, full_epilogue, joint, dram_peak)
     return total
 
 
@@ -450,10 +464,20 @@ def kernel_phases(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> Kern
     )
     overlapped = 0.0
     if w.overlap_epilogue:  # every wave after the first starts under a full wave's epilogue
+        window = min(w.window_stages, w.k_iterations)
+        per_cta = window * w.dram_bytes
+        stores = grid.ctas_per_wave * w.epilogue_dram_bytes  # a full wave's epilogue
+        peak = r.dram_bytes_per_cycle
         if steady is not None:
-            overlapped += (full - 1) * min(steady.prologue_cycles, first.epilogue_cycles)
+            joint = grid.ctas_per_wave * per_cta + stores
+            overlapped += (full - 1) * hidden_cycles(
+                steady.prologue_cycles, first.epilogue_cycles, joint, peak
+            )
         if tail_wave is not None:
-            overlapped += min(tail_wave.prologue_cycles, first.epilogue_cycles)
+            joint = tail * per_cta + stores
+            overlapped += hidden_cycles(
+                tail_wave.prologue_cycles, first.epilogue_cycles, joint, peak
+            )
     return KernelPhases.make(
         first_wave=first,
         steady_wave=steady,
