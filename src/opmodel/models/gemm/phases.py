@@ -345,13 +345,21 @@ def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: flo
     return window * memory + (late if late > body else body) + epilogue
 
 
+def overlap_dram_bytes(w: CtaWork, loading_ctas: int, storing_ctas: int) -> float:
+    """DRAM bytes a wave's prologue (``loading_ctas`` CTAs loading their first window of
+    stages) and the previous wave's epilogue (``storing_ctas`` CTAs storing their tiles) move
+    together; :func:`hidden_cycles` bounds their overlap by them."""
+    window = min(w.window_stages, w.k_iterations)
+    return loading_ctas * window * w.dram_bytes + storing_ctas * w.epilogue_dram_bytes
+
+
 def hidden_cycles(prologue: float, epilogue: float, dram_bytes: float, dram_peak: float) -> float:
     """Cycles of a wave's prologue that run under the previous wave's epilogue in a
     warp-specialised kernel: the shorter of the two, but never so many that the DRAM bytes both
-    move (the prologue's loads and the epilogue's stores, ``dram_bytes``) would pass faster than
-    the DRAM peak, ``prologue + epilogue - hidden >= dram_bytes / dram_peak``. Another kernel's
-    dirty lines written back meanwhile are left out: the controller queues them behind the
-    loads (they lengthen only a DRAM-bound wave, as in :func:`wave_numbers`)."""
+    move (:func:`overlap_dram_bytes`) would pass faster than the DRAM peak,
+    ``prologue + epilogue - hidden >= dram_bytes / dram_peak``. Another kernel's dirty lines
+    written back meanwhile are left out: the controller queues them behind the loads (they
+    lengthen only a DRAM-bound wave, as in :func:`wave_numbers`)."""
     joint = dram_bytes / dram_peak if dram_peak > 0 else 0.0
     hidden = min(prologue, epilogue, prologue + epilogue - joint)
     return hidden if hidden > 0 else 0.0
@@ -403,7 +411,7 @@ def kernel_cycles(
             memory = max(moved / rate if rate > 0 else 0.0, dram)
             total += (full - 1) * _wave_cycles(k, window, stage, memory, epilogue)
             if w.overlap_epilogue:
-                joint = ctas * (window * dram_bytes + w.epilogue_dram_bytes)
+                joint = overlap_dram_bytes(w, ctas, ctas)
                 total -= (full - 1) * hidden_cycles(window * memory, epilogue, joint, dram_peak)
     if tail:
         heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
@@ -419,7 +427,7 @@ def kernel_cycles(
         memory = max(moved / rate if rate > 0 else 0.0, dram)
         total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
         if w.overlap_epilogue and full:  # under the last full wave's epilogue
-            joint = tail * window * dram_bytes + grid.ctas_per_wave * w.epilogue_dram_bytes
+            joint = overlap_dram_bytes(w, tail, grid.ctas_per_wave)
             total -= hidden_cycles(window * memory, full_epilogue, joint, dram_peak)
     return total
 
@@ -464,20 +472,17 @@ def kernel_phases(w: CtaWork, r: DeviceRates, grid: Grid, resident: int) -> Kern
     )
     overlapped = 0.0
     if w.overlap_epilogue:  # every wave after the first starts under a full wave's epilogue
-        window = min(w.window_stages, w.k_iterations)
-        per_cta = window * w.dram_bytes
-        stores = grid.ctas_per_wave * w.epilogue_dram_bytes  # a full wave's epilogue
-        peak = r.dram_bytes_per_cycle
+        full_ctas, epilogue, peak = (
+            grid.ctas_per_wave,
+            first.epilogue_cycles,
+            r.dram_bytes_per_cycle,
+        )
         if steady is not None:
-            joint = grid.ctas_per_wave * per_cta + stores
-            overlapped += (full - 1) * hidden_cycles(
-                steady.prologue_cycles, first.epilogue_cycles, joint, peak
-            )
+            joint = overlap_dram_bytes(w, full_ctas, full_ctas)
+            overlapped += (full - 1) * hidden_cycles(steady.prologue_cycles, epilogue, joint, peak)
         if tail_wave is not None:
-            joint = tail * per_cta + stores
-            overlapped += hidden_cycles(
-                tail_wave.prologue_cycles, first.epilogue_cycles, joint, peak
-            )
+            joint = overlap_dram_bytes(w, tail, full_ctas)
+            overlapped += hidden_cycles(tail_wave.prologue_cycles, epilogue, joint, peak)
     return KernelPhases.make(
         first_wave=first,
         steady_wave=steady,
