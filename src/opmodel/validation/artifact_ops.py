@@ -139,7 +139,10 @@ def _parts(entry: object) -> tuple[dict[str, Any], list[Any]]:
 
 def op_from_entry(entry: object) -> LocalOp:
     """The LocalOp of one ``[params, tags]`` entry; ValueError with the reason otherwise."""
-    params, tags = _parts(entry)
+    return _op_of(*_parts(entry))
+
+
+def _op_of(params: dict[str, Any], tags: list[Any]) -> LocalOp:
     kind = tags[0]
     if kind in ("gemm", "conv2d"):
         return _gemm(params, kind)
@@ -185,8 +188,8 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     its tensor once, as a copy. An entry without the convolution fields (``b``, ``c``,
     ``hw``, ``m``, ``rs``) is the GEMM alone.
     """
-    op = op_from_entry(entry)
     params, tags = _parts(entry)
+    op = _op_of(params, tags)
     if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
         return EntryKernels(op, (op,))
     images, channels, side = _int(params, "b"), _int(params, "c"), _int(params, "hw")
