@@ -7,7 +7,7 @@ schema (docs/validation.md, "GEMM latency data") is a superset of the EnergAIzer
 columns: time [ms], batch, dimM, dimN, dimK, trans, plus dtype, compute_dtype, hardware (an
 opmodel config name), clock_mhz (empty: the config's clock), source, label and optional kernel
 columns (cta_tile_m, cta_tile_n, cta_tile_k, pipeline_stages, and block_size, the threads per CTA,
-an EnergAIzer column).
+an EnergAIzer column) and power_state (burst for XLA's rows, each profiled alone after idle time).
 """
 
 from __future__ import annotations
@@ -36,11 +36,13 @@ COLUMNS = (
     "pipeline_stages",
 )
 KERNEL_COLUMNS = (*COLUMNS, "block_size")  # the Rapid-LLM rows also give the threads per CTA
+# XLA's profiler runs each GEMM alone between host transfers: burst power state (SOURCE.md)
+XLA_COLUMNS = (*COLUMNS, "power_state")
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 
 
 def _row(**values: object) -> dict[str, object]:
-    return {column: values.get(column, "") for column in KERNEL_COLUMNS}
+    return {column: values.get(column, "") for column in (*KERNEL_COLUMNS, "power_state")}
 
 
 def _vidur_gemms(record: dict[str, str]) -> Iterator[tuple[str, int, int]]:
@@ -112,10 +114,11 @@ def convert_xla(shared: Path, out: Path) -> None:
                     hardware=XLA_GPUS[record["gpu_key"]][0],
                     source="xla",
                     label=record["dtype"],
+                    power_state="burst",
                 )
             )
     for key, (_, name) in XLA_GPUS.items():
-        _write(out / "xla" / name, rows[key])
+        _write(out / "xla" / name, rows[key], XLA_COLUMNS)
 
 
 def convert_rapid_llm(shared: Path, out: Path) -> None:

@@ -133,6 +133,13 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
         ["compute.power_limited_clock_hz: must be > 0 (got -1.0)"],
     ),
     (
+        _set("compute.burst_power_limited_clock_hz", 1.2e9),
+        [
+            "compute.burst_power_limited_clock_hz: needs compute.power_limited_clock_hz and "
+            "must be at least it (got 1.2e+09 Hz against none)"
+        ],
+    ),
+    (
         _set("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
             "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"

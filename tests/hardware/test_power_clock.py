@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import csv
 import dataclasses
+import re
+import statistics
+from pathlib import Path
 from types import MappingProxyType
 
 import pytest
@@ -18,6 +22,8 @@ from opmodel.hardware.clocking import (
     throttled,
 )
 from opmodel.models import get_model
+
+_GEMM_LABEL = re.compile(r"gemm (bf16|fp16) (?:b=(\d+) )?m=(\d+) n=(\d+) k=(\d+)")
 
 
 def _limited(clock_hz: float) -> HardwareSpec:
@@ -133,3 +139,48 @@ def test_fp8_gemm_is_slower_than_with_the_16_bit_clock() -> None:
     model = get_model("effective_roofline")
     slow, fast = model.predict(op, spec), model.predict(op, same)
     assert slow.latency_s / fast.latency_s == pytest.approx(1.455 / 1.305, rel=0.03)
+
+
+def test_in_burst_runs_at_the_clock_measured_on_lone_kernels() -> None:
+    """h100_sxm and h200_sxm carry 1595 MHz for kernels that run alone after idle time (the
+    median Nsight Compute clock of the large GEMMs in data/measured): ``in_burst`` makes it the
+    power-limited clock, scales the FP8 one by the same 1595 / 1455 and keeps the rest; a
+    config without a burst clock, or at a locked clock, is returned as it is."""
+    for name in ("h200_sxm", "h100_sxm"):
+        spec = load_hardware(name)
+        burst = spec.in_burst()
+        assert spec.compute.power_limited_clock_hz == 1.455e9  # unchanged
+        assert burst.compute.power_limited_clock_hz == 1.595e9
+        assert burst.compute.clock_hz == spec.compute.clock_hz
+        assert power_limited_clock_hz(burst, 1.0) == 1.590e9  # the 15 MHz bin below
+        assert burst.in_burst() is burst  # idempotent: its burst clock is its own
+        assert spec.in_burst() is burst  # cached
+    h100 = load_hardware("h100_sxm").in_burst()
+    fp8 = h100.compute.power_limited_clock_for(DType.FP8)
+    assert fp8 == pytest.approx(1.305e9 * 1.595 / 1.455)
+    b200 = load_hardware("b200")
+    assert b200.in_burst() is b200
+    locked = load_hardware("h100_sxm").at_clock(1.5e9)
+    assert locked.compute.burst_power_limited_clock_hz is None
+    assert locked.in_burst() is locked
+
+
+def test_burst_clock_is_the_median_ncu_clock_of_the_committed_gemms() -> None:
+    """The configs' 1595 MHz is recomputed from the committed data: the median of ncu's
+    ``sm__cycles_elapsed.avg.per_second`` over the GEMM kernel of every bf16/fp16 case of at
+    least 100 GFLOP (the selection the sustained 1455 MHz used)."""
+    root = Path(__file__).resolve().parents[2] / "data" / "measured"
+    clocks = []
+    for folder in ("h200_2026-12-04_ncu_gemm", "h200_2026-12-04_ncu_gemm_rest"):
+        with (root / folder / "ncu_kernels.csv").open(newline="") as handle:
+            for record in csv.DictReader(handle):
+                shape = _GEMM_LABEL.search(record["label"])
+                if shape is None or record["position"] != "0":
+                    continue
+                batch = int(shape.group(2) or 1)
+                m, n, k = (int(shape.group(i)) for i in (3, 4, 5))
+                if 2 * batch * m * n * k >= 100e9:
+                    clocks.append(float(record["sm__cycles_elapsed.avg.per_second"]))
+    assert len(clocks) == 201
+    assert statistics.median(clocks) == pytest.approx(1.595e9, abs=1e6)
+    assert load_hardware("h200_sxm").compute.burst_power_limited_clock_hz == 1.595e9

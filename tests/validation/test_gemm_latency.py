@@ -279,3 +279,34 @@ def test_the_l2_dirty_bytes_column_reaches_the_op(tmp_path: Path) -> None:
     assert list(loaded.skipped) == ["malformed row: l2_dirty_bytes must be >= 0 (got -1)"]
     assert row_op(loaded.rows[0]).attrs["l2_dirty_bytes"] == 125829120
     assert "l2_dirty_bytes" not in row_op(loaded.rows[1]).attrs
+
+
+def test_power_state_column_runs_burst_rows_at_the_burst_clock(tmp_path: Path) -> None:
+    """``power_state`` = burst (one kernel at a time after idle time, e.g. XLA's profiler) runs
+    an unlocked row at the config's burst power-limited clock; a locked clock wins; an unknown
+    state is a malformed row, skipped and counted."""
+    header = "batch,dimM,dimN,dimK,dtype,time,hardware,clock_mhz,power_state\n"
+    (tmp_path / "g.csv").write_text(
+        header + "1,4096,4096,4096,bf16,0.2,h100_sxm,,sustained\n"
+        "1,4096,4096,4096,bf16,0.2,h100_sxm,,\n"
+        "1,4096,4096,4096,bf16,0.2,h100_sxm,,burst\n"
+        "1,4096,4096,4096,bf16,0.2,h100_sxm,1500,burst\n"
+        "1,4096,4096,4096,bf16,0.2,h100_sxm,,boost\n"
+    )
+    loaded = load_gemm_rows(tmp_path)
+    assert [r.power_state for r in loaded.rows] == ["sustained", "sustained", "burst", "burst"]
+    assert list(loaded.skipped) == [
+        "malformed row: power_state must be one of sustained, burst (got 'boost')"
+    ]
+    report = validate_gemm_latency(
+        loaded.rows,
+        ["effective_roofline"],
+        options=ValidationOptions(calibrate=False, row_details=True),
+    )
+    clocks = [r["effective_roofline_sm_clock_hz"] for r in report.per_row]
+    seconds = [r["effective_roofline_s"] for r in report.per_row]
+    assert clocks[0] == clocks[1] < clocks[2]
+    assert clocks[3] == 1.5e9
+    # a compute-bound GEMM: the time falls about as the clock rises
+    assert seconds[0] / seconds[2] == pytest.approx(clocks[2] / clocks[0], rel=0.03)
+    assert load_hardware("h100_sxm").in_burst().compute.power_limited_clock_hz == 1.595e9

@@ -33,16 +33,25 @@ def _level_problems(spec: HardwareSpec) -> list[str]:
 
 
 def power_limit_problems(compute: ComputeSpec) -> list[str]:
-    """Power-limited clocks (general and per dtype) above the clock the peaks are rated at."""
+    """Power-limited clocks (general, per dtype, burst) above the clock the peaks are rated at,
+    and a burst clock below the sustained one."""
     limits = {"power_limited_clock_hz": compute.power_limited_clock_hz}
     for dtype, clock in compute.power_limited_clock_hz_by_dtype.items():
         limits[f"power_limited_clock_hz_by_dtype.{dtype.value}"] = clock
-    return [
+    limits["burst_power_limited_clock_hz"] = compute.burst_power_limited_clock_hz
+    problems = [
         f"compute.{name}: must be at most compute.clock_hz "
         f"({compute.clock_hz:g} Hz) (got {limited:g} Hz)"
         for name, limited in limits.items()
         if limited is not None and limited > compute.clock_hz
     ]
+    burst, sustained = compute.burst_power_limited_clock_hz, compute.power_limited_clock_hz
+    if burst is not None and (sustained is None or burst < sustained):
+        problems.append(
+            "compute.burst_power_limited_clock_hz: needs compute.power_limited_clock_hz and "
+            f"must be at least it (got {burst:g} Hz against {sustained or 'none'})"
+        )
+    return problems
 
 
 def _energy_problems(compute: ComputeSpec) -> list[str]:

@@ -22,6 +22,7 @@ from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemorySpec
 __all__ = [
     "CLOCK_STEP_HZ",
     "boosted",
+    "in_burst",
     "interpolate",
     "power_limited",
     "power_limited_clock_hz",
@@ -48,6 +49,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
         max_boost_clock_hz=None,  # a locked clock holds for every kernel
         power_limited_clock_hz=None,
         power_limited_clock_hz_by_dtype=MappingProxyType({}),
+        burst_power_limited_clock_hz=None,
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
     )
@@ -81,6 +83,35 @@ def boosted(spec: HardwareSpec) -> HardwareSpec:
     if boost is None or boost == spec.compute.clock_hz:
         return spec
     return _cached_at_clock(spec, boost)
+
+
+def in_burst(spec: HardwareSpec) -> HardwareSpec:
+    """``spec`` measured one kernel at a time after idle time (:meth:`HardwareSpec.in_burst`).
+
+    Its power-limited clock becomes ``burst_power_limited_clock_hz``, and each per-dtype one
+    scales by the same ratio (the limiter's headroom, not the dtype's power per cycle,
+    changes). ``spec`` itself when it has no burst clock. Cached on the spec.
+    """
+    compute = spec.compute
+    burst = compute.burst_power_limited_clock_hz
+    sustained = compute.power_limited_clock_hz
+    if burst is None or sustained is None or burst == sustained:
+        return spec
+    cached = spec.derived_cache.get("in_burst")
+    if cached is None:
+        ratio = burst / sustained
+        by_dtype = {
+            dtype: min(compute.clock_hz, clock * ratio)
+            for dtype, clock in compute.power_limited_clock_hz_by_dtype.items()
+        }
+        bursting = dataclasses.replace(
+            compute,
+            power_limited_clock_hz=burst,
+            power_limited_clock_hz_by_dtype=MappingProxyType(by_dtype),
+        )
+        cached = spec.derived_cache["in_burst"] = dataclasses.replace(spec, compute=bursting)
+    assert isinstance(cached, HardwareSpec)
+    return cached
 
 
 def power_limited_clock_hz(

@@ -161,6 +161,10 @@ class ComputeSpec:
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
         default_factory=_empty, metadata=_POS
     )
+    # the power-limited clock of a tensor kernel that runs alone after idle time (one profiled
+    # call, a kernel under a profiler's replay): the board's fast power and current limiter
+    # holds it before the average-power limit engages; HardwareSpec.in_burst() runs at it
+    burst_power_limited_clock_hz: float | None = field(default=None, metadata=_POS)
 
     def power_limited_clock_for(self, dtype: DType | None) -> float | None:
         """The power-limited clock of tensor work in ``dtype`` (its own, its family's, else
@@ -331,3 +335,11 @@ class HardwareSpec:
         from opmodel.hardware.clocking import spec_at_clock  # noqa: PLC0415 - avoids a cycle
 
         return spec_at_clock(self, clock_hz)
+
+    def in_burst(self) -> HardwareSpec:
+        """The same device measured one kernel at a time after idle time: power-limited at
+        ``compute.burst_power_limited_clock_hz`` instead of the sustained
+        ``power_limited_clock_hz`` (itself when it has no burst clock)."""
+        from opmodel.hardware.clocking import in_burst  # noqa: PLC0415 - avoids a cycle
+
+        return in_burst(self)

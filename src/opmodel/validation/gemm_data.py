@@ -52,6 +52,9 @@ class GemmRow:
     file: str
     energy_j: float | None = None
     l2_dirty_bytes: int = 0  # what a flush wrote before each timed run (optional column)
+    # how the kernels ran (optional column): "sustained" (back-to-back, the board's average-power
+    # limit engaged) or "burst" (one kernel at a time after idle time: HardwareSpec.in_burst)
+    power_state: str = "sustained"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +101,20 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         file=str(path),
         energy_j=_positive_or_none(record.get("energy")),
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
+        power_state=_power_state(record.get("power_state")),
     )
+
+
+POWER_STATES = ("sustained", "burst")
+
+
+def _power_state(text: str | None) -> str:
+    """The optional ``power_state`` column: one of :data:`POWER_STATES`, sustained when empty."""
+    if not text:
+        return "sustained"
+    if text not in POWER_STATES:
+        raise ValueError(f"power_state must be one of {', '.join(POWER_STATES)} (got {text!r})")
+    return text
 
 
 def _dirty(text: str | None) -> int:

@@ -96,7 +96,7 @@ class LatencyReport:
     skipped: dict[str, int]
     models: list[ModelResult]
     per_row: list[dict[str, object]]
-    power_limited_clock_hz: dict[str, float]  # fitted per hardware (unlocked rows)
+    power_limited_clock_hz: dict[str, float]  # fitted per hardware ("name:burst": burst rows)
     power_clock_training_rows: dict[str, int]
 
 
@@ -129,27 +129,43 @@ def row_op(row: GemmRow) -> LocalOp:
     )
 
 
+def _clock_key(name: str, burst: bool) -> str:
+    """The key of a fitted power-limited clock: per hardware and power state."""
+    return f"{name}:burst" if burst else name
+
+
 class _Hardware:
     """Configs at each row's clock, with the fixed device overhead set to zero (or kept)."""
 
     def __init__(self, directory: Path | None, *, zero_overhead: bool) -> None:
         self._directory, self._zero = directory, zero_overhead
-        self._cache: dict[tuple[str, float | None], HardwareSpec] = {}
-        self.power_clock: dict[str, float] = {}  # fitted; applied to unlocked rows
+        self._cache: dict[tuple[str, float | None, bool], HardwareSpec] = {}
+        # fitted; applied to unlocked rows of that hardware and power state (_clock_key)
+        self.power_clock: dict[str, float] = {}
 
-    def set_power_clock(self, name: str, clock_hz: float) -> None:
-        """Run unlocked rows of ``name`` under the power-limited ``clock_hz`` from now on."""
-        self.power_clock[name] = clock_hz
-        self._cache.pop((name, None), None)
+    def set_power_clock(self, name: str, clock_hz: float, *, burst: bool = False) -> None:
+        """Run unlocked rows of ``name`` in that power state under the power-limited
+        ``clock_hz`` from now on."""
+        self.power_clock[_clock_key(name, burst)] = clock_hz
+        self._cache.pop((name, None, burst), None)
 
-    def get(self, name: str, clock_hz: float | None) -> HardwareSpec:
-        key = (name, clock_hz)
+    def for_row(self, row: GemmRow) -> HardwareSpec:
+        """The config a row ran on: at its locked clock, else power-limited as it ran (a
+        ``burst`` row at the config's burst clock, :meth:`HardwareSpec.in_burst`)."""
+        return self.get(row.hardware, row.clock_hz, burst=row.power_state == "burst")
+
+    def get(self, name: str, clock_hz: float | None, *, burst: bool = False) -> HardwareSpec:
+        burst = burst and not clock_hz  # a locked clock holds in any power state
+        key = (name, clock_hz, burst)
         spec = self._cache.get(key)
         if spec is None:
             spec = load_hardware(name, directory=self._directory)
             spec = spec.at_clock(clock_hz) if clock_hz else spec
-            if clock_hz is None and name in self.power_clock:
-                spec = with_power_limited_clock(spec, self.power_clock[name])
+            fitted = None if clock_hz else self.power_clock.get(_clock_key(name, burst))
+            if fitted is not None:
+                spec = with_power_limited_clock(spec, fitted)
+            elif burst:
+                spec = spec.in_burst()
             if self._zero:
                 spec = dataclasses.replace(
                     spec,
@@ -170,13 +186,15 @@ def _training_rows(
     unlocked_only: bool = False,
 ) -> set[int]:
     """Indices of up to ``per_class`` evenly spaced rows of each of ``classes`` per hardware
-    (only rows measured without a locked clock when ``unlocked_only``)."""
+    (with ``unlocked_only``: per hardware and power state, of rows measured without a locked
+    clock)."""
     chosen: set[int] = set()
-    groups: dict[tuple[str, SizeClass], list[int]] = defaultdict(list)
+    groups: dict[tuple[str, str, SizeClass], list[int]] = defaultdict(list)
     for index, row in enumerate(rows):
         cls = size_class(row)
         if cls in classes and not (unlocked_only and row.clock_hz):
-            groups[(row.hardware, cls)].append(index)
+            state = row.power_state if unlocked_only else ""  # the power fit is per state
+            groups[(row.hardware, state, cls)].append(index)
     for members in groups.values():
         members.sort(
             key=lambda i: (
@@ -237,7 +255,7 @@ def validate_gemm_latency(
     for index, row in enumerate(rows):
         options.progress(index, len(rows))
         try:
-            spec = hardware.get(row.hardware, row.clock_hz)
+            spec = hardware.for_row(row)
             op = row_op(row)
             profiles = [model.predict(op, spec) for model in models]
         except OpModelError as exc:
@@ -278,13 +296,14 @@ def validate_gemm_latency(
 def _fit_power_clocks(
     rows: Sequence[GemmRow], hardware: _Hardware, per_class: int
 ) -> dict[str, list[int]]:
-    """Fit each unlocked hardware's power-limited clock on its large training rows (replacing
-    a config's sourced value for the run); returns the training rows used per hardware."""
-    by_hw: dict[str, list[int]] = defaultdict(list)
+    """Fit each unlocked hardware's power-limited clock, per power state, on its large training
+    rows (replacing a config's sourced value for the run); returns the training rows used per
+    fitted clock (keys ``name`` for sustained rows, ``name:burst`` for burst rows)."""
+    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
     for i in sorted(_training_rows(rows, per_class, (SizeClass.LARGE,), unlocked_only=True)):
-        by_hw[rows[i].hardware].append(i)
+        groups[(rows[i].hardware, rows[i].power_state == "burst")].append(i)
     used: dict[str, list[int]] = {}
-    for name, members in sorted(by_hw.items()):
+    for (name, burst), members in sorted(groups.items()):
         try:
             spec = hardware.get(name, None)
         except OpModelError:
@@ -293,8 +312,8 @@ def _fit_power_clocks(
             continue
         ops = [row_op(rows[i]) for i in members]
         clock = fit_power_limited_clock_hz(spec, ops, [rows[i].time_s for i in members])
-        hardware.set_power_clock(name, clock)
-        used[name] = members
+        hardware.set_power_clock(name, clock, burst=burst)
+        used[_clock_key(name, burst)] = members
     return used
 
 
