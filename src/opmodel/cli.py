@@ -15,9 +15,15 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from opmodel import __version__
-from opmodel.core.errors import OpModelError, UnsupportedOpError
+from opmodel.core.errors import ConfigError, OpModelError, UnsupportedOpError
 from opmodel.core.jsonify import to_jsonable
-from opmodel.hardware import load_hardware, peak_warnings, shipped_hardware_names
+from opmodel.hardware import (
+    POWER_STATES,
+    HardwareSpec,
+    load_hardware,
+    peak_warnings,
+    shipped_hardware_names,
+)
 from opmodel.hardware.summary import hardware_summary
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
@@ -41,7 +47,7 @@ def _emit(value: Any) -> None:
 def _cmd_predict(args: argparse.Namespace) -> None:
 
     model = get_model(args.model)
-    hardware = load_hardware(args.hardware)
+    hardware = _operating_point(load_hardware(args.hardware), args.clock_hz, args.power_state)
     op = load_op(args.op)
     if not model.supports(op):
         kinds = ", ".join(sorted(model.supported_kinds))
@@ -49,6 +55,30 @@ def _cmd_predict(args: argparse.Namespace) -> None:
             f"model '{model.name}' does not support {op.kind} (supports: {kinds})"
         )
     _emit(model.predict(op, hardware).to_dict())
+
+
+def _operating_point(spec: HardwareSpec, clock_hz: float | None, power_state: str) -> HardwareSpec:
+    """``spec`` at a locked SM clock, or in the power state of an unlocked device."""
+    if clock_hz is not None:
+        if power_state == "burst":
+            msg = "--power-state burst applies to an unlocked device; --clock-hz locks the clock"
+            raise ConfigError([msg])
+        return spec.at_clock(clock_hz)
+    return spec.in_burst() if power_state == "burst" else spec
+
+
+def _add_operating_point(parser: Any) -> None:
+    """``--clock-hz`` and ``--power-state``, shared by predict and sweep."""
+    parser.add_argument(
+        "--clock-hz", type=_positive_float, help="predict at this SM clock (HardwareSpec.at_clock)"
+    )
+    parser.add_argument(
+        "--power-state",
+        choices=POWER_STATES,
+        default="sustained",
+        help="an unlocked device running kernels back to back (sustained, default) or one at "
+        "a time after idle time (burst: HardwareSpec.in_burst)",
+    )
 
 
 def _cmd_models(_args: argparse.Namespace) -> None:
@@ -196,6 +226,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         model=args.model,
         engine=EngineChoice(kind=args.engine, workers=args.workers, address=args.address),
         clock_hz=args.clock_hz,
+        power_state=args.power_state,
         skip_invalid=args.skip_invalid,
     )
     progress = None if args.no_progress else _sweep_progress
@@ -237,9 +268,7 @@ def _add_sweep_parser(commands: Any) -> None:
     sweep.add_argument(
         "--address", help="cluster address (ray: default 'auto'; dask: the scheduler, required)"
     )
-    sweep.add_argument(
-        "--clock-hz", type=_positive_float, help="predict at this SM clock (HardwareSpec.at_clock)"
-    )
+    _add_operating_point(sweep)
     sweep.add_argument(
         "--skip-invalid",
         action="store_true",
@@ -276,6 +305,7 @@ def _build_parser() -> _Parser:
     predict.add_argument("--hardware", required=True, help="hardware YAML path or shipped name")
     predict.add_argument("--op", required=True, help="op YAML file")
     predict.add_argument("--model", default="roofline", help="model name (default: roofline)")
+    _add_operating_point(predict)
     predict.set_defaults(handler=_cmd_predict)
     commands.add_parser("models", help="list the registered models").set_defaults(
         handler=_cmd_models

@@ -107,6 +107,20 @@ def test_sweep_at_a_clock(tmp_path: Path) -> None:
     assert float(_read(tmp_path / "slow.csv")[0]["latency_s"]) == pytest.approx(2 * fast_s)
 
 
+def test_sweep_in_burst(tmp_path: Path) -> None:
+    """``power_state='burst'``: an unlocked H100 at its burst power-limited clock runs a large
+    GEMM faster than sustained; burst with a locked clock, or an unknown state, is an error."""
+    ops_path = _write(tmp_path / "ops.csv", [op_to_row(gemm(8192, 8192, 8192))])
+    run_sweep(ops_path, "h100_sxm", tmp_path / "sustained.csv", SweepOptions())
+    run_sweep(ops_path, "h100_sxm", tmp_path / "burst.csv", SweepOptions(power_state="burst"))
+    sustained = float(_read(tmp_path / "sustained.csv")[0]["latency_s"])
+    assert float(_read(tmp_path / "burst.csv")[0]["latency_s"]) < 0.95 * sustained
+    with pytest.raises(ConfigError, match="clock_hz locks the clock"):
+        SweepOptions(power_state="burst", clock_hz=1.2e9)
+    with pytest.raises(ConfigError, match="must be one of sustained, burst"):
+        SweepOptions(power_state="boost")
+
+
 def test_an_invalid_row_stops_the_sweep_with_one_line(tmp_path: Path) -> None:
     ops_path, rows = _table(tmp_path, repeats=1)
     rows[4]["tensors"] = "input:64:bf17;output:64:bf16"

@@ -22,7 +22,7 @@ from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
 from opmodel.batch.predict import RESULT_COLUMNS, resolve, result_row
 from opmodel.batch.tableio import Table, read_table, table_format, write_table
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.hardware import HardwareSpec
+from opmodel.hardware import POWER_STATES, HardwareSpec
 
 __all__ = ["SweepOptions", "SweepSummary", "predict_rows", "run_sweep"]
 
@@ -30,7 +30,7 @@ _REQUIRED = ("name", "kind", "phase", "tensors")
 _CHUNKS_PER_WORKER = 8
 _MIN_CHUNK = 64
 
-_specs: dict[tuple[str, float | None], HardwareSpec] = {}
+_specs: dict[tuple[str, float | None, bool], HardwareSpec] = {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,13 +53,15 @@ class SweepSummary:
         return self.rows / self.seconds if self.seconds > 0 else math.inf
 
 
-def _spec(hardware: str, clock_hz: float | None) -> HardwareSpec:
-    key = (hardware, clock_hz)
+def _spec(hardware: str, clock_hz: float | None, burst: bool = False) -> HardwareSpec:
+    key = (hardware, clock_hz, burst)
     spec = _specs.get(key)
     if spec is None:
         spec, _ = resolve(hardware, "roofline")
         if clock_hz is not None:
             spec = spec.at_clock(clock_hz)
+        if burst:
+            spec = spec.in_burst()
         _specs[key] = spec
     return spec
 
@@ -70,13 +72,14 @@ def predict_rows(
     hardware: str,
     clock_hz: float | None,
     model: str,
+    burst: bool = False,
 ) -> list[tuple[object, ...]]:
     """Result values (then an error text or None) for each ``(source, row)`` of ``chunk``.
 
     Runs in a worker: hardware and model are passed by name or path and resolved there (specs
     are cached per worker). Errors come back as text, one line, never as exceptions.
     """
-    spec, op_model = _spec(hardware, clock_hz), resolve(hardware, model)[1]
+    spec, op_model = _spec(hardware, clock_hz, burst), resolve(hardware, model)[1]
     empty = (None,) * len(RESULT_COLUMNS)
     out: list[tuple[object, ...]] = []
     for source, row in chunk:
@@ -118,13 +121,24 @@ def _distinct(table: Table, rows: int) -> tuple[list[int], list[int]]:
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SweepOptions:
     """How to sweep: the model, where to run (:class:`EngineChoice`), the SM clock to apply
-    with :meth:`~opmodel.hardware.HardwareSpec.at_clock` (None: the config's), and whether
-    invalid rows are recorded in an ``error`` column instead of stopping the sweep."""
+    with :meth:`~opmodel.hardware.HardwareSpec.at_clock` (None: the config's), the power state
+    of an unlocked device (``burst``: :meth:`~opmodel.hardware.HardwareSpec.in_burst`), and
+    whether invalid rows are recorded in an ``error`` column instead of stopping the sweep."""
 
     model: str = "effective_roofline"
     engine: EngineChoice = field(default_factory=EngineChoice)
     clock_hz: float | None = None
+    power_state: str = "sustained"
     skip_invalid: bool = False
+
+    def __post_init__(self) -> None:
+        if self.power_state not in POWER_STATES:
+            states = ", ".join(POWER_STATES)
+            msg = f"power_state must be one of {states} (got {self.power_state!r})"
+            raise ConfigError([msg])
+        if self.power_state == "burst" and self.clock_hz is not None:
+            msg = "power_state 'burst' applies to an unlocked device; clock_hz locks the clock"
+            raise ConfigError([msg])
 
 
 def run_sweep(
@@ -144,12 +158,13 @@ def run_sweep(
     """
     opts = options or SweepOptions()
     model, clock_hz, skip_invalid = opts.model, opts.clock_hz, opts.skip_invalid
+    burst = opts.power_state == "burst"
     start = time.perf_counter()
     ops_path, out_path = Path(ops), Path(output)
     table_format(out_path)  # reject an unknown output format before any work
     hardware_ref = str(hardware)
-    _spec(hardware_ref, clock_hz)  # fail fast, in this process, on a bad config or clock
-    resolve(_spec(hardware_ref, clock_hz), model)
+    _spec(hardware_ref, clock_hz, burst)  # fail fast, in this process, on a bad config or clock
+    resolve(_spec(hardware_ref, clock_hz, burst), model)
     table = read_table(ops_path)
     _check_columns(ops_path, table)
     rows = len(table["name"])
@@ -162,7 +177,9 @@ def run_sweep(
     parallel = opts.engine.workers or os.cpu_count() or 1
     chunk = max(_MIN_CHUNK, math.ceil(len(work) / (_CHUNKS_PER_WORKER * parallel)))
     chunks = [work[i : i + chunk] for i in range(0, len(work), chunk)]
-    func = functools.partial(predict_rows, hardware=hardware_ref, clock_hz=clock_hz, model=model)
+    func = functools.partial(
+        predict_rows, hardware=hardware_ref, clock_hz=clock_hz, model=model, burst=burst
+    )
     results = [r for part in run_chunks(func, chunks, opts.engine, progress) for r in part]
     errors = [(first_rows[i], r[-1]) for i, r in enumerate(results) if r[-1] is not None]
     if errors and not skip_invalid:

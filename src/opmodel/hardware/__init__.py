@@ -1,5 +1,6 @@
 """Hardware descriptions: :class:`HardwareSpec` and :func:`load_hardware`."""
 
+from opmodel.hardware.clocking import POWER_STATES
 from opmodel.hardware.derived import peak_warnings
 from opmodel.hardware.loader import (
     config_directory,
@@ -23,6 +24,7 @@ from opmodel.hardware.spec import (
 )
 
 __all__ = [
+    "POWER_STATES",
     "ClockDomain",
     "ComputeSpec",
     "HardwareKind",

@@ -21,6 +21,7 @@ from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemorySpec
 
 __all__ = [
     "CLOCK_STEP_HZ",
+    "POWER_STATES",
     "boosted",
     "in_burst",
     "interpolate",
@@ -34,6 +35,9 @@ __all__ = [
 ]
 
 CLOCK_STEP_HZ = 15e6  # GA100 and later step the SM clock in 15 MHz bins ([EAI] supply_voltage.json)
+# how an unlocked device ran its kernels: back to back under the average-power limit
+# ("sustained"), or one at a time after idle time ("burst": HardwareSpec.in_burst)
+POWER_STATES = ("sustained", "burst")
 
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:

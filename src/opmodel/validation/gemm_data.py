@@ -23,6 +23,7 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.hardware import POWER_STATES
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
@@ -103,9 +104,6 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
     )
-
-
-POWER_STATES = ("sustained", "burst")
 
 
 def _power_state(text: str | None) -> str:
