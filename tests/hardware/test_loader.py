@@ -301,6 +301,7 @@ def test_power_tables_follow_the_clock() -> None:
 
 
 def test_energy_calibration_applies_at_its_clock_only() -> None:
+    """Fitted energy terms apply at the calibration's clock; its host gap at every clock."""
     spec = load_hardware("a100_40gb_pcie")
     calibration = spec.calibration
     assert calibration is not None and calibration.clock_mhz == 900.0
@@ -311,7 +312,14 @@ def test_energy_calibration_applies_at_its_clock_only() -> None:
     assert at_900.power.busy_w == pytest.approx(47.35 + terms.active_w)
     assert at_900.hbm.energy_j_per_byte == terms.hbm_j_per_byte
     assert at_900.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
-    assert spec.at_clock(1000e6).power.active_w == 0.0
+    at_1000 = spec.at_clock(1000e6)
+    assert at_1000.power.active_w == 0.0
+    assert at_1000.hbm.energy_j_per_byte != terms.hbm_j_per_byte  # energy: 900 MHz only
+    # the host time per kernel is the framework's, not the GPU's: it applies at every clock
+    assert terms.launch_gap_s is not None
+    for clocked in (spec, at_900, at_1000, at_1000.at_clock(1.2e9)):
+        assert clocked.overhead.kernel_launch_overhead_s == terms.launch_gap_s
+    assert spec.without_calibration().overhead.kernel_launch_overhead_s == 5e-6
 
 
 def test_energy_calibration_errors(tmp_path: Path) -> None:

@@ -216,11 +216,20 @@ def interpolate(table: Mapping[int, float], x: float) -> float:
 
 
 def with_calibration(spec: HardwareSpec) -> HardwareSpec:
-    """``spec`` with its energy calibration's terms when it runs at the calibration's clock."""
+    """``spec`` with its energy calibration's terms when it runs at the calibration's clock.
+
+    The fitted host time per kernel (``launch_gap_s``) applies at every clock: it is the
+    time the host's framework spends per kernel, which the GPU's clock does not change.
+    """
     calibration = spec.calibration
-    if calibration is None or abs(spec.compute.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
+    if calibration is None:
         return spec
     t = calibration.terms
+    if abs(spec.compute.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
+        if t.launch_gap_s is None:
+            return spec
+        overhead = dataclasses.replace(spec.overhead, kernel_launch_overhead_s=t.launch_gap_s)
+        return dataclasses.replace(spec, overhead=overhead, uncalibrated=spec)
     tensor = {
         dtype: t.tensor_j_per_flop if dtype in calibration.tensor_dtypes else value
         for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
