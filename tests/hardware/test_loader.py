@@ -300,25 +300,42 @@ def test_power_tables_follow_the_clock() -> None:
     assert a10.at_clock(900e6).power.static_w == a10.power.static_w
 
 
-def test_energy_calibration_applies_at_its_clock_only() -> None:
-    """Fitted energy terms apply at the calibration's clock; its host gap at every clock."""
+def test_energy_calibration_carried_to_other_clocks_by_the_voltage_table() -> None:
+    """At 900 MHz the fitted terms replace the estimates. At another clock the voltage table
+    ([EAI]: 693.75 mV up to 1005 MHz, 893.75 mV at 1410) carries them: switching energy per
+    FLOP or L2 byte x (V / V_900)^2, active power also x f / 900 MHz, HBM bytes unchanged
+    (memory clock domain). The host time per kernel applies at every clock."""
     spec = load_hardware("a100_40gb_pcie")
     calibration = spec.calibration
     assert calibration is not None and calibration.clock_mhz == 900.0
-    assert spec.power.active_w == 0.0  # the config's own clock: 1410 MHz, not calibrated
-    at_900 = spec.at_clock(900e6)
     terms = calibration.terms
+    at_900 = spec.at_clock(900e6)
     assert at_900.power.active_w == terms.active_w
     assert at_900.power.busy_w == pytest.approx(47.35 + terms.active_w)
     assert at_900.hbm.energy_j_per_byte == terms.hbm_j_per_byte
     assert at_900.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
-    at_1000 = spec.at_clock(1000e6)
-    assert at_1000.power.active_w == 0.0
-    assert at_1000.hbm.energy_j_per_byte != terms.hbm_j_per_byte  # energy: 900 MHz only
+    at_1000 = spec.at_clock(1000e6)  # same voltage as at 900 MHz
+    assert at_1000.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
+    assert at_1000.power.active_w == pytest.approx(terms.active_w * 1000 / 900)
+    factor = (893.75 / 693.75) ** 2
+    for rated in (spec, spec.at_clock(1410e6)):  # the config's own clock is 1410 MHz
+        bf16 = rated.compute.tensor_energy_j_per_flop[DType.BF16]
+        assert bf16 == pytest.approx(terms.tensor_j_per_flop * factor)
+        assert rated.hbm.energy_j_per_byte == terms.hbm_j_per_byte
+        assert rated.levels_by_name["l2"].energy_j_per_byte == pytest.approx(
+            terms.l2_j_per_byte * factor
+        )
+        assert rated.power.active_w == pytest.approx(terms.active_w * factor * 1410 / 900)
     # the host time per kernel is the framework's, not the GPU's: it applies at every clock
     assert terms.launch_gap_s is not None
     for clocked in (spec, at_900, at_1000, at_1000.at_clock(1.2e9)):
         assert clocked.overhead.kernel_launch_overhead_s == terms.launch_gap_s
+    # without a voltage table (A10) the energy terms stay at the calibration's clock
+    a10 = load_hardware("a10")
+    a10_terms = a10.calibration.terms  # type: ignore[union-attr]
+    assert a10.at_clock(900e6).power.active_w == a10_terms.active_w
+    assert a10.power.active_w == 0.0
+    assert a10.overhead.kernel_launch_overhead_s == a10_terms.launch_gap_s
     assert spec.without_calibration().overhead.kernel_launch_overhead_s == 5e-6
 
 

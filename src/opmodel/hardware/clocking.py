@@ -216,48 +216,55 @@ def interpolate(table: Mapping[int, float], x: float) -> float:
 
 
 def with_calibration(spec: HardwareSpec) -> HardwareSpec:
-    """``spec`` with its energy calibration's terms when it runs at the calibration's clock.
+    """``spec`` with its energy calibration's terms.
 
-    The fitted host time per kernel (``launch_gap_s``) applies at every clock: it is the
-    time the host's framework spends per kernel, which the GPU's clock does not change.
+    At the calibration's clock the fitted terms replace the estimates. At another clock they
+    are carried there by the config's core-voltage table, as :func:`spec_at_clock` carries the
+    estimates: switching energy per event (tensor and vector FLOPs, L2 bytes) scales by
+    ``(V(f) / V(f_cal))^2``, active power by ``(f / f_cal) (V(f) / V(f_cal))^2``, and the
+    memory-domain HBM energy per byte stays. Without a voltage table only the fitted host time
+    per kernel (``launch_gap_s``) applies away from the calibration's clock: it is the time
+    the host's framework spends per kernel, which the GPU's clock does not change.
     """
     calibration = spec.calibration
     if calibration is None:
         return spec
     t = calibration.terms
-    if abs(spec.compute.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
-        if t.launch_gap_s is None:
-            return spec
-        overhead = dataclasses.replace(spec.overhead, kernel_launch_overhead_s=t.launch_gap_s)
+    mhz, volts = spec.compute.clock_hz / 1e6, spec.power.core_voltage_mv_by_clock_mhz
+    overhead = spec.overhead
+    if t.launch_gap_s is not None:
+        overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
+    if abs(mhz - calibration.clock_mhz) <= 1.0:
+        switching = 1.0
+    elif volts:
+        switching = (interpolate(volts, mhz) / interpolate(volts, calibration.clock_mhz)) ** 2
+    else:
         return dataclasses.replace(spec, overhead=overhead, uncalibrated=spec)
     tensor = {
-        dtype: t.tensor_j_per_flop if dtype in calibration.tensor_dtypes else value
+        dtype: t.tensor_j_per_flop * switching if dtype in calibration.tensor_dtypes else value
         for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
     }
     vector = spec.compute.vector_energy_j_per_flop
     if t.vector_j_per_flop is not None:
-        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop))
+        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop * switching))
     compute = dataclasses.replace(
         spec.compute,
         tensor_energy_j_per_flop=MappingProxyType(tensor),
         vector_energy_j_per_flop=vector,
     )
-    per_byte = {"hbm": t.hbm_j_per_byte, "l2": t.l2_j_per_byte}
+    per_byte = {"hbm": t.hbm_j_per_byte, "l2": t.l2_j_per_byte * switching}
     levels = tuple(
         dataclasses.replace(level, energy_j_per_byte=per_byte[level.name])
         if level.name in per_byte
         else level
         for level in spec.memory.levels
     )
-    power = dataclasses.replace(spec.power, active_w=t.active_w)
-    overhead = spec.overhead
-    if t.launch_gap_s is not None:
-        overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
+    active_w = t.active_w * switching * mhz / calibration.clock_mhz
     return dataclasses.replace(
         spec,
         compute=compute,
         memory=MemorySpec(levels=levels),
-        power=power,
+        power=dataclasses.replace(spec.power, active_w=active_w),
         overhead=overhead,
         uncalibrated=spec,
     )
