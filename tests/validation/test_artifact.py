@@ -13,7 +13,7 @@ from opmodel.cli import main
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
-from opmodel.validation.artifact import load_runs, predict_runs
+from opmodel.validation.artifact import calibration_split, load_runs, predict_runs
 from opmodel.validation.artifact_ops import kernels_from_entry, op_from_entry
 from opmodel.validation.artifact_perop import load_measured_ops
 
@@ -123,6 +123,33 @@ def test_run_selection(artifact: Path) -> None:
     }
 
 
+def test_a_clock_sweep_is_its_own_set(artifact: Path) -> None:
+    """measurements/a100_dvfs (the artifact's clock sweep) runs on the same config, at each
+    run's measured clock, with its own start-up correction and the clock the harness asked
+    for; its runs are reported as '<config>:dvfs' and never train a 900 MHz calibration."""
+    sweep = artifact / "measurements" / "a100_dvfs"
+    sweep.mkdir()
+    rows = [
+        "workload,energy,time,avg_freq,temp",
+        "tinymodel_x_pbf16_b1_s128_modeprefill_attneager_freq1410_iter2000.csv,0.6,15.0,1219.7,74",
+        "tinymodel_x_pbf16_b1_s128_modeprefill_attneager_freq510_iter500.csv,2.0,4.0,510.0,60",
+    ]
+    (sweep / "nvml_parsed.csv").write_text("\n".join(rows) + "\n")
+    runs, _ = load_runs(artifact)
+    (capped,) = [r for r in runs if r.sweep]
+    assert (capped.label, capped.clock_hz, capped.requested_clock_mhz) == (
+        "a100_40gb_pcie:dvfs",
+        pytest.approx(1219.7e6),
+        1410.0,
+    )
+    # its own failed run (4 ms x 500 = 2 s) is the start-up: (30 s - 2 s) / 2000 passes
+    assert capped.time_s == pytest.approx((30.0 - 2.0) / 2000)
+    (main_run,) = [r for r in runs if not r.sweep]
+    assert main_run.label == "a100_40gb_pcie" and main_run.requested_clock_mhz == 900.0
+    result = predict_runs([capped], "roofline")[0]
+    assert calibration_split(result) == "held-out"  # carried to 1220 MHz by the voltage table
+
+
 def test_no_failed_run_means_no_startup_correction(artifact: Path) -> None:
     """Without a failed run on that GPU there is no start-up measurement: the window is taken
     as passes alone."""
@@ -202,6 +229,10 @@ def test_shipped_data_runs(capsys: pytest.CaptureFixture[str]) -> None:
     assert summary["runs"] > 100
     groups = summary["groups"]
     assert {"a10", "a100_40gb_pcie"} <= set(groups)
+    # the A100's clock sweep (data/energaizer/measurements/a100_dvfs), by requested clock
+    assert groups["a100_40gb_pcie:dvfs"]["latency"]["count"] == 163
+    for mhz in range(510, 1411, 90):
+        assert groups[f"a100_40gb_pcie:dvfs:{mhz}MHz"]["latency"]["count"] >= 13
     for hardware in ("a10", "a100_40gb_pcie"):  # the held-out runs, also by model family
         by_family = [g for name, g in groups.items() if name.startswith(f"{hardware}:held-out:")]
         assert len(by_family) >= 5

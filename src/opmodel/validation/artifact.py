@@ -43,6 +43,7 @@ from opmodel.validation.metrics import ErrorMetrics, error_metrics
 __all__ = [
     "GPU_CONFIGS",
     "MIN_WINDOW_S",
+    "SWEEP_TAGS",
     "WorkloadResult",
     "WorkloadRun",
     "calibration_split",
@@ -50,7 +51,10 @@ __all__ = [
     "predict_runs",
 ]
 
-GPU_CONFIGS = {"a10": "a10", "a100": "a100_40gb_pcie"}
+GPU_CONFIGS = {"a10": "a10", "a100": "a100_40gb_pcie", "a100_dvfs": "a100_40gb_pcie"}
+# measurement sets beside a GPU's main one, by folder: their runs are reported under
+# "<config>:<tag>" (the clock sweep of the EnergAIzer artifact, data/energaizer/SOURCE.md)
+SWEEP_TAGS = {"a100_dvfs": "dvfs"}
 MIN_WINDOW_S = 10.0
 _NAME = re.compile(
     r"^(?P<base>.+?)(?:_attn[a-z0-9]+)?(?:_freq(?P<freq>\d+))?_iter(?P<iters>\d+)\.csv$"
@@ -71,6 +75,13 @@ class WorkloadRun:
     passes: int = 1  # forward passes in the measurement window
     startup_s: float = 0.0  # start-up inside the window (mean window of the GPU's failed runs)
     startup_j: float = 0.0  # energy of that start-up
+    sweep: str = ""  # the measurement set's tag (SWEEP_TAGS); "" for the GPU's main set
+    requested_clock_mhz: float | None = None  # the clock the harness locked (name's freqN)
+
+    @property
+    def label(self) -> str:
+        """The group the run is reported in: its config, and its sweep's tag if any."""
+        return f"{self.hardware}:{self.sweep}" if self.sweep else self.hardware
 
 
 @dataclass(frozen=True, slots=True)
@@ -172,6 +183,8 @@ def _run(
         passes=passes,
         startup_s=startup.window_s,
         startup_j=startup.energy_j,
+        sweep=SWEEP_TAGS.get(gpu, ""),
+        requested_clock_mhz=float(freq) if freq else None,
     )
 
 
@@ -195,9 +208,9 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
             if run is not None:
                 runs.append(run)
     if not runs:
-        raise ConfigError(
-            [f"{root}: no usable measured runs (measurements/<a10|a100>/nvml_parsed.csv)"]
-        )
+        gpus = ", ".join(sorted(GPU_CONFIGS))
+        msg = f"{root}: no usable measured runs (measurements/<gpu>/nvml_parsed.csv, gpu: {gpus})"
+        raise ConfigError([msg])
     return runs, skipped
 
 
@@ -267,12 +280,18 @@ def predict_runs(
 
 
 def calibration_split(result: WorkloadResult) -> str:
-    """``training`` or ``held-out`` when the run's config has an energy calibration at the run's
-    clock (by the calibration's list of training runs), else ``uncalibrated``."""
-    calibration = load_hardware(result.run.hardware).calibration
-    if calibration is None or abs(result.run.clock_hz / 1e6 - calibration.clock_mhz) > 1.0:
+    """``training`` for a run the config's energy calibration was fitted on (a main-set run at
+    the calibration's clock, by its list of training runs); ``held-out`` for any other run the
+    calibration reaches (at its clock, or carried to the run's clock by the config's voltage
+    table: :func:`~opmodel.hardware.clocking.with_calibration`); else ``uncalibrated``."""
+    spec = load_hardware(result.run.hardware)
+    calibration = spec.calibration
+    if calibration is None:
         return "uncalibrated"
-    return "training" if result.run.workload in calibration.training_runs else "held-out"
+    at_clock = abs(result.run.clock_hz / 1e6 - calibration.clock_mhz) <= 1.0
+    if at_clock and not result.run.sweep and result.run.workload in calibration.training_runs:
+        return "training"
+    return "held-out" if at_clock or spec.power.core_voltage_mv_by_clock_mhz else "uncalibrated"
 
 
 def metrics_by(

@@ -43,7 +43,7 @@ def plot_workloads(path: Path, results: list[WorkloadResult]) -> None:
     records = [
         _Point(
             r.run.family,
-            r.run.hardware,
+            r.run.label,
             float(r.working_set_bytes),
             r.time_s / r.run.time_s,
             r.energy_j / r.run.energy_j,
@@ -53,7 +53,7 @@ def plot_workloads(path: Path, results: list[WorkloadResult]) -> None:
     _scatter_columns(path, records, "bf16 working set per pass [B]")
     parts: dict[str, dict[str, float]] = {}
     for r in results:
-        group = parts.setdefault(f"{r.run.hardware}\n{r.run.family}", {})
+        group = parts.setdefault(f"{r.run.label}\n{r.run.family}", {})
         idle = r.energy_j - sum(r.terms_j.values())
         for name, joules in (*r.terms_j.items(), ("idle", idle)):
             group[name] = group.get(name, 0.0) + joules

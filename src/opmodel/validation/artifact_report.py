@@ -49,6 +49,7 @@ CSV_COLUMNS = (
     "startup_s",
     "startup_j",
     "split",
+    "sweep",
 )
 
 
@@ -71,6 +72,7 @@ def _row(result: WorkloadResult) -> dict[str, object]:
         "startup_s": repr(run.startup_s),
         "startup_j": repr(run.startup_j),
         "split": calibration_split(result),
+        "sweep": run.sweep,
     }
 
 
@@ -81,15 +83,24 @@ def _write_csv(path: Path, results: list[WorkloadResult]) -> None:
         writer.writerows(_row(result) for result in results)
 
 
+def _requested_clock(result: WorkloadResult) -> str:
+    """A sweep run's group by the clock the harness asked for (the board may hold less)."""
+    requested = result.run.requested_clock_mhz
+    return f"{result.run.label}:{requested:.0f}MHz" if requested else result.run.label
+
+
 def _groups(results: list[WorkloadResult]) -> dict[str, Any]:
+    main = [r for r in results if not r.run.sweep]
+    sweeps = [r for r in results if r.run.sweep]
     groups = {
-        **metrics_by(results, lambda r: r.run.hardware),
-        **metrics_by(results, lambda r: f"{r.run.hardware}:{calibration_split(r)}"),
-        **metrics_by(results, lambda r: f"{r.run.hardware}:{r.run.family}"),
+        **metrics_by(results, lambda r: r.run.label),
+        **metrics_by(main, lambda r: f"{r.run.label}:{calibration_split(r)}"),
+        **metrics_by(results, lambda r: f"{r.run.label}:{r.run.family}"),
         **metrics_by(
-            [r for r in results if calibration_split(r) == "held-out"],
-            lambda r: f"{r.run.hardware}:held-out:{r.run.family}",
+            [r for r in main if calibration_split(r) == "held-out"],
+            lambda r: f"{r.run.label}:held-out:{r.run.family}",
         ),
+        **metrics_by(sweeps, _requested_clock),
     }
     return {
         name: {"latency": to_jsonable(latency), "energy": to_jsonable(energy)}

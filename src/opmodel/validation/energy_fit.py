@@ -90,7 +90,7 @@ def _idle_w(name: str, clock_hz: float) -> float:
 def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path) -> dict[str, Any]:
     """Fit, write the calibration file and return its summary."""
     runs, _ = load_runs(workload_dir)
-    runs = [r for r in runs if r.hardware == hardware]
+    runs = [r for r in runs if r.hardware == hardware and not r.sweep]  # the main set
     clocks = {round(r.clock_hz / 1e6) for r in runs}
     if not runs or len(clocks) != 1:
         found = sorted({r.hardware for r in load_runs(workload_dir)[0]})
