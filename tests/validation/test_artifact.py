@@ -61,6 +61,31 @@ def test_entries_map_to_ops() -> None:
         op_from_entry([{}, ["pool"]])
 
 
+def test_eager_attention_bmm_copies_its_operands_and_context() -> None:
+    """torch.matmul folds a 4-D bmm's batch with reshape, which copies the head-split Q, K
+    (scores) and V (context); merging the heads copies the context. Sizes by hand for 2 x 12
+    heads, 512 tokens, head size 64: each copy moves 24 x 512 x 64 elements once each way."""
+    scores = {"batch": 24, "dimM": 512, "dimN": 512, "dimK": 64, "precM": "bf16"}
+    context = {"batch": 24, "dimM": 512, "dimN": 64, "dimK": 512, "precM": "bf16"}
+    names = {
+        "scores": [op.name for op in kernels_from_entry([scores, ["gemm"]]).kernels],
+        "context": [op.name for op in kernels_from_entry([context, ["gemm"]]).kernels],
+    }
+    assert names == {
+        "scores": ["query_copy", "key_copy", "gemm"],
+        "context": ["value_copy", "gemm", "context_copy"],
+    }
+    for entry in (scores, context):
+        for op in kernels_from_entry([entry, ["gemm"]]).kernels:
+            if op.kind is OpKind.COPY:
+                assert [t.shape for t in op.tensors] == [(24 * 512 * 64,)] * 2
+                assert op.tensors[0].dtype is DType.BF16
+    # a linear layer (batch 1) and a bmm of another shape launch the GEMM alone
+    assert len(kernels_from_entry(OPS[0]).kernels) == 1
+    other = {"batch": 4, "dimM": 256, "dimN": 512, "dimK": 512, "precM": "bf16"}
+    assert len(kernels_from_entry([other, ["gemm"]]).kernels) == 1
+
+
 def test_conv2d_runs_layout_transforms_around_its_gemm() -> None:
     """A tensor-core conv2d of NCHW tensors: input and filter to NHWC / KRSC, the implicit GEMM,
     the output back to NCHW; each transform reads and writes its tensor once."""
@@ -184,15 +209,17 @@ def test_pass_sums_by_hand(artifact: Path) -> None:
     (result,) = predict_runs(runs, "roofline")
     spec = load_hardware("a100_40gb_pcie").at_clock(900e6)
     model, gap = get_model("roofline"), spec.overhead.kernel_launch_overhead_s
-    profiles = [model.predict(op_from_entry(entry), spec) for entry in OPS[:6]]
-    conv = [model.predict(op, spec) for op in kernels_from_entry([CONV, ["conv2d"]]).kernels]
-    # the launch queue: entry i queued at i x gap, run in order; the conv's four kernels
-    # come from one host call, so they take one slot
-    entries = [p.latency_s for p in profiles] + [sum(p.latency_s for p in conv)]
+    slots = [
+        [model.predict(op, spec) for op in kernels_from_entry(entry).kernels]
+        for entry in [*OPS[:6], [CONV, ["conv2d"]]]
+    ]
+    assert [len(slot) for slot in slots] == [1, 3, 1, 1, 1, 1, 4]  # the bmm copies Q and K
+    # the launch queue: entry i queued at i x gap, run in order; an entry's kernels (the
+    # attention bmm's copies, the conv's transforms) come from one host call: one slot
     time_s = 0.0
-    for i, latency in enumerate(entries, 1):
-        time_s = max(time_s, i * gap) + latency
-    dynamic = sum(p.energy_j - spec.power.static_w * p.latency_s for p in [*profiles, *conv])
+    for i, slot in enumerate(slots, 1):
+        time_s = max(time_s, i * gap) + sum(p.latency_s for p in slot)
+    dynamic = sum(p.energy_j - spec.power.static_w * p.latency_s for s in slots for p in s)
     assert result.ops == 7 and result.skipped_ops == {"elementwise op 'mystery' is not mapped": 1}
     assert result.time_s == pytest.approx(time_s)
     assert spec.power.static_w == pytest.approx(47.35)  # EnergAIzer idle power at 900 MHz

@@ -166,6 +166,37 @@ def _transform(name: str, elements: int, dtype: DType) -> LocalOp:
     )
 
 
+def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp, ...] | None:
+    """An eager attention bmm with the copies its host call makes, or None for another GEMM.
+
+    ``torch.matmul`` on 4-D operands folds the batch dimensions with ``reshape``
+    (``_matmul_impl`` in ATen's LinearAlgebra.cpp), which copies an operand that is not
+    viewable as ``[batch x heads, rows, cols]``. Hugging Face attention (transformers 4.51.3,
+    the artifact's pinned version) splits heads by ``view`` and ``transpose`` of the
+    projection's output, so the scores' matmul (``Q K^T``: rows = cols = sequence, inner =
+    head size) copies Q and K first, the context matmul (``P V``: inner = rows = sequence) copies
+    V (Qwen2's grouped K and V are materialised by ``repeat_kv`` instead: the same bytes
+    written), and merging the heads back (``transpose(1, 2)`` then ``reshape`` or
+    ``contiguous``) copies the context. Each copy is predicted as a copy of its tensor."""
+    batch, m, n, k = (_int(params, name) for name in ("batch", "dimM", "dimN", "dimK"))
+    if batch <= 1:
+        return None
+    dtype = op.tensors[0].dtype
+    if m == n > k:  # Q K^T
+        return (
+            _transform("query_copy", batch * m * k, dtype),
+            _transform("key_copy", batch * n * k, dtype),
+            op,
+        )
+    if k == m > n:  # P V
+        return (
+            _transform("value_copy", batch * k * n, dtype),
+            op,
+            _transform("context_copy", batch * m * n, dtype),
+        )
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class EntryKernels:
     """One entry's op (``op``) and the kernels its host call launches, in order (``kernels``,
@@ -178,7 +209,8 @@ class EntryKernels:
 def kernels_from_entry(entry: object) -> EntryKernels:
     """The kernels one entry launches from one host call; ValueError as :func:`op_from_entry`.
 
-    Every entry is one kernel except a tensor-core ``conv2d``. PyTorch keeps activations and
+    Every entry is one kernel except an eager attention bmm (its operand and context copies:
+    :func:`_attention_kernels`) and a tensor-core ``conv2d``. PyTorch keeps activations and
     filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``, and cuDNN's
     tensor-core convolutions read and write NHWC, so for each such convolution cuDNN runs
     layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter
@@ -190,6 +222,9 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     """
     params, tags = _parts(entry)
     op = _op_of(params, tags)
+    attention = _attention_kernels(op, params) if tags[0] == "gemm" else None
+    if attention is not None:
+        return EntryKernels(op, attention)
     if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
         return EntryKernels(op, (op,))
     images, channels, side = _int(params, "b"), _int(params, "c"), _int(params, "hw")
