@@ -86,6 +86,18 @@ def test_eager_attention_bmm_copies_its_operands_and_context() -> None:
     assert len(kernels_from_entry([other, ["gemm"]]).kernels) == 1
 
 
+def test_gpt2_score_division_is_followed_by_the_causal_where() -> None:
+    """The lists' 'unspecified_tensor' (GPT-2's division of the scores by a 0-dim tensor) reads
+    one full-size operand, and the causal torch.where that follows it, which the lists leave
+    out, reads and writes the scores once more: two one-input kernels in one slot."""
+    entry = [{"dim": 196608, "op": "unspecified_tensor", "prec": "bf16"}, ["elementwise"]]
+    kernels = kernels_from_entry(entry).kernels
+    assert [op.name for op in kernels] == ["unspecified_tensor", "causal_where"]
+    for op in kernels:
+        assert op.kind is OpKind.ELEMENTWISE
+        assert [t.shape for t in op.tensors] == [(196608,), (196608,)]
+
+
 def test_conv2d_runs_layout_transforms_around_its_gemm() -> None:
     """A tensor-core conv2d of NCHW tensors: input and filter to NHWC / KRSC, the implicit GEMM,
     the output back to NCHW; each transform reads and writes its tensor once."""

@@ -235,8 +235,9 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
     if t.launch_gap_s is not None:
         overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
     if abs(mhz - calibration.clock_mhz) <= 1.0:
-        switching = 1.0
+        switching = ratio = 1.0
     elif volts:
+        ratio = mhz / calibration.clock_mhz
         switching = (interpolate(volts, mhz) / interpolate(volts, calibration.clock_mhz)) ** 2
     else:
         return dataclasses.replace(spec, overhead=overhead, uncalibrated=spec)
@@ -259,7 +260,7 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
         else level
         for level in spec.memory.levels
     )
-    active_w = t.active_w * switching * mhz / calibration.clock_mhz
+    active_w = t.active_w * switching * ratio
     return dataclasses.replace(
         spec,
         compute=compute,

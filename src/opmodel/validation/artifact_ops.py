@@ -32,11 +32,14 @@ from opmodel.core.op import LocalOp, TensorSpec
 __all__ = ["EntryKernels", "kernels_from_entry", "op_from_entry"]
 
 _PREC = {"bf16": DType.BF16, "fp32": DType.FP32, "fp16": DType.FP16}
-_BINARY = {"pointwise_add": "add", "pointwise_mul": "mul", "unspecified_tensor": "add"}
+_BINARY = {"pointwise_add": "add", "pointwise_mul": "mul"}
 _UNARY = {
     "scalar_add": "scalar_add",
     "scalar_mul": "scalar_mul",
     "unspecified_scalar": "scalar_mul",
+    # the lists' only such op is GPT-2's division of its attention scores by a 0-dim tensor
+    # (torch.full([], sqrt(head size))): one full-size operand (_causal_where)
+    "unspecified_tensor": "scalar_mul",
     "relu": "relu",
     "silu": "silu",
     "gelu": "gelu",
@@ -197,6 +200,23 @@ def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp,
     return None
 
 
+def _causal_where(op: LocalOp) -> tuple[LocalOp, ...]:
+    """GPT-2's score division and the causal ``torch.where`` that follows it.
+
+    Hugging Face's GPT-2 attention (transformers 4.51.3, ``eager_attention_forward``) divides
+    the scores by a 0-dim tensor, the lists' ``unspecified_tensor`` entry, then masks them with
+    ``torch.where(causal_mask, scores, min)``, which the lists leave out. The mask is a
+    ``[1, 1, seq, seq]`` bool slice that every batch and head shares, so it stays in L2; the
+    ``where`` reads and writes the scores once, predicted as a one-input elementwise op."""
+    where = _op(
+        "causal_where",
+        OpKind.ELEMENTWISE,
+        op.tensors,
+        {"function": "scalar_mul", **_PYTORCH},
+    )
+    return (op, where)
+
+
 @dataclass(frozen=True, slots=True)
 class EntryKernels:
     """One entry's op (``op``) and the kernels its host call launches, in order (``kernels``,
@@ -210,7 +230,8 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     """The kernels one entry launches from one host call; ValueError as :func:`op_from_entry`.
 
     Every entry is one kernel except an eager attention bmm (its operand and context copies:
-    :func:`_attention_kernels`) and a tensor-core ``conv2d``. PyTorch keeps activations and
+    :func:`_attention_kernels`), GPT-2's score division (and the causal ``where`` after it:
+    :func:`_causal_where`) and a tensor-core ``conv2d``. PyTorch keeps activations and
     filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``, and cuDNN's
     tensor-core convolutions read and write NHWC, so for each such convolution cuDNN runs
     layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter
@@ -225,6 +246,8 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     attention = _attention_kernels(op, params) if tags[0] == "gemm" else None
     if attention is not None:
         return EntryKernels(op, attention)
+    if tags[0] == "elementwise" and params.get("op") == "unspecified_tensor":
+        return EntryKernels(op, _causal_where(op))
     if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
         return EntryKernels(op, (op,))
     images, channels, side = _int(params, "b"), _int(params, "c"), _int(params, "hw")
