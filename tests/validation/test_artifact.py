@@ -14,7 +14,7 @@ from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact import calibration_split, load_runs, predict_runs
-from opmodel.validation.artifact_ops import kernels_from_entry, op_from_entry
+from opmodel.validation.artifact_ops import complete_entries, kernels_from_entry, op_from_entry
 from opmodel.validation.artifact_perop import load_measured_ops
 
 REPO = Path(__file__).resolve().parents[2]
@@ -96,6 +96,25 @@ def test_gpt2_score_division_is_followed_by_the_causal_where() -> None:
     for op in kernels:
         assert op.kind is OpKind.ELEMENTWISE
         assert [t.shape for t in op.tensors] == [(196608,), (196608,)]
+
+
+def test_resnet_entries_gain_batch_norms_and_residual_adds() -> None:
+    """torchvision's ResNet: a batch norm after every convolution (its output's size), and a
+    residual add before every third ReLU after the stem's; other families are unchanged."""
+    conv = [{**CONV, "dimM": 100, "dimN": 8}, ["conv2d", "tc", "bf16_bf16"]]
+    relu = [{"dim": 800, "op": "relu", "prec": "bf16"}, ["elementwise"]]
+    block = [conv, relu, conv, relu, conv, conv, relu]  # conv3 and the downsample, then add
+    entries = [conv, relu, *block, *block]
+    done = complete_entries(entries, "resnet101")
+    names = [e[1][0] if e[1][0] != "elementwise" else e[0]["op"] for e in done]
+    assert names.count("batch_norm_eval") == 9 and names.count("pointwise_add") == 2
+    assert names[:3] == ["conv2d", "batch_norm_eval", "relu"]
+    assert names[-3:] == ["batch_norm_eval", "pointwise_add", "relu"]
+    norms = [e for e in done if e[0].get("op") == "batch_norm_eval"]
+    assert {e[0]["dim"] for e in norms} == {800}
+    (norm,) = kernels_from_entry(norms[0]).kernels
+    assert norm.kind is OpKind.ELEMENTWISE and [t.shape for t in norm.tensors] == [(800,)] * 2
+    assert complete_entries(entries, "gpt2") is entries
 
 
 def test_conv2d_runs_layout_transforms_around_its_gemm() -> None:

@@ -36,7 +36,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.validation.artifact_ops import kernels_from_entry
+from opmodel.validation.artifact_ops import complete_entries, kernels_from_entry
 from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -216,7 +216,7 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
 
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
     model = get_model(model_name)
-    entries = json.loads(run.ops_file.read_text())
+    entries = complete_entries(json.loads(run.ops_file.read_text()), run.family)
     kernel_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)

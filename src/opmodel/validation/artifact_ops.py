@@ -29,7 +29,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 
-__all__ = ["EntryKernels", "kernels_from_entry", "op_from_entry"]
+__all__ = ["EntryKernels", "complete_entries", "kernels_from_entry", "op_from_entry"]
 
 _PREC = {"bf16": DType.BF16, "fp32": DType.FP32, "fp16": DType.FP16}
 _BINARY = {"pointwise_add": "add", "pointwise_mul": "mul"}
@@ -40,6 +40,9 @@ _UNARY = {
     # the lists' only such op is GPT-2's division of its attention scores by a 0-dim tensor
     # (torch.full([], sqrt(head size))): one full-size operand (_causal_where)
     "unspecified_tensor": "scalar_mul",
+    # eval-mode batch norm: x x scale + shift per channel, one read and one write
+    # (complete_entries adds it; the lists have no such op)
+    "batch_norm_eval": "scalar_mul",
     "relu": "relu",
     "silu": "silu",
     "gelu": "gelu",
@@ -215,6 +218,41 @@ def _causal_where(op: LocalOp) -> tuple[LocalOp, ...]:
         {"function": "scalar_mul", **_PYTORCH},
     )
     return (op, where)
+
+
+def complete_entries(entries: list[Any], family: str) -> list[Any]:
+    """``entries`` with the kernels a family's model runs that its op list leaves out.
+
+    ``resnet101`` is torchvision's ``resnet101`` in eval mode (the artifact's ``run_model.py``).
+    Its op list has the 104 convolutions, the ReLUs and the classifier, but every
+    convolution is followed by a ``BatchNorm2d`` and every ``Bottleneck`` block adds its
+    identity before its last ReLU (``out += identity``), which the list omits. So after each
+    ``conv2d`` entry comes an eval-mode batch norm of its output (``dimM x dimN`` elements, a
+    one-input elementwise op with its own launch), and before every third ReLU after the stem's
+    (the blocks' ReLUs come in threes: after ``bn1``, ``bn2`` and the add) comes the residual
+    add of that ReLU's size. Other families are returned as they are; malformed entries pass
+    through for :func:`kernels_from_entry` to reject."""
+    if family != "resnet101":
+        return entries
+    out: list[Any] = []
+    relus = 0
+    for entry in entries:
+        try:
+            params, tags = _parts(entry)
+        except ValueError:
+            out.append(entry)
+            continue
+        if tags[0] == "elementwise" and params.get("op") == "relu":
+            relus += 1
+            if relus > 1 and (relus - 1) % 3 == 0:
+                add = {"dim": params.get("dim"), "op": "pointwise_add", "prec": params.get("prec")}
+                out.append([add, ["elementwise"]])
+        out.append(entry)
+        if tags[0] == "conv2d" and isinstance(params.get("dimM"), int):
+            elements = params["dimM"] * params.get("dimN", 0)
+            norm = {"dim": elements, "op": "batch_norm_eval", "prec": params.get("precM")}
+            out.append([norm, ["elementwise"]])
+    return out
 
 
 @dataclass(frozen=True, slots=True)
