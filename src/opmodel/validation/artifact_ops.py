@@ -10,12 +10,16 @@ Each entry of ``workloads/all/<workload>.json`` is ``[params, tags]`` (data/ener
   transforms of :func:`kernels_from_entry`.
 * ``softmax`` / ``layernorm`` (``batch`` rows of ``dim``, ``prec``): torch.softmax and
   torch.nn.LayerNorm (two weights), ATen kernels (``implementation: pytorch``).
-* ``elementwise`` (``dim`` elements, ``op``, ``prec``): ``pointwise_add`` / ``pointwise_mul`` and
-  ``unspecified_tensor`` take two inputs (add, mul, add); ``scalar_add``, ``scalar_mul`` and
-  ``unspecified_scalar`` one (scalar_add, scalar_mul, scalar_mul); ``relu``, ``silu``, ``gelu``,
-  ``tanh`` are those functions; ``typecast_to_fp32`` / ``typecast_to_bf16`` are copies that cast.
+* ``elementwise`` (``dim`` elements, ``op``, ``prec``): ``pointwise_add`` / ``pointwise_mul``
+  take two inputs (add, mul); ``scalar_add``, ``scalar_mul``, ``unspecified_scalar`` and
+  ``unspecified_tensor`` (GPT-2's score division by a 0-dim tensor) one; ``relu``, ``silu``,
+  ``gelu``, ``tanh`` are those functions; ``typecast_to_fp32`` / ``typecast_to_bf16`` are
+  copies that cast.
 
-An entry of another kind raises ValueError with the reason, which the caller counts.
+An entry of another kind raises ValueError with the reason, which the caller counts. The
+kernels the measured program runs beyond its list are added here too: per entry by
+:func:`kernels_from_entry` (attention's copies, GPT-2's causal ``where``, convolutions' layout
+transforms), per workload by :func:`complete_entries` (ResNet's batch norms and residual adds).
 """
 
 from __future__ import annotations
