@@ -14,7 +14,8 @@ from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact import calibration_split, load_runs, predict_runs
-from opmodel.validation.artifact_ops import complete_entries, kernels_from_entry, op_from_entry
+from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
+from opmodel.validation.artifact_ops import op_from_entry
 from opmodel.validation.artifact_perop import load_measured_ops
 
 REPO = Path(__file__).resolve().parents[2]

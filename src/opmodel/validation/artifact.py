@@ -36,7 +36,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.validation.artifact_ops import complete_entries, kernels_from_entry
+from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
 from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 

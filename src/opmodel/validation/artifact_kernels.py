@@ -1,0 +1,157 @@
+"""The kernels an EnergAIzer op-list entry launches, and the ones a model's list leaves out.
+
+An entry (:mod:`opmodel.validation.artifact_ops`) is one host call; most launch one kernel.
+The ones that launch more, and the kernels the measured program runs that its op list omits,
+are what this module adds, each with the source that says so: eager attention's operand and
+context copies, GPT-2's causal ``where``, cuDNN's layout transforms around NCHW convolutions
+(per entry, :func:`kernels_from_entry`), torchvision ResNet's batch norms and residual adds (per
+workload, :func:`complete_entries`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from opmodel.core.op import LocalOp
+from opmodel.validation.artifact_ops import (
+    copy_op,
+    entry_op,
+    entry_parts,
+    positive_int,
+    pytorch_op,
+)
+
+__all__ = ["EntryKernels", "complete_entries", "kernels_from_entry"]
+
+
+def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp, ...] | None:
+    """An eager attention bmm with the copies its host call makes, or None for another GEMM.
+
+    ``torch.matmul`` on 4-D operands folds the batch dimensions with ``reshape``
+    (``_matmul_impl`` in ATen's LinearAlgebra.cpp), which copies an operand that is not
+    viewable as ``[batch x heads, rows, cols]``. Hugging Face attention (transformers 4.51.3,
+    the artifact's pinned version) splits heads by ``view`` and ``transpose`` of the
+    projection's output, so the scores' matmul (``Q K^T``: rows = cols = sequence, inner =
+    head size) copies Q and K first, the context matmul (``P V``: inner = rows = sequence) copies
+    V (Qwen2's grouped K and V are materialised by ``repeat_kv`` instead: the same bytes
+    written), and merging the heads back (``transpose(1, 2)`` then ``reshape`` or
+    ``contiguous``) copies the context. Each copy is predicted as a copy of its tensor."""
+    batch, m, n, k = (positive_int(params, name) for name in ("batch", "dimM", "dimN", "dimK"))
+    if batch <= 1:
+        return None
+    dtype = op.tensors[0].dtype
+    if m == n > k:  # Q K^T
+        return (
+            copy_op("query_copy", batch * m * k, dtype),
+            copy_op("key_copy", batch * n * k, dtype),
+            op,
+        )
+    if k == m > n:  # P V
+        return (
+            copy_op("value_copy", batch * k * n, dtype),
+            op,
+            copy_op("context_copy", batch * m * n, dtype),
+        )
+    return None
+
+
+def _causal_where(op: LocalOp) -> tuple[LocalOp, ...]:
+    """GPT-2's score division and the causal ``torch.where`` that follows it.
+
+    Hugging Face's GPT-2 attention (transformers 4.51.3, ``eager_attention_forward``) divides
+    the scores by a 0-dim tensor, the lists' ``unspecified_tensor`` entry, then masks them with
+    ``torch.where(causal_mask, scores, min)``, which the lists leave out. The mask is a
+    ``[1, 1, seq, seq]`` bool slice that every batch and head shares, so it stays in L2; the
+    ``where`` reads and writes the scores once, predicted as a one-input elementwise op."""
+    return (op, pytorch_op("causal_where", op.tensors, "scalar_mul"))
+
+
+def complete_entries(entries: list[Any], family: str) -> list[Any]:
+    """``entries`` with the kernels a family's model runs that its op list leaves out.
+
+    ``resnet101`` is torchvision's ``resnet101`` in eval mode (the artifact's ``run_model.py``).
+    Its op list has the 104 convolutions, the ReLUs and the classifier, but every
+    convolution is followed by a ``BatchNorm2d`` and every ``Bottleneck`` block adds its
+    identity before its last ReLU (``out += identity``), which the list omits. So after each
+    ``conv2d`` entry comes an eval-mode batch norm of its output (``dimM x dimN`` elements, a
+    one-input elementwise op with its own launch), and before every third ReLU after the stem's
+    (the blocks' ReLUs come in threes: after ``bn1``, ``bn2`` and the add) comes the residual
+    add of that ReLU's size. Other families are returned as they are; malformed entries pass
+    through for :func:`kernels_from_entry` to reject."""
+    if family != "resnet101":
+        return entries
+    out: list[Any] = []
+    relus = 0
+    for entry in entries:
+        try:
+            params, tags = entry_parts(entry)
+        except ValueError:
+            out.append(entry)
+            continue
+        if tags[0] == "elementwise" and params.get("op") == "relu":
+            relus += 1
+            if relus > 1 and (relus - 1) % 3 == 0:
+                add = {"dim": params.get("dim"), "op": "pointwise_add", "prec": params.get("prec")}
+                out.append([add, ["elementwise"]])
+        out.append(entry)
+        if tags[0] == "conv2d" and isinstance(params.get("dimM"), int):
+            elements = params["dimM"] * params.get("dimN", 0)
+            norm = {"dim": elements, "op": "batch_norm_eval", "prec": params.get("precM")}
+            out.append([norm, ["elementwise"]])
+    return out
+
+
+@dataclass(frozen=True, slots=True)
+class EntryKernels:
+    """One entry's op (``op``) and the kernels its host call launches, in order (``kernels``,
+    ``op`` among them)."""
+
+    op: LocalOp
+    kernels: tuple[LocalOp, ...]
+
+
+def kernels_from_entry(entry: object) -> EntryKernels:
+    """The kernels one entry launches from one host call; ValueError as :func:`op_from_entry`.
+
+    Every entry is one kernel except an eager attention bmm (its operand and context copies:
+    :func:`_attention_kernels`), GPT-2's score division (and the causal ``where`` after it:
+    :func:`_causal_where`) and a tensor-core ``conv2d``. PyTorch keeps activations and
+    filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``, and cuDNN's
+    tensor-core convolutions read and write NHWC, so for each such convolution cuDNN runs
+    layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter
+    KCRS -> KRSC before it, the output NHWC -> NCHW after it (``nchwToNhwcKernel`` /
+    ``nhwcToNchwKernel`` in profiles; onnxruntime PR #17200 and NVIDIA DeepLearningExamples PR
+    #1017 show them per convolution and the time they cost). Each transform reads and writes
+    its tensor once, as a copy. An entry without the convolution fields (``b``, ``c``,
+    ``hw``, ``m``, ``rs``) is the GEMM alone.
+    """
+    params, tags = entry_parts(entry)
+    op = entry_op(params, tags)
+    attention = _attention_kernels(op, params) if tags[0] == "gemm" else None
+    if attention is not None:
+        return EntryKernels(op, attention)
+    if tags[0] == "elementwise" and params.get("op") == "unspecified_tensor":
+        return EntryKernels(op, _causal_where(op))
+    if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
+        return EntryKernels(op, (op,))
+    images, channels, side = (
+        positive_int(params, "b"),
+        positive_int(params, "c"),
+        positive_int(params, "hw"),
+    )
+    filters, window = positive_int(params, "m"), positive_int(params, "rs")
+    dtype = op.tensors[0].dtype
+    m, k = op.tensors[0].shape[-2:]
+    if filters != op.tensors[2].shape[-1] or channels * window * window != k:
+        msg = (
+            f"conv2d m={filters}, c={channels}, rs={window} do not match its GEMM "
+            f"(dimN={op.tensors[2].shape[-1]}, dimK={k})"
+        )
+        raise ValueError(msg)
+    before = (
+        copy_op("nchw_to_nhwc", images * channels * side * side, dtype),
+        copy_op("kcrs_to_krsc", filters * k, dtype),
+    )
+    return EntryKernels(op, (*before, op, copy_op("nhwc_to_nchw", m * filters, dtype)))
