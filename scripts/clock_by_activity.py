@@ -33,7 +33,10 @@ BINS = (0.3, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 def activities(rows: list[GemmRow], hardware: str, min_gflop: float) -> list[tuple[float, float]]:
     """``(u, clock_mhz)`` of every usable row."""
     spec = load_hardware(hardware)
-    peak_per_hz = spec.compute.tensor_peak(DType.BF16) / spec.compute.clock_hz
+    peak = spec.compute.tensor_peak(DType.BF16)
+    if peak is None:
+        raise SystemExit(f"{hardware}: no bf16 tensor peak")
+    peak_per_hz = peak / spec.compute.clock_hz
     out = []
     for r in rows:
         flops = 2 * r.batch * r.m * r.n * r.k

@@ -4,7 +4,9 @@ Usage: python scripts/convert_op_data.py [--shared-dir ../shared/data] [--out da
 
 Each output row is an op-table row (docs/sweeps.md: ``name, kind, phase, tensors, attrs``) with
 the measurement beside it: ``time`` [ms], ``hardware`` (an opmodel config name), ``clock_mhz``
-(empty: the config's clock), ``source``, ``implementation`` (who wrote the kernel) and ``label``.
+(empty: the config's clock), ``source``, ``implementation`` (who wrote the kernel), ``label`` and
+``timing_scope`` (``kernel``: Vidur's profiler kernel times; ``event``: CUDA events around each
+call, Triton's ``do_bench``; opmodel.validation.timing_scope).
 Numbers are copied, never edited; only rows that one kernel computes are kept (see the SOURCE.md
 files for what is left out and why).
 """
@@ -29,6 +31,7 @@ COLUMNS = (
     "source",
     "implementation",
     "label",
+    "timing_scope",
 )
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 LAYERNORM_MODELS = ("microsoft/phi-2",)  # every other Vidur model uses RMSNorm
@@ -175,6 +178,7 @@ def convert_vidur(shared: Path, out: Path) -> None:
                                 source="vidur",
                                 implementation=kernel,
                                 label=f"{model}:{op}:tp{tp}:tokens{record['num_tokens']}",
+                                timing_scope="kernel",  # torch.profiler kernel time
                             )
                         )
         _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
@@ -212,6 +216,8 @@ def convert_liger(shared: Path, out: Path) -> None:
                     source="liger",
                     implementation=implementation,
                     label=f"{record['kernel_name']}:{record['kernel_provider']}:M{count}:N{length}",
+                    # do_bench records CUDA events around each call (triton.testing.do_bench)
+                    timing_scope="event",
                 )
             )
     _write(out / "liger" / "liger.csv", rows)

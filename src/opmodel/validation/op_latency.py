@@ -5,11 +5,14 @@ Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``o
 phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms] (a non-empty
 ``kernel_time`` replaces it: ``opmodel measure``'s kernel-scope time), ``hardware`` (an
 opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else the op's
-``implementation`` attr) and ``label``. ``opmodel measure`` writes ``ops.csv`` in this form;
-``scripts/convert_op_data.py`` converts the public Vidur and Liger-Kernel measurements. Nothing
-is fitted here; the rows the shipped calibrations were fitted on (instruction issue, the warp
-softmax's loads in flight and the block softmax's issue cost) are reported apart as training
-rows, every other row is held out.
+``implementation`` attr), ``label`` and ``timing_scope`` (``kernel`` or ``event``; when
+absent, ``event`` for ``opmodel measure``'s event times, else ``kernel``). ``opmodel measure``
+writes ``ops.csv`` in this form; ``scripts/convert_op_data.py`` converts the public Vidur and
+Liger-Kernel measurements. One thing is fitted here: per GPU, the offset event-timed rows get
+for the span CUDA events add around a kernel (opmodel.validation.timing_scope), on its declared
+training rows. Those rows and the ones the shipped calibrations were fitted on (instruction
+issue, the warp softmax's loads in flight and the block softmax's issue cost) are reported
+apart as training rows; every other row is held out.
 Malformed rows are skipped and counted by reason.
 """
 
@@ -19,7 +22,7 @@ import csv
 import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.batch import op_from_row
@@ -33,6 +36,11 @@ from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
 from opmodel.models.streaming.issue import issue_calibration, issue_key
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.timing_scope import (
+    event_training_rows,
+    fit_event_offsets,
+    timing_scope,
+)
 
 __all__ = [
     "OpLatencyResult",
@@ -56,6 +64,7 @@ class OpRow:
     source: str
     implementation: str
     label: str
+    timing_scope: str = "kernel"  # "kernel" or "event" (opmodel.validation.timing_scope)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -74,6 +83,11 @@ class OpLatencyResult:
     # rows the instruction-issue calibration was fitted on (opmodel.models.streaming.issue):
     # left out of every group above and summarised here; None when there are none
     training: ErrorMetrics | None = None
+    # per hardware, the offset added to event-timed predictions (timing_scope), the rows it
+    # was fitted on (left out of every group above) and each row's split
+    event_offset_s: dict[str, float] = field(default_factory=dict)
+    event_training: ErrorMetrics | None = None
+    split: tuple[str, ...] = ()
 
 
 def _parse(record: dict[str, str], where: str) -> OpRow:
@@ -99,6 +113,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         implementation=(record.get("implementation") or "").strip()
         or str(op.attrs.get("implementation", "unknown")),
         label=(record.get("label") or "").strip(),
+        timing_scope=timing_scope(record),
     )
 
 
@@ -167,7 +182,25 @@ def validate_op_latency(
     """Predict every row with ``model_name`` (each distinct op and config once) and summarise.
 
     ``hardware_dir``: a folder of ``<config>.yaml`` files that replaces the shipped configs
-    (to try a changed config on the same rows); every row's config must be in it."""
+    (to try a changed config on the same rows); every row's config must be in it. Event-timed
+    rows get their hardware's fitted offset (opmodel.validation.timing_scope)."""
+    predicted, limiters = _predict_rows(rows, model_name, progress, hardware_dir)
+    fitted = [is_training_row(r) for r in rows]
+    predicted, offsets, event_fit = _with_event_offsets(rows, predicted, fitted)
+    split = tuple(
+        "training" if t else "event-offset training" if i in event_fit else "held-out"
+        for i, t in enumerate(fitted)
+    )
+    return _result(model_name, rows, (predicted, limiters), split, offsets)
+
+
+def _predict_rows(
+    rows: Sequence[OpRow],
+    model_name: str,
+    progress: Callable[[int, int], None] | None,
+    hardware_dir: Path | None,
+) -> tuple[list[float], list[str]]:
+    """Each row's predicted kernel time and limiter (each distinct op and config once)."""
     model = get_model(model_name)
     specs: dict[tuple[str, float | None], HardwareSpec] = {}
     memo: dict[tuple[LocalOp, str, float | None], tuple[float, str]] = {}
@@ -186,11 +219,29 @@ def validate_op_latency(
         limiters.append(value[1])
         if progress is not None:
             progress(index + 1, len(rows))
-    fitted = [is_training_row(r) for r in rows]
-    held = [r for r, t in zip(rows, fitted, strict=True) if not t]
-    held_s = [p for p, t in zip(predicted, fitted, strict=True) if not t]
+    return predicted, limiters
+
+
+def _result(
+    model_name: str,
+    rows: Sequence[OpRow],
+    evaluated: tuple[Sequence[float], Sequence[str]],
+    split: tuple[str, ...],
+    offsets: dict[str, float],
+) -> OpLatencyResult:
+    """Metrics of the held-out rows by group, and of each training split apart, from each
+    row's ``(predicted seconds, limiter)``."""
+    predicted, limiters = evaluated
+    held_at = [i for i, s in enumerate(split) if s == "held-out"]
+    held, held_s = [rows[i] for i in held_at], [predicted[i] for i in held_at]
     elementwise = [i for i, r in enumerate(held) if isinstance(r.op.view, ElementwiseView)]
-    training = [(p, r.time_s) for p, r, t in zip(predicted, rows, fitted, strict=True) if t]
+
+    def metrics_of(name: str) -> ErrorMetrics | None:
+        chosen = [i for i, s in enumerate(split) if s == name]
+        if not chosen:
+            return None
+        return error_metrics([predicted[i] for i in chosen], [rows[i].time_s for i in chosen])
+
     return OpLatencyResult(
         model=model_name,
         predicted_s=tuple(predicted),
@@ -205,8 +256,31 @@ def validate_op_latency(
         ),
         by_source=_grouped(held, held_s, lambda r: f"{r.source}:{r.implementation}"),
         by_duration=_grouped(held, held_s, _duration_class),
-        training=error_metrics(*zip(*training, strict=True)) if training else None,
+        training=metrics_of("training"),
+        event_offset_s=offsets,
+        event_training=metrics_of("event-offset training"),
+        split=split,
     )
+
+
+def _with_event_offsets(
+    rows: Sequence[OpRow], predicted: Sequence[float], fitted: Sequence[bool]
+) -> tuple[list[float], dict[str, float], frozenset[int]]:
+    """Event-timed predictions plus their hardware's fitted offset, the offsets, and the rows
+    they were fitted on (opmodel.validation.timing_scope)."""
+    groups = [
+        (r.hardware, r.op.kind.value) if r.timing_scope == "event" and not t else None
+        for r, t in zip(rows, fitted, strict=True)
+    ]
+    measured = [r.time_s for r in rows]
+    training = event_training_rows(groups, measured)
+    hardware = [r.hardware for r in rows]
+    offsets = fit_event_offsets(hardware, predicted, measured, training)
+    shifted = [
+        p + offsets.get(r.hardware, 0.0) if r.timing_scope == "event" else p
+        for r, p in zip(rows, predicted, strict=True)
+    ]
+    return shifted, offsets, training
 
 
 def is_training_row(row: OpRow) -> bool:

@@ -16,7 +16,6 @@ from opmodel.validation.metrics import ErrorMetrics
 from opmodel.validation.op_latency import (
     OpLatencyResult,
     OpRow,
-    is_training_row,
     load_op_rows,
     validate_op_latency,
 )
@@ -41,11 +40,15 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
         ]
         if result.training is not None:
             groups.append(("training: calibration fits", result.training))
+        if result.event_training is not None:
+            groups.append(("training: event-scope offset", result.event_training))
         for label, m in groups:
             write(
                 f"  {label:<38} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
                 f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
             )
+        for hardware, offset in result.event_offset_s.items():
+            write(f"  event-scope offset {hardware}: {offset * 1e6:.2f} us\n")
     if skipped:
         write("skipped: " + "; ".join(f"{n} x {why}" for why, n in skipped.items()) + "\n")
 
@@ -64,7 +67,7 @@ def _write_csv(path: Path, rows: Sequence[OpRow], results: Sequence[OpLatencyRes
                     row.hardware,
                     row.source,
                     row.implementation,
-                    "training" if is_training_row(row) else "held-out",
+                    results[0].split[index],
                     repr(row.time_s),
                     *(
                         value
@@ -88,6 +91,8 @@ def _summary(result: OpLatencyResult) -> dict[str, Any]:
         "by_source": to_jsonable(result.by_source),
         "by_duration": to_jsonable(result.by_duration),
         "training": to_jsonable(result.training),
+        "event_offset_s": dict(result.event_offset_s),
+        "event_training": to_jsonable(result.event_training),
     }
 
 
