@@ -127,6 +127,10 @@ def test_dataset_column_run_json_source_and_rebuild(tmp_path: Path) -> None:
     rows = {r.label: r.time_s for r in load_op_rows(out)[0]}
     assert rows[norm["label"]] == pytest.approx(float(norm["kernel_time"]) / 1e3)
     assert rows[copy["label"]] == pytest.approx(float(copy["time"]) / 1e3)
+    # `time` is event-scoped (the column says so); a kernel time makes the row kernel-scoped
+    assert norm["timing_scope"] == copy["timing_scope"] == "event"
+    scopes = {r.label: r.timing_scope for r in load_op_rows(out)[0]}
+    assert scopes == {norm["label"]: "kernel", copy["label"]: "event"}
     (gemm_row,) = load_gemm_rows(out).rows
     assert gemm_row.time_s == pytest.approx(float(gemm[0]["kernel_time"]) / 1e3)
 

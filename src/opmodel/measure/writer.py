@@ -57,7 +57,9 @@ GEMM_COLUMNS = (
     "l2_dirty_bytes",
     *_MEASURED,
 )
-OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED)
+# `time` spans CUDA events around one call (opmodel.validation.timing_scope); `kernel_time`,
+# when present, is the kernel alone and takes precedence
+OPS_COLUMNS = ("name", "kind", "phase", "tensors", "attrs", *_MEASURED, "timing_scope")
 SOURCE_TAG = "opmodel-measure"
 
 
@@ -85,6 +87,7 @@ def _measured(result: CaseResult, hardware: str) -> dict[str, object]:
         "mem_clock_mhz": result.mem_clock_mhz,
         "source": SOURCE_TAG,
         "label": result.case.label,
+        "timing_scope": "event",
     }
 
 
