@@ -22,6 +22,7 @@ import statistics
 from pathlib import Path
 
 from opmodel.models.gemm.traffic import effective_swizzle, sector_rounded_bytes
+from opmodel.validation.gemm_traffic import REPORTED_TO_BYTES
 
 DATA = Path(__file__).resolve().parent.parent / "data/rapid_llm_ncu_gemm/ncu_metrics_results.csv"
 FP16_BITS = 16
@@ -66,7 +67,7 @@ def main() -> int:
     with DATA.open(newline="") as handle:
         for record in csv.DictReader(handle):
             predicted = predicted_read_bytes(record, args.capacity_mib * 2**20)
-            error = predicted / float(record["dram_read"]) - 1
+            error = predicted / (float(record["dram_read"]) * REPORTED_TO_BYTES) - 1
             errors.append(abs(error))
             if args.rows:
                 print(f"{record['m']:>6} {record['k']:>6} {record['n']:>6} {100 * error:+7.1f} %")

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.models.gemm.traffic import effective_swizzle
+from opmodel.validation.gemm_traffic import REPORTED_TO_BYTES
 
 DATA = Path(__file__).resolve().parent.parent / "data/rapid_llm_ncu_gemm/ncu_metrics_results.csv"
 FP16_BYTES = 2
@@ -178,7 +179,7 @@ def main() -> int:
             rng = random.Random(1)
             l2 = L2(int(args.capacity_mib * 2**20), args.policy, rng)
             dram = simulate_dram_reads(kernel, l2, args.jitter, rng)
-            error = dram / float(record["dram_read"]) - 1
+            error = dram / (float(record["dram_read"]) * REPORTED_TO_BYTES) - 1
             errors.append(abs(error))
             if args.rows:
                 row = f"{kernel.m:>6} {kernel.k:>6} {kernel.n:>6}"

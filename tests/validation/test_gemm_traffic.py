@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize
+from opmodel.validation.gemm_traffic import REPORTED_TO_BYTES, compare_dram_bytes, summarize
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -22,13 +22,33 @@ def test_dram_read_bytes_per_row() -> None:
             f"read error {row.read_error * 100:+6.1f}%"
         )
     summary = summarize(rows)
-    assert summary.median_abs_read_error <= 0.07
+    assert summary.median_abs_read_error <= 0.065
+    assert summary.mean_abs_read_error <= 0.125
     assert summary.within_10_percent >= 28
-    # rows whose operands fit in L2 read exactly their compulsory bytes: within 10 %
+    # rows whose operands fit in L2 read exactly their compulsory bytes: within 3.5 %
     small = [r for r in rows if (r.m * r.k + r.k * r.n) * 2 < 20 * 2**20]
-    assert small and all(abs(r.read_error) <= 0.10 for r in small)
+    assert len(small) == 13 and all(abs(r.read_error) <= 0.035 for r in small)
+    # so do the GEMVs (n = 1), which stream A once: within 0.5 %
+    gemv = [r for r in rows if r.n == 1]
+    assert len(gemv) == 6 and all(abs(r.read_error) <= 0.005 for r in gemv)
     # the model never predicts fewer bytes than A + B once (compulsory)
     assert all(r.predicted_read_bytes >= (r.m * r.k + r.k * r.n) * 2 for r in rows)
+
+
+def test_byte_columns_are_mbyte_times_two_to_the_twentieth() -> None:
+    """The GEMV rows (n = 1) read A and B once: their columns are 1.048576 x (A + B + about
+    30 KB) whatever the size, so the file's numbers are ncu's Mbyte (10^6) figures scaled by
+    2^20; read as such they are A + B plus a constant 28-35 KB."""
+    assert REPORTED_TO_BYTES == 10**6 / 2**20
+    gemv = [r for r in compare_dram_bytes(DATA) if r.n == 1]
+    assert len(gemv) == 6
+    for row in gemv:
+        compulsory = (row.m * row.k + row.k) * 2  # A, and B's contiguous column
+        excess = row.measured_read_bytes - compulsory
+        assert 28_000 <= excess <= 35_000, (row.m, row.k, excess)
+        # read as bytes, the same column is 4.9-5.3 % above A + B: the scale, not a constant
+        reported = row.measured_read_bytes / REPORTED_TO_BYTES
+        assert 0.048 <= reported / compulsory - 1 <= 0.053
 
 
 def test_dram_write_back_during_the_kernel() -> None:
@@ -37,7 +57,7 @@ def test_dram_write_back_during_the_kernel() -> None:
     reads fit in L2, all of C when they stream many L2s through it."""
     rows = compare_dram_bytes(DATA)
     summary = summarize(rows)
-    assert summary.median_abs_write_error_of_output <= 0.07
+    assert summary.median_abs_write_error_of_output <= 0.03
     assert summary.writes_within_10_percent_of_output >= 34
     for row in rows:
         c_bytes = row.m * row.n * 2

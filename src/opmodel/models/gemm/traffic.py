@@ -84,8 +84,14 @@ class GemmTraffic(FastValue):
 
 
 def sector_rounded_bytes(rows: int, contiguous: int, bits: int) -> int:
-    """``rows * ceil(contiguous * bits / 8 / 32) * 32``: a row-major block read in sectors."""
-    return rows * -(-contiguous * bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
+    """A dense row-major operand read in 32-byte sectors: ``rows * ceil(row / 32) * 32`` for
+    rows of at least a sector, each row starting its own sectors. Rows narrower than a sector
+    lie back to back (a ``[k, 1]`` vector is ``2k`` contiguous bytes in fp16), so they share
+    sectors: ``ceil(rows * row / 32) * 32``."""
+    row_bits = contiguous * bits
+    if row_bits < 8 * SECTOR_BYTES:
+        return -(-rows * row_bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
+    return rows * -(-row_bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
 
 
 def capacity_miss_fraction(reuse_distance_bytes: float, l2_bytes: int) -> float:
