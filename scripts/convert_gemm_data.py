@@ -17,6 +17,8 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
+from opmodel.validation.gemm_traffic import oriented_tile
+
 COLUMNS = (
     "time",
     "batch",
@@ -125,6 +127,14 @@ def convert_rapid_llm(shared: Path, out: Path) -> None:
     rows = []
     with (shared / "rapid_llm_ncu_gemm/ncu_metrics_results.csv").open(newline="") as handle:
         for record in csv.DictReader(handle):
+            # the tile as ncu's CTA count shows it (two rows have cta_m and cta_n swapped)
+            along_m, along_n = oriented_tile(
+                int(record["m"]),
+                int(record["n"]),
+                int(record["cta_m"]),
+                int(record["cta_n"]),
+                int(record["grid_size"]),
+            )
             rows.append(
                 _row(
                     time=record["latency_ms"],
@@ -138,8 +148,8 @@ def convert_rapid_llm(shared: Path, out: Path) -> None:
                     clock_mhz=round(float(record["clock_Ghz"]) * 1000, 1),
                     source="rapid_llm",
                     label="ncu",
-                    cta_tile_m=record["cta_m"],
-                    cta_tile_n=record["cta_n"],
+                    cta_tile_m=along_m,
+                    cta_tile_n=along_n,
                     cta_tile_k=record["cta_k"],
                     pipeline_stages=record["stages"],
                     block_size=record["block_size"],

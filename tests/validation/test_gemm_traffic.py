@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from opmodel.validation.gemm_traffic import REPORTED_TO_BYTES, compare_dram_bytes, summarize
+from opmodel.validation.gemm_traffic import (
+    REPORTED_TO_BYTES,
+    compare_dram_bytes,
+    oriented_tile,
+    summarize,
+)
 
 DATA = Path(__file__).resolve().parents[2] / "data"
 
@@ -78,3 +83,25 @@ def test_malformed_rows_are_one_line_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         compare_dram_bytes(tmp_path)
     assert str(info.value).endswith("line 2: invalid literal for int() with base 10: 'x'")
+
+
+def test_tiles_are_oriented_by_the_measured_cta_count() -> None:
+    """A recorded 64 x 256 tile on 8192 x 128 gives 128 CTAs (half of each empty) along the
+    recorded sides and 64 with the 256-wide side along M: ncu measured 64, so it is swapped.
+    Where both orientations or only the recorded one give the count, the record stands."""
+    assert oriented_tile(8192, 128, 64, 256, grid_size=64) == (256, 64)
+    assert oriented_tile(8192, 128, 64, 256, grid_size=128) == (64, 256)
+    assert oriented_tile(1024, 1024, 64, 256, grid_size=64) == (64, 256)  # both give 64
+    assert oriented_tile(16384, 4096, 128, 128, grid_size=4096) == (128, 128)
+    # in the shipped file exactly two rows are swapped, and every row then matches its grid
+    import csv
+
+    with (DATA / "rapid_llm_ncu_gemm" / "ncu_metrics_results.csv").open() as handle:
+        records = list(csv.DictReader(handle))
+    swapped = 0
+    for r in records:
+        m, n, grid = int(r["m"]), int(r["n"]), int(r["grid_size"])
+        along_m, along_n = oriented_tile(m, n, int(r["cta_m"]), int(r["cta_n"]), grid)
+        swapped += (along_m, along_n) != (int(r["cta_m"]), int(r["cta_n"]))
+        assert -(-m // along_m) * -(-n // along_n) == grid
+    assert swapped == 2

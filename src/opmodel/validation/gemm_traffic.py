@@ -38,6 +38,7 @@ __all__ = [
     "TrafficRow",
     "TrafficSummary",
     "compare_dram_bytes",
+    "oriented_tile",
     "summarize",
 ]
 
@@ -54,6 +55,7 @@ _COLUMNS = (
     "cta_n",
     "stages",
     "block_size",
+    "grid_size",
     "dram_read",
     "dram_write",
 )
@@ -99,9 +101,27 @@ class TrafficSummary:
     writes_within_10_percent_of_output: int
 
 
+def oriented_tile(m: int, n: int, cta_m: int, cta_n: int, grid_size: int) -> tuple[int, int]:
+    """The CTA tile ``(along m, along n)`` of a Rapid-LLM row: its ``cta_m`` x ``cta_n`` as
+    recorded, unless only the swapped tile gives the CTA count ncu measured
+    (``launch__grid_size``). Two rows need the swap (8192 x 128 and 16384 x 128 with 64 x 256
+    and 128 x 256 tiles: 64 CTAs, which only the 256-wide side along m gives); for every other
+    row both orientations or only the recorded one give the measured grid."""
+
+    def ctas(along_m: int, along_n: int) -> int:
+        return -(-m // along_m) * -(-n // along_n)
+
+    if ctas(cta_m, cta_n) != grid_size and ctas(cta_n, cta_m) == grid_size:
+        return cta_n, cta_m
+    return cta_m, cta_n
+
+
 def _predict_row(record: dict[str, str]) -> TrafficRow:
     m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
-    cta = (int(record["cta_m"]), int(record["cta_n"]), int(record["cta_k"]))
+    along_m, along_n = oriented_tile(
+        m, n, int(record["cta_m"]), int(record["cta_n"]), int(record["grid_size"])
+    )
+    cta = (along_m, along_n, int(record["cta_k"]))
     attrs = {
         "cta_tile_m": cta[0],
         "cta_tile_n": cta[1],
