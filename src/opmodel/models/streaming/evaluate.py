@@ -37,14 +37,16 @@ supplies them once.
 gives for the L2's shared capacity; only ``1 - s`` of them travel from DRAM. When every
 streamed input is warm, ``w = s`` of the first-pass loads hit: ``L_first = w L_l2 + (1 - w)
 L_dram``; a step that also loads a cold input waits on DRAM (``w = 0``).
-``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, L2 size / bytes the wave's CTAs read
-per pass)``: a re-read hits L2 while the rows of one wave fit there (the same share of re-read
-bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp,
-a round trip through shared memory and a barrier, twice (estimate; Harris, "Optimizing Parallel
-Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the minimum over the SM's CTA,
-warp and register limits (registers allocated per warp in ``register_allocation_unit``s) and
-the kernel's own cap (``max_resident_ctas_per_sm``, reported as ``kernel``). No loop over
-CTAs, rows or waves. Equations: docs/models/streaming.md.
+``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, C / bytes the wave's CTAs read
+per pass)``, ``C`` the L2's shared capacity (``MemoryLevel.shared_capacity_bytes``, as in the
+survival and write-back laws below: on a two-partition L2 a line read from the far partition is
+also kept in the near one): a re-read hits L2 while the rows of one wave fit there (the same
+share of re-read bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle
+tree in each warp, a round trip through shared memory and a barrier, twice (estimate; Harris,
+"Optimizing Parallel Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the
+minimum over the SM's CTA, warp and register limits (registers allocated per warp in
+``register_allocation_unit``s) and the kernel's own cap (``max_resident_ctas_per_sm``, reported
+as ``kernel``). No loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
 
 Dirty lines of another kernel (attr ``l2_dirty_bytes``: a benchmark's flush that wrote a
 buffer). The L2 holds at most its shared capacity ``C`` of them, as of a producer's output;
@@ -104,7 +106,6 @@ class _Device(FastValue):
     sm: SmSpec
     clock_hz: float
     has_l2: bool
-    l2_size_bytes: float
     l2_shared_bytes: float  # the L2's shared capacity (MemoryLevel.shared_capacity_bytes)
     l_dram: float
     l_l2: float  # 0 without an L2
@@ -127,7 +128,6 @@ def _device(hardware: HardwareSpec) -> _Device:
         sm=sm,
         clock_hz=hardware.compute.clock_hz,
         has_l2=l2 is not None,
-        l2_size_bytes=l2.size_bytes if l2 else 0.0,
         l2_shared_bytes=l2.shared_capacity_bytes if l2 else 0.0,
         l_dram=hbm.latency_s,
         l_l2=l2.latency_s if l2 else 0.0,
@@ -206,7 +206,7 @@ def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas:
     extra = kernel.global_passes - 1
     reread_cta = reread_bytes / kernel.ctas
     hit = (
-        min(1.0, dev.l2_size_bytes / (wave_ctas * reread_cta))
+        min(1.0, dev.l2_shared_bytes / (wave_ctas * reread_cta))
         if has_l2 and extra and reread_cta
         else 1.0
     )
