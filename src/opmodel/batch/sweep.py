@@ -22,7 +22,7 @@ from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
 from opmodel.batch.predict import RESULT_COLUMNS, resolve, result_row
 from opmodel.batch.tableio import Table, read_table, table_format, write_table
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.hardware import POWER_STATES, HardwareSpec
+from opmodel.hardware import HardwareSpec, checked_power_state
 
 __all__ = ["SweepOptions", "SweepSummary", "predict_rows", "run_sweep"]
 
@@ -132,10 +132,10 @@ class SweepOptions:
     skip_invalid: bool = False
 
     def __post_init__(self) -> None:
-        if self.power_state not in POWER_STATES:
-            states = ", ".join(POWER_STATES)
-            msg = f"power_state must be one of {states} (got {self.power_state!r})"
-            raise ConfigError([msg])
+        try:
+            checked_power_state(self.power_state)
+        except ValueError as exc:
+            raise ConfigError([str(exc)]) from None
         if self.power_state == "burst" and self.clock_hz is not None:
             msg = "power_state 'burst' applies to an unlocked device; clock_hz locks the clock"
             raise ConfigError([msg])

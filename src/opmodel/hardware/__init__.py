@@ -1,6 +1,6 @@
 """Hardware descriptions: :class:`HardwareSpec` and :func:`load_hardware`."""
 
-from opmodel.hardware.clocking import POWER_STATES
+from opmodel.hardware.clocking import POWER_STATES, checked_power_state
 from opmodel.hardware.derived import peak_warnings
 from opmodel.hardware.loader import (
     config_directory,
@@ -37,6 +37,7 @@ __all__ = [
     "PowerSpec",
     "SmSpec",
     "UtilizationSpec",
+    "checked_power_state",
     "config_directory",
     "load_hardware",
     "peak_warnings",

@@ -23,6 +23,7 @@ __all__ = [
     "CLOCK_STEP_HZ",
     "POWER_STATES",
     "boosted",
+    "checked_power_state",
     "in_burst",
     "interpolate",
     "power_limited",
@@ -38,6 +39,14 @@ CLOCK_STEP_HZ = 15e6  # GA100 and later step the SM clock in 15 MHz bins ([EAI] 
 # how an unlocked device ran its kernels: back to back under the average-power limit
 # ("sustained"), or one at a time after idle time ("burst": HardwareSpec.in_burst)
 POWER_STATES = ("sustained", "burst")
+
+
+def checked_power_state(state: str) -> str:
+    """``state`` when it is one of :data:`POWER_STATES`; ValueError naming them otherwise."""
+    if state not in POWER_STATES:
+        msg = f"power_state must be one of {', '.join(POWER_STATES)} (got {state!r})"
+        raise ValueError(msg)
+    return state
 
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:

@@ -136,7 +136,7 @@ def _elementwise(params: Mapping[str, Any]) -> LocalOp:
         *(TensorSpec(TensorRole.INPUT, shape, dtype) for _ in range(inputs)),
         TensorSpec(TensorRole.OUTPUT, shape, dtype),
     )
-    return _op(str(name), OpKind.ELEMENTWISE, tensors, {"function": function, **_PYTORCH})
+    return pytorch_op(str(name), tensors, function)
 
 
 def entry_parts(entry: object) -> tuple[dict[str, Any], list[Any]]:

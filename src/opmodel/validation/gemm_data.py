@@ -23,7 +23,7 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
-from opmodel.hardware import POWER_STATES
+from opmodel.hardware import checked_power_state
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
@@ -108,11 +108,7 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
 
 def _power_state(text: str | None) -> str:
     """The optional ``power_state`` column: one of :data:`POWER_STATES`, sustained when empty."""
-    if not text:
-        return "sustained"
-    if text not in POWER_STATES:
-        raise ValueError(f"power_state must be one of {', '.join(POWER_STATES)} (got {text!r})")
-    return text
+    return checked_power_state(text) if text else "sustained"
 
 
 def _dirty(text: str | None) -> int:
