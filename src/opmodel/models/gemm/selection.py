@@ -6,10 +6,13 @@
    skinny families, serve a GEMM with M or N <= ``SKINNY_MAX_DIM``. Split-K variants are only
    considered when the unsplit grid fills less than one wave (the cuBLAS/CUTLASS heuristic).
 2. Pre-rank, a few integer operations per kernel:
-   ``max(math, L2, DRAM) + waves * (L_dram + L_l2) + (split_k - 1) * L_l2`` where ``math`` is the
-   busiest SM's CTA-stages times the SM time of one CTA-stage at full residency, ``L2`` the
-   tile-grid's operand requests over the L2 peak and ``DRAM`` the compulsory bytes (with split-K
-   partials) over the DRAM peak.
+   ``max(math, L2, DRAM) + waves * (L_dram + L_l2) + (split_k - 1) * (P / B_dram + L_l2)``
+   where ``math`` is the busiest SM's CTA-stages times the SM time of one CTA-stage at full
+   residency, ``L2`` the tile-grid's operand requests over the L2 peak, ``DRAM`` the compulsory
+   bytes over the DRAM peak and ``P`` the fp32 partials one extra slice writes and reads back.
+   The partials are charged after the overlapped term, as the evaluated epilogue passes them
+   serially (:mod:`opmodel.models.gemm.phases`); inside the ``max`` they were hidden under the
+   math, and split-K variants crowded the unsplit kernels out of the shortlist.
 3. The ``shortlist_size`` best (default ``DEFAULT_SHORTLIST_SIZE``) are evaluated with the
    phase-aware model and the objective (latency or energy) picks one; ties keep pre-rank order.
 Everything that depends only on (hardware, kernel, dtypes) is computed once per spec.
@@ -186,10 +189,12 @@ def _pre_rank(
         problem.a_bytes / batch,
         problem.b_bytes / (1 if problem.broadcast_b else batch),
     )
-    compulsory = problem.a_bytes + problem.b_bytes + problem.c_bytes
-    partial = 8 * batch * m * n  # fp32 partials written and read per extra slice
-    latency = rates.dram_latency_cycles + rates.l2_latency_cycles
     sms, l2_rate, dram_rate = rates.sm_count, rates.l2_bytes_per_cycle, rates.dram_bytes_per_cycle
+    dram = (problem.a_bytes + problem.b_bytes + problem.c_bytes) / dram_rate  # compulsory bytes
+    # split-K: per extra slice the fp32 partials written and read back, in the epilogue after
+    # the overlapped main loop, and one L2 round trip
+    per_slice = 8 * batch * m * n / dram_rate + rates.l2_latency_cycles
+    latency = rates.dram_latency_cycles + rates.l2_latency_cycles
     scored = []
     for index, c in enumerate(candidates):
         kern = c.kernel
@@ -202,10 +207,9 @@ def _pre_rank(
         ctas = tiles * split
         work = -(-ctas // sms) * -(-k_tiles // split) * c.cta_stage_cycles
         l2 = batch * (-(-tn // kern.cluster_n) * a_bytes + -(-tm // kern.cluster_m) * b_bytes)
-        dram = compulsory + (split - 1) * partial
         waves = -(-ctas // c.ctas_per_wave)
-        score = max(work, l2 / l2_rate, dram / dram_rate) + waves * latency
-        scored.append((score + (split - 1) * rates.l2_latency_cycles, index))
+        score = max(work, l2 / l2_rate, dram) + waves * latency + (split - 1) * per_slice
+        scored.append((score, index))
     return scored
 
 
