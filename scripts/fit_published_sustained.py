@@ -29,6 +29,12 @@ Published figures:
    so they are printed, not used. The model predicts a read stream of Dot's bytes (a sum over
    the last axis of an fp64 [2, 2^25] tensor, ATen's reduction kernel) without an HBM fraction;
    where it is faster than Dot, ``hbm_fraction = Dot / predicted`` (3 decimals), else none.
+   The A40 has no published stream of the board its validation rows ran on (gpu-benches' A40s
+   stream at 94-97 % of the datasheet; Vidur's levels off near 82 %), so its fraction is fitted
+   on the declared training split of ``opmodel.validation.hbm_split`` (Vidur's Llama-2-7B
+   residual adds of at least 64 MB, read from ``--data-dir``): the value on a 0.001 grid that
+   minimises their squared relative errors (a 0.01 grid over 0.50-1.00, then 0.001 steps around
+   its best). ``validate-ops`` reports those rows apart; every other row stays held out.
 2. Power-limited clock. Azure's "GEMM CuBLASLt" is superbenchmark's cublaslt_gemm with random
    inputs, 10,000 warm-up and 1,000 timed runs: FP16 on the A100 (the general clock,
    ``power_limited_clock_hz``), FP8 (e4m3) on H100 and H200 (``power_limited_clock_hz_by_dtype``
@@ -40,7 +46,8 @@ Published figures:
    ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative error of
    effective_roofline), with the fitted HBM fraction applied.
 
-No validation dataset of this project takes part. ``--write`` writes the values to the shipped
+No validation dataset of this project takes part, but for the A40's HBM fraction (above).
+``--write`` writes the values to the shipped
 ``configs/calibrations/<hardware>_sustained.yaml``, which the config names in
 ``sustained_calibration``.
 """
@@ -59,13 +66,16 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models import get_model
+from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
+from opmodel.validation.op_latency import load_op_rows
 from opmodel.validation.power_clock_fit import (
     FIT_MODEL,
     fit_power_limited_clock_hz,
     with_power_limited_clock,
 )
 
-CALIBRATIONS = Path(__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
+ROOT = Path(__file__).resolve().parent.parent
+CALIBRATIONS = ROOT / "src/opmodel/configs/calibrations"
 ELEMENTS = 2**25  # BabelStream's default array length (doubles)
 DOT_BYTES = 2 * ELEMENTS * 8  # Dot reads two arrays
 KERNELS = ("Copy", "Mul", "Add", "Triad", "Dot")
@@ -159,7 +169,9 @@ FITTED_ON: dict[str, tuple[str, ...]] = {
     "a40": (
         "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",
         "  torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed calls",
-        "  (the power-limited clock); no validation dataset of opmodel",
+        "  (the power-limited clock); hbm_fraction: the declared training split of",
+        f"  opmodel.validation.hbm_split ({HBM_FRACTION_SPLITS['a40'].description}),",
+        "  reported apart by validate-ops",
     ),
 }
 
@@ -193,6 +205,9 @@ class Sustained:
     power_limited_clock_hz: float | None
     clock_dtype: DType | None  # None: the general clock; else the clock of that dtype's work
     gemms: tuple[GemmRow, ...]
+    # a fraction fitted on op rows (opmodel.validation.hbm_split): the rows and their MAPE
+    fraction_rows: int = 0
+    fraction_mape: float | None = None
 
 
 def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpec:
@@ -268,8 +283,46 @@ def _fit_clock(
     )
 
 
-def fit(name: str, min_tflop: float = 1.0) -> Sustained:
-    """The sustained values of the shipped config ``name`` from its published figures."""
+def split_fraction(spec: HardwareSpec, data_dir: Path) -> tuple[float, int, float] | None:
+    """The HBM fraction fitted on the declared split of ``spec``'s measured op rows
+    (opmodel.validation.hbm_split), the number of rows and their MAPE; None without a split."""
+    split = HBM_FRACTION_SPLITS.get(spec.name)
+    if split is None:
+        return None
+    rows, _ = load_op_rows(data_dir)
+    train = [
+        r
+        for r in rows
+        if r.clock_hz is None
+        and split.contains(
+            hardware=r.hardware,
+            source=r.source,
+            implementation=r.implementation,
+            label=r.label,
+            op=r.op,
+        )
+    ]
+    if not train:
+        raise SystemExit(f"--data-dir {data_dir}: no rows of the split ({split.description})")
+    model = get_model(FIT_MODEL)
+
+    def ratios(fraction: float) -> list[float]:
+        at = with_hbm_fraction(spec, fraction)
+        return [model.predict(r.op, at).latency_s / r.time_s for r in train]
+
+    def sse(fraction: float) -> float:
+        return sum((x - 1) ** 2 for x in ratios(fraction))
+
+    coarse = min((i / 100 for i in range(50, 101)), key=sse)
+    fine = (round(coarse + i / 1000, 3) for i in range(-10, 11))
+    best = min((f for f in fine if 0 < f <= 1), key=sse)
+    errors = [abs(x - 1) for x in ratios(best)]
+    return best, len(train), sum(errors) / len(errors)
+
+
+def fit(name: str, min_tflop: float = 1.0, data_dir: Path = ROOT / "data") -> Sustained:
+    """The sustained values of the shipped config ``name`` from its published figures (and,
+    for the A40's HBM fraction, the declared split of the measured rows in ``data_dir``)."""
     if name not in GEMMS:
         raise SystemExit(f"--hardware {name}: no published figures (choose from {list(GEMMS)})")
     if not min_tflop > 0:
@@ -280,14 +333,29 @@ def fit(name: str, min_tflop: float = 1.0) -> Sustained:
     stream = STREAM.get(name, ())
     ratio = round(stream[-1] / predicted, 3) if stream else None
     fraction = ratio if ratio is not None and ratio < 1 else None
+    fitted = None if stream else split_fraction(spec, data_dir)
+    if fitted is not None:
+        fraction = fitted[0]
     clock_hz, rows = _fit_clock(with_hbm_fraction(spec, fraction), name, min_tflop)
     clock_dtype = GEMMS[name][0]
-    return Sustained(name, stream, predicted, fraction, clock_hz, clock_dtype, rows)
+    return Sustained(
+        name,
+        stream,
+        predicted,
+        fraction,
+        clock_hz,
+        clock_dtype,
+        rows,
+        fraction_rows=0 if fitted is None else fitted[1],
+        fraction_mape=None if fitted is None else fitted[2],
+    )
 
 
 def _quoted(key: str, lines: tuple[str, ...]) -> list[str]:
-    """``key: '...'`` over ``lines``, a YAML single-quoted string folded across them."""
-    return [f"{key}: '{lines[0]}", *lines[1:-1], f"{lines[-1]}'"]
+    """``key: '...'`` over ``lines``, a YAML single-quoted string folded across them (a quote
+    inside is doubled, as YAML escapes it)."""
+    quoted = [line.replace("'", "''") for line in lines]
+    return [f"{key}: '{quoted[0]}", *quoted[1:-1], f"{quoted[-1]}'"]
 
 
 def write(result: Sustained, path: Path) -> None:
@@ -315,6 +383,12 @@ def _print(result: Sustained) -> None:
     values = "".join(f"{v:>7.2f}" for v in result.stream_tb_per_s) or f"{'(none published)':>35}"
     fraction = "none" if result.hbm_fraction is None else f"{result.hbm_fraction:.3f}"
     print(f"{result.hardware:<15}{values}  {result.predicted_read_tb_per_s:>10.3f}  {fraction:>12}")
+    if result.fraction_rows and result.fraction_mape is not None:
+        split = HBM_FRACTION_SPLITS[result.hardware].description
+        print(
+            f"hbm_fraction fitted on {result.fraction_rows} rows ({split}): "
+            f"MAPE {result.fraction_mape:.1%}"
+        )
     if result.power_limited_clock_hz is None:
         return
     print(f"\n{'m':>7} {'n':>6} {'k':>6}  dtype     split     published  predicted  ratio")
@@ -335,8 +409,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="a100_80gb_sxm", choices=sorted(GEMMS))
     parser.add_argument("--min-tflop", type=float, default=1.0, help="GEMM training rows")
     parser.add_argument("--write", action="store_true", help="write the calibration file")
+    parser.add_argument(
+        "--data-dir", type=Path, default=ROOT / "data", help="measured op rows (A40 HBM fraction)"
+    )
     args = parser.parse_args(argv)
-    result = fit(args.hardware, args.min_tflop)
+    result = fit(args.hardware, args.min_tflop, args.data_dir)
     _print(result)
     if args.write:
         path = CALIBRATIONS / f"{args.hardware}_sustained.yaml"

@@ -87,12 +87,17 @@ def test_a40_clock_from_the_community_gemm_table(
 ) -> None:
     """docs/validation.md: the A40's four FP16/BF16 GEMMs of >= 1 TFLOP (8192^3, 10240^3) give
     1395 MHz, the value a40_sustained.yaml ships, and are then within 6 % (0.95-1.06x); held
-    out, 1024^3 and 2048^3 are within 4 % and 4096^3 is 0.92-0.93x. No stream table is
-    published with it, so there is no HBM fraction; the file written is the one shipped."""
+    out, 1024^3 and 2048^3 are within 4 % and 4096^3 is 0.91-0.93x. No stream table of the
+    board is published, so the HBM fraction, 0.841, comes from the declared split of Vidur's
+    A40 rows (192 Llama-2-7B residual adds, within 1.2 % on average); the file written is the
+    one shipped."""
     script = load_script("fit_published_sustained")
     result = script.fit("a40")
     assert result.power_limited_clock_hz == 1.395e9 and result.clock_dtype is None
-    assert result.hbm_fraction is None and result.stream_tb_per_s == ()
+    assert result.stream_tb_per_s == () and result.hbm_fraction == 0.841
+    assert result.fraction_rows == 192 and result.fraction_mape is not None
+    assert result.fraction_mape < 0.015
+    assert load_hardware("a40").utilization.memory_fraction["hbm"] == 0.841
     assert load_hardware("a40").compute.power_limited_clock_hz == 1.395e9
     train = [r for r in result.gemms if r.training]
     assert {(r.m, r.dtype) for r in train} == {
@@ -100,7 +105,7 @@ def test_a40_clock_from_the_community_gemm_table(
     }
     assert all(0.94 <= r.ratio <= 1.07 for r in train)
     held = {(r.m, r.dtype): r.ratio for r in result.gemms if not r.training}
-    assert all(0.96 <= held[(s, d)] <= 1.0 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
+    assert all(0.96 <= held[(s, d)] <= 1.02 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
     assert all(0.91 <= held[(4096, d)] <= 0.94 for d in (DType.FP16, DType.BF16))
     monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
     assert script.main(["--hardware", "a40", "--write"]) == 0

@@ -34,6 +34,7 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
 from opmodel.models.streaming.issue import issue_calibration, issue_key
+from opmodel.validation.hbm_split import is_hbm_fraction_training_row
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 from opmodel.validation.timing_scope import (
@@ -285,9 +286,18 @@ def _with_event_offsets(
 
 def is_training_row(row: OpRow) -> bool:
     """True for a row a calibration was fitted on (reported apart): the instruction-issue
-    calibration's, or that of ATen's softmax kernels."""
+    calibration's, a sustained HBM fraction's (opmodel.validation.hbm_split), or that of ATen's
+    softmax kernels."""
     if row.clock_hz is None and issue_calibration().is_training_row(
         row.hardware, row.source, row.implementation, issue_key(row.op)
+    ):
+        return True
+    if is_hbm_fraction_training_row(
+        hardware=row.hardware,
+        source=row.source,
+        implementation=row.implementation,
+        label=row.label,
+        op=row.op,
     ):
         return True
     view = row.op.view
