@@ -110,8 +110,9 @@ def test_streaming_rows_name_their_limiter() -> None:
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
     of docs/validation.md (9.6 % overall, 5.6 % from 100 µs up, 14.9 % under 10 µs, 8.5 % on
-    A40 (its add 8.2 %, GELU 6.5 %, RoPE 8.9 %, SiluAndMul 9.9 %, RMSNorm 7.4 %), 8.6 % on A100, 12.0 % on H100, 12.5 % on this project's event-timed H200 rows (SDPA
-    prefill 15.6 %, RMSNorm 8.0 %), 19.3 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
+    A40 (its add 8.2 %, GELU 6.5 %, RoPE 8.9 %, SiluAndMul 9.9 %, RMSNorm 7.4 %, LayerNorm
+    11.1 %), 8.6 % on A100, 12.0 % on H100, 11.7 % on this project's event-timed H200 rows (SDPA
+    prefill 15.6 %, RMSNorm 4.8 %), 16.3 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
     on A100: residual add 5.4 %, SiluAndMul 7.9 %; on H100: ATen GELU 6.2 %, LayerNorm 17.0 %,
     vLLM RoPE 10.8 %, residual add 6.8 %), with a little slack, so a change that makes the
     streaming model worse fails. The 9,390 A100 rows the instruction-issue calibration was
@@ -126,9 +127,10 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.event_training is not None and result.event_training.count == 22
     assert result.overall.count == 98480 - 9390 - 22 - 192 - 22
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
-    assert result.by_hardware["h200_sxm"].mape <= 0.13
-    assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.09
-    assert result.by_source["liger:pytorch"].mape <= 0.205
+    assert result.by_hardware["h200_sxm"].mape <= 0.125
+    assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.06
+    assert result.by_source["liger:pytorch"].mape <= 0.175
+    assert result.by_kind["layernorm:a40"].mape <= 0.12
     assert result.by_kind["attention_prefill:h200_sxm"].mape <= 0.165
     assert result.by_kind["softmax:rtx3090"].mape <= 0.19
     assert result.by_source["liger:fused"].mape <= 0.11

@@ -222,6 +222,16 @@ def test_rereads_go_to_dram_when_the_wave_does_not_fit_l2() -> None:
     assert profile.energy.total_j == pytest.approx(profile.energy_j)
 
 
+def test_a_waves_output_shares_l2_with_its_rows_awaiting_the_reread_by_hand() -> None:
+    """ATen's LayerNorm over 4096 x 2560 fp16 on the A40: 128 threads, 12 CTAs per SM (its
+    48 warps), so a wave of 84 x 12 = 1008 rows reads 5,120 B each and writes as much before the
+    re-read of its last rows: 1008 x 10,240 B = 10.32 MB held against the 6 MB (6,291,456 B)
+    L2, h = 6,291,456 / 10,321,920 = 0.6095. Counting the reads alone (5.16 MB) gave 1."""
+    e = _evaluation(_row_op(OpKind.LAYERNORM, 4096, 2560, "pytorch"), load_hardware("a40"))
+    assert e.resident_ctas_per_sm == 12
+    assert e.l2_reread_hit_fraction == pytest.approx(6291456 / (1008 * 2 * 5120))
+
+
 def test_unknown_implementation_is_named() -> None:
     with pytest.raises(OpModelError, match="implementation: must be one of fused, vllm, pytorch"):
         _row_op(OpKind.RMSNORM, 1, 8, "cudnn")

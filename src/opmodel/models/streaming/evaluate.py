@@ -37,13 +37,15 @@ supplies them once.
 gives for the L2's shared capacity; only ``1 - s`` of them travel from DRAM. When every
 streamed input is warm, ``w = s`` of the first-pass loads hit: ``L_first = w L_l2 + (1 - w)
 L_dram``; a step that also loads a cold input waits on DRAM (``w = 0``).
-``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, C / bytes the wave's CTAs read
-per pass)``, ``C`` the L2's shared capacity (``MemoryLevel.shared_capacity_bytes``, as in the
-survival and write-back laws below: on a two-partition L2 a line read from the far partition is
-also kept in the near one): a re-read hits L2 while the rows of one wave fit there (the same
-share of re-read bytes goes to DRAM). ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle
-tree in each warp, a round trip through shared memory and a barrier, twice (estimate; Harris,
-"Optimizing Parallel Reduction in CUDA", NVIDIA 2007, for the structure). Residency is the
+``L_reread = h L_l2 + (1 - h) L_dram`` with ``h = min(1, C / (bytes the wave's CTAs read per
+pass + bytes they write)``, ``C`` the L2's shared capacity (``MemoryLevel.shared_capacity_bytes``,
+as in the survival and write-back laws below: on a two-partition L2 a line read from the far
+partition is also kept in the near one): a re-read hits L2 while one wave's rows fit there
+beside the output lines the wave writes meanwhile (write-allocate: each store takes an L2 line
+until it is evicted), and the same share of re-read bytes goes to DRAM.
+``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp, a round trip through
+shared memory and a barrier, twice (estimate; Harris, "Optimizing Parallel Reduction in CUDA",
+NVIDIA 2007, for the structure). Residency is the
 minimum over the SM's CTA, warp and register limits (registers allocated per warp in
 ``register_allocation_unit``s) and the kernel's own cap (``max_resident_ctas_per_sm``, reported
 as ``kernel``). No loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
@@ -205,11 +207,9 @@ def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas:
     has_l2 = dev.has_l2
     extra = kernel.global_passes - 1
     reread_cta = reread_bytes / kernel.ctas
-    hit = (
-        min(1.0, dev.l2_shared_bytes / (wave_ctas * reread_cta))
-        if has_l2 and extra and reread_cta
-        else 1.0
-    )
+    # a wave's rows wait in L2 for their re-read beside the output lines the wave writes
+    held = wave_ctas * (reread_cta + write_bytes / kernel.ctas)
+    hit = min(1.0, dev.l2_shared_bytes / held) if has_l2 and extra and reread_cta else 1.0
     # the share of the previous kernel's output still in L2 (producer_output_survival)
     warm_bytes = min(work.warm_read_bytes, read_bytes)
     survival = (
