@@ -162,6 +162,14 @@ _ATTENTION = (
         minimum=1,
         doc="paged KV cache: tokens per page (the kernel reads a block table; default contiguous)",
     ),
+    AttrSpec(
+        name="cta_order",
+        kind=str,
+        choices=("longest_first", "in_order"),
+        doc="order in which a causal prefill's query blocks start: longest_first (the default: "
+        "FlashAttention-2/3's scheduling) or in_order (launch order, the longest blocks last, as "
+        "cuDNN's fused kernels that PyTorch's SDPA runs on sm_90 behave)",
+    ),
 )
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(

@@ -64,6 +64,9 @@ class AttentionView:
     compute_dtype: DType
     window: int | None = None
     page_size: int | None = None
+    # a causal prefill's query blocks start longest first (FlashAttention-2/3) or in launch
+    # order (attr cta_order: in_order)
+    in_order: bool = False
 
     @property
     def score_pairs(self) -> int:
@@ -221,4 +224,5 @@ def attention_view(op: LocalOp) -> AttentionView:
         compute_dtype=compute_dtype(op, q.dtype),
         window=window if isinstance(window, int) else None,
         page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
+        in_order=op.attrs.get("cta_order") == "in_order",
     )

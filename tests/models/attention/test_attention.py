@@ -202,6 +202,65 @@ def test_causal_is_about_half_of_full_for_long_sequences() -> None:
     assert 0.45 <= causal / full <= 0.56
 
 
+def _in_order(op: LocalOp) -> LocalOp:
+    return dataclasses.replace(op, attrs={**op.attrs, "cta_order": "in_order"})
+
+
+def test_in_order_causal_prefill_by_hand() -> None:
+    """One sequence of 1024 tokens, 32 heads, head_dim 128 on the H100 (FA3 blocks 128 x 128):
+    8 query blocks per head, 256 CTAs on 132 SMs, block b visits b + 1 key blocks, 36 tiles a
+    head. Longest first: max(32 x 36 t + 256 s, 8 t + s, 2 (4.5 t + s)) / 132. In launch order
+    the longest blocks start last: (32 x 36 t + 256 s - (8 t + s)) / 132 + 8 t + s, here above
+    the unmasked 2 (8 t + s), which caps it (cuDNN's causal kernel on the H200 takes as long as
+    its unmasked one at this size: 34.5 against 34.6 µs, docs/validation.md)."""
+    causal = _attention(1, 32, 1024, 128, causal=True)
+    e = _evaluation(causal, H100)
+    clock = e.sm_clock_hz
+    t, s = e.tile_cycles / clock, e.start_cycles_per_block / clock
+    assert (e.tiles.q_blocks, e.tiles.tiles, e.tiles.longest_block_tiles) == (8, 36, 8)
+    balanced = max((32 * 36 * t + 256 * s) / 132, 8 * t + s, 2 * (4.5 * t + s))
+    assert e.compute_s == pytest.approx(balanced)
+    late = _evaluation(_in_order(causal), H100)  # busier: the clock law may set a lower clock
+    t, s = late.tile_cycles / late.sm_clock_hz, late.start_cycles_per_block / late.sm_clock_hz
+    spread = (32 * 36 * t + 256 * s - (8 * t + s)) / 132 + 8 * t + s
+    unmasked = 2 * (8 * t + s)
+    assert spread > unmasked
+    assert late.compute_s == pytest.approx(unmasked)
+
+
+def test_in_order_approaches_the_balanced_time_as_blocks_multiply() -> None:
+    """With many query blocks per SM the longest block's tail is a small share: at 8192 tokens
+    and 4 sequences (8192 CTAs) launch order costs under 1 % more; at 2048 tokens and one
+    sequence (512 CTAs) about 25 % more, the ratio to the unmasked time that cuDNN shows on the
+    H200 (86.6 against 112.9 µs)."""
+    for batch, seq, low, high in ((4, 8192, 1.0, 1.01), (1, 2048, 1.15, 1.35)):
+        op = _attention(batch, 32, seq, 128, causal=True)
+        ratio = _evaluation(_in_order(op), H100).compute_s / _evaluation(op, H100).compute_s
+        assert low <= ratio <= high, (batch, seq, ratio)
+
+
+@given(st.integers(1, 4), st.integers(17, 9000), st.sampled_from([64, 128]))
+def test_in_order_is_never_faster_than_longest_first_nor_slower_than_unmasked(
+    batch: int, seq: int, head_dim: int
+) -> None:
+    causal = _attention(batch, 16, seq, head_dim, causal=True)
+    first = MODEL.predict(causal, H100).latency_s
+    late = MODEL.predict(_in_order(causal), H100).latency_s
+    full = MODEL.predict(_attention(batch, 16, seq, head_dim), H100).latency_s
+    assert first * (1 - 1e-12) <= late <= full * (1 + 1e-12)
+
+
+def test_cta_order_is_checked() -> None:
+    with pytest.raises(OpModelError, match=r"attrs.cta_order: must be one of"):
+        LocalOp(
+            name="attention",
+            kind=OpKind.ATTENTION_PREFILL,
+            phase=Phase.PREFILL,
+            tensors=_attention(1, 8, 512, 64).tensors,
+            attrs={"causal": True, "cta_order": "random"},
+        )
+
+
 def test_decode_is_bound_by_the_kv_cache() -> None:
     op = _attention(16, 32, 8192, 128, kv_heads=8, seq_q=1)
     e = _evaluation(op, A100)

@@ -24,11 +24,14 @@ CTAs per SM, which hide each other's start (``t_start = 0``). Without a mask eve
 all key blocks: ``compute = ceil(CTAs / S) (nk t_tile + t_start)``. With a causal mask the
 longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles
 t_tile / S + CTAs / S t_start, nk t_tile + t_start, ceil(CTAs / S) (mean tiles per CTA x
-t_tile + t_start))``. Memory: DRAM reads Q, K, V and
-writes O once (the query blocks of a head run together, so K and V re-reads hit L2); L2 serves
-every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes /
-bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill) fewer for FA3, whose
-first block's start holds it.
+t_tile + t_start))``. A kernel that starts its query blocks in launch order (attr ``cta_order:
+in_order``; cuDNN's fused kernels, as PyTorch's SDPA runs them on sm_90) leaves the longest
+blocks for last: greedy list scheduling's ``(work - longest) / S + longest`` with ``work`` the
+summed block times, never below the balanced time nor above the unmasked one. Memory: DRAM
+reads Q, K, V and writes O once (the query blocks of a head run together, so K and V re-reads
+hit L2); L2 serves every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram +
+L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill)
+fewer for FA3, whose first block's start holds it.
 
 Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
@@ -119,14 +122,17 @@ def _prefill_compute_s(
     (module docstring: breadth first, longest first if causal)."""
     t_tile, t_start = times
     ctas = heads * counts.q_blocks
-    if view.causal:
-        mean = counts.tiles / max(1, counts.q_blocks)
-        return max(
-            heads * counts.tiles * t_tile / sms + ctas / sms * t_start,
-            counts.longest_block_tiles * t_tile + t_start,
-            math.ceil(ctas / sms) * (mean * t_tile + t_start),
-        )
-    return math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
+    unmasked = math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
+    if not view.causal:
+        return unmasked
+    longest = counts.longest_block_tiles * t_tile + t_start
+    work = heads * counts.tiles * t_tile + ctas * t_start  # summed over the query blocks
+    mean = counts.tiles / max(1, counts.q_blocks)
+    balanced = max(work / sms, longest, math.ceil(ctas / sms) * (mean * t_tile + t_start))
+    if not view.in_order:
+        return balanced
+    # launch order: the longest blocks start last, when the rest is spread over the SMs
+    return min(max(balanced, (work - longest) / sms + longest), max(balanced, unmasked))
 
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
