@@ -36,12 +36,12 @@ latency of the M/D/1 queue) where occupancy alone sets the bytes in flight.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from dataclasses import dataclass
 from types import MappingProxyType
 
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.clocking import boosted
+from opmodel.hardware.sustained_calibration import with_hbm_fraction
 from opmodel.models.streaming.evaluate import StreamWork, evaluate_streaming
 from opmodel.models.streaming.kernels import StreamKernel
 from opmodel.validation.metrics import error_metrics
@@ -135,10 +135,7 @@ def datasheet_board(hardware: str) -> HardwareSpec:
     """The config at its boost clock with the datasheet DRAM peak: a sustained HBM fraction
     describes the board a validation set ran on (the A40's, Vidur's board at 0.84 of its
     datasheet), not gpu-benches' boards, which stream at 94-100 % of theirs."""
-    spec = boosted(load_hardware(hardware))
-    fractions = {k: v for k, v in spec.utilization.memory_fraction.items() if k != "hbm"}
-    utilization = dataclasses.replace(spec.utilization, memory_fraction=MappingProxyType(fractions))
-    return dataclasses.replace(spec, utilization=utilization)
+    return with_hbm_fraction(boosted(load_hardware(hardware)), None)
 
 
 def predict_gb_per_s(hardware: str, kernel: str, block_size: int) -> tuple[float, str]:

@@ -55,16 +55,15 @@ No validation dataset of this project takes part, but for the A40's HBM fraction
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.sustained_calibration import with_hbm_fraction
 from opmodel.models import get_model
 from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
 from opmodel.validation.op_latency import load_op_rows
@@ -210,15 +209,6 @@ class Sustained:
     fraction_mape: float | None = None
 
 
-def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpec:
-    """``spec`` with ``utilization.memory_fraction.hbm`` set to ``fraction`` (None: removed)."""
-    fractions = {k: v for k, v in spec.utilization.memory_fraction.items() if k != "hbm"}
-    if fraction is not None:
-        fractions["hbm"] = fraction
-    utilization = dataclasses.replace(spec.utilization, memory_fraction=MappingProxyType(fractions))
-    return dataclasses.replace(spec, utilization=utilization)
-
-
 def read_stream_op() -> LocalOp:
     """Sum over the last axis of an fp64 [2, 2^25] tensor: Dot's bytes, read once."""
     return LocalOp(
@@ -290,18 +280,7 @@ def split_fraction(spec: HardwareSpec, data_dir: Path) -> tuple[float, int, floa
     if split is None:
         return None
     rows, _ = load_op_rows(data_dir)
-    train = [
-        r
-        for r in rows
-        if r.clock_hz is None
-        and split.contains(
-            hardware=r.hardware,
-            source=r.source,
-            implementation=r.implementation,
-            label=r.label,
-            op=r.op,
-        )
-    ]
+    train = [r for r in rows if r.clock_hz is None and split.contains(r)]
     if not train:
         raise SystemExit(f"--data-dir {data_dir}: no rows of the split ({split.description})")
     model = get_model(FIT_MODEL)

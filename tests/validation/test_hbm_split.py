@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS, is_hbm_fraction_training_row
+from opmodel.validation.op_latency import OpRow
 
 LLAMA_7B = "meta-llama/Llama-2-7b-hf:add:tp1:tokens"
 
@@ -27,7 +28,7 @@ def _add(tokens: int, function: str = "add") -> LocalOp:
 def _row(op: LocalOp, label: str, **over: str) -> bool:
     fields = {"hardware": "a40", "source": "vidur", "implementation": "pytorch", "label": label}
     fields.update(over)
-    return is_hbm_fraction_training_row(op=op, **fields)
+    return is_hbm_fraction_training_row(OpRow(op=op, time_s=1e-5, clock_hz=None, **fields))
 
 
 def test_split_takes_large_llama_7b_adds_on_the_a40_only() -> None:

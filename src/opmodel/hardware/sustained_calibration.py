@@ -31,7 +31,12 @@ from opmodel.hardware.checks import power_limit_problems
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.parsing.schema import Check
 
-__all__ = ["SustainedCalibration", "apply_sustained_calibration", "load_sustained_calibration"]
+__all__ = [
+    "SustainedCalibration",
+    "apply_sustained_calibration",
+    "load_sustained_calibration",
+    "with_hbm_fraction",
+]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -81,11 +86,19 @@ def apply_sustained_calibration(
     )
     spec = dataclasses.replace(spec, compute=compute)
     if fraction is not None:
-        fractions = MappingProxyType({**spec.utilization.memory_fraction, "hbm": fraction})
-        utilization = dataclasses.replace(spec.utilization, memory_fraction=fractions)
-        spec = dataclasses.replace(spec, utilization=utilization)
+        spec = with_hbm_fraction(spec, fraction)
     # the config's own clocks passed these checks on load: what fails now came from the file
     problems = power_limit_problems(spec.compute)
     if problems:
         raise ConfigError(f"{path}: {problem}" for problem in problems)
     return spec
+
+
+def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpec:
+    """``spec`` with ``utilization.memory_fraction.hbm`` set to ``fraction`` (None: removed, the
+    datasheet DRAM peak)."""
+    fractions = {k: v for k, v in spec.utilization.memory_fraction.items() if k != "hbm"}
+    if fraction is not None:
+        fractions["hbm"] = fraction
+    utilization = dataclasses.replace(spec.utilization, memory_fraction=MappingProxyType(fractions))
+    return dataclasses.replace(spec, utilization=utilization)

@@ -20,11 +20,27 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Protocol
 
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 
-__all__ = ["HBM_FRACTION_SPLITS", "HbmFractionSplit", "is_hbm_fraction_training_row"]
+__all__ = ["HBM_FRACTION_SPLITS", "HbmFractionSplit", "MeasuredRow", "is_hbm_fraction_training_row"]
+
+
+class MeasuredRow(Protocol):
+    """What a split reads of a measured op row (``opmodel.validation.op_latency.OpRow``)."""
+
+    @property
+    def hardware(self) -> str: ...
+    @property
+    def source(self) -> str: ...
+    @property
+    def implementation(self) -> str: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def op(self) -> LocalOp: ...
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,21 +62,19 @@ class HbmFractionSplit:
             f"labelled {self.label_prefix}*, >= {self.min_bytes / 1e6:g} MB moved"
         )
 
-    def contains(
-        self, *, hardware: str, source: str, implementation: str, label: str, op: LocalOp
-    ) -> bool:
+    def contains(self, row: MeasuredRow) -> bool:
         """True for a measured row of this split."""
-        if (hardware, source, implementation) != (
+        if (row.hardware, row.source, row.implementation) != (
             self.hardware,
             self.source,
             self.implementation,
-        ) or not label.startswith(self.label_prefix):
+        ) or not row.label.startswith(self.label_prefix):
             return False
-        view = op.view
+        view = row.op.view
         return (
             isinstance(view, ElementwiseView)
             and view.function == self.function
-            and sum(t.nbytes for t in op.tensors) >= self.min_bytes
+            and sum(t.nbytes for t in row.op.tensors) >= self.min_bytes
         )
 
 
@@ -78,11 +92,7 @@ HBM_FRACTION_SPLITS: Mapping[str, HbmFractionSplit] = MappingProxyType(
 )
 
 
-def is_hbm_fraction_training_row(
-    *, hardware: str, source: str, implementation: str, label: str, op: LocalOp
-) -> bool:
+def is_hbm_fraction_training_row(row: MeasuredRow) -> bool:
     """True for a row some config's HBM fraction was fitted on (:data:`HBM_FRACTION_SPLITS`)."""
-    split = HBM_FRACTION_SPLITS.get(hardware)
-    return split is not None and split.contains(
-        hardware=hardware, source=source, implementation=implementation, label=label, op=op
-    )
+    split = HBM_FRACTION_SPLITS.get(row.hardware)
+    return split is not None and split.contains(row)

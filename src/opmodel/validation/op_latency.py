@@ -292,13 +292,7 @@ def is_training_row(row: OpRow) -> bool:
         row.hardware, row.source, row.implementation, issue_key(row.op)
     ):
         return True
-    if is_hbm_fraction_training_row(
-        hardware=row.hardware,
-        source=row.source,
-        implementation=row.implementation,
-        label=row.label,
-        op=row.op,
-    ):
+    if is_hbm_fraction_training_row(row):
         return True
     view = row.op.view
     return (
