@@ -29,6 +29,7 @@ from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.nnls import relative_offset
 from opmodel.validation.power_clock_fit import (
     fit_power_limited_clock_hz,
     with_power_limited_clock,
@@ -216,11 +217,9 @@ def fit_overhead_cycles(
     """Non-negative least squares of relative errors for one overhead ``x`` in cycles.
 
     Minimises ``sum(((p + x / f - m) / m)^2)`` over predictions ``p``, measurements ``m`` and
-    clocks ``f``: ``x = sum((m - p) / (f m^2)) / sum(1 / (f m)^2)``, clamped at 0.
+    clocks ``f`` (:func:`~opmodel.validation.nnls.relative_offset`).
     """
-    num = sum((m - p) / (f * m * m) for p, m, f in zip(base_s, measured_s, clock_hz, strict=True))
-    den = sum(1 / (f * m) ** 2 for m, f in zip(measured_s, clock_hz, strict=True))
-    return max(0.0, num / den) if den else 0.0
+    return relative_offset(base_s, measured_s, clock_hz)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

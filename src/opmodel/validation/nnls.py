@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-__all__ = ["nnls"]
+__all__ = ["nnls", "relative_offset"]
 
 
 def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
@@ -80,3 +80,18 @@ def nnls(
             x = [xi + alpha * (zi - xi) for xi, zi in zip(x, z, strict=True)]
             passive = [j for j in passive if x[j] > 1e-15]
     return [x[j] / norms[j] for j in range(n)]
+
+
+def relative_offset(
+    predicted: Sequence[float], measured: Sequence[float], units_per_second: Sequence[float]
+) -> float:
+    """The non-negative offset ``x`` (in units of which ``units_per_second[i]`` make a second of
+    row ``i``) minimising the squared relative errors ``sum(((p + x / f - m) / m)^2)``: closed
+    form ``x = sum((m - p) / (f m^2)) / sum(1 / (f m)^2)``, clamped at 0 (0 without rows).
+
+    The GEMM validation fits its fixed overhead in cycles with ``f`` the clock of each row;
+    ``validate-ops`` fits its event-scope offset in seconds with ``f = 1``."""
+    rows = zip(predicted, measured, units_per_second, strict=True)
+    num = sum((m - p) / (f * m * m) for p, m, f in rows)
+    den = sum(1 / (f * m) ** 2 for m, f in zip(measured, units_per_second, strict=True))
+    return max(0.0, num / den) if den else 0.0

@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
 
+from opmodel.validation.nnls import relative_offset
+
 __all__ = [
     "EVENT_TRAINING_PER_KIND",
     "SCOPES",
@@ -70,11 +72,14 @@ def fit_event_offsets(
     training: frozenset[int],
 ) -> dict[str, float]:
     """Per hardware, the non-negative offset [s] minimising the training rows' squared relative
-    errors of ``predicted + offset`` (closed form, module docstring)."""
-    numerator: dict[str, float] = defaultdict(float)
-    denominator: dict[str, float] = defaultdict(float)
+    errors of ``predicted + offset`` (closed form, module docstring:
+    :func:`~opmodel.validation.nnls.relative_offset` in seconds)."""
+    members: dict[str, list[int]] = defaultdict(list)
     for i in sorted(training):
-        m = measured_s[i]
-        numerator[hardware[i]] += (m - predicted_s[i]) / (m * m)
-        denominator[hardware[i]] += 1.0 / (m * m)
-    return {hw: max(0.0, numerator[hw] / denominator[hw]) for hw in sorted(numerator)}
+        members[hardware[i]].append(i)
+    return {
+        hw: relative_offset(
+            [predicted_s[i] for i in rows], [measured_s[i] for i in rows], [1.0] * len(rows)
+        )
+        for hw, rows in sorted(members.items())
+    }
