@@ -32,21 +32,16 @@ batched GEMMs, its softmax and its casts together) and give factors that are not
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from opmodel.core.enums import OpKind
 from opmodel.hardware import HardwareSpec, load_hardware
-from opmodel.models import get_model
-from opmodel.validation.artifact import WorkloadRun, load_runs
-from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
+from opmodel.validation.artifact import WorkloadResult, load_runs, predict_runs
 
 ROOT = Path(__file__).resolve().parent.parent
-TENSOR_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,34 +56,20 @@ class PassSplit:
     host_s: float  # kernels x the config's host time per kernel
 
 
-def split_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> PassSplit:
-    """Predict every kernel of ``run`` on ``spec`` and add them up by part."""
-    model = get_model(model_name)
-    tensor = memory = 0.0
-    kernels = 0
-    for entry in complete_entries(json.loads(run.ops_file.read_text()), run.family):
-        try:
-            launched = kernels_from_entry(entry)
-        except ValueError:
-            continue  # validate-artifact counts these; they are a handful of non-bf16 entries
-        kernels += 1
-        for op in launched.kernels:
-            latency = model.predict(op, spec).latency_s
-            if op.kind in TENSOR_KINDS:
-                tensor += latency
-            else:
-                memory += latency
-    # the clock the harness locked (the name's freqN): the measured average differs by a few
-    # MHz between runs of one setting
+def split_of(result: WorkloadResult, spec: HardwareSpec) -> PassSplit:
+    """The two parts of ``result``'s predicted kernel time (``validate-artifact``'s prediction
+    on ``spec``), grouped by hardware, set and the clock the harness locked (the name's freqN:
+    the measured average differs by a few MHz between runs of one setting)."""
+    run = result.run
     clock = f"{run.requested_clock_mhz or run.clock_hz / 1e6:.0f} MHz"
     group = f"{run.hardware}:{run.sweep}:{clock}" if run.sweep else f"{run.hardware}:{clock}"
     return PassSplit(
         group=group,
         workload=run.workload,
         measured_s=run.time_s,
-        tensor_s=tensor,
-        memory_s=memory,
-        host_s=kernels * spec.overhead.kernel_launch_overhead_s,
+        tensor_s=result.tensor_kernel_s,
+        memory_s=result.kernel_s - result.tensor_kernel_s,
+        host_s=result.ops * spec.overhead.kernel_launch_overhead_s,
     )
 
 
@@ -174,14 +155,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("--min-runs must be 2 or more")
     runs, _ = load_runs(args.data_dir)
     specs: dict[tuple[str, float], HardwareSpec] = {}
-    rows = []
-    for run in runs:
-        key = (run.hardware, run.clock_hz)
-        if key not in specs:
-            specs[key] = load_hardware(run.hardware).at_clock(run.clock_hz)
-        row = split_run(run, specs[key], args.model)
-        if row.host_s <= args.host_bound_share * (row.tensor_s + row.memory_s):
-            rows.append(row)
+
+    def spec_of(hardware: str, clock_hz: float) -> HardwareSpec:
+        spec = specs[(hardware, clock_hz)] = load_hardware(hardware).at_clock(clock_hz)
+        return spec
+
+    results = predict_runs(runs, args.model, spec_of=spec_of)
+    rows = [split_of(r, specs[(r.run.hardware, r.run.clock_hz)]) for r in results]
+    rows = [r for r in rows if r.host_s <= args.host_bound_share * (r.tensor_s + r.memory_s)]
     print(f"{len(rows)} GPU-bound passes of {len(runs)} ({args.model})")
     print(f"{'group':32s} {'runs':>4s} {'a_T':>6s} {'a_M':>6s} {'fit':>6s} {'model':>6s}")
     for fit in group_fits(rows, args.min_runs):

@@ -256,6 +256,17 @@ def test_pass_sums_by_hand(artifact: Path) -> None:
     assert result.time_s == pytest.approx(time_s)
     assert spec.power.static_w == pytest.approx(47.35)  # EnergAIzer idle power at 900 MHz
     assert result.energy_j == pytest.approx(dynamic + 47.35 * time_s)
+    # the GEMM and batched GEMM kernels' share of the kernel time (the conv runs as its GEMM;
+    # the bmm's copies and the conv's transforms are copies)
+    tensor = [
+        p.latency_s
+        for entry, slot in zip([*OPS[:6], [CONV, ["conv2d"]]], slots, strict=True)
+        for op, p in zip(kernels_from_entry(entry).kernels, slot, strict=True)
+        if op.kind.value in ("gemm", "batched_gemm")
+    ]
+    assert len(tensor) >= 2
+    assert result.tensor_kernel_s == pytest.approx(sum(tensor))
+    assert 0 < result.tensor_kernel_s < result.kernel_s
 
 
 def test_cli_outputs(artifact: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -33,6 +33,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
@@ -44,6 +45,7 @@ __all__ = [
     "GPU_CONFIGS",
     "MIN_WINDOW_S",
     "SWEEP_TAGS",
+    "TENSOR_KINDS",
     "WorkloadResult",
     "WorkloadRun",
     "calibration_split",
@@ -56,6 +58,7 @@ GPU_CONFIGS = {"a10": "a10", "a100": "a100_40gb_pcie", "a100_dvfs": "a100_40gb_p
 # "<config>:<tag>" (the clock sweep of the EnergAIzer artifact, data/energaizer/SOURCE.md)
 SWEEP_TAGS = {"a100_dvfs": "dvfs"}
 MIN_WINDOW_S = 10.0
+TENSOR_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})  # WorkloadResult.tensor_kernel_s
 _NAME = re.compile(
     r"^(?P<base>.+?)(?:_attn[a-z0-9]+)?(?:_freq(?P<freq>\d+))?_iter(?P<iters>\d+)\.csv$"
 )
@@ -103,6 +106,7 @@ class WorkloadResult:
     energy_j: float
     working_set_bytes: int
     kernel_s: float = 0.0
+    tensor_kernel_s: float = 0.0  # the part of kernel_s in GEMM and batched GEMM kernels
     terms_j: dict[str, float] = field(default_factory=dict)
     op_latencies_s: tuple[float, ...] = ()
 
@@ -217,7 +221,7 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
     model = get_model(model_name)
     entries = complete_entries(json.loads(run.ops_file.read_text()), run.family)
-    kernel_s = 0.0
+    kernel_s = tensor_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)
     latencies: list[float] = []
@@ -232,6 +236,8 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         for op in launched.kernels:
             profile = model.predict(op, spec)
             entry_s += profile.latency_s
+            if op.kind in TENSOR_KINDS:
+                tensor_s += profile.latency_s
             energy = profile.energy
             terms["tensor"] += energy.tensor_j
             terms["vector"] += energy.vector_j
@@ -252,6 +258,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         energy_j=sum(terms.values()) + spec.power.static_w * time_s,
         working_set_bytes=working_set,
         kernel_s=kernel_s,
+        tensor_kernel_s=tensor_s,
         terms_j=terms,
         op_latencies_s=tuple(latencies),
     )
