@@ -95,7 +95,7 @@ def test_shipped_data_smoke(capsys: pytest.CaptureFixture[str]) -> None:
     summary = json.loads(capsys.readouterr().out)
     assert summary["rows"] == 300 and not summary["skipped"]
     kinds = set(summary["models"]["effective_roofline"]["by_kind"])
-    assert {"rmsnorm:a100_80gb_sxm", "elementwise:h100_sxm"} <= kinds
+    assert {"rmsnorm:h100_sxm", "elementwise:h100_sxm"} <= kinds
 
 
 def test_streaming_rows_name_their_limiter() -> None:
@@ -109,23 +109,24 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (9.6 % overall, 5.6 % from 100 µs up, 14.9 % under 10 µs, 8.5 % on
-    A40 (its add 8.2 %, GELU 6.5 %, RoPE 8.9 %, SiluAndMul 9.9 %, RMSNorm 7.4 %, LayerNorm
-    11.1 %), 8.6 % on A100, 12.0 % on H100, 11.7 % on this project's event-timed H200 rows (SDPA
+    of docs/validation.md (8.6 % overall, 6.3 % from 100 µs up, 13.5 % under 10 µs, 8.5 % on
+    A40 (its add 8.2 %, GELU 6.5 %, RoPE 8.9 %, SiluAndMul 9.9 %, RMSNorm 7.7 %, LayerNorm
+    11.1 %), 6.7 % on A100, 10.0 % on H100 (vLLM RMSNorm 10.8 %), 11.7 % on this project's
+    event-timed H200 rows (SDPA
     prefill 15.6 %, RMSNorm 4.8 %), 16.3 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
     on A100: residual add 5.4 %, SiluAndMul 7.9 %; on H100: ATen GELU 6.2 %, LayerNorm 17.0 %,
     vLLM RoPE 10.8 %, residual add 6.8 %), with a little slack, so a change that makes the
-    streaming model worse fails. The 9,390 A100 rows the instruction-issue calibration was
-    fitted on (GELU, LayerNorm, RoPE), the 22 H200 softmax rows ATen's softmax calibration was
+    streaming model worse fails. The 27,126 A100 rows the instruction-issue calibration was
+    fitted on (GELU, LayerNorm, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax calibration was
     fitted on, the 192 A40 residual adds the A40's HBM fraction was fitted on and the 22
     event-timed rows the event-scope offsets were fitted on (the two
     fastest of each GPU and op kind) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98480 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
-    assert result.training is not None and result.training.count == 9390 + 22 + 192
+    assert result.training is not None and result.training.count == 27126 + 22 + 192
     assert result.event_training is not None and result.event_training.count == 22
-    assert result.overall.count == 98480 - 9390 - 22 - 192 - 22
+    assert result.overall.count == 98480 - 27126 - 22 - 192 - 22
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.125
     assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.06
@@ -140,9 +141,9 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
     assert result.by_kind["layernorm:h100_sxm"].mape <= 0.185
-    assert result.overall.mape <= 0.10
-    assert result.by_duration["measured >= 100 us"].mape <= 0.06
-    assert result.by_duration["measured < 10 us"].mape <= 0.155
+    assert result.overall.mape <= 0.09
+    assert result.by_duration["measured >= 100 us"].mape <= 0.065
+    assert result.by_duration["measured < 10 us"].mape <= 0.14
     assert result.by_hardware["a40"].mape <= 0.09
     for function, bound in (
         ("add", 0.09),
@@ -152,10 +153,10 @@ def test_shipped_accuracy_does_not_regress() -> None:
     ):
         assert result.by_function[f"elementwise/{function}:a40"].mape <= bound
     assert result.by_kind["rmsnorm:a40"].mape <= 0.08
-    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.10
-    assert result.by_hardware["h100_sxm"].mape <= 0.13
-    assert result.by_kind["rmsnorm:a100_80gb_sxm"].mape <= 0.11
-    assert result.training.mape <= 0.10
+    assert result.by_hardware["a100_80gb_sxm"].mape <= 0.075
+    assert result.by_hardware["h100_sxm"].mape <= 0.11
+    assert result.by_kind["rmsnorm:h100_sxm"].mape <= 0.115
+    assert result.training.mape <= 0.115
 
 
 def test_hardware_dir_replaces_the_shipped_configs(

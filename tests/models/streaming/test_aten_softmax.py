@@ -67,9 +67,13 @@ def test_atens_dispatch_by_row_length() -> None:
     assert norm.name == "vectorized_layer_norm_kernel"
     vllm = streaming_kernel(OpKind.RMSNORM, "vllm", 8, 4096, 2)
     assert vllm.name == "rms_norm_kernel"
-    # ATen's layer norm waits for each Welford iteration's arithmetic before its next load;
-    # vLLM's kernels and ATen's warp softmax overlap theirs (their chains hold loads only)
-    assert norm.serial_arithmetic and not vllm.serial_arithmetic
+    # ATen's layer norm waits for each Welford iteration's arithmetic before its next load, and
+    # so does vLLM's RMSNorm, whose two CTAs on an SM run that loop in lockstep; vLLM's
+    # activation and ATen's warp softmax overlap theirs (their chains hold loads only)
+    assert norm.serial_arithmetic and not norm.lockstep
+    assert vllm.serial_arithmetic and vllm.lockstep
+    act = streaming_kernel(OpKind.ELEMENTWISE, "vllm", 8, 4096, 2)
+    assert not act.serial_arithmetic and not act.lockstep
     assert not streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2).serial_arithmetic
 
 

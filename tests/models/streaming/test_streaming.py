@@ -149,21 +149,29 @@ def test_loads_in_flight_divide_the_chain_by_hand() -> None:
 
 
 def test_vllm_rmsnorm_one_token_by_hand() -> None:
-    """1 x 4096 fp16 on A100: one CTA of 1024 threads, four serial loads per pass, two passes."""
+    """1 x 4096 fp16 on A100: one CTA of 1024 threads, four serial loads per pass, two passes,
+    each iteration's arithmetic before the next load."""
     e = _evaluation(_row_op(OpKind.RMSNORM, 1, 4096, "vllm"), A100)
-    # 40 registers x 32 lanes = 1280 per warp, x 32 warps = 40,960 > 65,536 / 2: one CTA per SM
-    assert (e.resident_ctas_per_sm, e.occupancy_limiter) == (1, "registers")
+    # 32 registers x 32 lanes = 1024 per warp, x 32 warps = 32,768: two CTAs per SM, as many as
+    # 64 warps allow (Vidur's times step every 216 = 2 x 108 tokens)
+    assert e.kernel.registers_per_thread == 32
+    assert (e.resident_ctas_per_sm, e.occupancy_limiter) == (2, "warps")
     l_dram, l_l2, l_smem = 4.0e-7, 1.42e-7, 2.2e-8  # a100_80gb_sxm.yaml
-    chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem
+    # serial arithmetic: I (the shipped calibration) per element, issued by 4 SMSPs x 32 lanes;
+    # the only CTA has its SM to itself
+    i = issue_calibration().instructions[("vllm", "rmsnorm")]
+    arithmetic = i * 4096 / (4 * 32) / 1.41e9
+    chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem + arithmetic
     assert e.chain_s == pytest.approx(chain)
     assert e.limiter == "latency"
     # the pass-one loads are DRAM round trips. Pass two re-reads the row from L2 but loads the
     # weight too, which no kernel warmed: this single wave's only CTA waits on DRAM for it, so
-    # pass two's four loads are DRAM round trips as well (cold weights) and only the reduction
-    # is left. The kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB output
+    # pass two's four loads are DRAM round trips as well (cold weights) and the reduction and
+    # the arithmetic are left. The kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB
+    # output
     trips = 4 * l_dram + 4 * l_dram
     # DRAM at the sustained 0.926 of 2,039 GB/s (a100_80gb_sxm_sustained.yaml, hbm_fraction)
-    rest, dram = (2 * 5 + 4) * l_smem, 3 * 4096 * 2 / (2.039e12 * 0.926)
+    rest, dram = (2 * 5 + 4) * l_smem + arithmetic, 3 * 4096 * 2 / (2.039e12 * 0.926)
     assert rest == pytest.approx(chain - 4 * l_dram - 4 * l_l2)
     total = trips + rest + dram
     loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
@@ -173,6 +181,22 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     assert e.loaded_dram_latency_s == pytest.approx(l_dram * (2 - rho) / (2 * (1 - rho)))
     # and the chain solves t = rest + trips x the M/D/1 stretch at rho = dram / t
     assert loaded == pytest.approx(rest + trips * (2 - rho) / (2 * (1 - rho)))
+
+
+def test_vllm_rmsnorm_lockstep_ctas_share_the_sms_issue_by_hand() -> None:
+    """108 tokens put one CTA on each A100 SM, 216 two: the pair run their loop in lockstep,
+    so each CTA's serial arithmetic takes twice as long; loads and reductions are unchanged."""
+    one = _evaluation(_row_op(OpKind.RMSNORM, 108, 4096, "vllm"), A100)
+    two = _evaluation(_row_op(OpKind.RMSNORM, 216, 4096, "vllm"), A100)
+    assert (one.full_waves, one.tail_ctas) == (0, 108)
+    assert (two.full_waves, two.tail_ctas) == (1, 0)
+    i = issue_calibration().instructions[("vllm", "rmsnorm")]
+    arithmetic = i * 4096 / (4 * 32) / 1.41e9
+    assert two.chain_s - one.chain_s == pytest.approx(arithmetic)
+    # ATen's layer norm is not in lockstep: its serial arithmetic never depends on its wave
+    norm_one = _evaluation(_row_op(OpKind.LAYERNORM, 108, 4096, "pytorch"), A100)
+    norm_two = _evaluation(_row_op(OpKind.LAYERNORM, 216, 4096, "pytorch"), A100)
+    assert norm_two.chain_s == pytest.approx(norm_one.chain_s)
 
 
 def test_a_kernel_cap_on_resident_ctas_halves_the_slots_by_hand() -> None:
@@ -363,7 +387,9 @@ def test_warm_rmsnorm_that_fits_l2_reads_from_l2_by_hand() -> None:
     assert e.warm_l2_hit_fraction == pytest.approx(s)
     l_l2, l_dram, l_smem = 1.42e-7, 4.0e-7, 2.2e-8
     l_first = s * l_l2 + (1 - s) * l_dram
-    assert e.chain_s == pytest.approx(4 * (l_first + l_l2) + (2 * 5 + 4) * l_smem)
+    # and the loop's serial arithmetic (the shipped I per element on 4 x 32 lanes)
+    arithmetic = issue_calibration().instructions[("vllm", "rmsnorm")] * 4096 / 128 / 1.41e9
+    assert e.chain_s == pytest.approx(4 * (l_first + l_l2) + (2 * 5 + 4) * l_smem + arithmetic)
     # the weight still comes from DRAM once; the output is written
     assert e.dram_read_bytes == pytest.approx(8192 * (1 - s) + 8192)
     assert e.dram_write_bytes == 8192

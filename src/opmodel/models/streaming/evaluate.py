@@ -3,7 +3,9 @@
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
     chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
-               [+ I x elements per CTA / (SMSPs x warp size x clock) with serial arithmetic]
+               [+ c x I x elements per CTA / (SMSPs x warp size x clock) with serial
+                arithmetic; c = 1, or for CTAs in lockstep the busiest SM's CTAs per wave,
+                ceil(CTAs / S) / waves, whose arithmetic shares its issue slots]
     n        = serial loads / loads in flight (round trips per pass)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
@@ -266,17 +268,19 @@ def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
 
 
 def _chain_s(
-    kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork, steps: float
+    kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork, sharing: float
 ) -> float:
-    """One CTA's dependent chain: ``steps`` round trips in each pass, then its reductions;
-    with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM."""
+    """One CTA's dependent chain: its round trips in each pass, then its reductions;
+    with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM, and
+    ``sharing`` times as long when the SM's CTAs run in ``lockstep`` and split its issue."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
+    steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
     if kernel.serial_arithmetic:
-        chain += _issue_cta_s(kernel, dev, work)
+        chain += _issue_cta_s(kernel, dev, work) * sharing
     return chain
 
 
@@ -296,7 +300,11 @@ def _bounds(
     misses = (1 - use.warm) + extra * (1 - use.hit)
     steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     dram_trips = waves * steps * misses * dev.l_dram
-    chain = _chain_s(kernel, dev, use, work, steps)
+    # lockstep CTAs split the SM's issue slots with the others on the busiest SM: its
+    # ceil(CTAs / S) CTAs' arithmetic passes through them one after another, spread over the
+    # slot's ``waves`` chains
+    sharing = math.ceil(ctas / dev.sm.sm_count) / waves if kernel.lockstep else 1.0
+    chain = _chain_s(kernel, dev, use, work, sharing)
     # cold weights: the first wave's CTAs all load the shared weights, which no kernel warmed,
     # in their last pass at once, so that pass waits on DRAM where it would hit L2 (later waves
     # find the weights there): ``n x s`` more DRAM round trips and as many fewer L2 hits,

@@ -65,9 +65,13 @@ _PYTORCH_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / 
 # ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
 _LAYER_NORM_VECTOR_ELEMENTS = 4
 _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
-# estimate for vLLM's norm, activation and rotary kernels: accumulator, 64-bit position,
-# strides and addresses in the loop (docs/models/streaming.md on what the data suggest)
+# estimate for vLLM's activation and rotary kernels: accumulator, 64-bit position, strides
+# and addresses in the loop (docs/models/streaming.md on what the data suggest)
 _VLLM_REGISTERS = 40
+# vLLM's rms_norm_kernel: Vidur's times step every 216 tokens on A100 (2 x 108 SMs) and every
+# 264 on H100 (2 x 132), so two 1024-thread CTAs fit on an SM: at most 32 registers per thread
+# (65,536 / 2,048); docs/models/streaming.md, "vLLM RMSNorm"
+_VLLM_RMS_NORM_REGISTERS = 32
 # ncu on an H200 (data/measured/h200_2026-12-04_ncu): softmax_warp_forward for 2048 bf16
 # elements (64 per thread) uses 80 registers: the row's values and 16 more
 _WARP_SOFTMAX_EXTRA_REGISTERS = 16
@@ -105,7 +109,11 @@ class StreamKernel(FastValue):
     CTA's arithmetic follows its loads instead of overlapping them, so its chain includes its
     own arithmetic (:mod:`~opmodel.models.streaming.evaluate`): barriers between the phases
     (ATen's register and block softmax), or a loop whose next load waits for the previous
-    iteration's arithmetic (ATen's layer norm). ``max_resident_ctas_per_sm``: a cap on
+    iteration's arithmetic (ATen's layer norm). ``lockstep``: the CTAs that share an SM start
+    together and run the same loop, so their serial arithmetic coincides and each CTA gets
+    only its share of the SM's issue slots (vLLM's RMSNorm: two 1024-thread CTAs that fill the
+    SM); without it a CTA's serial arithmetic issues at the whole SM's rate, its neighbours'
+    arithmetic overlapping its loads. ``max_resident_ctas_per_sm``: a cap on
     resident CTAs per SM from a resource the structure does not price (0: none), such as a
     benchmark's shared-memory allocation that admits two CTAs per SM.
     """
@@ -122,6 +130,7 @@ class StreamKernel(FastValue):
     name: str = ""  # the kernel this structure stands for (diagnostics)
     serial_arithmetic: bool = False
     max_resident_ctas_per_sm: int = 0
+    lockstep: bool = False
 
 
 def _fused_warps(length: int) -> int:
@@ -157,16 +166,21 @@ def _elementwise(
 def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
     """vLLM's one-token-per-CTA kernels; elementwise ``rows x length`` covers act_and_mul."""
     threads = min(1024, 32 * math.ceil(length / 32))
+    norm = kind is OpKind.RMSNORM
     return StreamKernel(
-        name="rms_norm_kernel" if kind is OpKind.RMSNORM else "act_and_mul_kernel",
+        name="rms_norm_kernel" if norm else "act_and_mul_kernel",
         implementation="vllm",
         ctas=rows,
         threads_per_cta=threads,
-        registers_per_thread=_VLLM_REGISTERS,
+        registers_per_thread=_VLLM_RMS_NORM_REGISTERS if norm else _VLLM_REGISTERS,
         elements_per_cta=length,
         serial_loads=math.ceil(length / threads),
-        global_passes=2 if kind is OpKind.RMSNORM else 1,
+        global_passes=2 if norm else 1,
         reductions=_REDUCTIONS.get(kind, 0) and 1,
+        # each iteration of the norm's strided loops converts, squares or scales and (second
+        # loop) stores before the next load issues, in every CTA of the wave at once
+        serial_arithmetic=norm,
+        lockstep=norm,
     )
 
 
