@@ -109,12 +109,12 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (8.6 % overall, 6.3 % from 100 µs up, 13.5 % under 10 µs, 8.5 % on
+    of docs/validation.md (8.6 % overall, 6.3 % from 100 µs up, 13.3 % under 10 µs, 8.5 % on
     A40 (its add 8.2 %, GELU 6.5 %, RoPE 8.9 %, SiluAndMul 9.9 %, RMSNorm 7.7 %, LayerNorm
-    11.1 %), 6.7 % on A100, 10.0 % on H100 (vLLM RMSNorm 10.8 %), 11.7 % on this project's
+    9.1 %), 6.7 % on A100, 9.9 % on H100 (vLLM RMSNorm 10.8 %), 11.6 % on this project's
     event-timed H200 rows (SDPA
-    prefill 15.6 %, RMSNorm 4.8 %), 16.3 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
-    on A100: residual add 5.4 %, SiluAndMul 7.9 %; on H100: ATen GELU 6.2 %, LayerNorm 17.0 %,
+    prefill 15.8 %, RMSNorm 5.2 %), 15.5 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
+    on A100: residual add 5.4 %, SiluAndMul 7.9 %; on H100: ATen GELU 6.2 %, LayerNorm 7.7 %,
     vLLM RoPE 10.8 %, residual add 6.8 %), with a little slack, so a change that makes the
     streaming model worse fails. The 27,126 A100 rows the instruction-issue calibration was
     fitted on (GELU, LayerNorm, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax calibration was
@@ -130,8 +130,8 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.125
     assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.06
-    assert result.by_source["liger:pytorch"].mape <= 0.175
-    assert result.by_kind["layernorm:a40"].mape <= 0.12
+    assert result.by_source["liger:pytorch"].mape <= 0.165
+    assert result.by_kind["layernorm:a40"].mape <= 0.10
     assert result.by_kind["attention_prefill:h200_sxm"].mape <= 0.165
     assert result.by_kind["softmax:rtx3090"].mape <= 0.19
     assert result.by_source["liger:fused"].mape <= 0.11
@@ -140,10 +140,11 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
-    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.185
+    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.085
     assert result.overall.mape <= 0.09
     assert result.by_duration["measured >= 100 us"].mape <= 0.065
     assert result.by_duration["measured < 10 us"].mape <= 0.14
+    assert result.by_kind["layernorm:h200_sxm"].mape <= 0.155
     assert result.by_hardware["a40"].mape <= 0.09
     for function, bound in (
         ("add", 0.09),

@@ -199,6 +199,30 @@ def test_vllm_rmsnorm_lockstep_ctas_share_the_sms_issue_by_hand() -> None:
     assert norm_two.chain_s == pytest.approx(norm_one.chain_s)
 
 
+def test_lone_warps_wait_out_their_dependent_arithmetic_by_hand() -> None:
+    """ATen's LayerNorm, 1 x 2048 fp16 on A100: one CTA of 128 threads, a warp on each of the
+    four SMSPs. Its serial arithmetic, I x 2048 / (4 x 32) lane-cycles, is issued at most one
+    dependent instruction per 4 cycles (fma_latency_cycles) by a scheduler with one warp: x4.
+    A 1024-thread CTA (8 warps per SMSP) hides that latency, as does vLLM's RMSNorm."""
+    e = _evaluation(_row_op(OpKind.LAYERNORM, 1, 2048, "pytorch"), A100)
+    assert A100.compute.sm is not None and A100.compute.sm.fma_latency_cycles == 4
+    l_dram, l_l2, l_smem = 4.0e-7, 1.42e-7, 2.2e-8  # a100_80gb_sxm.yaml
+    i = issue_calibration().instructions[("pytorch", "layernorm")]
+    issue = i * 2048 / (4 * 32) / 1.41e9
+    # ceil(2048 / (128 x 4)) = 4 serial vector loads per pass, two passes, two reductions
+    loads = 4 * l_dram + 4 * l_l2
+    assert e.chain_s == pytest.approx(loads + 2 * (2 * 5 + 4) * l_smem + 4 * issue)
+    # with a hypothetical 1-cycle dependent latency the floor is 1 / 1 warp: the issue time
+    quick = dataclasses.replace(
+        A100,
+        compute=dataclasses.replace(
+            A100.compute, sm=dataclasses.replace(A100.compute.sm, fma_latency_cycles=1)
+        ),
+    )
+    fast = _evaluation(_row_op(OpKind.LAYERNORM, 1, 2048, "pytorch"), quick)
+    assert fast.chain_s == pytest.approx(loads + 2 * (2 * 5 + 4) * l_smem + issue)
+
+
 def test_a_kernel_cap_on_resident_ctas_halves_the_slots_by_hand() -> None:
     """A 4096 x 4096 fp16 add's structure (16 CTAs of 128 threads per SM on A100, by its warps) with
     ``max_resident_ctas_per_sm = 8``: 8 per SM, reported as ``kernel``, so each slot runs twice

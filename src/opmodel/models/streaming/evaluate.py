@@ -4,8 +4,11 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
     chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
                [+ c x I x elements per CTA / (SMSPs x warp size x clock) with serial
-                arithmetic; c = 1, or for CTAs in lockstep the busiest SM's CTAs per wave,
-                ceil(CTAs / S) / waves, whose arithmetic shares its issue slots]
+                arithmetic; c = max(s, L_fma / k): s = 1, or for CTAs in lockstep the
+                busiest SM's CTAs per wave, ceil(CTAs / S) / waves, whose arithmetic shares
+                its issue slots; k the CTA's warps per SMSP, L_fma the dependent-issue
+                latency (``fma_latency_cycles``), which a warp alone on its SMSP waits out
+                between its dependent instructions]
     n        = serial loads / loads in flight (round trips per pass)
     t_dram   = (CTAs x DRAM bytes per CTA + shared weight bytes) / (HBM bandwidth x util)
     t_chain  = loaded(x, b, t_dram)           (each resident slot runs its CTAs back to back)
@@ -272,7 +275,10 @@ def _chain_s(
 ) -> float:
     """One CTA's dependent chain: its round trips in each pass, then its reductions;
     with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM, and
-    ``sharing`` times as long when the SM's CTAs run in ``lockstep`` and split its issue."""
+    ``sharing`` times as long when the SM's CTAs run in ``lockstep`` and split its issue. A
+    warp with fewer than ``fma_latency_cycles`` warps beside it on its SMSP waits out the
+    latency of each dependent instruction: a CTA of ``k`` warps per SMSP issues its
+    arithmetic at most ``k / fma_latency_cycles`` times as fast as the SMSP could."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
@@ -280,7 +286,10 @@ def _chain_s(
     steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
     if kernel.serial_arithmetic:
-        chain += _issue_cta_s(kernel, dev, work) * sharing
+        sm = dev.sm
+        warps_per_smsp = math.ceil(kernel.threads_per_cta / sm.warp_size) / sm.smsps_per_sm
+        latency_bound = sm.fma_latency_cycles / warps_per_smsp
+        chain += _issue_cta_s(kernel, dev, work) * max(sharing, latency_bound)
     return chain
 
 
