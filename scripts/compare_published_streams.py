@@ -42,7 +42,7 @@ from types import MappingProxyType
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.sustained_calibration import with_hbm_fraction
-from opmodel.models.streaming.evaluate import StreamWork, evaluate_streaming
+from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.kernels import StreamKernel
 from opmodel.validation.metrics import error_metrics
 

@@ -1,13 +1,13 @@
 """Streaming kernels: elementwise and row-wise (softmax, layernorm, rmsnorm) ops on GPUs.
 
 Shared machinery, like :mod:`opmodel.models.gemm`: a kernel structure per implementation
-(:mod:`.kernels`), and its closed-form evaluation with occupancy, waves, latency chains and
-bandwidth limits (:mod:`.evaluate`). Equations: docs/models/streaming.md.
+(:mod:`.kernels`), what the L2 does for it (:mod:`.l2_use`), and its closed-form evaluation
+with occupancy, waves, latency chains and bandwidth limits (:mod:`.evaluate`). Equations:
+docs/models/streaming.md.
 """
 
 from opmodel.models.streaming.evaluate import (
     StreamingEvaluation,
-    StreamWork,
     evaluate_streaming,
     loaded_chain_s,
 )
@@ -17,6 +17,7 @@ from opmodel.models.streaming.kernels import (
     rope_kernel,
     streaming_kernel,
 )
+from opmodel.models.streaming.l2_use import StreamWork
 
 __all__ = [
     "IMPLEMENTATIONS",

@@ -54,14 +54,8 @@ NVIDIA 2007, for the structure). Residency is the
 minimum over the SM's CTA, warp and register limits (registers allocated per warp in
 ``register_allocation_unit``s) and the kernel's own cap (``max_resident_ctas_per_sm``, reported
 as ``kernel``). No loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
-
-Dirty lines of another kernel (attr ``l2_dirty_bytes``: a benchmark's flush that wrote a
-buffer). The L2 holds at most its shared capacity ``C`` of them, as of a producer's output;
-the kernel's DRAM traffic evicts ``1 - exp(-x)`` of those, ``x = (DRAM reads + writes) / C``
-(:func:`~opmodel.models.shared.l2_survival.write_back_bytes`), and writes them back. DRAM
-controllers queue writes behind reads, so the write-back adds to the DRAM bandwidth bound
-only: a latency-bound kernel does not wait for it (measured: Liger's Triton norms, timed by
-do_bench after a 256 MiB ``zero_()``, 23.1 % -> 14.1 %; docs/validation.md).
+The L2 side (re-read hits, warm inputs, write-back, a flush's dirty lines) is
+:mod:`~opmodel.models.streaming.l2_use`.
 """
 
 from __future__ import annotations
@@ -70,13 +64,9 @@ import math
 
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec, SmSpec
-from opmodel.models.shared.l2_survival import (
-    dirty_write_back_bytes,
-    producer_output_survival,
-    write_back_bytes,
-)
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.kernels import StreamKernel
+from opmodel.models.streaming.l2_use import L2Use, StreamWork, l2_use
 
 __all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]
 
@@ -162,94 +152,6 @@ def _residency(kernel: StreamKernel, sm: SmSpec) -> tuple[int, str]:
     return max(1, limits[limiter]), limiter
 
 
-@value_type
-class StreamWork(FastValue):
-    """What the whole op moves and computes.
-
-    ``read_bytes`` / ``write_bytes``: compulsory traffic; ``shared_read_bytes``: the part of
-    ``read_bytes`` every CTA reads (norm weights: from DRAM once, from L2 by each CTA);
-    ``reread_bytes``: bytes read again by each pass after the first (the row input);
-    ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
-    ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp);
-    ``warm_read_bytes``: the part of ``read_bytes`` the previous kernel wrote (attrs
-    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all;
-    ``instructions_per_element``: what each thread issues per element
-    (:mod:`~opmodel.models.streaming.issue`; 0: no issue bound);
-    ``dirty_bytes``: what another kernel wrote just before, not an input (attr
-    ``l2_dirty_bytes``; module docstring).
-    """
-
-    read_bytes: int
-    shared_read_bytes: int
-    reread_bytes: int
-    write_bytes: int
-    flops: int
-    vector_flops_per_s: float
-    sfu_ops: int = 0
-    warm_read_bytes: int = 0
-    producer_bytes: int = 0
-    instructions_per_element: float = 0.0
-    dirty_bytes: int = 0
-
-
-@value_type
-class _MemoryUse(FastValue):
-    """What the L2 does for one kernel: re-read hits, the producer's output found, the DRAM
-    bytes read and written back during the run."""
-
-    hit: float  # share of second-pass re-reads served by L2
-    survival: float  # share of the warm inputs' bytes still in L2
-    warm: float  # share of first-pass load steps that hit L2 (0 unless every input is warm)
-    warm_hits: float  # bytes of warm inputs read from L2
-    dram_reads: float  # DRAM bytes read, first pass and re-reads
-    written_back: float  # DRAM bytes written back while the kernel runs
-    dirty_written_back: float  # unrelated dirty lines the kernel's traffic evicts (dirty_bytes)
-
-
-def _memory_use(kernel: StreamKernel, dev: _Device, work: StreamWork, wave_ctas: int) -> _MemoryUse:
-    """L2 re-read hits, warm-input survival and write-back (module docstring)."""
-    read_bytes, reread_bytes, write_bytes = work.read_bytes, work.reread_bytes, work.write_bytes
-    has_l2 = dev.has_l2
-    extra = kernel.global_passes - 1
-    reread_cta = reread_bytes / kernel.ctas
-    # a wave's rows wait in L2 for their re-read beside the output lines the wave writes
-    held = wave_ctas * (reread_cta + write_bytes / kernel.ctas)
-    hit = min(1.0, dev.l2_shared_bytes / held) if has_l2 and extra and reread_cta else 1.0
-    # the share of the previous kernel's output still in L2 (producer_output_survival)
-    warm_bytes = min(work.warm_read_bytes, read_bytes)
-    survival = (
-        producer_output_survival(
-            max(work.producer_bytes, warm_bytes),
-            read_bytes - warm_bytes + write_bytes,
-            dev.l2_shared_bytes,
-        )
-        if has_l2 and warm_bytes
-        else 0.0
-    )
-    warm_hits = survival * warm_bytes
-    dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
-    allocated = dram_reads + write_bytes
-    written_back = (
-        write_back_bytes(write_bytes, warm_hits, allocated, dev.l2_shared_bytes)
-        if has_l2 and warm_bytes
-        else float(write_bytes)
-    )
-    return _MemoryUse.make(
-        dirty_written_back=(
-            dirty_write_back_bytes(work.dirty_bytes, allocated, dev.l2_shared_bytes)
-            if has_l2 and work.dirty_bytes
-            else 0.0
-        ),
-        hit=hit,
-        survival=survival,
-        # a load step waits on DRAM unless every streamed input is warm
-        warm=survival if warm_bytes >= read_bytes - work.shared_read_bytes else 0.0,
-        warm_hits=warm_hits,
-        dram_reads=dram_reads,
-        written_back=written_back,
-    )
-
-
 def _issue_cta_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
     """Seconds the SM's schedulers need to issue one CTA's instructions (streaming.issue)."""
     sm = dev.sm
@@ -271,7 +173,7 @@ def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
 
 
 def _chain_s(
-    kernel: StreamKernel, dev: _Device, use: _MemoryUse, work: StreamWork, sharing: float
+    kernel: StreamKernel, dev: _Device, use: L2Use, work: StreamWork, sharing: float
 ) -> float:
     """One CTA's dependent chain: its round trips in each pass, then its reductions;
     with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM, and
@@ -294,7 +196,7 @@ def _chain_s(
 
 
 def _bounds(
-    kernel: StreamKernel, dev: _Device, work: StreamWork, use: _MemoryUse, waves: int
+    kernel: StreamKernel, dev: _Device, work: StreamWork, use: L2Use, waves: int
 ) -> tuple[dict[str, float], float, float]:
     """Each resource's time for the whole kernel, the DRAM utilisation the chain sees and one
     CTA's chain."""
@@ -341,7 +243,7 @@ def evaluate_streaming(
     resident, occupancy_limiter = _residency(kernel, dev.sm)
     concurrent = resident * dev.sm.sm_count
     ctas = kernel.ctas
-    use = _memory_use(kernel, dev, work, min(ctas, concurrent))
+    use = l2_use(kernel, dev.has_l2, dev.l2_shared_bytes, work, min(ctas, concurrent))
     waves = math.ceil(ctas / concurrent)
     times, rho, chain = _bounds(kernel, dev, work, use, waves)
     limiter = max(times, key=lambda key: times[key])
