@@ -15,14 +15,15 @@ from tests.scripts.loader import load_script
 def test_fit_reproduces_the_shipped_calibration() -> None:
     """The declared fits give the values a100_80gb_sxm_sustained.yaml ships: a change to the
     models that moves them makes the file stale and fails here. Dot (1.75 TB/s) over the
-    model's 537 MB read stream gives 0.926; the three GEMMs of >= 1 TFLOP give 1170 MHz and are
+    model's 537 MB read stream gives 0.935 (0.926 before the streaming chain priced the CTA
+    turnaround); the three GEMMs of >= 1 TFLOP give 1170 MHz and are
     then within 1.5 % of their published throughput."""
     script = load_script("fit_published_sustained")
     result = script.fit("a100_80gb_sxm")
     spec = load_hardware("a100_80gb_sxm")
-    assert result.hbm_fraction == spec.memory_fraction("hbm") == 0.926
+    assert result.hbm_fraction == spec.memory_fraction("hbm") == 0.935
     assert result.power_limited_clock_hz == spec.compute.power_limited_clock_hz == 1.17e9
-    assert result.predicted_read_tb_per_s == pytest.approx(1.75 / 0.926, rel=1e-3)
+    assert result.predicted_read_tb_per_s == pytest.approx(1.75 / 0.935, rel=1e-3)
     train = [r for r in result.gemms if r.training]
     assert [(r.m, r.n, r.k) for r in train] == [
         (8192, 8192, 8192),
@@ -66,10 +67,10 @@ def test_write_round_trips_through_the_loader(
     monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
     assert script.main(["--write"]) == 0
     out = capsys.readouterr().out
-    assert "power-limited clock: 1170 MHz" in out and "0.926" in out
+    assert "power-limited clock: 1170 MHz" in out and "0.935" in out
     written = tmp_path / "a100_80gb_sxm_sustained.yaml"
     calibration = load_sustained_calibration(written, "a100_80gb_sxm")
-    assert calibration.hbm_fraction == 0.926 and calibration.power_limited_clock_hz == 1.17e9
+    assert calibration.hbm_fraction == 0.935 and calibration.power_limited_clock_hz == 1.17e9
     shipped = Path(script.__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
     assert written.read_text() == (shipped / written.name).read_text()
     assert script.main(["--hardware", "h200_sxm", "--write"]) == 0
@@ -88,16 +89,16 @@ def test_a40_clock_from_the_community_gemm_table(
     """docs/validation.md: the A40's four FP16/BF16 GEMMs of >= 1 TFLOP (8192^3, 10240^3) give
     1395 MHz, the value a40_sustained.yaml ships, and are then within 6 % (0.95-1.06x); held
     out, 1024^3 and 2048^3 are within 4 % and 4096^3 is 0.91-0.93x. No stream table of the
-    board is published, so the HBM fraction, 0.841, comes from the declared split of Vidur's
+    board is published, so the HBM fraction, 0.842, comes from the declared split of Vidur's
     A40 rows (192 Llama-2-7B residual adds, within 1.2 % on average); the file written is the
     one shipped."""
     script = load_script("fit_published_sustained")
     result = script.fit("a40")
     assert result.power_limited_clock_hz == 1.395e9 and result.clock_dtype is None
-    assert result.stream_tb_per_s == () and result.hbm_fraction == 0.841
+    assert result.stream_tb_per_s == () and result.hbm_fraction == 0.842
     assert result.fraction_rows == 192 and result.fraction_mape is not None
     assert result.fraction_mape < 0.015
-    assert load_hardware("a40").utilization.memory_fraction["hbm"] == 0.841
+    assert load_hardware("a40").utilization.memory_fraction["hbm"] == 0.842
     assert load_hardware("a40").compute.power_limited_clock_hz == 1.395e9
     train = [r for r in result.gemms if r.training]
     assert {(r.m, r.dtype) for r in train} == {

@@ -89,6 +89,10 @@ class SmSpec:
     ``sfu_ops_per_cycle_per_sm``: results per clock per SM of the special-function unit
     (``exp2``, ``rsqrt``, ``sin``, ...): 16 for compute capability 5.x to 9.0 in the CUDA C++
     Programming Guide's arithmetic-instruction throughput table (the default when omitted).
+    ``cta_turnaround_cycles``: SM cycles to launch a CTA, run it and free its slot beyond its
+    own work, which every CTA of a resident slot pays in turn (0 when omitted: not priced);
+    the shipped values come from gpu-benches' published gpu-stream sweeps, where a wave of
+    store-only 32-thread CTAs takes that long (docs/hardware.md).
     """
 
     sm_count: int = field(metadata=_POS)
@@ -109,6 +113,7 @@ class SmSpec:
     mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
     warp_mma_instruction: Instruction = Instruction.MMA_SYNC
     sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=_POS)
+    cta_turnaround_cycles: float = field(default=0.0, metadata=_NONNEG)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

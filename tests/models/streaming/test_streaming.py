@@ -161,7 +161,8 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     # the only CTA has its SM to itself
     i = issue_calibration().instructions[("vllm", "rmsnorm")]
     arithmetic = i * 4096 / (4 * 32) / 1.41e9
-    chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem + arithmetic
+    turnaround = 490 / 1.41e9  # cta_turnaround_cycles: launching the CTA and freeing its slot
+    chain = 4 * (l_dram + l_l2) + (2 * 5 + 4) * l_smem + arithmetic + turnaround
     assert e.chain_s == pytest.approx(chain)
     assert e.limiter == "latency"
     # the pass-one loads are DRAM round trips. Pass two re-reads the row from L2 but loads the
@@ -170,8 +171,9 @@ def test_vllm_rmsnorm_one_token_by_hand() -> None:
     # the arithmetic are left. The kernel's DRAM time is its 8 KiB row, 8 KiB weight and 8 KiB
     # output
     trips = 4 * l_dram + 4 * l_dram
-    # DRAM at the sustained 0.926 of 2,039 GB/s (a100_80gb_sxm_sustained.yaml, hbm_fraction)
-    rest, dram = (2 * 5 + 4) * l_smem + arithmetic, 3 * 4096 * 2 / (2.039e12 * 0.926)
+    # DRAM at the sustained 0.935 of 2,039 GB/s (a100_80gb_sxm_sustained.yaml, hbm_fraction)
+    rest = (2 * 5 + 4) * l_smem + arithmetic + turnaround
+    dram = 3 * 4096 * 2 / (2.039e12 * 0.935)
     assert rest == pytest.approx(chain - 4 * l_dram - 4 * l_l2)
     total = trips + rest + dram
     loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
@@ -210,7 +212,7 @@ def test_lone_warps_wait_out_their_dependent_arithmetic_by_hand() -> None:
     i = issue_calibration().instructions[("pytorch", "layernorm")]
     issue = i * 2048 / (4 * 32) / 1.41e9
     # ceil(2048 / (128 x 4)) = 4 serial vector loads per pass, two passes, two reductions
-    loads = 4 * l_dram + 4 * l_l2
+    loads = 4 * l_dram + 4 * l_l2 + 490 / 1.41e9  # and the CTA's turnaround
     assert e.chain_s == pytest.approx(loads + 2 * (2 * 5 + 4) * l_smem + 4 * issue)
     # with a hypothetical 1-cycle dependent latency the floor is 1 / 1 warp: the issue time
     quick = dataclasses.replace(
@@ -247,13 +249,15 @@ def test_large_add_queues_behind_its_own_bandwidth_by_hand() -> None:
     concurrent = 16 * 108
     assert (e.full_waves, e.tail_ctas) == (32768 // concurrent, 32768 % concurrent)
     per_cta = 3 * 512 * 2  # two fp16 inputs and one output
-    dram = 32768 * per_cta / (2.039e12 * 0.926)  # 53.3 µs at the sustained 0.926 of the peak
-    # each slot's 19 CTAs wait one DRAM round trip each (400 ns), queued behind that traffic:
-    # t = trips (2 - rho) / (2 (1 - rho)), rho = dram / t, i.e. t^2 - (dram + trips) t
-    # + dram trips / 2 = 0
-    trips = math.ceil(32768 / concurrent) * 4.0e-7
-    loaded = ((dram + trips) + math.sqrt((dram + trips) ** 2 - 2 * dram * trips)) / 2
-    assert loaded == pytest.approx(57.4e-6, rel=2e-3)  # 8 % over the bandwidth time
+    dram = 32768 * per_cta / (2.039e12 * 0.935)  # 52.8 µs at the sustained 0.935 of the peak
+    # each slot's 19 CTAs wait one DRAM round trip each (400 ns), queued behind that traffic,
+    # and each pays its turnaround (490 cycles, unqueued): t = rest + trips (2 - rho) /
+    # (2 (1 - rho)), rho = dram / t
+    slot_ctas = math.ceil(32768 / concurrent)
+    trips, rest = slot_ctas * 4.0e-7, slot_ctas * 490 / 1.41e9
+    total = dram + trips + rest
+    loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
+    assert loaded == pytest.approx(rest + trips * (2 - dram / loaded) / (2 * (1 - dram / loaded)))
     assert e.limiter == "latency"
     assert e.latency_s == pytest.approx(2000 / 1.41e9 + loaded)
 
@@ -325,11 +329,11 @@ def test_elementwise_is_never_faster_than_its_bandwidth_bound(rows: int, length:
 
 
 def test_sfu_bound_elementwise_by_hand() -> None:
-    """No bytes, 2 SFU ops per element: 1728 CTAs of 512 elements fill 108 SMs 16 deep."""
+    """No bytes, 4 SFU ops per element: 1728 CTAs of 512 elements fill 108 SMs 16 deep."""
     kernel = streaming_kernel(OpKind.ELEMENTWISE, None, 1, 512 * 1728, 2)
-    e = evaluate_streaming(kernel, A100, _no_bytes(sfu_ops=2 * 512 * 1728))
+    e = evaluate_streaming(kernel, A100, _no_bytes(sfu_ops=4 * 512 * 1728))
     assert e.limiter == "compute"
-    assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * (2 * 512) / 16 / 1.41e9)
+    assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * (4 * 512) / 16 / 1.41e9)
 
 
 def test_issue_bound_by_hand() -> None:
@@ -413,7 +417,9 @@ def test_warm_rmsnorm_that_fits_l2_reads_from_l2_by_hand() -> None:
     l_first = s * l_l2 + (1 - s) * l_dram
     # and the loop's serial arithmetic (the shipped I per element on 4 x 32 lanes)
     arithmetic = issue_calibration().instructions[("vllm", "rmsnorm")] * 4096 / 128 / 1.41e9
-    assert e.chain_s == pytest.approx(4 * (l_first + l_l2) + (2 * 5 + 4) * l_smem + arithmetic)
+    turnaround = 490 / 1.41e9  # cta_turnaround_cycles
+    chain = 4 * (l_first + l_l2) + (2 * 5 + 4) * l_smem + arithmetic + turnaround
+    assert e.chain_s == pytest.approx(chain)
     # the weight still comes from DRAM once; the output is written
     assert e.dram_read_bytes == pytest.approx(8192 * (1 - s) + 8192)
     assert e.dram_write_bytes == 8192

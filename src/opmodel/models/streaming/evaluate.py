@@ -2,7 +2,7 @@
 
 With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
 
-    chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce
+    chain    = n x L_first + (passes - 1) x n x L_reread + reductions x t_reduce + t_cta
                [+ c x I x elements per CTA / (SMSPs x warp size x clock) with serial
                 arithmetic; c = max(s, L_fma / k): s = 1, or for CTAs in lockstep the
                 busiest SM's CTAs per wave, ceil(CTAs / S) / waves, whose arithmetic shares
@@ -50,7 +50,9 @@ beside the output lines the wave writes meanwhile (write-allocate: each store ta
 until it is evicted), and the same share of re-read bytes goes to DRAM.
 ``t_reduce = (2 log2(warp) + 4) x L_smem``: a shuffle tree in each warp, a round trip through
 shared memory and a barrier, twice (estimate; Harris, "Optimizing Parallel Reduction in CUDA",
-NVIDIA 2007, for the structure). Residency is the
+NVIDIA 2007, for the structure). ``t_cta = cta_turnaround_cycles / clock``: launching the CTA,
+running it and freeing its slot, which each CTA of a slot pays in turn (gpu-benches' published
+gpu-stream sweeps; :class:`~opmodel.hardware.spec.SmSpec`). Residency is the
 minimum over the SM's CTA, warp and register limits (registers allocated per warp in
 ``register_allocation_unit``s) and the kernel's own cap (``max_resident_ctas_per_sm``, reported
 as ``kernel``). No loop over CTAs, rows or waves. Equations: docs/models/streaming.md.
@@ -109,6 +111,7 @@ class _Device(FastValue):
     hbm_rate: float  # bytes/s at the configured memory fraction
     l2_rate: float  # inf without an L2
     t_reduce: float  # one block reduction: shuffle tree, shared-memory round trip, barrier
+    t_turnaround: float  # launching a CTA, running it and freeing its slot (cta_turnaround_cycles)
     fixed_s: float
 
 
@@ -131,6 +134,7 @@ def _device(hardware: HardwareSpec) -> _Device:
         hbm_rate=hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm"),
         l2_rate=l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf,
         t_reduce=(2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0),
+        t_turnaround=sm.cta_turnaround_cycles / hardware.compute.clock_hz,
         fixed_s=hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz,
     )
     hardware.derived_cache["streaming.device"] = device
@@ -187,6 +191,7 @@ def _chain_s(
     extra = kernel.global_passes - 1
     steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
     chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
+    chain += dev.t_turnaround
     if kernel.serial_arithmetic:
         sm = dev.sm
         warps_per_smsp = math.ceil(kernel.threads_per_cta / sm.warp_size) / sm.smsps_per_sm
