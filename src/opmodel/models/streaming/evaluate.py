@@ -182,8 +182,8 @@ def _chain_s(
     """One CTA's dependent chain: its round trips in each pass, then its reductions;
     with ``serial_arithmetic`` also its own arithmetic, issued by the whole SM, and
     ``sharing`` times as long when the SM's CTAs run in ``lockstep`` and split its issue. A
-    warp with fewer than ``fma_latency_cycles`` warps beside it on its SMSP waits out the
-    latency of each dependent instruction: a CTA of ``k`` warps per SMSP issues its
+    scheduler holding fewer than ``fma_latency_cycles`` of the CTA's warps cannot hide the
+    latency between a warp's dependent instructions: a CTA of ``k`` warps per SMSP issues its
     arithmetic at most ``k / fma_latency_cycles`` times as fast as the SMSP could."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
