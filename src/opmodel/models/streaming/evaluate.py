@@ -189,8 +189,8 @@ def _chain_s(
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
-    steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
-    chain = steps * (l_first + extra * l_reread) + kernel.reductions * dev.t_reduce
+    chain = kernel.round_trips_per_pass * (l_first + extra * l_reread)
+    chain += kernel.reductions * dev.t_reduce
     chain += dev.t_turnaround
     if kernel.serial_arithmetic:
         sm = dev.sm
@@ -214,7 +214,7 @@ def _bounds(
     # every resident slot runs its CTAs back to back: the busiest runs ``waves`` chains, whose
     # DRAM round trips wait in the memory queue the whole kernel loads
     misses = (1 - use.warm) + extra * (1 - use.hit)
-    steps = kernel.serial_loads / kernel.loads_in_flight  # round trips per pass
+    steps = kernel.round_trips_per_pass
     dram_trips = waves * steps * misses * dev.l_dram
     # lockstep CTAs split the SM's issue slots with the others on the busiest SM: its
     # ceil(CTAs / S) CTAs' arithmetic passes through them one after another, spread over the

@@ -132,6 +132,11 @@ class StreamKernel(FastValue):
     max_resident_ctas_per_sm: int = 0
     lockstep: bool = False
 
+    @property
+    def round_trips_per_pass(self) -> float:
+        """``serial_loads / loads_in_flight``: the memory round trips one pass waits for."""
+        return self.serial_loads / self.loads_in_flight
+
 
 def _fused_warps(length: int) -> int:
     block = 1 << max(0, math.ceil(math.log2(length)))
