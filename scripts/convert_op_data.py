@@ -19,6 +19,12 @@ import json
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
 COLUMNS = (
     "name",
     "kind",
@@ -88,7 +94,43 @@ def _gemm_bytes(m: int, n: int, k: int) -> int:
     return (m * k + k * n + m * n) * FP16_BYTES
 
 
-def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, str, str, str]]:
+class GemmWaves:
+    """Waves of the fp16 GEMM ``[m, k] @ [k, n]`` on one GPU config, as opmodel's
+    ``effective_roofline`` predicts it (automatic kernel selection): full waves plus one for a
+    tail. A GEMM stores each output tile in its CTA's epilogue, so a consumer of its output
+    finds it written in that many bursts (attr ``producer_waves``, docs/models/streaming.md)."""
+
+    def __init__(self, config: str) -> None:
+        self._spec = load_hardware(config)
+        self._model = get_model("effective_roofline")
+        self._cache: dict[tuple[int, int, int], int] = {}
+
+    def __call__(self, m: int, n: int, k: int) -> int:
+        key = (m, n, k)
+        if key not in self._cache:
+            op = LocalOp(
+                name="producer_gemm",
+                kind=OpKind.GEMM,
+                phase=Phase.INFERENCE,
+                tensors=(
+                    TensorSpec(TensorRole.INPUT, (m, k), DType.FP16),
+                    TensorSpec(TensorRole.WEIGHT, (k, n), DType.FP16),
+                    TensorSpec(TensorRole.OUTPUT, (m, n), DType.FP16),
+                ),
+            )
+            grid = self._model.predict(op, self._spec).diagnostics.grid
+            self._cache[key] = grid.full_waves + (1 if grid.tail_ctas else 0)
+        return self._cache[key]
+
+
+def _waves(waves: GemmWaves | None, m: int, n: int, k: int) -> dict[str, int]:
+    """``{"producer_waves": W}`` of the GEMM ``[m, k] @ [k, n]`` when ``waves`` is given."""
+    return {} if waves is None else {"producer_waves": waves(m, n, k)}
+
+
+def _vidur_ops(
+    model: str, record: dict[str, str], waves: GemmWaves | None
+) -> Iterator[tuple[str, str, str, str, str]]:
     """(Vidur op, opmodel kind, tensors, attrs, implementation) of one row's single-kernel ops.
 
     RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm) and its
@@ -134,10 +176,15 @@ def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, s
             "implementation": "vllm",
             "warm_input": 0,
             "producer_bytes": _gemm_bytes(tokens, qkv_width, embd),
+            **_waves(waves, tokens, qkv_width, embd),
         }
         yield ("attn_rope", "elementwise", tensors, json.dumps(rope_attrs), "vllm")
     up_width = (2 if gated else 1) * expanded
-    act_warm = {"warm_l2": True, "producer_bytes": _gemm_bytes(tokens, up_width, embd)}
+    act_warm = {
+        "warm_l2": True,
+        "producer_bytes": _gemm_bytes(tokens, up_width, embd),
+        **_waves(waves, tokens, up_width, embd),
+    }
     if gated:
         # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
         tensors, attrs = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
@@ -148,21 +195,29 @@ def _vidur_ops(model: str, record: dict[str, str]) -> Iterator[tuple[str, str, s
     if model not in LAYERNORM_MODELS:
         # residual + down-projection output (input 1, just written); phi-2's timed add is two
         # kernels (attention + MLP + residual) and is left out
-        add_warm = {"warm_input": 1, "producer_bytes": _gemm_bytes(tokens, embd, expanded)}
+        add_warm = {
+            "warm_input": 1,
+            "producer_bytes": _gemm_bytes(tokens, embd, expanded),
+            **_waves(waves, tokens, embd, expanded),
+        }
         tensors, attrs = _elementwise("add", 2, (tokens, embd), "pytorch")
         yield ("add", "elementwise", tensors, _with(attrs, add_warm), "pytorch")
 
 
-def convert_vidur(shared: Path, out: Path) -> None:
+def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> None:
+    """Vidur's single-kernel ops per GPU; with ``producer_waves`` each op a GEMM wrote also
+    gets that GEMM's waves (:class:`GemmWaves`), an experiment the shipped tables leave out
+    (docs/models/streaming.md, "A GEMM writes its output in bursts")."""
     root = shared / "vidur_profiling/data/profiling/compute"
     for gpu, config in VIDUR_GPUS.items():
         rows = []
+        waves = GemmWaves(config) if producer_waves else None
         for path in sorted((root / gpu).rglob("mlp.csv")):
             model = "/".join(path.relative_to(root / gpu).parts[:-1])
             with path.open(newline="") as handle:
                 for record in csv.DictReader(handle):
                     tp = record["num_tensor_parallel_workers"]
-                    for op, kind, tensors, attrs, kernel in _vidur_ops(model, record):
+                    for op, kind, tensors, attrs, kernel in _vidur_ops(model, record, waves):
                         time = record.get(f"time_stats.{op}.median", "")
                         if not time or float(time) <= 0:
                             continue
@@ -236,8 +291,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--out", type=Path, default=Path("data/ops"))
+    parser.add_argument(
+        "--producer-waves",
+        action="store_true",
+        help="also write producer_waves (the producing GEMM's waves on each GPU, from "
+        "effective_roofline) on the ops a GEMM wrote; an experiment, off in the shipped tables",
+    )
     args = parser.parse_args()
-    convert_vidur(args.shared_dir, args.out)
+    convert_vidur(args.shared_dir, args.out, producer_waves=args.producer_waves)
     convert_liger(args.shared_dir, args.out)
 
 

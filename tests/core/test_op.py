@@ -265,7 +265,7 @@ BAD_OPS = [
     ),
     (
         lambda: _op("copy", (_t("input", (8,)), _t("output", (8,))), causal=True),
-        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, l2_dirty_bytes, producer_bytes, warm_input, warm_l2)",
+        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, l2_dirty_bytes, producer_bytes, producer_waves, warm_input, warm_l2)",
     ),
     (
         lambda: _op(
@@ -283,6 +283,14 @@ BAD_OPS = [
     (
         lambda: _rmsnorm(producer_bytes=4096),
         "op 'x' (rmsnorm): attrs.producer_bytes: needs warm_l2: true or warm_input (it describes the kernel that wrote the warm input)",
+    ),
+    (
+        lambda: _rmsnorm(producer_waves=2),
+        "op 'x' (rmsnorm): attrs.producer_waves: needs warm_l2: true or warm_input (it describes the kernel that wrote the warm input)",
+    ),
+    (
+        lambda: _rmsnorm(warm_l2=True, producer_waves=0),
+        "op 'x' (rmsnorm): attrs.producer_waves: must be >= 1 (got 0)",
     ),
     (
         lambda: _rmsnorm(warm_l2=True, producer_bytes=0),

@@ -200,6 +200,15 @@ _WARM = (
         doc="bytes the previous kernel moved (reads and writes, its output included; default: "
         "the warm inputs' bytes), with warm_l2 or warm_input",
     ),
+    AttrSpec(
+        name="producer_waves",
+        kind=int,
+        minimum=1,
+        doc="the previous kernel wrote the warm input in this many equal bursts, one at the end "
+        "of each of its waves, as a tiled GEMM stores its output tiles in their CTAs' epilogues "
+        "(its profile's diagnostics.grid: full_waves, plus one for tail_ctas); default: written "
+        "evenly as it ran, as a streaming kernel does. With warm_l2 or warm_input",
+    ),
 )
 _ROW = (
     AttrSpec(name="row_length", kind=int, minimum=1, doc="elements per row (default: last dim)"),

@@ -83,8 +83,8 @@ class TensorSpec:
 
 
 def _check_warm_attrs(op: LocalOp, where: str) -> None:
-    """``warm_input`` names an existing input and excludes ``warm_l2``; ``producer_bytes``
-    needs one of them and at least the warm inputs' bytes."""
+    """``warm_input`` names an existing input and excludes ``warm_l2``; ``producer_bytes`` and
+    ``producer_waves`` need one of them, ``producer_bytes`` at least the warm inputs' bytes."""
     attrs = op.attrs
     inputs = len(op.tensors_with(TensorRole.INPUT))
     index = attrs.get("warm_input")
@@ -97,6 +97,11 @@ def _check_warm_attrs(op: LocalOp, where: str) -> None:
         raise OpValidationError(
             f"{where} ({op.kind.value}): attrs.warm_input: cannot be combined with "
             "warm_l2: true (warm_l2 already marks every input warm)"
+        )
+    if "producer_waves" in attrs and index is None and attrs.get("warm_l2") is not True:
+        raise OpValidationError(
+            f"{where} ({op.kind.value}): attrs.producer_waves: needs warm_l2: true or "
+            "warm_input (it describes the kernel that wrote the warm input)"
         )
     producer = attrs.get("producer_bytes")
     if producer is None:
@@ -160,7 +165,8 @@ class LocalOp:
             raise OpValidationError(f"{where} ({self.kind.value}): {'; '.join(problems)}")
         if type(self.attrs) is not FrozenAttrs:  # an immutable FrozenAttrs is shared as is
             set_(self, "attrs", FrozenAttrs(self.attrs))
-        if "warm_input" in self.attrs or "producer_bytes" in self.attrs:
+        attrs = self.attrs
+        if "warm_input" in attrs or "producer_bytes" in attrs or "producer_waves" in attrs:
             _check_warm_attrs(self, where)
         set_(self, "view", build_view(self))
         set_(self, "footprint", footprint_of(self.tensors))

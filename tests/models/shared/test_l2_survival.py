@@ -9,7 +9,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
+from opmodel.models.shared.l2_survival import (
+    burst_output_survival,
+    producer_output_survival,
+    write_back_bytes,
+)
 
 MIB = 2**20
 
@@ -50,6 +54,46 @@ def test_survival_is_a_share_symmetric_and_falls_with_traffic(
     assert producer_output_survival(p + more, m, c) <= s * (1 + 1e-9) + 1e-300
     assert producer_output_survival(p, m + more, c) <= s * (1 + 1e-9) + 1e-300
     assert producer_output_survival(p, m, c + more) >= s * (1 - 1e-9)
+
+
+def test_one_wave_producer_leaves_only_the_consumers_traffic() -> None:
+    """W = 1: the output was written after all of the producer's traffic, so only the consumer's
+    own evicts it: s = (1 - e^-b) / b; a = 4.7, b = 0.5: (1 - 0.606531) / 0.5 = 0.786939."""
+    s = producer_output_survival(94 * MIB, 10 * MIB, 20 * MIB, producer_waves=1)
+    assert s == pytest.approx(0.786939, abs=1e-6)
+
+
+def test_two_bursts_by_hand() -> None:
+    """W = 2, a = 2, b = 0: the first half has a / 2 = 1 capacity of producer traffic after it,
+    the second none: s = (e^-1 + 1) / 2 = 0.683940."""
+    assert burst_output_survival(2.0, 0.0, 2) == pytest.approx(0.683940, abs=1e-6)
+    assert producer_output_survival(40 * MIB, 0, 20 * MIB, producer_waves=2) == pytest.approx(
+        0.683940, abs=1e-6
+    )
+
+
+def test_many_bursts_tend_to_the_evenly_written_law() -> None:
+    even = producer_output_survival(40 * MIB, 10 * MIB, 20 * MIB)
+    many = producer_output_survival(40 * MIB, 10 * MIB, 20 * MIB, producer_waves=100_000)
+    assert many == pytest.approx(even, rel=1e-4)
+
+
+@pytest.mark.parametrize("waves", [0, -1, True, 1.5])
+def test_bad_wave_count_is_a_clear_error(waves: object) -> None:
+    with pytest.raises(ValueError, match="producer_waves must be an int >= 1"):
+        producer_output_survival(1, 1, 1, producer_waves=waves)  # type: ignore[arg-type]
+
+
+@given(p=sizes, m=sizes, c=st.floats(1, 1e9), waves=st.integers(1, 10_000))
+def test_bursts_lie_between_one_wave_and_even_writing(
+    p: float, m: float, c: float, waves: int
+) -> None:
+    """Each burst has no more producer traffic after it than evenly written data at the same
+    place, and at most what one wave leaves: s(1) >= s(W) >= s(even)."""
+    s = producer_output_survival(p, m, c, producer_waves=waves)
+    assert 0.0 <= s <= 1.0
+    assert s <= producer_output_survival(p, m, c, producer_waves=1) * (1 + 1e-9) + 1e-300
+    assert s >= producer_output_survival(p, m, c) * (1 - 1e-9) - 1e-300
 
 
 def test_write_back_by_hand() -> None:

@@ -516,6 +516,41 @@ def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
     assert MODEL.predict(gemm, H100).latency_s >= MODEL.predict(gemm, locked).latency_s
 
 
+def test_a_one_wave_gemm_producer_leaves_its_output_by_hand() -> None:
+    """The 2 GiB producer above as a one-wave GEMM (``producer_waves: 1``): it stored its
+    output after streaming its operands, so only the add's own 16 MiB evict it:
+    s = (1 - 0.449329) / 0.8 = 0.688339; the DRAM reads shrink by that share of the input."""
+    mib = 2**20
+    spread = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=2**31), A100)
+    burst = _evaluation(
+        _add_warm(1024, 4096, warm_input=1, producer_bytes=2**31, producer_waves=1), A100
+    )
+    s = (1 - math.exp(-0.8)) / 0.8
+    assert s == pytest.approx(0.688339, abs=1e-6)
+    assert burst.warm_l2_hit_fraction == pytest.approx(s)
+    assert burst.dram_read_bytes == pytest.approx(16 * mib - s * 8 * mib)
+    assert burst.latency_s <= spread.latency_s
+
+
+@given(
+    rows=st.integers(1, 8192),
+    length=st.integers(1, 16384),
+    producer=st.integers(1, 1 << 34),
+    waves=st.integers(1, 1 << 20),
+)
+def test_a_producer_that_wrote_in_bursts_leaves_at_least_as_much(
+    rows: int, length: int, producer: int, waves: int
+) -> None:
+    producer += rows * length * 2
+    spread = MODEL.predict(_add_warm(rows, length, warm_input=1, producer_bytes=producer), A100)
+    burst = MODEL.predict(
+        _add_warm(rows, length, warm_input=1, producer_bytes=producer, producer_waves=waves),
+        A100,
+    )
+    assert burst.traffic["hbm"].read_bytes <= spread.traffic["hbm"].read_bytes + 1
+    assert burst.latency_s <= spread.latency_s * (1 + 1e-12)
+
+
 @given(
     rows=st.integers(1, 8192),
     length=st.integers(1, 16384),

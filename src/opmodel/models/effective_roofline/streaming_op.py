@@ -122,6 +122,7 @@ def _work_of(
     hbm = base.traffic["hbm"]
     warm = op.warm_input_bytes()
     producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
+    waves = op.attrs.get("producer_waves")  # an int >= 1 (LocalOp checks it)
     return StreamWork(
         read_bytes=hbm.read_bytes,
         shared_read_bytes=min(shared, hbm.read_bytes),
@@ -132,6 +133,7 @@ def _work_of(
         sfu_ops=_sfu_ops(op),
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
+        producer_waves=waves if isinstance(waves, int) else None,
         instructions_per_element=_issue_cost(op, kernel, length, element_bytes),
         dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
     )

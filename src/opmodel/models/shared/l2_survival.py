@@ -21,35 +21,83 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["dirty_write_back_bytes", "producer_output_survival", "write_back_bytes"]
+__all__ = [
+    "burst_output_survival",
+    "dirty_write_back_bytes",
+    "producer_output_survival",
+    "write_back_bytes",
+]
 
 
 _SMALL_X = 1e-4  # below it write_back_bytes takes the series of the own-output share
 
 
 def producer_output_survival(
-    producer_bytes: float, consumer_bytes: float, capacity_bytes: float
+    producer_bytes: float,
+    consumer_bytes: float,
+    capacity_bytes: float,
+    producer_waves: int | None = None,
 ) -> float:
     """Share of a producer's output still in L2 when the consumer reads it (module docstring).
 
     ``producer_bytes``: what the producer moved (reads and writes, its output included);
     ``consumer_bytes``: what the consumer moves besides reading that output;
     ``capacity_bytes``: the L2 capacity the data can occupy. All must be non-negative.
+    ``producer_waves``: ``None`` when the producer wrote its output evenly as it ran (a
+    streaming kernel); else the ``W >= 1`` equal bursts in which it wrote it, one at the end of
+    each of its waves (a tiled GEMM stores each output tile in its CTA's epilogue), see
+    :func:`burst_output_survival`.
     """
     if producer_bytes < 0 or consumer_bytes < 0 or capacity_bytes < 0:
         raise ValueError(
             "producer_output_survival: producer_bytes, consumer_bytes and capacity_bytes must be "
             f">= 0 (got {producer_bytes!r}, {consumer_bytes!r}, {capacity_bytes!r})"
         )
+    waves_ok = producer_waves is None or (
+        isinstance(producer_waves, int)
+        and not isinstance(producer_waves, bool)
+        and producer_waves >= 1
+    )
+    if not waves_ok:
+        raise ValueError(
+            f"producer_output_survival: producer_waves must be an int >= 1 or None (got "
+            f"{producer_waves!r})"
+        )
     if capacity_bytes == 0:
         return 0.0
     a, b = producer_bytes / capacity_bytes, consumer_bytes / capacity_bytes
+    if producer_waves is not None:
+        return burst_output_survival(a, b, producer_waves)
     low, high = min(a, b), max(a, b)  # the law is symmetric in a and b
     d = high - low
     if d == 0:
         return math.exp(-low)
     # (e^-low - e^-high) / d = e^-low (1 - e^-d) / d, with expm1 for small d
     return math.exp(-low) * -math.expm1(-d) / d
+
+
+def burst_output_survival(a: float, b: float, waves: int) -> float:
+    """The survival share when the producer wrote its output in ``waves`` equal bursts.
+
+    A tiled GEMM stores each output tile in its CTA's epilogue, after the CTA streamed its
+    operands, so its output appears in ``W`` bursts, one at the end of each wave, in the order
+    the consumer reads it (the launch raster walks the output's rows). Burst ``i`` (``i = 1..W``)
+    has ``(W - i) a / W`` of the producer's traffic after it (``a = P / C``, ``b = M / C`` as in
+    the module docstring), and the consumer reaches its part at fraction ``f`` in
+    ``[(i - 1) / W, i / W]`` of its own traffic, so
+
+        s = sum_i integral exp(-(W - i) a / W - f b) df
+          = g(q) / W x exp(-(W - 1) min(p, q)) x (1 - exp(-W d)) / (1 - exp(-d)),
+        p = a / W,  q = b / W,  d = |p - q|,  g(x) = (1 - exp(-x)) / x,
+
+    the geometric sum of the bursts (``W`` when ``d = 0``). One wave (``W = 1``) leaves the
+    whole output after the producer's traffic, ``s = g(b)``; as ``W`` grows ``s`` tends to the
+    evenly written law of :func:`producer_output_survival`. Nothing is fitted."""
+    p, q = a / waves, b / waves
+    d = abs(p - q)
+    mean_g = -math.expm1(-q) / q if q > 0 else 1.0
+    bursts = math.expm1(-waves * d) / math.expm1(-d) if d > 0 else float(waves)
+    return mean_g / waves * math.exp(-(waves - 1) * min(p, q)) * bursts
 
 
 def write_back_bytes(

@@ -7,7 +7,8 @@ on a two-partition L2 a line read from the far partition is also kept in the nea
 other ``1 - h`` of the re-read bytes come from DRAM.
 
 An op that reads what the previous kernel wrote (attrs ``warm_l2`` / ``warm_input``, with that
-kernel's ``producer_bytes``) finds the share ``s`` of those bytes in L2 that
+kernel's ``producer_bytes``, and ``producer_waves`` when it wrote them in bursts at the end of
+its waves, as a tiled GEMM does) finds the share ``s`` of those bytes in L2 that
 :func:`~opmodel.models.shared.l2_survival.producer_output_survival` gives; only ``1 - s`` of
 them travel from DRAM, and when every streamed input is warm ``s`` of the first pass's load
 steps hit L2. The writes that reach DRAM while the kernel runs follow
@@ -47,7 +48,8 @@ class StreamWork(FastValue):
     ``vector_flops_per_s``: the engine's peak for the op's arithmetic (0 when it does none);
     ``sfu_ops``: special-function instructions of the whole op (exp2, tanh, rcp);
     ``warm_read_bytes``: the part of ``read_bytes`` the previous kernel wrote (attrs
-    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all;
+    ``warm_l2`` / ``warm_input``), which moved ``producer_bytes`` in all and wrote it in
+    ``producer_waves`` bursts (``None``: evenly as it ran);
     ``instructions_per_element``: what each thread issues per element
     (:mod:`~opmodel.models.streaming.issue`; 0: no issue bound);
     ``dirty_bytes``: what another kernel wrote just before, not an input (attr
@@ -63,6 +65,7 @@ class StreamWork(FastValue):
     sfu_ops: int = 0
     warm_read_bytes: int = 0
     producer_bytes: int = 0
+    producer_waves: int | None = None
     instructions_per_element: float = 0.0
     dirty_bytes: int = 0
 
@@ -98,6 +101,7 @@ def l2_use(
             max(work.producer_bytes, warm_bytes),
             read_bytes - warm_bytes + write_bytes,
             l2_shared_bytes,
+            work.producer_waves,
         )
         if has_l2 and warm_bytes
         else 0.0
