@@ -207,7 +207,7 @@ def _vidur_ops(
 def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> None:
     """Vidur's single-kernel ops per GPU; with ``producer_waves`` each op a GEMM wrote also
     gets that GEMM's waves (:class:`GemmWaves`), an experiment the shipped tables leave out
-    (docs/models/streaming.md, "A GEMM writes its output in bursts")."""
+    (docs/models/streaming.md, "Warm inputs" and "Short kernels")."""
     root = shared / "vidur_profiling/data/profiling/compute"
     for gpu, config in VIDUR_GPUS.items():
         rows = []

@@ -9,11 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel.models.shared.l2_survival import (
-    burst_output_survival,
-    producer_output_survival,
-    write_back_bytes,
-)
+from opmodel.models.shared.l2_survival import producer_output_survival, write_back_bytes
 
 MIB = 2**20
 
@@ -66,7 +62,6 @@ def test_one_wave_producer_leaves_only_the_consumers_traffic() -> None:
 def test_two_bursts_by_hand() -> None:
     """W = 2, a = 2, b = 0: the first half has a / 2 = 1 capacity of producer traffic after it,
     the second none: s = (e^-1 + 1) / 2 = 0.683940."""
-    assert burst_output_survival(2.0, 0.0, 2) == pytest.approx(0.683940, abs=1e-6)
     assert producer_output_survival(40 * MIB, 0, 20 * MIB, producer_waves=2) == pytest.approx(
         0.683940, abs=1e-6
     )

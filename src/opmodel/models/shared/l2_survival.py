@@ -21,12 +21,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = [
-    "burst_output_survival",
-    "dirty_write_back_bytes",
-    "producer_output_survival",
-    "write_back_bytes",
-]
+__all__ = ["dirty_write_back_bytes", "producer_output_survival", "write_back_bytes"]
 
 
 _SMALL_X = 1e-4  # below it write_back_bytes takes the series of the own-output share
@@ -46,7 +41,7 @@ def producer_output_survival(
     ``producer_waves``: ``None`` when the producer wrote its output evenly as it ran (a
     streaming kernel); else the ``W >= 1`` equal bursts in which it wrote it, one at the end of
     each of its waves (a tiled GEMM stores each output tile in its CTA's epilogue), see
-    :func:`burst_output_survival`.
+    ``_burst_survival``.
     """
     if producer_bytes < 0 or consumer_bytes < 0 or capacity_bytes < 0:
         raise ValueError(
@@ -67,7 +62,7 @@ def producer_output_survival(
         return 0.0
     a, b = producer_bytes / capacity_bytes, consumer_bytes / capacity_bytes
     if producer_waves is not None:
-        return burst_output_survival(a, b, producer_waves)
+        return _burst_survival(a, b, producer_waves)
     low, high = min(a, b), max(a, b)  # the law is symmetric in a and b
     d = high - low
     if d == 0:
@@ -76,7 +71,7 @@ def producer_output_survival(
     return math.exp(-low) * -math.expm1(-d) / d
 
 
-def burst_output_survival(a: float, b: float, waves: int) -> float:
+def _burst_survival(a: float, b: float, waves: int) -> float:
     """The survival share when the producer wrote its output in ``waves`` equal bursts.
 
     A tiled GEMM stores each output tile in its CTA's epilogue, after the CTA streamed its
