@@ -109,18 +109,18 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (8.3 % overall, 6.6 % from 100 µs up, 12.9 % under 10 µs, 8.9 % on
-    A40 (its add 8.4 %, GELU 6.4 %, RoPE 9.6 %, SiluAndMul 10.4 %, RMSNorm 8.0 %, LayerNorm
-    9.6 %), 5.4 % on A100, 9.6 % on H100 (vLLM RMSNorm 10.6 %), 11.9 % on this project's
-    event-timed H200 rows (SDPA
-    prefill 16.0 %, RMSNorm 5.3 %), 15.3 % on Liger's torch.nn.LayerNorm, 17.9 % on the RTX 3090 softmax, 10.3 % on Liger's Triton norms; held out
-    on A100: residual add 5.7 %, SiluAndMul 5.1 %; on H100: ATen GELU 6.6 %, LayerNorm 7.8 %,
-    vLLM RoPE 10.8 %, residual add 6.8 %), with a little slack, so a change that makes the
-    streaming model worse fails. The 27,126 A100 rows the instruction-issue calibration was
-    fitted on (GELU, LayerNorm, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax calibration was
-    fitted on, the 192 A40 residual adds the A40's HBM fraction was fitted on and the 22
-    event-timed rows the event-scope offsets were fitted on (the two
-    fastest of each GPU and op kind) are reported apart."""
+    of docs/validation.md (7.8 % overall, 6.8 % from 100 µs up, 12.0 % under 10 µs, 8.6 % on
+    A40 (its add 6.7 %, GELU 4.5 %, RoPE 8.7 %, SiluAndMul 10.0 %, RMSNorm 8.9 %, LayerNorm
+    8.0 %), 5.2 % on A100, 8.7 % on H100 (vLLM RMSNorm 7.7 %), 12.0 % on this project's
+    event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm 5.3 %), 15.3 % on Liger's
+    torch.nn.LayerNorm, 18.1 % on the RTX 3090 softmax, 10.8 % on Liger's Triton norms; held
+    out on A100: residual add 5.2 %, SiluAndMul 5.2 %; on H100: ATen GELU 6.6 %, LayerNorm
+    8.5 %, vLLM RoPE 9.1 %, residual add 8.3 %), with a little slack, so a change that makes
+    the streaming model worse fails. The 27,126 A100 rows the instruction-issue calibration was
+    fitted on (GELU, LayerNorm, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax
+    calibration was fitted on, the 192 A40 residual adds the A40's HBM fraction was fitted on
+    and the 22 event-timed rows the event-scope offsets were fitted on (the two fastest of each
+    GPU and op kind) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
     assert len(rows) == 98480 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
@@ -139,25 +139,25 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_function["elementwise/silu_and_mul:a100_80gb_sxm"].mape <= 0.06
     assert result.by_function["elementwise/gelu:h100_sxm"].mape <= 0.08
     assert result.by_function["elementwise/rope:h100_sxm"].mape <= 0.12
-    assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.08
-    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.085
-    assert result.overall.mape <= 0.088
+    assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.088
+    assert result.by_kind["layernorm:h100_sxm"].mape <= 0.088
+    assert result.overall.mape <= 0.082
     assert result.by_duration["measured >= 100 us"].mape <= 0.07
-    assert result.by_duration["measured < 10 us"].mape <= 0.135
+    assert result.by_duration["measured < 10 us"].mape <= 0.125
     assert result.by_kind["layernorm:h200_sxm"].mape <= 0.145
     assert result.by_hardware["a40"].mape <= 0.09
     for function, bound in (
-        ("add", 0.09),
+        ("add", 0.075),
         ("gelu", 0.07),
         ("rope", 0.10),
         ("silu_and_mul", 0.105),
     ):
         assert result.by_function[f"elementwise/{function}:a40"].mape <= bound
-    assert result.by_kind["rmsnorm:a40"].mape <= 0.085
+    assert result.by_kind["rmsnorm:a40"].mape <= 0.093
     assert result.by_hardware["a100_80gb_sxm"].mape <= 0.06
-    assert result.by_hardware["h100_sxm"].mape <= 0.10
-    assert result.by_kind["rmsnorm:h100_sxm"].mape <= 0.11
-    assert result.training.mape <= 0.115
+    assert result.by_hardware["h100_sxm"].mape <= 0.092
+    assert result.by_kind["rmsnorm:h100_sxm"].mape <= 0.085
+    assert result.training.mape <= 0.085
 
 
 def test_hardware_dir_replaces_the_shipped_configs(

@@ -399,19 +399,23 @@ def _warm(op: LocalOp) -> LocalOp:
 
 
 def _survival_by_hand(a: float, b: float) -> float:
-    """integral_0^1 exp(-((1 - f) a + f b)) df, written out."""
-    return math.exp(-a) if a == b else (math.exp(-b) - math.exp(-a)) / (a - b)
+    """The measure of f in [0, 1] with (1 - f) a + f b < 1 (least-recently-used), written out."""
+    if a <= 1 and b <= 1:
+        return 1.0
+    if a >= 1 and b >= 1:
+        return 0.0
+    return (1 - min(a, b)) / abs(a - b)
 
 
 def test_warm_rmsnorm_that_fits_l2_reads_from_l2_by_hand() -> None:
     """1 x 4096 fp16 RMSNorm on A100 after the kernel that wrote its 8 KiB input (producer
     bytes default to those 8 KiB); the norm moves 16 KiB besides (weight, output). With the
-    20 MiB shared L2 capacity, a = 8 KiB / 20 MiB, b = 16 KiB / 20 MiB, and nearly all of the
-    input is still there: the first pass waits ``s L_l2 + (1 - s) L_dram``."""
+    20 MiB shared L2 capacity, a = 8 KiB / 20 MiB, b = 16 KiB / 20 MiB, both under 1, so all
+    of the input is still there: the first pass waits ``s L_l2 + (1 - s) L_dram`` = ``L_l2``."""
     e = _evaluation(_warm(_row_op(OpKind.RMSNORM, 1, 4096, "vllm")), A100)
     capacity = 40 * 2**20 * 0.5
     s = _survival_by_hand(8192 / capacity, 16384 / capacity)
-    assert s == pytest.approx(1 - 12288 / capacity, abs=1e-6)
+    assert s == 1.0
     assert e.warm_l2_hit_fraction == pytest.approx(s)
     l_l2, l_dram, l_smem = 1.42e-7, 4.0e-7, 2.2e-8
     l_first = s * l_l2 + (1 - s) * l_dram
@@ -435,13 +439,13 @@ def _add_warm(rows: int, length: int, **warm: int | bool) -> LocalOp:
 def test_warm_second_input_of_an_add_by_hand() -> None:
     """1024 x 4096 fp16 add (8 MiB per tensor) whose second input a residual add just wrote
     (producer bytes 24 MiB): a = 24 / 20, b = (8 + 8) / 20 (the cold input and the output), so
-    s = (e^-0.8 - e^-1.2) / 0.4 = 0.3703 of that input is read from L2. The other input is
-    cold, so every load step still waits on DRAM: the chain is the cold one."""
+    the byte at f has seen 1.2 - 0.4 f capacities and s = (1 - 0.8) / 0.4 = 1/2 of that input
+    is read from L2 (f > 1/2). The other input is cold, so every load step still waits on
+    DRAM: the chain is the cold one."""
     mib = 2**20
     cold = _evaluation(_add(1024, 4096), A100)
     warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=24 * mib), A100)
-    s = (math.exp(-0.8) - math.exp(-1.2)) / 0.4
-    assert s == pytest.approx(0.370337, abs=1e-6)
+    s = 0.5
     assert warm.warm_l2_hit_fraction == pytest.approx(s)
     assert warm.dram_read_bytes == pytest.approx(16 * mib - s * 8 * mib)
     assert warm.dram_write_bytes == cold.dram_write_bytes == 8 * mib
@@ -450,33 +454,31 @@ def test_warm_second_input_of_an_add_by_hand() -> None:
 
 
 def test_write_back_during_a_warm_add_by_hand() -> None:
-    """The add above. Cold, nothing is known of the L2's dirty lines: all 8 MiB of the output
-    count as written back during the kernel. Warm, it allocates its DRAM reads
-    (16 - 8 s MiB) and its 8 MiB output: x = (24 - 8 s) / 20 = 1.0519. Of the output,
-    1 - (1 - e^-x) / x = 0.3814 is evicted before the end; of the producer's output found in L2
-    (8 s MiB, dirty), 1 - e^-x = 0.6507. The DRAM bytes on the clock shrink by the rest."""
+    """The add above after a producer that moved 32 MiB. Cold, nothing is known of the L2's
+    dirty lines: all 8 MiB of the output count as written back during the kernel. Warm,
+    a = 32 / 20 = 1.6 and b = 0.8 leave s = (1 - 0.8) / (1.6 - 0.8) = 1/4 of that input in L2,
+    so the add allocates its DRAM reads (16 - 2 MiB) and its 8 MiB output: x = 22 / 20 = 1.1.
+    A line used at f (written, or the producer's read from L2) is evicted when the (1 - f) x
+    capacities after it exceed one: f < 1 - 1 / 1.1, 1/11 of the 8 + 2 MiB. The DRAM bytes on
+    the clock shrink by the rest."""
     mib = 2**20
     cold = _evaluation(_add(1024, 4096), A100)
-    warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=24 * mib), A100)
+    warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=32 * mib), A100)
     assert cold.dram_write_back_bytes == cold.dram_write_bytes == 8 * mib
-    s = warm.warm_l2_hit_fraction
-    x = (24 - 8 * s) / 20
-    assert x == pytest.approx(1.0519, abs=1e-4)
-    own = 8 * mib * (1 - (1 - math.exp(-x)) / x)
-    prior = 8 * s * mib * (1 - math.exp(-x))
-    assert warm.dram_write_back_bytes == pytest.approx(own + prior)
-    assert 1 - math.exp(-x) == pytest.approx(0.6507, abs=1e-4)
-    assert own / (8 * mib) == pytest.approx(0.3814, abs=1e-4)
+    assert warm.warm_l2_hit_fraction == pytest.approx(0.25)
+    assert warm.dram_read_bytes == pytest.approx(14 * mib)
+    assert warm.dram_write_back_bytes == pytest.approx(10 * mib / 11)
     assert warm.dram_write_back_bytes < warm.dram_write_bytes == 8 * mib
 
 
 def test_a_producer_that_streams_far_more_than_l2_leaves_little() -> None:
-    """The same add after a GEMM that moved 2 GiB: a = 102.4, s ~ e^-0.8 / 101.6 ~ 0.4 %."""
+    """The same add after a GEMM that moved 2 GiB: a = 102.4, b = 0.8: only the bytes written
+    in the producer's last 0.2 capacities survive, s = (1 - 0.8) / 101.6 ~ 0.2 %."""
     warm = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=2**31), A100)
     assert warm.warm_l2_hit_fraction == pytest.approx(
         _survival_by_hand(2**31 / (20 * 2**20), 16 / 20)
     )
-    assert warm.warm_l2_hit_fraction < 0.005
+    assert warm.warm_l2_hit_fraction == pytest.approx(0.2 / 101.6)
 
 
 @given(
@@ -518,15 +520,15 @@ def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
 
 def test_a_one_wave_gemm_producer_leaves_its_output_by_hand() -> None:
     """The 2 GiB producer above as a one-wave GEMM (``producer_waves: 1``): it stored its
-    output after streaming its operands, so only the add's own 16 MiB evict it:
-    s = (1 - 0.449329) / 0.8 = 0.688339; the DRAM reads shrink by that share of the input."""
+    output after streaming its operands, so only the add's own 16 MiB (b = 0.8 of the 20 MiB
+    shared capacity) come after it: all of it is still there, s = min(1, 1 / b) = 1; the DRAM
+    reads shrink by the whole input."""
     mib = 2**20
     spread = _evaluation(_add_warm(1024, 4096, warm_input=1, producer_bytes=2**31), A100)
     burst = _evaluation(
         _add_warm(1024, 4096, warm_input=1, producer_bytes=2**31, producer_waves=1), A100
     )
-    s = (1 - math.exp(-0.8)) / 0.8
-    assert s == pytest.approx(0.688339, abs=1e-6)
+    s = 1.0
     assert burst.warm_l2_hit_fraction == pytest.approx(s)
     assert burst.dram_read_bytes == pytest.approx(16 * mib - s * 8 * mib)
     assert burst.latency_s <= spread.latency_s
