@@ -14,11 +14,11 @@ measure of the ``f`` in ``[0, 1]`` with ``(1 - f) a + f b < 1`` (``a = P / C``, 
     s = (1 - min(a, b)) / (max(a, b) - min(a, b))   otherwise
 
 A kernel pair whose traffic fits finds all of it; beyond that the share falls linearly with the
-traffic, to nothing once both kernels stream more than ``C``. Vidur's back-to-back vLLM RMSNorm times show the step this law
-predicts and a smooth law cannot: on an H100 the time per wave of 264 CTAs is a median 3.0 us
-from 768 to 2,112 tokens of Llama-2-7B and 4.2 us from 2,304 tokens on
-(``scripts/vidur_wave_times.py``), the cost of the first pass's loads going from L2 to DRAM
-(docs/models/streaming.md, "Replacement policy").
+traffic, to nothing once both kernels stream more than ``C``. Vidur's back-to-back vLLM RMSNorm
+times show the step this law predicts and a smooth law cannot: on an H100 the time per wave
+of 264 CTAs is a median 3.0 us from 768 to 2,112 tokens of Llama-2-7B and 4.2 us from 2,304
+tokens on (``scripts/vidur_wave_times.py``), the cost of the first pass's loads going from L2
+to DRAM (docs/models/streaming.md, "Replacement policy").
 An earlier random-replacement law (a line survives ``d`` bytes of later misses with
 probability ``exp(-d / C)``, so ``s = (e^-b - e^-a) / (a - b)``) declines smoothly instead;
 with it and the write-back law below on random replacement too, the non-GEMM held-out rows
