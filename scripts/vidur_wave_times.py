@@ -33,7 +33,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError
-from opmodel.hardware import load_hardware
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware.spec import SmSpec
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 from opmodel.validation.op_latency import OpRow, load_op_rows
@@ -45,6 +46,14 @@ ROOT = Path(__file__).resolve().parent.parent
 def _rows(data_dir: Path) -> tuple[OpRow, ...]:
     """The op rows under ``data_dir``, read once per folder."""
     return tuple(load_op_rows(data_dir)[0])
+
+
+def _gpu(hardware: str) -> tuple[HardwareSpec, SmSpec]:
+    """The shipped config ``hardware`` and its SM structure, which waves need."""
+    spec = load_hardware(hardware)
+    if spec.compute.sm is None:
+        raise ConfigError([f"hardware '{hardware}': no SM structure (compute.sm), no waves"])
+    return spec, spec.compute.sm
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,10 +71,7 @@ def wave_times(data_dir: Path, hardware: str, model: str, layer: str, tp: int) -
     """The rows labelled ``model:layer:tp<tp>:tokens<N>`` on ``hardware``, by token count."""
     rows = _rows(data_dir)
     prefix = f"{model}:{layer}:tp{tp}:tokens"
-    spec = load_hardware(hardware)
-    sm = spec.compute.sm
-    if sm is None:
-        raise ConfigError([f"hardware '{hardware}': no SM structure (compute.sm), no waves"])
+    spec, sm = _gpu(hardware)
     found: dict[int, WaveTime] = {}
     for row in rows:
         if row.hardware != hardware or not row.label.startswith(prefix):
@@ -113,9 +119,7 @@ _REGIMES = (
 def iteration_fits(data_dir: Path, hardware: str, layer: str) -> list[IterationFit]:
     """The per-iteration cost of ``layer``'s rows on ``hardware`` in each regime (docstring)."""
     rows = _rows(data_dir)
-    sm = load_hardware(hardware).compute.sm
-    if sm is None:
-        raise ConfigError([f"hardware '{hardware}': no SM structure (compute.sm), no waves"])
+    _spec, sm = _gpu(hardware)
     points: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in _REGIMES}
     for row in rows:
         parts = row.label.split(":")

@@ -18,7 +18,8 @@ later kernels).
 Dirty lines of another kernel (attr ``l2_dirty_bytes``: a benchmark's flush that wrote a
 buffer). The L2 holds at most its shared capacity ``C`` of them, as of a producer's output;
 the kernel's DRAM traffic evicts ``1 - exp(-x)`` of those, ``x = (DRAM reads + writes) / C``
-(:func:`~opmodel.models.shared.l2_survival.write_back_bytes`), and writes them back. DRAM
+(:func:`~opmodel.models.shared.l2_survival.dirty_write_back_bytes`, random replacement, which
+the module keeps for these lines alone), and writes them back. DRAM
 controllers queue writes behind reads, so the write-back adds to the DRAM bandwidth bound
 only: a latency-bound kernel does not wait for it (measured: Liger's Triton norms, timed by
 do_bench after a 256 MiB ``zero_()``, 23.1 % -> 14.1 %; docs/validation.md).
