@@ -44,6 +44,11 @@ def test_templates_expand_split_k(tmp_path: Path) -> None:
         "smx_f_128x128x32_3stage_splitk2",
     ]
     assert templates[0].warps_per_cta == 4
+    assert templates[0].min_mn_if_mn_major == 0  # default: the family serves every size
+    sm90 = catalogue_for("sm90")
+    assert sm90 is not None
+    tf32 = [t for t in sm90 if t.instruction is Instruction.WGMMA and "wgmma_tf32" in t.name]
+    assert tf32 and all(t.min_mn_if_mn_major == 1024 for t in tf32)
 
 
 @pytest.mark.parametrize(
@@ -58,6 +63,10 @@ def test_templates_expand_split_k(tmp_path: Path) -> None:
         (GOOD.replace("[1, 2]", "[0, 2]"), "families[0].split_k[0]: must be > 0 (got 0)"),
         (GOOD.replace("bf16", "bf17"), "families[0].dtypes[0]: must be one of"),
         (GOOD.replace("stages: 3}", "stages: 3, cluster: [2, 1]}"), "clusters need instruction"),
+        (
+            GOOD.replace("split_k: [1, 2]", "split_k: [1, 2]\n    min_mn_if_mn_major: -1"),
+            "families[0].min_mn_if_mn_major: must be >= 0 (got -1)",
+        ),
     ],
 )
 def test_bad_catalogue_is_reported_with_file_and_path(

@@ -9,7 +9,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmodel import DType, Engine, OpValidationError
+from opmodel import (
+    DType,
+    Engine,
+    LocalOp,
+    OpKind,
+    OpValidationError,
+    Phase,
+    TensorRole,
+    TensorSpec,
+)
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model
 from opmodel.models.effective_roofline import (
@@ -196,6 +205,42 @@ def test_h100_large_bf16_gemm_uses_wgmma() -> None:
     d = _diag(MODEL.predict(gemm(8192, 8192, 8192), load_hardware("h100_sxm")))
     assert d.kernel.instruction is Instruction.WGMMA and d.kernel.producer_warps == 4
     assert d.limiting_resources[0] is Resource.MATH
+
+
+@pytest.mark.parametrize(
+    ("m", "n", "k", "transpose_b", "dtype", "expected"),
+    [
+        (512, 4096, 2048, False, DType.FP32, Instruction.MMA_SYNC),  # NN tf32: sm_80 kernels
+        (16, 4096, 4096, False, DType.FP32, Instruction.MMA_SYNC),
+        (1024, 4096, 2048, False, DType.FP32, Instruction.WGMMA),  # min(M, N) >= 1024: sm_90
+        (512, 4096, 2048, True, DType.FP32, Instruction.WGMMA),  # A and B K-major: no rule
+        (512, 4096, 2048, False, DType.BF16, Instruction.WGMMA),  # 16-bit: sm_90 at every size
+    ],
+)
+def test_h100_tf32_with_an_n_major_operand_takes_sm80_kernels_below_1024(
+    *, m: int, n: int, k: int, transpose_b: bool, dtype: DType, expected: Instruction
+) -> None:
+    """ncu on an H200 (data/measured/h200_2026-12-04_ncu_gemm_rest): cuBLAS runs NN tf32 GEMMs
+    with min(M, N) <= 512 on cutlass_80_tensorop_s1688gemm kernels, from 1024 on sm90_xmma.
+    Without the catalogue's rule the model picks sm_90 wgmma kernels for the first two."""
+    attrs: dict[str, object] = {"transpose_b": transpose_b}
+    if dtype is DType.FP32:
+        attrs["compute_dtype"] = "tf32"
+    op = LocalOp(
+        name="gemm",
+        kind=OpKind.GEMM,
+        phase=Phase.INFERENCE,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, (m, k), dtype),
+            # B stored [n, k] (K-major) when transposed, [k, n] (N-major) otherwise
+            TensorSpec(TensorRole.WEIGHT, (n, k) if transpose_b else (k, n), dtype),
+            TensorSpec(TensorRole.OUTPUT, (m, n), dtype),
+        ),
+        attrs=attrs,  # type: ignore[arg-type]
+    )
+    d = _diag(MODEL.predict(op, load_hardware("h100_sxm")))
+    assert d.selection is not None
+    assert d.kernel.instruction is expected
 
 
 @pytest.mark.parametrize("shape", [(2048, 512, 1024), (1024, 1024, 1024), (4096, 256, 2048)])

@@ -26,6 +26,7 @@ from opmodel.models.extended_roofline import (
     ExtendedRooflineModel,
     StageLimiter,
 )
+from opmodel.models.extended_roofline.rates import gpu_rates
 from tests.hypothesis_budget import examples
 
 from ..conftest import gemm as plain_gemm
@@ -306,3 +307,20 @@ def test_warp_specialised_waves_overlap_on_hopper() -> None:
     assert hidden > 0 and d.overlapped_cycles == pytest.approx(hidden, rel=1e-12)
     summed = d.grid.full_waves * full.total_cycles + (tail.total_cycles if tail else 0.0)
     assert d.total_cycles == pytest.approx(summed - hidden + d.fixed_overhead_cycles)
+
+
+def test_mma_sync_kernels_run_at_the_sm90_derated_tensor_rate() -> None:
+    """On sm_90 a warp-level mma.sync kernel reaches ``mma_sync_tensor_fraction`` (0.66) of the
+    tensor rate, as in effective_roofline's device rates; on the A100 (fraction 1) nothing
+    changes."""
+    h100, a100 = load_hardware("h100_sxm"), load_hardware("a100_80gb_sxm")
+    for hw, fraction in ((h100, 0.66), (a100, 1.0)):
+        sm = hw.compute.sm
+        assert sm is not None and sm.mma_sync_tensor_fraction == fraction
+        full = gpu_rates(hw, sm, DType.BF16, on_tensor=True)
+        warp = gpu_rates(hw, sm, DType.BF16, on_tensor=True, mma_sync=True)
+        assert warp.math_flops_per_cycle_per_sm == pytest.approx(
+            fraction * full.math_flops_per_cycle_per_sm
+        )
+        simt = gpu_rates(hw, sm, DType.FP32, on_tensor=False, mma_sync=True)
+        assert simt == gpu_rates(hw, sm, DType.FP32, on_tensor=False)  # vector engine: no MMA

@@ -310,3 +310,15 @@ def test_power_state_column_runs_burst_rows_at_the_burst_clock(tmp_path: Path) -
     # a compute-bound GEMM: the time falls about as the clock rises
     assert seconds[0] / seconds[2] == pytest.approx(clocks[2] / clocks[0], rel=0.03)
     assert load_hardware("h100_sxm").in_burst().compute.power_limited_clock_hz == 1.595e9
+
+
+def test_every_h100_dataset_meets_the_12_percent_target() -> None:
+    """Issue 9's target on the two H100 datasets, with the overhead-only protocol on every H100
+    row (the same training rows as the full run): XLA's H100 table was 12.2 % until small tf32
+    GEMMs with an N-major operand took cuBLAS's sm_80 kernels (11.8 % now, docs/validation.md),
+    Vidur's H100 rows 8.9 %."""
+    rows = [r for r in load_gemm_rows(DATA).rows if r.hardware == "h100_sxm"]
+    result = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
+    by_source = result.models[0].by_source
+    assert by_source["xla:h100_sxm"].mape <= 0.12
+    assert by_source["vidur:h100_sxm"].mape <= 0.095

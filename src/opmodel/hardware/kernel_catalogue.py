@@ -3,7 +3,9 @@
 One YAML file per architecture family in ``opmodel/configs/kernels`` (``sm80.yaml``,
 ``sm89.yaml``, ``sm90.yaml``) lists kernel families: an instruction kind, the dtypes it runs,
 split-K factors, and CTA/warp tiles with their pipeline stages (and, on sm_90, producer warps
-and cluster shapes). A file may include another (sm_90 runs every sm_80 kernel). Files are
+and cluster shapes). A family may say from which ``min(M, N)`` on a library dispatches it for
+problems with an operand stored M- or N-major (``min_mn_if_mn_major``). A file may include
+another (sm_90 runs every sm_80 kernel). Files are
 validated in one pass like hardware configs: every problem is a ``file: path: problem`` line.
 Each (family, tile, split-K factor) becomes one :class:`KernelTemplate`; templates are
 hardware-independent and turned into ``GemmKernel`` objects by the GEMM selection
@@ -59,6 +61,9 @@ class FamilyEntry:
     split_k: tuple[int, ...] = field(default=(1,), metadata=_POS)
     producer_warps: int = field(default=0, metadata=_NONNEG)
     skinny_only: bool = False
+    # with an M- or N-major operand, the family serves only problems whose min(M, N) is at least
+    # this (0: every problem): where the library keeps another family below that size
+    min_mn_if_mn_major: int = field(default=0, metadata=_NONNEG)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -86,6 +91,7 @@ class KernelTemplate:
     cluster: tuple[int, int]
     registers_per_thread: int | None
     skinny_only: bool
+    min_mn_if_mn_major: int = 0
 
     def runs(self, dtype: DType) -> bool:
         """True when the template's family lists ``dtype`` (or its family, e.g. ``fp8``)."""
@@ -134,6 +140,7 @@ def _templates(stem: str, catalogue: CatalogueFile) -> tuple[list[KernelTemplate
                         cluster=tile.cluster,
                         registers_per_thread=tile.registers_per_thread,
                         skinny_only=family.skinny_only,
+                        min_mn_if_mn_major=family.min_mn_if_mn_major,
                     )
                 )
     return templates, problems

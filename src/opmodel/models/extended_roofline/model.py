@@ -19,7 +19,7 @@ from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.hardware.clocking import throttled
-from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.spec import HardwareSpec, Instruction
 from opmodel.models.extended_roofline.diagnostics import ExtendedRooflineDiagnostics
 from opmodel.models.extended_roofline.rates import GpuRates, gpu_rates
 from opmodel.models.extended_roofline.timeline import (
@@ -71,14 +71,19 @@ class _Setup(NamedTuple):
     memory_j: Mapping[str, float]
 
 
-def _rates(hardware: HardwareSpec, problem: GemmProblem, *, on_tensor: bool) -> GpuRates:
-    """:func:`gpu_rates` for the problem's compute dtype, kept in the spec's derived cache."""
-    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor)
+def _rates(
+    hardware: HardwareSpec, problem: GemmProblem, *, on_tensor: bool, mma_sync: bool
+) -> GpuRates:
+    """:func:`gpu_rates` for the problem's compute dtype and the kernel's MMA instruction, kept
+    in the spec's derived cache."""
+    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor, mma_sync)
     rates: GpuRates | None = hardware.derived_cache.get(key)
     if rates is None:
         sm = hardware.compute.sm
         assert sm is not None
-        rates = gpu_rates(hardware, sm, problem.compute_dtype, on_tensor=on_tensor)
+        rates = gpu_rates(
+            hardware, sm, problem.compute_dtype, on_tensor=on_tensor, mma_sync=mma_sync
+        )
         hardware.derived_cache[key] = rates
     return rates
 
@@ -99,7 +104,9 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None 
     kernel, occupancy = built.kernel, built.occupancy
     grid = grid_of(kernel, problem, sm, occupancy)
     traffic = gemm_traffic(kernel, problem, grid, built.rates.l2_capacity_bytes, tiles=built.tiles)
-    rates = _rates(hardware, problem, on_tensor=on_tensor)
+    rates = _rates(
+        hardware, problem, on_tensor=on_tensor, mma_sync=kernel.instruction is Instruction.MMA_SYNC
+    )
     work = stage_work(kernel, problem, traffic, grid, tiles=built.tiles)
     issued = grid.ctas * grid.k_iterations * work.math_flops
     per_flop = hardware.compute.energy_per_flop(tensor=on_tensor, dtype=problem.compute_dtype)

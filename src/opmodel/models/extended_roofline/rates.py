@@ -27,8 +27,13 @@ class GpuRates:
     fixed_overhead_cycles: int
 
 
-def gpu_rates(hardware: HardwareSpec, sm: SmSpec, dtype: DType, *, on_tensor: bool) -> GpuRates:
-    """Rates for ``dtype`` on the tensor (or vector) engine of ``hardware``."""
+def gpu_rates(
+    hardware: HardwareSpec, sm: SmSpec, dtype: DType, *, on_tensor: bool, mma_sync: bool = False
+) -> GpuRates:
+    """Rates for ``dtype`` on the tensor (or vector) engine of ``hardware``; a kernel issuing
+    warp-level ``mma.sync`` (``mma_sync``) reaches ``sm.mma_sync_tensor_fraction`` of the tensor
+    rate (below 1 on sm_90, whose full rate needs warpgroup MMAs), as in
+    :mod:`opmodel.models.gemm.device`."""
     for level in ("l2", "smem"):
         if level not in hardware.levels_by_name:
             msg = (
@@ -39,6 +44,8 @@ def gpu_rates(hardware: HardwareSpec, sm: SmSpec, dtype: DType, *, on_tensor: bo
     compute, util, clock = hardware.compute, hardware.utilization, hardware.compute.clock_hz
     peak = compute.tensor_peak(dtype) if on_tensor else compute.vector_peak(dtype)
     fraction = util.tensor_fraction if on_tensor else util.vector_fraction
+    if on_tensor and mma_sync:
+        fraction *= sm.mma_sync_tensor_fraction
     assert peak is not None
     l2, smem, hbm = hardware.level("l2"), hardware.level("smem"), hardware.hbm
     return GpuRates(

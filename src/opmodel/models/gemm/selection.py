@@ -3,8 +3,11 @@
 1. Legality: the catalogue kernels of the GPU's architecture that run the compute dtype on the
    right engine (tensor when the GPU has a tensor peak for it, SIMT otherwise), fit the SM
    (threads, registers, shared memory), have no more split-K slices than K tiles, and, for the
-   skinny families, serve a GEMM with M or N <= ``SKINNY_MAX_DIM``. Split-K variants are only
-   considered when the unsplit grid fills less than one wave (the cuBLAS/CUTLASS heuristic).
+   skinny families, serve a GEMM with M or N <= ``SKINNY_MAX_DIM``; a family with
+   ``min_mn_if_mn_major`` serves a GEMM with an M- or N-major operand (A stored ``[k, m]`` or B
+   ``[k, n]``) only from that ``min(M, N)`` on (sm_90's tf32 wgmma kernels: cuBLAS runs its
+   sm_80 kernels below 1024). Split-K variants are only considered when the unsplit grid fills
+   less than one wave (the cuBLAS/CUTLASS heuristic).
 2. Pre-rank, a few integer operations per kernel:
    ``max(math, L2, DRAM) + waves * (L_dram + L_l2) + (split_k - 1) * (P / B_dram + L_l2)``
    where ``math`` is the busiest SM's CTA-stages times the SM time of one CTA-stage at full
@@ -96,6 +99,7 @@ class _Candidate:
     ctas_per_wave: int
     cta_stage_cycles: float  # SM time of one CTA-stage at full residency
     skinny_only: bool
+    min_mn_if_mn_major: int  # the family's smallest min(M, N) with an M- or N-major operand
 
 
 def _specialise(t: KernelTemplate, sm: SmSpec, problem: GemmProblem) -> GemmKernel:
@@ -163,6 +167,7 @@ def _build_candidates(hardware: HardwareSpec, problem: GemmProblem) -> tuple[_Ca
                 ctas_per_wave=sm.sm_count * resident,
                 cta_stage_cycles=max(stage.tensor_cycles, stage.smem_cycles) / resident,
                 skinny_only=template.skinny_only,
+                min_mn_if_mn_major=template.min_mn_if_mn_major,
             )
         )
     return tuple(out)
@@ -185,6 +190,8 @@ def _pre_rank(
     """``(score, index)`` of every candidate that applies to the problem's sizes."""
     m, n, k, batch = problem.m, problem.n, problem.k, problem.batch
     skinny = min(m, n) <= SKINNY_MAX_DIM
+    # the smallest min(M, N) a family must allow: a K-major A and B suit every family
+    mn_needed = min(m, n) if problem.transpose_a or not problem.transpose_b else None
     a_bytes, b_bytes = (
         problem.a_bytes / batch,
         problem.b_bytes / (1 if problem.broadcast_b else batch),
@@ -199,6 +206,8 @@ def _pre_rank(
     for index, c in enumerate(candidates):
         kern = c.kernel
         if c.skinny_only and not skinny:
+            continue
+        if mn_needed is not None and mn_needed < c.min_mn_if_mn_major:
             continue
         tm, tn = -(-m // kern.cta_tile_m), -(-n // kern.cta_tile_n)
         tiles, k_tiles, split = batch * tm * tn, -(-k // kern.cta_tile_k), kern.split_k
