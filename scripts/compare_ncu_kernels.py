@@ -6,15 +6,16 @@ Usage: python scripts/compare_ncu_kernels.py [--data-dir data/measured] [--model
 Reads every ``*/ncu_kernels.csv`` under ``--data-dir`` (written by ``scripts/ncu_cases.py
 parse``) with its ``ncu_labels.csv``. A case's op is the one the shipped grids' plan builds for
 its label today (``opmodel.measure.plan.Case.op``), so attrs added since the run (such as
-``implementation``) apply. Each case's measured time is the sum of its kernels'
-``gpu__time_duration.sum`` (no launch gaps, caches flushed before each kernel), its DRAM bytes
-the sums of ``dram__bytes_read.sum`` and ``dram__bytes_write.sum``. The model predicts the
-case's op on the config ``--hardware`` (default h200_sxm) names at the SM clock ncu saw (the
-duration-weighted mean of ``sm__cycles_elapsed.avg.per_second``). The model's fixed device
-overhead is the config's; the host launch overhead is not part of an ncu duration, and the
-models do not add it to one kernel's latency. Printed per kind: cases, MAPE, median APE and
-geometric-mean ratio of latency, and the median absolute error of DRAM read bytes. Nothing is
-fitted.
+``implementation``) apply; a case whose kernel ncu names ``vectorized_elementwise_kernel<8,`` is
+marked ``aten_128bit_vectors`` (ATen's 16-byte vectors, opmodel.measure.aten). Each case's
+measured time is the sum of its kernels' ``gpu__time_duration.sum`` (no launch gaps, caches
+flushed before each kernel), its DRAM bytes the sums of ``dram__bytes_read.sum`` and
+``dram__bytes_write.sum``. The model predicts the case's op on the config ``--hardware``
+(default h200_sxm) names at the SM clock ncu saw (the duration-weighted mean of
+``sm__cycles_elapsed.avg.per_second``). The model's fixed device overhead is the config's; the
+host launch overhead is not part of an ncu duration, and the models do not add it to one
+kernel's latency. Printed per kind: cases, MAPE, median APE and geometric-mean ratio of
+latency, and the median absolute error of DRAM read bytes. Nothing is fitted.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import math
 import statistics
 import sys
 from collections import defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError
@@ -55,8 +56,10 @@ class KernelCase:
         return self.predicted_s / self.measured_s
 
 
+_VEC8 = "vectorized_elementwise_kernel<8,"  # ATen's 128-bit vectorization of a 16-bit dtype
 _KERNEL_COLUMNS = (
     "index",
+    "kernel",
     "gpu__time_duration.sum",
     "dram__bytes_read.sum",
     "sm__cycles_elapsed.avg.per_second",
@@ -104,7 +107,10 @@ def _cases(
             where = folder / "ncu_labels.csv"
             msg = f"{where}: case {record['label']!r} is in no shipped grid (add yours: --grid)"
             raise ConfigError([msg])
-        profile = model.predict(case.op(), spec.at_clock(clock))
+        op = case.op()
+        if any(_VEC8 in r["kernel"] for r in rows):
+            op = replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
+        profile = model.predict(op, spec.at_clock(clock))
         hbm = profile.traffic.get("hbm")
         out.append(
             KernelCase(

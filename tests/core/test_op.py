@@ -265,7 +265,7 @@ BAD_OPS = [
     ),
     (
         lambda: _op("copy", (_t("input", (8,)), _t("output", (8,))), causal=True),
-        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: compute_dtype, l2_dirty_bytes, producer_bytes, producer_waves, warm_input, warm_l2)",
+        "op 'x' (copy): attrs.causal: unknown attribute for copy (accepted: aten_128bit_vectors, compute_dtype, l2_dirty_bytes, producer_bytes, producer_waves, warm_input, warm_l2)",
     ),
     (
         lambda: _op(

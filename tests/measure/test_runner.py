@@ -187,3 +187,16 @@ def test_streaming_rows_carry_the_flushs_dirty_bytes(tmp_path: Path) -> None:
     for kind in ("rmsnorm", "elementwise", "copy"):
         assert attrs[kind]["l2_dirty_bytes"] == flush
     assert "l2_dirty_bytes" not in attrs["attention_prefill"]
+
+
+def test_elementwise_and_copy_rows_say_how_aten_vectorizes(tmp_path: Path) -> None:
+    """The fake device runs PyTorch 2.11 on an sm_90 config (h200_sxm): ATen's elementwise ops
+    and copies are marked ``aten_128bit_vectors``; the norm, GEMM and attention rows are not."""
+    run_measurements(_request(tmp_path), FakeBackend())
+    with (tmp_path / "out" / "ops.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    assert attrs["elementwise"]["aten_128bit_vectors"] is True
+    assert attrs["copy"]["aten_128bit_vectors"] is True
+    assert "aten_128bit_vectors" not in attrs["rmsnorm"]
+    assert "aten_128bit_vectors" not in attrs["attention_prefill"]

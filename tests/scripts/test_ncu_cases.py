@@ -145,5 +145,5 @@ def test_files_without_their_columns_are_named(run: Path, tmp_path: Path) -> Non
     folder = tmp_path / "folder" / "run"
     folder.mkdir(parents=True)
     (folder / "ncu_kernels.csv").write_text("index,label\n0,x\n")
-    with pytest.raises(ConfigError, match=r"ncu_kernels.csv: missing columns gpu__time"):
+    with pytest.raises(ConfigError, match=r"ncu_kernels.csv: missing columns kernel, gpu__time"):
         load_script("compare_ncu_kernels").main(["--data-dir", str(folder.parent)])

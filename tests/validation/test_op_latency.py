@@ -111,8 +111,9 @@ def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
     of docs/validation.md (7.8 % overall, 6.8 % from 100 µs up, 12.0 % under 10 µs, 8.6 % on
     A40 (its add 6.7 %, GELU 4.5 %, RoPE 8.7 %, SiluAndMul 10.0 %, RMSNorm 8.9 %, LayerNorm
-    8.0 %), 5.2 % on A100, 8.7 % on H100 (vLLM RMSNorm 7.7 %), 12.0 % on this project's
-    event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm 5.3 %), 15.3 % on Liger's
+    8.0 %), 5.2 % on A100, 8.7 % on H100 (vLLM RMSNorm 7.7 %), 11.6 % on this project's
+    event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm 5.3 %, ATen elementwise 7.5 % and
+    copies 3.3 % with its 128-bit vectors, 8.3 % and 7.9 % without), 15.3 % on Liger's
     torch.nn.LayerNorm, 18.1 % on the RTX 3090 softmax, 10.8 % on Liger's Triton norms; held
     out on A100: residual add 5.2 %, SiluAndMul 5.2 %; on H100: ATen GELU 6.6 %, LayerNorm
     8.5 %, vLLM RoPE 9.1 %, residual add 8.3 %), with a little slack, so a change that makes
@@ -128,7 +129,9 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.event_training is not None and result.event_training.count == 22
     assert result.overall.count == 98480 - 27126 - 22 - 192 - 22
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
-    assert result.by_hardware["h200_sxm"].mape <= 0.125
+    assert result.by_hardware["h200_sxm"].mape <= 0.12
+    assert result.by_kind["elementwise:h200_sxm"].mape <= 0.08
+    assert result.by_kind["copy:h200_sxm"].mape <= 0.045
     assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.06
     assert result.by_source["liger:pytorch"].mape <= 0.165
     assert result.by_kind["layernorm:a40"].mape <= 0.10

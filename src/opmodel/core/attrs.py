@@ -219,6 +219,15 @@ _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
     *_WARM,
 )
+_ATEN_VECTORS = AttrSpec(
+    name="aten_128bit_vectors",
+    kind=bool,
+    doc="ATen's vectorized elementwise kernel loads 16 bytes per thread and input, 8 elements "
+    "of a 16-bit dtype (vectorized_elementwise_kernel<8>: PyTorch's 128-bit vectorization, PR "
+    "#145746 of January 2025; PyTorch 2.11 on an H200 under Nsight Compute); default false: 4 "
+    "elements per thread, as PyTorch 2.3 (Vidur's profiles) and earlier. The pytorch "
+    "elementwise and copy structure of kernel-level models",
+)
 _ELEMENTWISE = (
     AttrSpec(
         name="function",
@@ -227,6 +236,7 @@ _ELEMENTWISE = (
         doc="elementwise function (default: one FLOP per output element per extra input)",
     ),
     _IMPLEMENTATION,
+    _ATEN_VECTORS,
     *_WARM,
 )
 
@@ -243,7 +253,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.ELEMENTWISE, (*_ELEMENTWISE, _L2_DIRTY)),
         (OpKind.REDUCTION, (*_REDUCTION, _L2_DIRTY)),
         (OpKind.EMBEDDING, (*_WARM, _L2_DIRTY)),
-        (OpKind.COPY, (*_WARM, _L2_DIRTY)),
+        (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
     )
 }
 

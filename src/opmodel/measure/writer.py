@@ -7,7 +7,9 @@
   SM clock read under load, ``source``, ``label``, ``energy`` J per run) plus the spread
   (``time_min``, ``time_max``, ``repeats``) and the clocks before and after.
 * ``ops.csv``: every other case as an op-table row (docs/sweeps.md) with the same measured
-  columns, so ``opmodel sweep`` predicts exactly the measured ops.
+  columns, so ``opmodel sweep`` predicts exactly the measured ops. ATen's elementwise ops and
+  copies carry ``aten_128bit_vectors: true`` where the run's PyTorch and GPU vectorize them to
+  16 bytes per thread (:mod:`opmodel.measure.aten`).
 * Both CSVs gain ``kernel_time`` (median ms of the kernels alone, by the PyTorch profiler) when
   the grid asked for ``kernel_timing`` and any case has such times.
 * ``run.json``: device, grid settings and every timed run.
@@ -19,13 +21,16 @@ from __future__ import annotations
 import csv
 import json
 from collections.abc import Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from opmodel.batch import op_to_row
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
+from opmodel.core.op import LocalOp
+from opmodel.hardware import load_hardware
+from opmodel.measure.aten import aten_uses_128bit_vectors
 from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MeasureGrid
 
@@ -105,6 +110,17 @@ def _gemm_row(result: CaseResult, hardware: str, flush: int) -> dict[str, object
         "l2_dirty_bytes": flush or "",
         **_measured(result, hardware),
     }
+
+
+def _with_aten_vectors(op: LocalOp, vec128: bool) -> LocalOp:
+    """``op`` marked ``aten_128bit_vectors`` when it is one of ATen's elementwise ops or copies
+    and the measured build vectorizes them to 16 bytes (:mod:`opmodel.measure.aten`)."""
+    aten = op.kind is OpKind.COPY or (
+        op.kind is OpKind.ELEMENTWISE and op.attrs.get("implementation") == "pytorch"
+    )
+    if not (vec128 and aten):
+        return op
+    return replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
 
 
 def _write_csv(
@@ -221,8 +237,9 @@ def write_dataset(
     # what the flush before each timed run wrote (backend.TorchBackend)
     flush = FLUSH_L2_MULTIPLE * info.l2_bytes if grid.flush_l2 else 0
     gemm = [_gemm_row(r, hardware, flush) for r in results if r.case.kind in gemm_kinds]
+    vec128 = aten_uses_128bit_vectors(info.torch_version, load_hardware(hardware).architecture)
     ops = [
-        {**op_to_row(r.case.op(flush)), **_measured(r, hardware)}
+        {**op_to_row(_with_aten_vectors(r.case.op(flush), vec128)), **_measured(r, hardware)}
         for r in results
         if r.case.kind not in gemm_kinds
     ]

@@ -24,7 +24,11 @@ from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, rooflin
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
 from opmodel.models.streaming.issue import instructions_per_element, issue_key
-from opmodel.models.streaming.kernels import ELEMENTWISE_SFU_OPS, StreamKernel
+from opmodel.models.streaming.kernels import (
+    ELEMENTWISE_SFU_OPS,
+    StreamKernel,
+    aten_elementwise_kernel,
+)
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
 
@@ -88,6 +92,9 @@ def _kernel_of(op: LocalOp, rows: int, length: int, element_bytes: int) -> Strea
     view = op.view
     if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
         return rope_kernel(rows, length)
+    aten = op.kind is OpKind.COPY or (op.kind is OpKind.ELEMENTWISE and implementation != "vllm")
+    if aten and op.attrs.get("aten_128bit_vectors") is True:
+        return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
     return streaming_kernel(
         op.kind,
         implementation if isinstance(implementation, str) else None,

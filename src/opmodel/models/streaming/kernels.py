@@ -18,7 +18,11 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     rms_norm walks the row twice: sum of squares, one block reduction, then it re-reads the
     input to normalise.
 ``pytorch`` (ATen): elementwise ops use ``vectorized_elementwise_kernel`` (CUDALoops.cuh):
-    128 threads per CTA and 4 elements per thread, loaded as one vector. ``layer_norm`` is one
+    128 threads per CTA and 4 elements per thread, loaded as one vector; with ATen's 128-bit
+    vectorization (attr ``aten_128bit_vectors``) a 16-bit dtype takes 8 elements per thread,
+    one 16-byte vector per input (Nsight Compute on an H200 with PyTorch 2.11: bf16 add, SiLU
+    and GELU run ``vectorized_elementwise_kernel<8, ...>`` with 128 threads and a grid of
+    elements / 1024). ``layer_norm`` is one
     row per CTA: a Welford pass over the row, then a second pass that re-reads it to
     normalise; each pass strides over the row in vectors of 4 elements (``vec_size = 4`` in
     layer_norm_kernel.cu, 8 bytes in fp16) with 128 threads. Softmax over rows of up to
@@ -53,6 +57,8 @@ __all__ = [
     "ELEMENTWISE_SFU_OPS",
     "IMPLEMENTATIONS",
     "StreamKernel",
+    "aten_elements_per_thread",
+    "aten_elementwise_kernel",
     "rope_kernel",
     "streaming_kernel",
 ]
@@ -147,20 +153,31 @@ def _fused_warps(length: int) -> int:
     return 8 if block >= 2048 else 4
 
 
+def aten_elements_per_thread(element_bytes: int, vector_128bit: bool) -> int:
+    """Elements one thread of ATen's vectorized elementwise kernel handles: 4 (thread_work_size),
+    or one 16-byte vector, 8 elements, for a 16-bit dtype under 128-bit vectorization. 1-byte
+    dtypes keep 4 (PyTorch limited them to 4 on sm_80 and sm_90 for an nvcc bug, PR #174553)
+    and 4-byte ones fill 16 bytes with 4 either way."""
+    if vector_128bit and element_bytes == 2:
+        return _VECTOR_BYTES // element_bytes
+    return _ELEMENTWISE_PER_THREAD
+
+
 def _elementwise(
     elements: int,
     *,
     serial_loads: int = 1,
     reductions: int = 0,
     name: str = "vectorized_elementwise_kernel",
+    per_thread: int = _ELEMENTWISE_PER_THREAD,
 ) -> StreamKernel:
-    per_cta = _ELEMENTWISE_THREADS * _ELEMENTWISE_PER_THREAD
+    per_cta = _ELEMENTWISE_THREADS * per_thread
     return StreamKernel(
         name=name,
         implementation="pytorch",
         ctas=max(1, math.ceil(elements / per_cta)),
         threads_per_cta=_ELEMENTWISE_THREADS,
-        registers_per_thread=32,  # estimate: a vector of 4 per input plus indexing
+        registers_per_thread=32,  # a vector per input plus indexing (ncu on an H200: 32-34)
         elements_per_cta=per_cta,
         serial_loads=serial_loads,
         global_passes=1,
@@ -312,6 +329,16 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
 _ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": _pytorch_row}
 
 
+def aten_elementwise_kernel(kind: OpKind, elements: int, element_bytes: int) -> StreamKernel:
+    """ATen's elementwise op or copy of ``elements`` under 128-bit vectorization (attr
+    ``aten_128bit_vectors``): :func:`aten_elements_per_thread` elements per thread."""
+    per_thread = aten_elements_per_thread(element_bytes, vector_128bit=True)
+    if kind is OpKind.COPY:
+        name = "copy (ATen elementwise structure)"
+        return _elementwise(elements, name=name, per_thread=per_thread)
+    return _elementwise(elements, per_thread=per_thread)
+
+
 def streaming_kernel(
     kind: OpKind, implementation: str | None, rows: int, length: int, element_bytes: int
 ) -> StreamKernel:
@@ -319,7 +346,8 @@ def streaming_kernel(
 
     Elementwise ops, copies, embeddings (tokens x hidden) and reductions (output elements x
     reduce length) pass their element count as ``rows * length`` and run ATen's vectorised
-    elementwise structure; only ``vllm`` gives elementwise ops a row structure (one token per
+    elementwise structure (4 elements per thread; :func:`aten_elementwise_kernel` under
+    128-bit vectorization); only ``vllm`` gives elementwise ops a row structure (one token per
     CTA, as its activation kernels do; its rotary embedding is :func:`rope_kernel`).
     """
     if kind is OpKind.ELEMENTWISE:
