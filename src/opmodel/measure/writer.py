@@ -33,6 +33,7 @@ from opmodel.hardware import load_hardware
 from opmodel.measure.aten import aten_uses_128bit_vectors
 from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MeasureGrid
+from opmodel.models.streaming.kernels import runs_aten_elementwise
 
 __all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "write_dataset"]
 
@@ -115,10 +116,7 @@ def _gemm_row(result: CaseResult, hardware: str, flush: int) -> dict[str, object
 def _with_aten_vectors(op: LocalOp, vec128: bool) -> LocalOp:
     """``op`` marked ``aten_128bit_vectors`` when it is one of ATen's elementwise ops or copies
     and the measured build vectorizes them to 16 bytes (:mod:`opmodel.measure.aten`)."""
-    aten = op.kind is OpKind.COPY or (
-        op.kind is OpKind.ELEMENTWISE and op.attrs.get("implementation") == "pytorch"
-    )
-    if not (vec128 and aten):
+    if not (vec128 and runs_aten_elementwise(op.kind, op.attrs.get("implementation"))):
         return op
     return replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
 

@@ -28,6 +28,7 @@ from opmodel.models.streaming.kernels import (
     ELEMENTWISE_SFU_OPS,
     StreamKernel,
     aten_elementwise_kernel,
+    runs_aten_elementwise,
 )
 
 __all__ = ["STREAMING_KINDS", "predict_streaming"]
@@ -92,8 +93,8 @@ def _kernel_of(op: LocalOp, rows: int, length: int, element_bytes: int) -> Strea
     view = op.view
     if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
         return rope_kernel(rows, length)
-    aten = op.kind is OpKind.COPY or (op.kind is OpKind.ELEMENTWISE and implementation != "vllm")
-    if aten and op.attrs.get("aten_128bit_vectors") is True:
+    vec128 = op.attrs.get("aten_128bit_vectors") is True
+    if vec128 and runs_aten_elementwise(op.kind, implementation):
         return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
     return streaming_kernel(
         op.kind,

@@ -60,6 +60,7 @@ __all__ = [
     "aten_elements_per_thread",
     "aten_elementwise_kernel",
     "rope_kernel",
+    "runs_aten_elementwise",
     "streaming_kernel",
 ]
 
@@ -327,6 +328,13 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
 
 
 _ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": _pytorch_row}
+
+
+def runs_aten_elementwise(kind: OpKind, implementation: object) -> bool:
+    """True when :func:`streaming_kernel` gives ``kind`` ATen's vectorized elementwise
+    structure, whose width attr ``aten_128bit_vectors`` sets: copies, and elementwise ops but
+    vLLM's (``implementation`` is the op's attr, ``None`` when absent)."""
+    return kind is OpKind.COPY or (kind is OpKind.ELEMENTWISE and implementation != "vllm")
 
 
 def aten_elementwise_kernel(kind: OpKind, elements: int, element_bytes: int) -> StreamKernel:
