@@ -79,6 +79,7 @@ class OpLatencyResult:
     by_hardware: dict[str, ErrorMetrics]
     by_kind: dict[str, ErrorMetrics]
     by_function: dict[str, ErrorMetrics]  # elementwise rows by function and hardware
+    # by source, implementation and op kind: one benchmark's kernel for one op
     by_source: dict[str, ErrorMetrics]
     by_duration: dict[str, ErrorMetrics]
     # rows the instruction-issue calibration was fitted on (opmodel.models.streaming.issue):
@@ -255,7 +256,9 @@ def _result(
             [held_s[i] for i in elementwise],
             _function_key,
         ),
-        by_source=_grouped(held, held_s, lambda r: f"{r.source}:{r.implementation}"),
+        by_source=_grouped(
+            held, held_s, lambda r: f"{r.source}:{r.implementation}:{r.op.kind.value}"
+        ),
         by_duration=_grouped(held, held_s, _duration_class),
         training=metrics_of("training"),
         event_offset_s=offsets,

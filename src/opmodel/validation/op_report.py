@@ -29,7 +29,6 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
     write = sys.stderr.write
     for result in results:
         write(f"\n{result.model}\n")
-        write(f"  {'group':<38} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
         groups: list[tuple[str, ErrorMetrics]] = [
             ("overall", result.overall),
             *result.by_hardware.items(),
@@ -42,9 +41,11 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
             groups.append(("training: calibration fits", result.training))
         if result.event_training is not None:
             groups.append(("training: event-scope offset", result.event_training))
+        w = max(38, *(len(label) for label, _ in groups))
+        write(f"  {'group':<{w}} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
         for label, m in groups:
             write(
-                f"  {label:<38} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
+                f"  {label:<{w}} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
                 f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
             )
         for hardware, offset in result.event_offset_s.items():
