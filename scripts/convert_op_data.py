@@ -134,11 +134,12 @@ def _vidur_ops(
     """(Vidur op, opmodel kind, tensors, attrs, implementation) of one row's single-kernel ops.
 
     RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm) and its
-    GELU are PyTorch (ATen) kernels, as is the residual add. Vidur runs the layer's kernels in
-    order without flushing L2 (vidur/profiling/mlp/mlp_impl.py), so each op reads what the
-    kernel before it wrote: the ``warm_l2`` / ``warm_input`` attrs say which input, and
-    ``producer_bytes`` what that kernel moved (compulsory bytes: embedding gather 2 x its
-    output, the untimed residual add 3 x, a GEMM A + B + C).
+    GELU are PyTorch (ATen) kernels, as are the residual add and, at TP = 1, the embedding.
+    Vidur runs the layer's kernels in order without flushing L2
+    (vidur/profiling/mlp/mlp_impl.py), so each op reads what the kernel before it wrote: the
+    ``warm_l2`` / ``warm_input`` attrs say which input, and ``producer_bytes`` what that kernel
+    moved (compulsory bytes: embedding gather 2 x its output, the untimed residual add 3 x, a
+    GEMM A + B + C).
     """
     tokens, embd = int(record["num_tokens"]), int(record["n_embd"])
     tp = int(record["num_tensor_parallel_workers"])
@@ -153,6 +154,19 @@ def _vidur_ops(
         # hidden = residual + attention output, untimed, just before
         "post_attention_layernorm": 3 * hidden_bytes,
     }
+    if tp == 1:
+        # F.embedding of the token ids (torch.randint over the vocabulary, Vidur's
+        # mlp_wrapper.py): ATen's index_select, one kernel; above TP = 1 the vocabulary-parallel
+        # embedding adds masking kernels and is left out
+        vocab = int(record["vocab_size"])
+        tensors = ";".join(
+            (
+                _tensor("input", (tokens,), "int64"),
+                _tensor("weight", (vocab, embd), "fp16"),
+                _tensor("output", (tokens, embd), "fp16"),
+            )
+        )
+        yield ("emb", "embedding", tensors, json.dumps({"implementation": "pytorch"}), "pytorch")
     for op, producer in producers.items():
         tensors, attrs = _norm(norm, tokens, embd, "fp16", norm_kernel)
         warm = {"warm_l2": True, "producer_bytes": producer}

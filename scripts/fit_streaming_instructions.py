@@ -6,7 +6,7 @@ Training rows: the measured kernel times in ``data/ops`` from ``--source`` (Vidu
 ``--hardware`` (A100-SXM4-80GB) of ATen and vLLM kernels (``implementation`` ``pytorch`` or
 ``vllm``). For each function (elementwise) or op kind (row ops) among them, ``I`` minimises
 the sum of squared relative errors of ``effective_roofline`` over that function's training
-rows: a grid of 0-200 in steps of 2, then steps of 0.1 around the best (the smallest ``I`` on a
+rows: a grid of 0-400 in steps of 2, then steps of 0.1 around the best (the smallest ``I`` on a
 tie). The rows of every other GPU
 are held out; the script prints their MAPE with ``I = 0`` and with the fitted ``I``. It writes
 the calibration file (default: the shipped one), which ``validate-ops`` reads to report the
@@ -38,7 +38,8 @@ from opmodel.validation.op_latency import OpRow, load_op_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPLEMENTATIONS = ("pytorch", "vllm")  # ATen and vLLM kernels, whose rows name them
-COARSE = [2.0 * i for i in range(101)]
+# up to 400: ATen's index_select (the embedding) costs the SM about 2 cycles per element
+COARSE = [2.0 * i for i in range(201)]
 # a kernel keeps its fitted I only when the bound cuts its training MAPE by a quarter or more;
 # a smaller gain means the bound is not what limits the kernel, and a value fitted anyway
 # would stand in for some other missing cost

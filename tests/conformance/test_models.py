@@ -98,7 +98,7 @@ def test_model_conformance(model_name: str, kind: OpKind, data: st.DataObject) -
         small, bigger = _with_fixed_kernel(op), _with_fixed_kernel(bigger)
     smaller = model.predict(small, hardware)
     larger = model.predict(bigger, hardware)
-    if _split_kernel_switch(smaller, larger):
+    if _split_kernel_switch(smaller, larger) or _index_select_switch(smaller, larger):
         return
     assert larger.latency_s >= smaller.latency_s * (1 - 1e-12)  # float rounding
 
@@ -112,6 +112,16 @@ def _split_kernel_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     (tests/models/attention), the property holds."""
     splits = getattr(smaller.diagnostics, "splits", 1)
     return splits > 1 and smaller.implementation != larger.implementation
+
+
+def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:
+    """True when an embedding of at most 16 tokens grows past them: ATen's index_select
+    switches from indexSelectSmallIndex, which walks the indices one after another in every
+    thread, to the grid-stride indexSelectLargeIndex, so 17 tokens run faster than 16 (Vidur's
+    A100 rows: 14 us at 16 tokens, 4 us at 32; docs/models/streaming.md). Within each kernel
+    the property holds (tests/models/streaming/test_gather.py)."""
+    names = [getattr(getattr(p.diagnostics, "kernel", None), "name", "") for p in (smaller, larger)]
+    return names == ["indexSelectSmallIndex", "indexSelectLargeIndex"]
 
 
 GEMM_KINDS = (OpKind.GEMM, OpKind.BATCHED_GEMM)

@@ -109,25 +109,26 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress() -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (7.8 % overall, 6.8 % from 100 µs up, 12.0 % under 10 µs, 8.6 % on
+    of docs/validation.md (8.0 % overall, 7.3 % from 100 µs up, 12.0 % under 10 µs, 9.0 % on
     A40 (its add 6.7 %, GELU 4.5 %, RoPE 8.7 %, SiluAndMul 10.0 %, RMSNorm 8.9 %, LayerNorm
-    8.0 %), 5.2 % on A100, 8.7 % on H100 (vLLM RMSNorm 7.7 %), 11.6 % on this project's
-    event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm 5.3 %, ATen elementwise 7.5 % and
-    copies 3.3 % with its 128-bit vectors, 8.3 % and 7.9 % without), 15.3 % on Liger's
-    torch.nn.LayerNorm, 18.1 % on the RTX 3090 softmax, 10.8 % on Liger's Triton norms; held
-    out on A100: residual add 5.2 %, SiluAndMul 5.2 %; on H100: ATen GELU 6.6 %, LayerNorm
-    8.5 %, vLLM RoPE 9.1 %, residual add 8.3 %), with a little slack, so a change that makes
-    the streaming model worse fails. The 27,126 A100 rows the instruction-issue calibration was
-    fitted on (GELU, LayerNorm, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax
-    calibration was fitted on, the 192 A40 residual adds the A40's HBM fraction was fitted on
-    and the 22 event-timed rows the event-scope offsets were fitted on (the two fastest of each
+    8.0 %, embedding 15.2 %), 5.2 % on A100, 8.9 % on H100 (vLLM RMSNorm 7.7 %, embedding
+    12.4 %), 11.6 % on this project's event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm
+    5.3 %, ATen elementwise 7.5 % and copies 3.3 % with its 128-bit vectors, 8.3 % and 7.9 %
+    without), 8.9 % on Liger's torch.nn.LayerNorm, 18.1 % on the RTX 3090 softmax, 4.9 % and
+    6.5 % on Liger's Triton LayerNorm and RMSNorm; held out on A100: residual add 5.2 %,
+    SiluAndMul 5.2 %; on H100: ATen GELU 6.6 %, LayerNorm 8.5 %, vLLM RoPE 9.1 %, residual add
+    8.3 %), with a little slack, so a change that makes the streaming model worse fails. The
+    29,604 A100 rows the instruction-issue calibration was fitted on (GELU, LayerNorm,
+    embedding, RoPE, vLLM RMSNorm), the 22 H200 softmax rows ATen's softmax calibration was
+    fitted on, the 192 A40 residual adds the A40's HBM fraction was fitted on and the 22
+    event-timed rows the event-scope offsets were fitted on (the two fastest of each
     GPU and op kind) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 98480 and not skipped
+    assert len(rows) == 104090 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
-    assert result.training is not None and result.training.count == 27126 + 22 + 192
+    assert result.training is not None and result.training.count == 29604 + 22 + 192
     assert result.event_training is not None and result.event_training.count == 22
-    assert result.overall.count == 98480 - 27126 - 22 - 192 - 22
+    assert result.overall.count == 104090 - 29604 - 22 - 192 - 22
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.12
     assert result.by_kind["elementwise:h200_sxm"].mape <= 0.08
@@ -149,7 +150,9 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_function["elementwise/add:h100_sxm"].mape <= 0.088
     assert result.by_kind["layernorm:h100_sxm"].mape <= 0.088
     assert result.overall.mape <= 0.082
-    assert result.by_duration["measured >= 100 us"].mape <= 0.07
+    assert result.by_kind["embedding:h100_sxm"].mape <= 0.13
+    assert result.by_kind["embedding:a40"].mape <= 0.16
+    assert result.by_duration["measured >= 100 us"].mape <= 0.075
     assert result.by_duration["measured < 10 us"].mape <= 0.125
     assert result.by_kind["layernorm:h200_sxm"].mape <= 0.145
     assert result.by_hardware["a40"].mape <= 0.09

@@ -252,7 +252,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.ELEMENTWISE, (*_ELEMENTWISE, _L2_DIRTY)),
         (OpKind.REDUCTION, (*_REDUCTION, _L2_DIRTY)),
-        (OpKind.EMBEDDING, (*_WARM, _L2_DIRTY)),
+        (OpKind.EMBEDDING, (_IMPLEMENTATION, *_WARM, _L2_DIRTY)),
         (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
     )
 }

@@ -23,6 +23,7 @@ from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
+from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import instructions_per_element, issue_key
 from opmodel.models.streaming.kernels import (
     ELEMENTWISE_SFU_OPS,
@@ -87,12 +88,17 @@ def _sfu_ops(op: LocalOp) -> int:
     return 0
 
 
-def _kernel_of(op: LocalOp, rows: int, length: int, element_bytes: int) -> StreamKernel:
-    """The kernel structure the op's ``implementation`` attr names (vLLM RoPE has its own)."""
+def _kernel_of(
+    op: LocalOp, rows: int, length: int, element_bytes: int, sm_count: int
+) -> StreamKernel:
+    """The kernel structure the op's ``implementation`` attr names (vLLM RoPE and ATen's
+    index_select, every embedding but a ``fused`` one, have their own)."""
     implementation = op.attrs.get("implementation")
     view = op.view
     if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
         return rope_kernel(rows, length)
+    if op.kind is OpKind.EMBEDDING and implementation != "fused":
+        return index_select_kernel(rows, length, sm_count)
     vec128 = op.attrs.get("aten_128bit_vectors") is True
     if vec128 and runs_aten_elementwise(op.kind, implementation):
         return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
@@ -155,7 +161,9 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     base = roofline_estimate(op, hardware, _BASE)
     shape = _shape(op)
     rows, length, element_bytes, _, _ = shape
-    kernel = _kernel_of(op, rows, length, element_bytes)
+    sm = hardware.compute.sm
+    assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
+    kernel = _kernel_of(op, rows, length, element_bytes, sm.sm_count)
     e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shape))
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {

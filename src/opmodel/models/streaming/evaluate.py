@@ -190,12 +190,15 @@ def _chain_s(
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram
     extra = kernel.global_passes - 1
     chain = kernel.round_trips_per_pass * (l_first + extra * l_reread)
+    chain += kernel.l2_serial_loads * (dev.l_l2 if dev.has_l2 else l_dram)
     chain += kernel.reductions * dev.t_reduce
     chain += dev.t_turnaround
     if kernel.serial_arithmetic:
         sm = dev.sm
         warps_per_smsp = math.ceil(kernel.threads_per_cta / sm.warp_size) / sm.smsps_per_sm
-        latency_bound = sm.fma_latency_cycles / warps_per_smsp
+        latency_bound = (
+            1.0 if kernel.stalls_in_issue_cost else sm.fma_latency_cycles / warps_per_smsp
+        )
         chain += _issue_cta_s(kernel, dev, work) * max(sharing, latency_bound)
     return chain
 

@@ -46,6 +46,7 @@ where it is set. Elementwise ops default to ``pytorch``, row ops to ``fused``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
@@ -122,7 +123,10 @@ class StreamKernel(FastValue):
     SM); without it a CTA's serial arithmetic issues at the whole SM's rate, its neighbours'
     arithmetic overlapping its loads. ``max_resident_ctas_per_sm``: a cap on
     resident CTAs per SM from a resource the structure does not price (0: none), such as a
-    benchmark's shared-memory allocation that admits two CTAs per SM.
+    benchmark's shared-memory allocation that admits two CTAs per SM. ``l2_serial_loads``:
+    dependent loads per pass, besides the ``serial_loads``, of data that sits in L2 (the index
+    an ``index_select`` reads before the row it names, :mod:`~opmodel.models.streaming.gather`),
+    each an L2 round trip in the chain.
     """
 
     implementation: str
@@ -138,6 +142,8 @@ class StreamKernel(FastValue):
     serial_arithmetic: bool = False
     max_resident_ctas_per_sm: int = 0
     lockstep: bool = False
+    l2_serial_loads: int = 0
+    stalls_in_issue_cost: bool = False
 
     @property
     def round_trips_per_pass(self) -> float:
@@ -356,7 +362,9 @@ def streaming_kernel(
     reduce length) pass their element count as ``rows * length`` and run ATen's vectorised
     elementwise structure (4 elements per thread; :func:`aten_elementwise_kernel` under
     128-bit vectorization); only ``vllm`` gives elementwise ops a row structure (one token per
-    CTA, as its activation kernels do; its rotary embedding is :func:`rope_kernel`).
+    CTA, as its activation kernels do; its rotary embedding is :func:`rope_kernel`). An
+    embedding here is a fused gather (``fused``): ATen's ``index_select``, which every other
+    embedding runs, needs the SM count (:mod:`~opmodel.models.streaming.gather`).
     """
     if kind is OpKind.ELEMENTWISE:
         if implementation == "vllm":
@@ -365,9 +373,11 @@ def streaming_kernel(
     if kind is OpKind.COPY:
         return _elementwise(rows * length, name="copy (ATen elementwise structure)")
     if kind is OpKind.EMBEDDING:
-        # each thread loads its token's index, then the table row it names: two dependent loads
+        # a fused gather (``fused``; ATen's index_select is streaming.gather): each thread loads
+        # its token's index, then the table row it names in vectors: two dependent loads
         gather = "index gather (elementwise structure)"
-        return _elementwise(rows * length, serial_loads=2, name=gather)
+        fused = _elementwise(rows * length, serial_loads=2, name=gather)
+        return dataclasses.replace(fused, implementation="fused")
     if kind is OpKind.REDUCTION:
         # ATen's reduce kernel spreads the input over CTAs with vector loads and finishes with
         # a block reduction (and a cross-CTA step when a row spans several CTAs)
