@@ -184,7 +184,10 @@ def _chain_s(
     ``sharing`` times as long when the SM's CTAs run in ``lockstep`` and split its issue. A
     scheduler holding fewer than ``fma_latency_cycles`` of the CTA's warps cannot hide the
     latency between a warp's dependent instructions: a CTA of ``k`` warps per SMSP issues its
-    arithmetic at most ``k / fma_latency_cycles`` times as fast as the SMSP could."""
+    arithmetic at most ``k / fma_latency_cycles`` times as fast as the SMSP could, unless the
+    kernel's issue cost already holds those stalls (``stalls_in_issue_cost``). Loads of data in
+    L2 that the chain waits for besides its passes (``l2_serial_loads``) add an L2 round trip
+    each."""
     hit, warm, l_dram = use.hit, use.warm, dev.l_dram
     l_reread = hit * dev.l_l2 + (1 - hit) * l_dram if dev.has_l2 else l_dram
     l_first = warm * dev.l_l2 + (1 - warm) * l_dram if dev.has_l2 else l_dram

@@ -20,8 +20,11 @@ thread land 8 x SMs x 128 elements apart, a different row whose index the SM's L
 seen), and the table element, a DRAM access for tokens drawn at random from the vocabulary.
 The integer index arithmetic sits between them (``serial_arithmetic``), with an issue cost per
 element from the instruction-issue calibration (key ``embedding``;
-:mod:`~opmodel.models.streaming.issue`). Register count: an estimate (32; the kernel holds a
-few 32-bit indices and two 64-bit addresses), which the grid's 8 CTAs per SM never reach.
+:mod:`~opmodel.models.streaming.issue`): an effective cost in SM cycles per element, fitted on
+Vidur's A100 rows, which a warp alone on its SMSP (the small-index kernel) also takes at the
+SM's rate (``stalls_in_issue_cost``; docs/models/streaming.md, "Embeddings"). Register
+count: an estimate (32; the kernel holds a few 32-bit indices and two 64-bit addresses), which
+the grid's 8 CTAs per SM never reach.
 """
 
 from __future__ import annotations

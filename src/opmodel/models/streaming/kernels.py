@@ -126,7 +126,11 @@ class StreamKernel(FastValue):
     benchmark's shared-memory allocation that admits two CTAs per SM. ``l2_serial_loads``:
     dependent loads per pass, besides the ``serial_loads``, of data that sits in L2 (the index
     an ``index_select`` reads before the row it names, :mod:`~opmodel.models.streaming.gather`),
-    each an L2 round trip in the chain.
+    each an L2 round trip in the chain. ``stalls_in_issue_cost``: the kernel's issue cost is a
+    cost per element of the whole SM that already holds the stalls of its dependent
+    instructions (``index_select``'s calibrated cost), so its serial arithmetic runs at the SM's
+    issue rate even with one warp per SMSP, without the ``L_fma / k`` factor of a lone warp
+    (:mod:`~opmodel.models.streaming.evaluate`).
     """
 
     implementation: str
