@@ -385,6 +385,23 @@ def test_issue_bound_by_hand() -> None:
     assert e.latency_s == pytest.approx(2000 / 1.41e9 + 16 * 512 * 50 / (4 * 32) / 1.41e9)
 
 
+def test_a_partial_warp_issues_as_a_whole_one() -> None:
+    """No bytes, 10,000 instructions per element, 1728 CTAs (16 per SM), issue-bound: a CTA of
+    17 elements takes the issue slots of a full warp, as one of 32 does; 33 take two warps'
+    (the reason a 33-element vLLM RMSNorm row is never faster than a 17-element one)."""
+    kernel = streaming_kernel(OpKind.ELEMENTWISE, None, 1, 512 * 1728, 2)
+
+    def issue_s(elements: int) -> float:
+        sized = dataclasses.replace(kernel, elements_per_cta=elements)
+        e = evaluate_streaming(sized, A100, _no_bytes(instructions_per_element=1e4))
+        assert e.limiter == "compute"
+        return e.latency_s - 2000 / 1.41e9
+
+    assert issue_s(17) == pytest.approx(issue_s(32))
+    assert issue_s(32) == pytest.approx(16 * 32 * 1e4 / 128 / 1.41e9)
+    assert issue_s(33) == pytest.approx(2 * issue_s(32))
+
+
 def test_more_instructions_never_faster_and_the_override_is_scoped() -> None:
     op = _elementwise(4096, 10240, "gelu", implementation="pytorch")
     times = []

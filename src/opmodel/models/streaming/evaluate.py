@@ -157,10 +157,13 @@ def _residency(kernel: StreamKernel, sm: SmSpec) -> tuple[int, str]:
 
 
 def _issue_cta_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
-    """Seconds the SM's schedulers need to issue one CTA's instructions (streaming.issue)."""
+    """Seconds the SM's schedulers need to issue one CTA's instructions (streaming.issue): its
+    elements padded to a whole warp (a warp instruction takes an issue slot however few of its
+    lanes are active)."""
     sm = dev.sm
     lanes = sm.smsps_per_sm * sm.warp_size
-    return work.instructions_per_element * kernel.elements_per_cta / lanes / dev.clock_hz
+    issued = math.ceil(kernel.elements_per_cta / sm.warp_size) * sm.warp_size
+    return work.instructions_per_element * issued / lanes / dev.clock_hz
 
 
 def _compute_s(kernel: StreamKernel, dev: _Device, work: StreamWork) -> float:
