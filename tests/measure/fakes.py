@@ -173,7 +173,14 @@ class FakeTorch:
         )
         self.version = SimpleNamespace(cuda="13.0")
         self.backends = SimpleNamespace(cuda=SimpleNamespace(matmul=SimpleNamespace()))
-        names = ["layer_norm", "rms_norm", "silu", "gelu", "scaled_dot_product_attention"]
+        names = [
+            "layer_norm",
+            "rms_norm",
+            "silu",
+            "gelu",
+            "scaled_dot_product_attention",
+            "embedding",
+        ]
         self.nn = SimpleNamespace(functional=SimpleNamespace(**{n: self._op(n) for n in names}))
         for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
             setattr(self, name, self._op(name))
@@ -210,6 +217,10 @@ class FakeTorch:
 
     def randn(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:
         return FakeTensor(self, shape, dtype)
+
+    def randint(self, low: int, high: int, shape: tuple[int, ...], device: str) -> FakeTensor:
+        self.kernels.append(("randint", (shape,), {"low": low, "high": high}))
+        return FakeTensor(self, shape, "i64")
 
 
 class NVMLError(Exception):

@@ -22,6 +22,7 @@ ops:
   - {kind: rmsnorm, sizes: {rows: [8], length: [128]}}
   - {kind: elementwise, sizes: {rows: [8], length: [128]}, functions: [mul, gelu]}
   - {kind: copy, sizes: {rows: [8], length: [128]}, dtypes: [fp32]}
+  - {kind: embedding, sizes: {tokens: [16], hidden: [128], vocab: [1000]}}
   - kind: attention_prefill
     sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
   - kind: attention_decode
@@ -87,7 +88,11 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
     names = []
     for case in cases:
         torch.kernels.clear()
-        backend.kernel(case)()
+        run = backend.kernel(case)
+        if case.kind.value == "embedding":  # ids over the whole vocabulary, drawn once
+            assert torch.kernels == [("randint", ((16,),), {"low": 0, "high": 1000})]
+            torch.kernels.clear()
+        run()
         ((name, shapes, kwargs),) = torch.kernels
         names.append(name)
         if case.kind.value == "gemm":
@@ -96,6 +101,8 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
             assert tf32 is (case.dtype.value == "tf32")
         if case.kind.value == "copy":
             assert shapes == ((8, 128), (8, 128))  # into a second tensor of the same shape
+        if case.kind.value == "embedding":
+            assert shapes == ((16,), (1000, 128))  # the ids, then the table
         if case.kind.value == "attention_prefill":
             assert kwargs == {"is_causal": True, "enable_gqa": True}
         if case.kind.value == "attention_decode":
@@ -109,6 +116,7 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
         "mul",
         "gelu",
         "copy_",
+        "embedding",
         "scaled_dot_product_attention",
         "scaled_dot_product_attention",
     ]

@@ -76,8 +76,8 @@ def test_missing_file() -> None:
             "ops[0].functions: must be one of add, mul, relu",
         ),
         (
-            "ops:\n  - {kind: embedding, sizes: {rows: [2]}}\n",
-            "ops[0].kind: cannot measure embedding (measurable: gemm, batched_gemm",
+            "ops:\n  - {kind: reduction, sizes: {rows: [2]}}\n",
+            "ops[0].kind: cannot measure reduction (measurable: gemm, batched_gemm",
         ),
         (
             "energy_loop_s: 0.05\nops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",

@@ -11,6 +11,7 @@ from opmodel.hardware import load_hardware
 from opmodel.measure import MeasureRequest, dry_run, expand, load_grid, plan
 from opmodel.measure.plan import SETUP_S, START_S, TIMED_RUN_OVERHEAD_S
 from opmodel.models import get_model
+from opmodel.models.streaming import StreamingEvaluation
 
 GRID = """name: small
 warmup: 4
@@ -153,3 +154,26 @@ def test_copy_is_one_tensor_into_another(tmp_path: Path) -> None:
     profile = get_model("effective_roofline").predict(op, load_hardware("h200_sxm"))
     assert profile.flops == 0
     assert profile.traffic["hbm"].total_bytes == 2 * 4096 * 8192 * 4  # read once, written once
+
+
+def test_embedding_gathers_int64_ids_from_the_case_dtype_table(tmp_path: Path) -> None:
+    """An embedding case: ``tokens`` int64 ids, a ``vocab x hidden`` table in the case's dtype
+    and the gathered rows out; the model runs ATen's index_select for it, and the flush's
+    dirty lines go with it like the other streaming ops'."""
+    path = tmp_path / "emb.yaml"
+    path.write_text(
+        "name: e\nops:\n  - {kind: embedding, sizes: {tokens: [4096], hidden: [4096],"
+        " vocab: [128256]}}\n"
+    )
+    (case,) = expand(load_grid(path))
+    assert case.label == "embedding bf16 tokens=4096 hidden=4096 vocab=128256"
+    op = case.op(flush_bytes=1000)
+    assert op.attrs == {"implementation": "pytorch", "l2_dirty_bytes": 1000}
+    assert [(t.role, t.shape, t.dtype) for t in op.tensors] == [
+        (TensorRole.INPUT, (4096,), DType.INT64),
+        (TensorRole.WEIGHT, (128256, 4096), DType.BF16),
+        (TensorRole.OUTPUT, (4096, 4096), DType.BF16),
+    ]
+    diagnostics = get_model("effective_roofline").predict(op, load_hardware("h200_sxm")).diagnostics
+    assert isinstance(diagnostics, StreamingEvaluation)
+    assert diagnostics.kernel.name == "indexSelectLargeIndex"

@@ -195,20 +195,21 @@ class TorchBackend:
         def make(shape: tuple[int, ...]) -> Any:
             return torch.randn(shape, dtype=dtype, device="cuda")
 
+        if case.kind is OpKind.EMBEDDING:
+            # token ids drawn over the whole vocabulary (Vidur's profiler does the same), so the
+            # gathered rows are scattered over the table as a model's prompt's would be
+            s = case.size
+            ids = torch.randint(0, s["vocab"], (s["tokens"],), device="cuda")
+            table = make((s["vocab"], s["hidden"]))
+            return lambda: functional.embedding(ids, table)
         inputs = [make(t.shape) for t in op.tensors if t.role.value in ("input", "weight")]
         if case.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM):
             a, b = inputs
             a = a.transpose(-1, -2) if case.trans[0] == "T" else a
             b = b.transpose(-1, -2) if case.trans[1] == "T" else b
             return lambda: torch.matmul(a, b)
-        if case.kind is OpKind.SOFTMAX:
-            return lambda: torch.softmax(inputs[0], dim=-1)
-        if case.kind is OpKind.LAYERNORM:
-            x, w, b = inputs
-            return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
-        if case.kind is OpKind.RMSNORM:
-            x, w = inputs
-            return lambda: functional.rms_norm(x, (x.shape[-1],), w)
+        if case.kind in (OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM):
+            return self._row(case, inputs)
         if case.kind in (OpKind.ELEMENTWISE, OpKind.COPY):
             return self._stream(case, inputs)
         q, k, v = inputs
@@ -217,6 +218,17 @@ class TorchBackend:
         return lambda: functional.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=gqa
         )
+
+    def _row(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+        """Softmax over the last dimension, or a layer or RMS norm with its weights."""
+        torch, functional = self._torch, self._torch.nn.functional
+        if case.kind is OpKind.SOFTMAX:
+            return lambda: torch.softmax(inputs[0], dim=-1)
+        if case.kind is OpKind.LAYERNORM:
+            x, w, b = inputs
+            return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
+        x, w = inputs
+        return lambda: functional.rms_norm(x, (x.shape[-1],), w)
 
     def _stream(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
         """An elementwise function, or a copy into a preallocated tensor of the same dtype."""

@@ -70,6 +70,7 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.RMSNORM: ("rows", "length"),
     OpKind.ELEMENTWISE: ("rows", "length"),
     OpKind.COPY: ("rows", "length"),
+    OpKind.EMBEDDING: ("tokens", "hidden", "vocab"),
     OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }

@@ -82,6 +82,7 @@ class Case:
             OpKind.RMSNORM: _row_tensors,
             OpKind.ELEMENTWISE: _elementwise_tensors,
             OpKind.COPY: _copy_tensors,
+            OpKind.EMBEDDING: _embedding_tensors,
             OpKind.ATTENTION_PREFILL: _attention_tensors,
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
@@ -146,6 +147,18 @@ def _copy_tensors(case: Case) -> _Built:
     """One ``rows x length`` tensor copied into another of the same dtype."""
     shape = (case.size["rows"], case.size["length"])
     return (_tensor(case, TensorRole.INPUT, shape), _tensor(case, TensorRole.OUTPUT, shape)), {}
+
+
+def _embedding_tensors(case: Case) -> _Built:
+    """``F.embedding`` of ``tokens`` int64 ids into a ``vocab x hidden`` table (ATen's
+    index_select; the backend draws the ids at random over the vocabulary, as Vidur does)."""
+    s = case.size
+    tensors = (
+        TensorSpec(TensorRole.INPUT, (s["tokens"],), DType.INT64),
+        _tensor(case, TensorRole.WEIGHT, (s["vocab"], s["hidden"])),
+        _tensor(case, TensorRole.OUTPUT, (s["tokens"], s["hidden"])),
+    )
+    return tensors, {"implementation": "pytorch"}
 
 
 def _attention_tensors(case: Case) -> _Built:
