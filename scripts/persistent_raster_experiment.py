@@ -2,7 +2,7 @@
 an H200 against a round-by-round count of the panels they touch.
 
 Usage: python scripts/persistent_raster_experiment.py [--data-dir data/measured]
-       [--swizzle heuristic|1|2|4|8] [--lru] [--rows]
+       [--swizzle heuristic|1|2|4|8] [--raster m|cutlass3] [--lru] [--rows]
 
 Rows: every GEMM of at least 1e11 FLOP in ``*/ncu_kernels.csv`` that ran one ``nvjet_sm90_*``
 kernel (cuBLAS's persistent warp-specialised kernels; 230 in this project's H200 folders), with
@@ -96,12 +96,16 @@ def tile_order(tiles_m: int, tiles_n: int, log_swizzle: int) -> list[tuple[int, 
     return order
 
 
-def round_read_bytes(row: PersistentRow, log_swizzle: int) -> float:
+def round_read_bytes(row: PersistentRow, log_swizzle: int, *, along_n: bool = False) -> float:
     """DRAM reads when each round of ``grid_ctas`` tiles reads its distinct panels once and
-    nothing survives between rounds (module docstring)."""
+    nothing survives between rounds (module docstring); ``along_n``: raster along N instead
+    (stripes of M tiles, N fastest)."""
     tiles_m = math.ceil(row.m / row.tile_m)
     tiles_n = math.ceil(row.n / row.tile_n)
-    order = tile_order(tiles_m, tiles_n, log_swizzle)
+    if along_n:
+        order = [(m, n) for n, m in tile_order(tiles_n, tiles_m, log_swizzle)]
+    else:
+        order = tile_order(tiles_m, tiles_n, log_swizzle)
     rows_read = 0
     for start in range(0, len(order), row.grid_ctas):
         chunk = order[start : start + row.grid_ctas]
@@ -189,6 +193,12 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data/measured")
     parser.add_argument("--swizzle", default="heuristic", choices=["heuristic", "1", "2", "4", "8"])
+    parser.add_argument(
+        "--raster",
+        default="m",
+        choices=["m", "cutlass3"],
+        help="m: along M always; cutlass3: along N unless tiles_n > tiles_m (CUTLASS 3)",
+    )
     parser.add_argument("--lru", action="store_true", help="the model with an LRU step")
     parser.add_argument("--rows", action="store_true", help="print every row")
     args = parser.parse_args(argv)
@@ -203,7 +213,8 @@ def main(argv: list[str] | None = None) -> int:
         tiles_m, tiles_n = math.ceil(row.m / row.tile_m), math.ceil(row.n / row.tile_n)
         fixed = {"1": 0, "2": 1, "4": 2, "8": 3}
         log_swizzle = fixed.get(args.swizzle, cutlass_log_swizzle(tiles_m, tiles_n))
-        ratio = round_read_bytes(row, log_swizzle) / row.measured_read_bytes
+        along_n = args.raster == "cutlass3" and tiles_n <= tiles_m
+        ratio = round_read_bytes(row, log_swizzle, along_n=along_n) / row.measured_read_bytes
         model_ratio = model_bytes / row.measured_read_bytes
         for key in ("all", f"{row.family} k={row.k}"):
             counted[key].append(ratio)
@@ -211,7 +222,10 @@ def main(argv: list[str] | None = None) -> int:
         if args.rows:
             print(f"{row.label:40s} {row.family:8s} count {ratio:5.2f}  model {model_ratio:5.2f}")
     law = "LRU step" if args.lru else "capacity ramp"
-    print(f"DRAM reads / ncu on {len(rows)} large nvjet GEMMs (H200); swizzle {args.swizzle}")
+    print(
+        f"DRAM reads / ncu on {len(rows)} large nvjet GEMMs (H200); swizzle {args.swizzle}, "
+        f"raster {args.raster}"
+    )
     print(f"{'group':22s} {'n':>4s} {'<=10%':>7s} {'median':>8s} {'geomean':>8s}")
     for key in sorted(counted, key=lambda k: (k != "all", k)):
         print(_line(f"count  {key}", counted[key]))

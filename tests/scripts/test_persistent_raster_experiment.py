@@ -52,6 +52,8 @@ def test_rounds_read_their_distinct_panels_once() -> None:
     module = _script()
     row = _row(module)
     assert module.round_read_bytes(row, 1) == 4 * (2 * 128 + 2 * 256) * 100 * 2
+    # rastered along N (stripes of 2 M tiles, N fastest) each round is again 2 x 2 tiles
+    assert module.round_read_bytes(row, 1, along_n=True) == 4 * (2 * 128 + 2 * 256) * 100 * 2
     # one round of all 16 tiles reads each operand once
     whole = _row(module, grid_ctas=16)
     assert module.round_read_bytes(whole, 1) == (512 + 1024) * 100 * 2
