@@ -7,7 +7,9 @@ Reads every ``*/ncu_kernels.csv`` under ``--data-dir`` (written by ``scripts/ncu
 parse``) with its ``ncu_labels.csv``. A case's op is the one the shipped grids' plan builds for
 its label today (``opmodel.measure.plan.Case.op``), so attrs added since the run (such as
 ``implementation``) apply; a case whose kernel ncu names ``vectorized_elementwise_kernel<8,`` is
-marked ``aten_128bit_vectors`` (ATen's 16-byte vectors, opmodel.measure.aten). Each case's
+marked ``aten_128bit_vectors`` (ATen's 16-byte vectors, opmodel.measure.aten), and an attention
+prefill that ran cuDNN's fused kernel (``cudnn_generated_fort_native_sdpa...``) ``cta_order:
+in_order``. Each case's
 measured time is the sum of its kernels' ``gpu__time_duration.sum`` (no launch gaps, caches
 flushed before each kernel), its DRAM bytes the sums of ``dram__bytes_read.sum`` and
 ``dram__bytes_write.sum``. The model predicts the case's op on the config ``--hardware``
@@ -29,6 +31,7 @@ from collections import defaultdict
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.measure.grid import load_grid, shipped_grid_names
@@ -57,6 +60,8 @@ class KernelCase:
 
 
 _VEC8 = "vectorized_elementwise_kernel<8,"  # ATen's 128-bit vectorization of a 16-bit dtype
+# cuDNN's fused attention, whose scheduler starts the query blocks in launch order
+_CUDNN_SDPA = "cudnn_generated_fort_native_sdpa"
 _KERNEL_COLUMNS = (
     "index",
     "kernel",
@@ -110,6 +115,8 @@ def _cases(
         op = case.op()
         if any(_VEC8 in r["kernel"] for r in rows):
             op = replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
+        if op.kind is OpKind.ATTENTION_PREFILL and any(_CUDNN_SDPA in r["kernel"] for r in rows):
+            op = replace(op, attrs={**op.attrs, "cta_order": "in_order"})
         profile = model.predict(op, spec.at_clock(clock))
         hbm = profile.traffic.get("hbm")
         out.append(

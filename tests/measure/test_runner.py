@@ -200,3 +200,14 @@ def test_elementwise_and_copy_rows_say_how_aten_vectorizes(tmp_path: Path) -> No
     assert attrs["copy"]["aten_128bit_vectors"] is True
     assert "aten_128bit_vectors" not in attrs["rmsnorm"]
     assert "aten_128bit_vectors" not in attrs["attention_prefill"]
+
+
+def test_prefill_rows_say_cudnn_starts_the_query_blocks_in_launch_order(tmp_path: Path) -> None:
+    """PyTorch 2.11 on an sm_90 config: SDPA runs cuDNN's fused attention, so the attention
+    prefill rows carry ``cta_order: in_order``; no other row does."""
+    run_measurements(_request(tmp_path), FakeBackend())
+    with (tmp_path / "out" / "ops.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    assert attrs["attention_prefill"]["cta_order"] == "in_order"
+    assert all("cta_order" not in a for kind, a in attrs.items() if kind != "attention_prefill")

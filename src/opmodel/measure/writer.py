@@ -30,7 +30,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.hardware import load_hardware
-from opmodel.measure.aten import aten_uses_128bit_vectors
+from opmodel.measure.aten import aten_uses_128bit_vectors, sdpa_runs_cudnn
 from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MeasureGrid
 from opmodel.models.streaming.kernels import runs_aten_elementwise
@@ -119,6 +119,15 @@ def _with_aten_vectors(op: LocalOp, vec128: bool) -> LocalOp:
     if not (vec128 and runs_aten_elementwise(op.kind, op.attrs.get("implementation"))):
         return op
     return replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
+
+
+def _with_sdpa_order(op: LocalOp, cudnn: bool) -> LocalOp:
+    """``op`` marked ``cta_order: in_order`` when it is an attention prefill and the measured
+    build's SDPA runs cuDNN's fused attention, whose scheduler starts the query blocks in
+    launch order (:mod:`opmodel.measure.aten`)."""
+    if not (cudnn and op.kind is OpKind.ATTENTION_PREFILL):
+        return op
+    return replace(op, attrs={**op.attrs, "cta_order": "in_order"})
 
 
 def _write_csv(
@@ -235,9 +244,14 @@ def write_dataset(
     # what the flush before each timed run wrote (backend.TorchBackend)
     flush = FLUSH_L2_MULTIPLE * info.l2_bytes if grid.flush_l2 else 0
     gemm = [_gemm_row(r, hardware, flush) for r in results if r.case.kind in gemm_kinds]
-    vec128 = aten_uses_128bit_vectors(info.torch_version, load_hardware(hardware).architecture)
+    architecture = load_hardware(hardware).architecture
+    vec128 = aten_uses_128bit_vectors(info.torch_version, architecture)
+    cudnn = sdpa_runs_cudnn(info.torch_version, architecture)
     ops = [
-        {**op_to_row(_with_aten_vectors(r.case.op(flush), vec128)), **_measured(r, hardware)}
+        {
+            **op_to_row(_with_sdpa_order(_with_aten_vectors(r.case.op(flush), vec128), cudnn)),
+            **_measured(r, hardware),
+        }
         for r in results
         if r.case.kind not in gemm_kinds
     ]
