@@ -51,6 +51,13 @@ MIN_FLOP = 1e11
 _LABEL = re.compile(r"^gemm (\w+) m=(\d+) n=(\d+) k=(\d+) (N|T)(N|T)$")
 _NVJET = re.compile(r"^nvjet_sm90_[a-z]+_(\d+)x(\d+)_")
 _ELEMENT_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4, "tf32": 4}
+_KERNEL_COLUMNS = (
+    "index",
+    "kernel",
+    "grid",
+    "dram__bytes_read.sum",
+    "sm__cycles_elapsed.avg.per_second",
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,10 +121,15 @@ def round_read_bytes(row: PersistentRow, log_swizzle: int, *, along_n: bool = Fa
     return float(rows_read * row.k * row.element_bytes)
 
 
-def _read_csv(path: Path) -> list[dict[str, str]]:
+def _read_csv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
+    """The CSV's rows; ConfigError naming the file when it is unreadable or lacks a column."""
     try:
         with path.open(newline="", encoding="utf-8") as handle:
-            return list(csv.DictReader(handle))
+            reader = csv.DictReader(handle)
+            missing = [c for c in required if c not in (reader.fieldnames or ())]
+            if missing:
+                raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
+            return list(reader)
     except OSError as exc:
         raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
 
@@ -127,9 +139,9 @@ def load_rows(data_dir: Path) -> list[PersistentRow]:
     out = []
     for kernels_csv in sorted(data_dir.glob("*/ncu_kernels.csv")):
         by_index: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for record in _read_csv(kernels_csv):
+        for record in _read_csv(kernels_csv, _KERNEL_COLUMNS):
             by_index[record["index"]].append(record)
-        for record in _read_csv(kernels_csv.parent / "ncu_labels.csv"):
+        for record in _read_csv(kernels_csv.parent / "ncu_labels.csv", ("index", "label")):
             label = _LABEL.match(record["label"])
             kernels = by_index.get(record["index"], [])
             if label is None or len(kernels) != 1 or label[1] not in _ELEMENT_BYTES:

@@ -36,6 +36,14 @@ def _request(tmp_path: Path, **kwargs: object) -> MeasureRequest:
     )
 
 
+def _measured_attrs(tmp_path: Path) -> dict[str, dict[str, object]]:
+    """Run the fake grid and read back each ops.csv row's attrs, by op kind."""
+    run_measurements(_request(tmp_path), FakeBackend())
+    with (tmp_path / "out" / "ops.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    return {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+
+
 def test_dataset_files(tmp_path: Path) -> None:
     backend = FakeBackend()
     progress: list[tuple[int, int]] = []
@@ -179,10 +187,7 @@ def test_an_interrupt_writes_what_was_measured(tmp_path: Path) -> None:
 def test_streaming_rows_carry_the_flushs_dirty_bytes(tmp_path: Path) -> None:
     """The flush zeroes a buffer of twice the L2 before each timed run, so the norm,
     elementwise and copy rows say so (``l2_dirty_bytes``); GEMM and attention rows do not."""
-    run_measurements(_request(tmp_path), FakeBackend())
-    with (tmp_path / "out" / "ops.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
-    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    attrs = _measured_attrs(tmp_path)
     flush = 2 * 60 * 2**20  # the fake device's L2 is 60 MiB
     for kind in ("rmsnorm", "elementwise", "copy"):
         assert attrs[kind]["l2_dirty_bytes"] == flush
@@ -192,10 +197,7 @@ def test_streaming_rows_carry_the_flushs_dirty_bytes(tmp_path: Path) -> None:
 def test_elementwise_and_copy_rows_say_how_aten_vectorizes(tmp_path: Path) -> None:
     """The fake device runs PyTorch 2.11 on an sm_90 config (h200_sxm): ATen's elementwise ops
     and copies are marked ``aten_128bit_vectors``; the norm, GEMM and attention rows are not."""
-    run_measurements(_request(tmp_path), FakeBackend())
-    with (tmp_path / "out" / "ops.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
-    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    attrs = _measured_attrs(tmp_path)
     assert attrs["elementwise"]["aten_128bit_vectors"] is True
     assert attrs["copy"]["aten_128bit_vectors"] is True
     assert "aten_128bit_vectors" not in attrs["rmsnorm"]
@@ -205,9 +207,6 @@ def test_elementwise_and_copy_rows_say_how_aten_vectorizes(tmp_path: Path) -> No
 def test_prefill_rows_say_cudnn_starts_the_query_blocks_in_launch_order(tmp_path: Path) -> None:
     """PyTorch 2.11 on an sm_90 config: SDPA runs cuDNN's fused attention, so the attention
     prefill rows carry ``cta_order: in_order``; no other row does."""
-    run_measurements(_request(tmp_path), FakeBackend())
-    with (tmp_path / "out" / "ops.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
-    attrs = {row["kind"]: json.loads(row["attrs"] or "{}") for row in rows}
+    attrs = _measured_attrs(tmp_path)
     assert attrs["attention_prefill"]["cta_order"] == "in_order"
     assert all("cta_order" not in a for kind, a in attrs.items() if kind != "attention_prefill")

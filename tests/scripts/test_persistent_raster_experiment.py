@@ -93,3 +93,11 @@ def test_nvjet_tiles_are_read_in_pytorch_orientation(tmp_path: Path) -> None:
 def test_a_folder_without_large_nvjet_gemms_is_a_clear_error(tmp_path: Path) -> None:
     with pytest.raises(Exception, match="no large nvjet GEMM"):
         _script().load_rows(tmp_path)
+
+
+def test_a_csv_without_a_needed_column_is_a_clear_error(tmp_path: Path) -> None:
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "ncu_kernels.csv").write_text("index,kernel\n0,k\n")
+    with pytest.raises(Exception, match=r"missing columns grid, dram__bytes_read\.sum"):
+        _script().load_rows(tmp_path)
