@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from opmodel.hardware import (
     shipped_config_path,
     shipped_hardware_names,
 )
+from opmodel.hardware.sustained_calibration import with_hbm_fraction
 
 REQUIRED = {"gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_sxm", "h100_sxm"}
 
@@ -337,6 +339,34 @@ def test_energy_calibration_carried_to_other_clocks_by_the_voltage_table() -> No
     assert a10.power.active_w == 0.0
     assert a10.overhead.kernel_launch_overhead_s == a10_terms.launch_gap_s
     assert spec.without_calibration().overhead.kernel_launch_overhead_s == 5e-6
+
+
+def test_changes_after_loading_survive_a_clock_change_of_a_calibrated_config() -> None:
+    """A calibrated config's at_clock and without_calibration restore the estimates of the
+    fields the calibration governs and keep every other value of the spec they are called on:
+    an HBM fraction or fixed overhead set after loading (as the GEMM validation sets them
+    before a kernel's power-limited clock is applied) used to fall back to the config's."""
+    spec = load_hardware("a100_40gb_pcie")
+    calibration = spec.calibration
+    assert calibration is not None
+    changed = with_hbm_fraction(spec, 0.5)
+    changed = dataclasses.replace(
+        changed, overhead=dataclasses.replace(changed.overhead, fixed_device_overhead_cycles=0)
+    )
+    for derived in (changed.at_clock(900e6), changed.without_calibration()):
+        assert derived.memory_fraction("hbm") == 0.5
+        assert derived.overhead.fixed_device_overhead_cycles == 0
+    at_900 = changed.at_clock(900e6)  # the fitted terms again, not the estimates
+    assert at_900.hbm.energy_j_per_byte == calibration.terms.hbm_j_per_byte
+    assert at_900.overhead.kernel_launch_overhead_s == calibration.terms.launch_gap_s
+    estimates = changed.without_calibration()
+    assert estimates.hbm.energy_j_per_byte == pytest.approx(3.176e-11)  # the config's [OC17]
+    assert estimates.overhead.kernel_launch_overhead_s == 5e-6
+    assert estimates.calibration is None
+    # twice in a row: the second clock change starts from the first one's estimates
+    twice = changed.at_clock(1.2e9).at_clock(900e6)
+    assert twice.hbm.energy_j_per_byte == calibration.terms.hbm_j_per_byte
+    assert twice.memory_fraction("hbm") == 0.5
 
 
 def test_energy_calibration_errors(tmp_path: Path) -> None:

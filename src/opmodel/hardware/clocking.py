@@ -33,6 +33,7 @@ __all__ = [
     "throttled",
     "throttled_at",
     "with_calibration",
+    "with_estimates",
 ]
 
 CLOCK_STEP_HZ = 15e6  # GA100 and later step the SM clock in 15 MHz bins ([EAI] supply_voltage.json)
@@ -54,7 +55,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
         msg = f"{spec.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
         raise ValueError(msg)
-    spec = spec.uncalibrated or spec  # start from the estimates, not from applied terms
+    spec = with_estimates(spec)  # start from the estimates, not from applied terms
     ratio = clock_hz / spec.compute.clock_hz
     compute = dataclasses.replace(
         spec.compute,
@@ -277,6 +278,57 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
         power=dataclasses.replace(spec.power, active_w=active_w),
         overhead=overhead,
         uncalibrated=spec,
+    )
+
+
+def with_estimates(spec: HardwareSpec) -> HardwareSpec:
+    """``spec`` with the config's estimates back in the fields its energy calibration governs.
+
+    Those are the fields :func:`with_calibration` may set: the energy per FLOP of the
+    calibration's tensor dtypes (and of the vector engine when it fits one), the energy per
+    byte of ``hbm`` and ``l2``, the active power and (when it fits one) the host time per
+    kernel; their estimates come from ``spec.uncalibrated``. Every other field keeps
+    ``spec``'s value, so what was changed after loading (a power-limited clock, an HBM
+    fraction, the fixed overhead) survives :meth:`HardwareSpec.at_clock` and
+    :meth:`HardwareSpec.without_calibration`. The calibration stays attached; ``spec`` itself
+    when no terms were applied."""
+    base, calibration = spec.uncalibrated, spec.calibration
+    if base is None or calibration is None:
+        return spec
+    terms = calibration.terms
+    tensor = dict(spec.compute.tensor_energy_j_per_flop)
+    for dtype in calibration.tensor_dtypes:
+        if dtype in base.compute.tensor_energy_j_per_flop:
+            tensor[dtype] = base.compute.tensor_energy_j_per_flop[dtype]
+    vector = (
+        base.compute.vector_energy_j_per_flop
+        if terms.vector_j_per_flop is not None
+        else spec.compute.vector_energy_j_per_flop
+    )
+    compute = dataclasses.replace(
+        spec.compute,
+        tensor_energy_j_per_flop=MappingProxyType(tensor),
+        vector_energy_j_per_flop=vector,
+    )
+    estimated = {level.name: level.energy_j_per_byte for level in base.memory.levels}
+    levels = tuple(
+        dataclasses.replace(level, energy_j_per_byte=estimated[level.name])
+        if level.name in ("hbm", "l2") and level.name in estimated
+        else level
+        for level in spec.memory.levels
+    )
+    overhead = spec.overhead
+    if terms.launch_gap_s is not None:
+        overhead = dataclasses.replace(
+            overhead, kernel_launch_overhead_s=base.overhead.kernel_launch_overhead_s
+        )
+    return dataclasses.replace(
+        spec,
+        compute=compute,
+        memory=MemorySpec(levels=levels),
+        power=dataclasses.replace(spec.power, active_w=base.power.active_w),
+        overhead=overhead,
+        uncalibrated=None,
     )
 
 

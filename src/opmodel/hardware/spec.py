@@ -283,7 +283,8 @@ class HardwareSpec:
     ``derived_cache`` memoises values that models derive from the spec alone (rates times
     utilisation); it takes no part in equality or repr, and :meth:`at_clock` starts a new one.
     ``calibration`` is the config's energy calibration (attached by the loader); when its terms
-    are applied, ``uncalibrated`` keeps the spec as it was, for :meth:`at_clock` to start from.
+    are applied, ``uncalibrated`` keeps the spec as it was, whose estimates :meth:`at_clock` starts
+    from (:func:`~opmodel.hardware.clocking.with_estimates`).
     """
 
     name: str
@@ -324,9 +325,11 @@ class HardwareSpec:
         return self.utilization.memory_fraction.get(name, 1.0)
 
     def without_calibration(self) -> HardwareSpec:
-        """The same device with the config's estimates, no energy calibration attached."""
-        base = self.uncalibrated or self
-        return dataclasses.replace(base, calibration=None, uncalibrated=None)
+        """The same device with the config's estimates, no energy calibration attached (what
+        was changed after loading stays: :func:`~opmodel.hardware.clocking.with_estimates`)."""
+        from opmodel.hardware.clocking import with_estimates  # noqa: PLC0415 - avoids a cycle
+
+        return dataclasses.replace(with_estimates(self), calibration=None)
 
     def at_clock(self, clock_hz: float) -> HardwareSpec:
         """The same device at SM clock ``clock_hz``.
