@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -13,7 +14,12 @@ from opmodel.cli import main
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
-from opmodel.validation.artifact import calibration_split, load_runs, predict_runs
+from opmodel.validation.artifact import (
+    MIN_WINDOW_S,
+    calibration_split,
+    load_runs,
+    predict_runs,
+)
 from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
 from opmodel.validation.artifact_ops import op_from_entry
 from opmodel.validation.artifact_perop import load_measured_ops
@@ -116,6 +122,49 @@ def test_resnet_entries_gain_batch_norms_and_residual_adds() -> None:
     (norm,) = kernels_from_entry(norms[0]).kernels
     assert norm.kind is OpKind.ELEMENTWISE and [t.shape for t in norm.tensors] == [(800,)] * 2
     assert complete_entries(entries, "gpt2") is entries
+
+
+def _ew(op: str, dim: int, prec: str) -> list[Any]:
+    return [{"dim": dim, "op": op, "prec": prec}, ["elementwise"]]
+
+
+def test_qwen2_rms_norms_gain_their_casts_and_mean() -> None:
+    """Qwen2's RMSNorm (transformers 4.51.3) casts to fp32, takes the mean of the squares per
+    row and casts back before the weight's multiply; the lists keep only the pow, add, rsqrt
+    and the two multiplies. 6 rows of 4 elements: 24 and 6."""
+    norm = [
+        _ew("unspecified_scalar", 24, "fp32"),
+        _ew("scalar_add", 6, "fp32"),
+        _ew("unspecified_scalar", 6, "fp32"),
+        _ew("pointwise_mul", 24, "fp32"),
+        _ew("scalar_mul", 24, "bf16"),
+    ]
+    gemm = [GEMM, ["gemm", "tc", "bf16_bf16"]]
+    entries = [gemm, *norm, gemm, _ew("pointwise_add", 24, "bf16"), *norm]
+    done = complete_entries(entries, "qwen2")
+    assert len(done) == len(entries) + 6
+    names = [e[0]["op"] if e[1][0] == "elementwise" else e[1][0] for e in done]
+    assert names[:9] == [
+        "gemm",
+        "typecast_to_fp32",
+        "unspecified_scalar",
+        "reduction",
+        "scalar_add",
+        "unspecified_scalar",
+        "pointwise_mul",
+        "typecast_to_bf16",
+        "scalar_mul",
+    ]
+    (mean,) = kernels_from_entry(done[3]).kernels
+    assert mean.kind is OpKind.REDUCTION and mean.attrs["function"] == "mean"
+    assert [t.shape for t in mean.tensors] == [(6, 4), (6,)]
+    (cast,) = kernels_from_entry(done[1]).kernels
+    assert cast.kind is OpKind.COPY
+    assert [t.dtype for t in cast.tensors] == [DType.BF16, DType.FP32]
+    # not a norm: the per-row add must divide the elements into rows of more than one
+    odd = [_ew("unspecified_scalar", 24, "fp32"), _ew("scalar_add", 24, "fp32"), *norm[2:]]
+    assert complete_entries(odd, "qwen2") == odd
+    assert complete_entries(entries, "opt") is entries
 
 
 def test_conv2d_runs_layout_transforms_around_its_gemm() -> None:
@@ -298,16 +347,31 @@ def test_shipped_data_runs(capsys: pytest.CaptureFixture[str]) -> None:
     summary = json.loads(capsys.readouterr().out)
     assert summary["runs"] > 100
     groups = summary["groups"]
-    assert {"a10", "a100_40gb_pcie"} <= set(groups)
+    assert {"a10", "a100_40gb_pcie", "h100_sxm"} <= set(groups)
+    # the H100 SXM5 set (data/energaizer/measurements/h100): 53 runs with an op list, at 1830 MHz
+    assert groups["h100_sxm"]["latency"]["count"] == 53
     # the A100's clock sweep (data/energaizer/measurements/a100_dvfs), by requested clock
     assert groups["a100_40gb_pcie:dvfs"]["latency"]["count"] == 163
     for mhz in range(510, 1411, 90):
         assert groups[f"a100_40gb_pcie:dvfs:{mhz}MHz"]["latency"]["count"] >= 13
-    for hardware in ("a10", "a100_40gb_pcie"):  # the held-out runs, also by model family
+    for hardware in ("a10", "a100_40gb_pcie", "h100_sxm"):  # held-out runs, also by family
         by_family = [g for name, g in groups.items() if name.startswith(f"{hardware}:held-out:")]
-        assert len(by_family) >= 5
+        assert len(by_family) >= (4 if hardware == "h100_sxm" else 5)  # no vision models on H100
         count = sum(g["latency"]["count"] for g in by_family)
         assert count == groups[f"{hardware}:held-out"]["latency"]["count"]
+
+
+def test_shipped_h100_runs() -> None:
+    """measurements/h100 is EnergAIzer's H100 SXM5 at a locked 1830 MHz (config h100_sxm):
+    56 bf16 language-model runs, 3 without an op list in the artifact, none failed, so no
+    start-up correction (the windows keep their start-up: SOURCE.md)."""
+    runs, _ = load_runs(REPO / "data" / "energaizer")
+    h100 = [run for run in runs if run.hardware == "h100_sxm"]
+    assert len(h100) == 53
+    assert {run.family for run in h100} == {"bert", "gpt2", "opt", "qwen2"}
+    assert all(run.clock_hz == pytest.approx(1830e6) and not run.sweep for run in h100)
+    assert all(run.startup_s == 0.0 and run.startup_j == 0.0 for run in h100)
+    assert all(run.time_s * run.passes >= MIN_WINDOW_S for run in h100)
 
 
 def test_runs_csv_says_which_runs_trained_the_calibration(tmp_path: Path) -> None:
@@ -317,14 +381,14 @@ def test_runs_csv_says_which_runs_trained_the_calibration(tmp_path: Path) -> Non
     with out.open() as handle:
         rows = list(csv.DictReader(handle))
     splits = {row["split"] for row in rows}
-    assert splits == {"training", "held-out"}  # both shipped devices carry a 900 MHz calibration
-    training = {row["workload"] for row in rows if row["split"] == "training"}
-    declared: set[str] = set()
-    for name in ("a10", "a100_40gb_pcie"):
+    assert splits == {"training", "held-out"}  # every measured device carries a calibration
+    training = {(row["hardware"], row["workload"]) for row in rows if row["split"] == "training"}
+    declared: set[tuple[str, str]] = set()
+    for name in ("a10", "a100_40gb_pcie", "h100_sxm"):
         calibration = load_hardware(name).calibration
         assert calibration is not None
-        declared |= set(calibration.training_runs)
-    assert training <= declared
+        declared |= {(name, run) for run in calibration.training_runs}
+    assert training == declared
 
 
 @pytest.fixture

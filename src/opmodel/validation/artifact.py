@@ -53,7 +53,12 @@ __all__ = [
     "predict_runs",
 ]
 
-GPU_CONFIGS = {"a10": "a10", "a100": "a100_40gb_pcie", "a100_dvfs": "a100_40gb_pcie"}
+GPU_CONFIGS = {
+    "a10": "a10",
+    "a100": "a100_40gb_pcie",
+    "a100_dvfs": "a100_40gb_pcie",
+    "h100": "h100_sxm",
+}
 # measurement sets beside a GPU's main one, by folder: their runs are reported under
 # "<config>:<tag>" (the clock sweep of the EnergAIzer artifact, data/energaizer/SOURCE.md)
 SWEEP_TAGS = {"a100_dvfs": "dvfs"}

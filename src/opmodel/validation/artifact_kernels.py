@@ -4,8 +4,8 @@ An entry (:mod:`opmodel.validation.artifact_ops`) is one host call; most launch 
 The ones that launch more, and the kernels the measured program runs that its op list omits,
 are what this module adds, each with the source that says so: eager attention's operand and
 context copies, GPT-2's causal ``where``, cuDNN's layout transforms around NCHW convolutions
-(per entry, :func:`kernels_from_entry`), torchvision ResNet's batch norms and residual adds (per
-workload, :func:`complete_entries`).
+(per entry, :func:`kernels_from_entry`), Qwen2's RMSNorm casts and mean and torchvision
+ResNet's batch norms and residual adds (per workload, :func:`complete_entries`).
 """
 
 from __future__ import annotations
@@ -68,9 +68,79 @@ def _causal_where(op: LocalOp) -> tuple[LocalOp, ...]:
     return (op, pytorch_op("causal_where", op.tensors, "scalar_mul"))
 
 
+def _elementwise_entry(entry: Any) -> tuple[str, int, str] | None:
+    """``(op, elements, prec)`` of an elementwise entry; None for any other entry."""
+    try:
+        params, tags = entry_parts(entry)
+    except ValueError:
+        return None
+    dim, op, prec = params.get("dim"), params.get("op"), params.get("prec")
+    if tags[0] != "elementwise" or not isinstance(dim, int) or not isinstance(op, str):
+        return None
+    return op, dim, str(prec)
+
+
+# Qwen2's RMSNorm as its list records it: x.pow(2) (unspecified_scalar, fp32), variance + eps
+# (scalar_add, one value per row), rsqrt (unspecified_scalar, per row), x * rsqrt
+# (pointwise_mul, fp32), weight * x (scalar_mul, bf16)
+_RMS_NORM_LISTED = (
+    ("unspecified_scalar", "fp32"),
+    ("scalar_add", "fp32"),
+    ("unspecified_scalar", "fp32"),
+    ("pointwise_mul", "fp32"),
+    ("scalar_mul", "bf16"),
+)
+
+
+def _qwen2_rms_norms(entries: list[Any]) -> list[Any]:
+    """Qwen2's op lists with the kernels of each RMSNorm that they leave out.
+
+    Hugging Face's ``Qwen2RMSNorm.forward`` (transformers 4.51.3, the artifact's pinned
+    version) runs ``x = x.to(float32)``, ``variance = x.pow(2).mean(-1, keepdim=True)``,
+    ``x = x * rsqrt(variance + eps)`` and ``weight * x.to(bfloat16)``. The lists record the
+    pow, the add, the rsqrt and both multiplies (:data:`_RMS_NORM_LISTED`, ``N`` elements in
+    ``R`` rows: the add and rsqrt have ``R``), but neither cast nor the mean, which the rsqrt's
+    ``R``-element input shows ran. So before the pow comes the cast of ``N`` bf16 elements to
+    fp32, after it the mean of ``R`` rows of ``N / R`` (an ATen reduction), and before the
+    weight's multiply the cast of ``N`` fp32 elements back to bf16."""
+    out: list[Any] = []
+    i = 0
+    while i < len(entries):
+        window = [_elementwise_entry(e) for e in entries[i : i + len(_RMS_NORM_LISTED)]]
+        parsed = [w for w in window if w is not None]
+        matches = len(parsed) == len(_RMS_NORM_LISTED) and all(
+            (op, prec) == want for (op, _, prec), want in zip(parsed, _RMS_NORM_LISTED, strict=True)
+        )
+        if matches:
+            elements, rows = parsed[0][1], parsed[1][1]
+            shaped = parsed[2][1] == rows and elements == parsed[3][1] == parsed[4][1]
+            matches = shaped and 0 < rows < elements and elements % rows == 0
+        if not matches:
+            out.append(entries[i])
+            i += 1
+            continue
+        pow_, add, rsqrt, scale, weight = entries[i : i + len(_RMS_NORM_LISTED)]
+        to_fp32 = {"dim": elements, "op": "typecast_to_fp32", "prec": "bf16"}
+        mean = {"batch": rows, "dim": elements // rows, "prec": "fp32"}
+        to_bf16 = {"dim": elements, "op": "typecast_to_bf16", "prec": "fp32"}
+        out += [
+            [to_fp32, ["elementwise"]],
+            pow_,
+            [mean, ["reduction", "fp32"]],
+            add,
+            rsqrt,
+            scale,
+            [to_bf16, ["elementwise"]],
+            weight,
+        ]
+        i += len(_RMS_NORM_LISTED)
+    return out
+
+
 def complete_entries(entries: list[Any], family: str) -> list[Any]:
     """``entries`` with the kernels a family's model runs that its op list leaves out.
 
+    ``qwen2``: each RMSNorm's casts and mean (:func:`_qwen2_rms_norms`).
     ``resnet101`` is torchvision's ``resnet101`` in eval mode (the artifact's ``run_model.py``).
     Its op list has the 104 convolutions, the ReLUs and the classifier, but every
     convolution is followed by a ``BatchNorm2d`` and every ``Bottleneck`` block adds its
@@ -80,6 +150,8 @@ def complete_entries(entries: list[Any], family: str) -> list[Any]:
     (the blocks' ReLUs come in threes: after ``bn1``, ``bn2`` and the add) comes the residual
     add of that ReLU's size. Other families are returned as they are; malformed entries pass
     through for :func:`kernels_from_entry` to reject."""
+    if family == "qwen2":
+        return _qwen2_rms_norms(entries)
     if family != "resnet101":
         return entries
     out: list[Any] = []

@@ -10,6 +10,9 @@ Each entry of ``workloads/all/<workload>.json`` is ``[params, tags]`` (data/ener
   transforms of :func:`~opmodel.validation.artifact_kernels.kernels_from_entry`.
 * ``softmax`` / ``layernorm`` (``batch`` rows of ``dim``, ``prec``): torch.softmax and
   torch.nn.LayerNorm (two weights), ATen kernels (``implementation: pytorch``).
+* ``reduction`` (``batch`` rows of ``dim``, ``prec``): a mean over each row, ATen's reduction
+  kernel. The lists have none; :func:`~opmodel.validation.artifact_kernels.complete_entries`
+  adds Qwen2's RMSNorm means in this form.
 * ``elementwise`` (``dim`` elements, ``op``, ``prec``): ``pointwise_add`` / ``pointwise_mul``
   take two inputs (add, mul); ``scalar_add``, ``scalar_mul``, ``unspecified_scalar`` and
   ``unspecified_tensor`` (GPT-2's score division by a 0-dim tensor) one; ``relu``, ``silu``,
@@ -20,8 +23,8 @@ An entry of another kind raises ValueError with the reason, which the caller cou
 kernels the measured program runs beyond its list are added here too: per entry by
 :func:`~opmodel.validation.artifact_kernels.kernels_from_entry` (attention's copies, GPT-2's
 causal ``where``, convolutions' layout transforms), per workload by
-:func:`~opmodel.validation.artifact_kernels.complete_entries` (ResNet's batch norms and residual
-adds).
+:func:`~opmodel.validation.artifact_kernels.complete_entries` (Qwen2's RMSNorm casts and means,
+ResNet's batch norms and residual adds).
 """
 
 from __future__ import annotations
@@ -112,6 +115,19 @@ def _row(params: Mapping[str, Any], kind: OpKind) -> LocalOp:
     )
 
 
+def _reduction(params: Mapping[str, Any]) -> LocalOp:
+    rows, length, dtype = positive_int(params, "batch"), positive_int(params, "dim"), _prec(params)
+    return _op(
+        "mean",
+        OpKind.REDUCTION,
+        (
+            TensorSpec(TensorRole.INPUT, (rows, length), dtype),
+            TensorSpec(TensorRole.OUTPUT, (rows,), dtype),
+        ),
+        {"function": "mean"},
+    )
+
+
 def _elementwise(params: Mapping[str, Any]) -> LocalOp:
     elements, dtype, name = positive_int(params, "dim"), _prec(params), params.get("op")
     shape = (elements,)
@@ -165,6 +181,8 @@ def entry_op(params: dict[str, Any], tags: list[Any]) -> LocalOp:
         return _row(params, OpKind.LAYERNORM)
     if kind == "elementwise":
         return _elementwise(params)
+    if kind == "reduction":
+        return _reduction(params)
     msg = f"op kind {kind!r} is not mapped"
     raise ValueError(msg)
 
