@@ -7,8 +7,8 @@ from functools import lru_cache
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
+from opmodel.hardware.calibrated import with_calibration
 from opmodel.hardware.checks import cross_field_problems
-from opmodel.hardware.clocking import with_calibration
 from opmodel.hardware.derived import with_derived_peaks
 from opmodel.hardware.energy_calibration import load_energy_calibration
 from opmodel.hardware.spec import HardwareSpec

@@ -284,7 +284,7 @@ class HardwareSpec:
     utilisation); it takes no part in equality or repr, and :meth:`at_clock` starts a new one.
     ``calibration`` is the config's energy calibration (attached by the loader); when its terms
     are applied, ``uncalibrated`` keeps the spec as it was, whose estimates :meth:`at_clock` starts
-    from (:func:`~opmodel.hardware.clocking.with_estimates`).
+    from (:func:`~opmodel.hardware.calibrated.with_estimates`).
     """
 
     name: str
@@ -326,8 +326,8 @@ class HardwareSpec:
 
     def without_calibration(self) -> HardwareSpec:
         """The same device with the config's estimates, no energy calibration attached (what
-        was changed after loading stays: :func:`~opmodel.hardware.clocking.with_estimates`)."""
-        from opmodel.hardware.clocking import with_estimates  # noqa: PLC0415 - avoids a cycle
+        was changed after loading stays: :func:`~opmodel.hardware.calibrated.with_estimates`)."""
+        from opmodel.hardware.calibrated import with_estimates  # noqa: PLC0415 - avoids a cycle
 
         return dataclasses.replace(with_estimates(self), calibration=None)
 

@@ -295,7 +295,7 @@ def calibration_split(result: WorkloadResult) -> str:
     """``training`` for a run the config's energy calibration was fitted on (a main-set run at
     the calibration's clock, by its list of training runs); ``held-out`` for any other run the
     calibration reaches (at its clock, or carried to the run's clock by the config's voltage
-    table: :func:`~opmodel.hardware.clocking.with_calibration`); else ``uncalibrated``."""
+    table: :func:`~opmodel.hardware.calibrated.with_calibration`); else ``uncalibrated``."""
     spec = load_hardware(result.run.hardware)
     calibration = spec.calibration
     if calibration is None:
