@@ -94,7 +94,11 @@ def add_calibrate_energy_parser(commands: Any, emit: Callable[[Any], None]) -> N
         "calibrate-energy",
         help="fit a config's energy terms on a training split of measured forward passes",
     )
-    calibrate.add_argument("--hardware", required=True, help="config name (a10, a100_40gb_pcie)")
+    calibrate.add_argument(
+        "--hardware",
+        required=True,
+        help="config name with EnergAIzer runs (a10, a100_40gb_pcie, h100_sxm)",
+    )
     calibrate.add_argument("--workload-dir", default="data/energaizer", help="EnergAIzer data")
     calibrate.add_argument(
         "--model",
