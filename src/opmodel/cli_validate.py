@@ -51,7 +51,7 @@ def add_artifact_parser(commands: Any, emit: Callable[[Any], None]) -> None:
 
     artifact = commands.add_parser(
         "validate-artifact",
-        help="bf16 forward-pass latency and energy versus the EnergAIzer measurements (A10, A100)",
+        help="bf16 forward-pass time and energy versus EnergAIzer's measurements (A10, A100, H100)",
     )
     artifact.add_argument(
         "--data-dir",
