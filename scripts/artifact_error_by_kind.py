@@ -5,11 +5,11 @@ Usage: python scripts/artifact_error_by_kind.py [--data-dir data/energaizer] [--
 
 ``opmodel validate-artifact`` compares whole forward passes, so a pass that comes out 20 %
 too fast does not say which kernels are. This script predicts every kernel of every shipped
-run (EnergAIzer's A10 and A100-PCIe passes, the A100's clock sweep included) and splits each
-pass's predicted kernel time into two parts: ``T``, the tensor-core work (GEMM and batched GEMM
-kernels, convolutions as their implicit GEMM), and ``M``, every other kernel (elementwise,
-copies, softmax, layer norm: the memory-bound ones). Per hardware, measurement set and locked
-clock it then fits the two factors that scale those parts to the measured pass time,
+run (EnergAIzer's A10, A100-PCIe and H100-SXM passes, the A100's clock sweep included) and
+splits each pass's predicted kernel time into two parts: ``T``, the tensor-core work (GEMM and
+batched GEMM kernels, convolutions as their implicit GEMM), and ``M``, every other kernel
+(elementwise, copies, softmax, layer norm: the memory-bound ones). Per hardware, measurement
+set and locked clock it then fits the two factors that scale those parts to the measured pass time,
 
     measured_i ~ a_T T_i + a_M M_i,
 
