@@ -305,23 +305,29 @@ def test_power_tables_follow_the_clock() -> None:
 def test_h100_idle_power_and_its_calibration_at_1830_mhz() -> None:
     """h100_sxm carries EnergAIzer's measured idle power of an H100 SXM5 per SM clock ([EAI]
     config/dvfs/h100: 118.22 W at 1830, 120.14 W at 1980 MHz) and a calibration fitted at a
-    locked 1830 MHz, its rated clock. There is no voltage table, so the fitted terms hold at
-    1830 MHz only (the config as loaded and ``at_clock(1.83e9)``); at the 1980 MHz boost the
-    estimates return, with the host time per kernel."""
+    locked 1830 MHz, its rated clock. There is no voltage table, so the fitted terms hold on
+    the device locked at 1830 MHz (``at_clock(1.83e9)``) only. The config as loaded is an
+    unlocked H100, whose streaming kernels boost to 1980 MHz and whose large GEMMs run at the
+    power-limited clock: it keeps the estimates for every kernel alike, with the host time
+    per kernel, which applies at every clock."""
     spec = load_hardware("h100_sxm")
     calibration = spec.calibration
     assert calibration is not None and calibration.clock_mhz == 1830.0
     terms = calibration.terms
-    assert spec.power.static_w == pytest.approx(118.22)
-    for rated in (spec, spec.at_clock(1.83e9)):
-        assert rated.hbm.energy_j_per_byte == terms.hbm_j_per_byte
-        assert rated.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
-        assert rated.power.static_w == pytest.approx(118.22)
-    boost = spec.at_clock(1.98e9)
-    assert boost.power.static_w == pytest.approx(120.14)
     estimates = spec.without_calibration()
-    assert boost.hbm.energy_j_per_byte == estimates.hbm.energy_j_per_byte == 3.176e-11
-    assert boost.overhead.kernel_launch_overhead_s == terms.launch_gap_s
+    locked = spec.at_clock(1.83e9)
+    assert locked.hbm.energy_j_per_byte == terms.hbm_j_per_byte
+    assert locked.compute.tensor_energy_j_per_flop[DType.BF16] == terms.tensor_j_per_flop
+    assert locked.power.static_w == pytest.approx(118.22)
+    for unlocked_or_elsewhere in (spec, spec.at_clock(1.98e9), spec.at_clock(1.455e9)):
+        assert unlocked_or_elsewhere.hbm.energy_j_per_byte == 3.176e-11  # the config's [OC17]
+        assert (
+            unlocked_or_elsewhere.compute.tensor_energy_j_per_flop[DType.BF16]
+            == (estimates.compute.tensor_energy_j_per_flop[DType.BF16])
+        )
+        assert unlocked_or_elsewhere.overhead.kernel_launch_overhead_s == terms.launch_gap_s
+    assert spec.power.static_w == pytest.approx(118.22)
+    assert spec.at_clock(1.98e9).power.static_w == pytest.approx(120.14)
     assert estimates.overhead.kernel_launch_overhead_s == 5e-6
     # its 345 MHz entry (117.21 W) is left out: the table's lowest clock is 360 MHz
     assert min(spec.power.idle_w_by_clock_mhz) == 360

@@ -38,9 +38,13 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
     are carried there by the config's core-voltage table, as :func:`spec_at_clock` carries the
     estimates: switching energy per event (tensor and vector FLOPs, L2 bytes) scales by
     ``(V(f) / V(f_cal))^2``, active power by ``(f / f_cal) (V(f) / V(f_cal))^2``, and the
-    memory-domain HBM energy per byte stays. Without a voltage table only the fitted host time
-    per kernel (``launch_gap_s``) applies away from the calibration's clock: it is the time
-    the host's framework spends per kernel, which the GPU's clock does not change.
+    memory-domain HBM energy per byte stays. Without a voltage table the terms hold only on the
+    device locked at the calibration's clock (:func:`_locked`, as :meth:`HardwareSpec.at_clock`
+    gives it): an unlocked spec rated at that clock (``h100_sxm`` at 1830 MHz) runs streaming
+    kernels at its boost and large GEMMs at its power-limited clock, where nothing carries the
+    terms, so it keeps the estimates for all its kernels alike. The fitted host time per
+    kernel (``launch_gap_s``) applies at every clock: it is the time the host's framework
+    spends per kernel, which the GPU's clock does not change.
     """
     calibration = spec.calibration
     if calibration is None:
@@ -50,7 +54,7 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
     overhead = spec.overhead
     if t.launch_gap_s is not None:
         overhead = dataclasses.replace(overhead, kernel_launch_overhead_s=t.launch_gap_s)
-    if abs(mhz - calibration.clock_mhz) <= 1.0:
+    if abs(mhz - calibration.clock_mhz) <= 1.0 and (volts or _locked(spec)):
         switching = ratio = 1.0
     elif volts:
         ratio = mhz / calibration.clock_mhz
@@ -84,6 +88,19 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
         power=dataclasses.replace(spec.power, active_w=active_w),
         overhead=overhead,
         uncalibrated=spec,
+    )
+
+
+def _locked(spec: HardwareSpec) -> bool:
+    """True when every kernel runs at ``spec``'s clock: no boost above it and no power-limited
+    clock below it (what :meth:`HardwareSpec.at_clock` leaves)."""
+    compute = spec.compute
+    boost = compute.max_boost_clock_hz
+    return (
+        (boost is None or boost <= compute.clock_hz)
+        and compute.power_limited_clock_hz is None
+        and not compute.power_limited_clock_hz_by_dtype
+        and compute.burst_power_limited_clock_hz is None
     )
 
 
