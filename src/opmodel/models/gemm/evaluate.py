@@ -15,19 +15,16 @@ from typing import NamedTuple
 from opmodel.core.profile import LevelTraffic
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.gemm.cta_work import CtaWork, LocalWork, cta_work, local_work
 from opmodel.models.gemm.device import DeviceRates, device_rates
 from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
 from opmodel.models.gemm.phases import (
-    CtaWork,
     KernelPhases,
     LocalStage,
-    LocalWork,
-    cta_work,
     kernel_cycles,
     kernel_phases,
     local_stage,
-    local_work,
 )
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
