@@ -37,6 +37,7 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.measure.grid import load_grid, shipped_grid_names
 from opmodel.measure.plan import Case, expand
 from opmodel.models import get_model
+from opmodel.parsing.csvfile import read_csv_rows
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,19 +72,6 @@ _KERNEL_COLUMNS = (
 )
 
 
-def _read(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
-    """The CSV's rows; ConfigError naming the file when it is unreadable or lacks a column."""
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in required if c not in (reader.fieldnames or ())]
-            if missing:
-                raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
-            return list(reader)
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
-
-
 def _known_cases(grids: list[str]) -> dict[str, Case]:
     """Every case of the shipped measure grids and of ``grids`` (paths or names) by label (a
     label names one op)."""
@@ -95,11 +83,11 @@ def _cases(
     folder: Path, spec: HardwareSpec, model_name: str, known: dict[str, Case]
 ) -> list[KernelCase]:
     kernels: dict[str, list[dict[str, str]]] = defaultdict(list)
-    for row in _read(folder / "ncu_kernels.csv", _KERNEL_COLUMNS):
+    for row in read_csv_rows(folder / "ncu_kernels.csv", _KERNEL_COLUMNS):
         kernels[row["index"]].append(row)
     model = get_model(model_name)
     out = []
-    for record in _read(folder / "ncu_labels.csv", ("index", "label")):
+    for record in read_csv_rows(folder / "ncu_labels.csv", ("index", "label")):
         rows = kernels.get(record["index"])
         if not rows:
             continue  # a memcpy: no kernel to compare with

@@ -29,7 +29,6 @@ law.
 from __future__ import annotations
 
 import argparse
-import csv
 import math
 import re
 import statistics
@@ -44,6 +43,7 @@ from opmodel.hardware import load_hardware
 from opmodel.measure.grid import load_grid, shipped_grid_names
 from opmodel.measure.plan import expand
 from opmodel.models import get_model
+from opmodel.parsing.csvfile import read_csv_rows
 from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,27 +121,14 @@ def round_read_bytes(row: PersistentRow, log_swizzle: int, *, along_n: bool = Fa
     return float(rows_read * row.k * row.element_bytes)
 
 
-def _read_csv(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
-    """The CSV's rows; ConfigError naming the file when it is unreadable or lacks a column."""
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in required if c not in (reader.fieldnames or ())]
-            if missing:
-                raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
-            return list(reader)
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
-
-
 def load_rows(data_dir: Path) -> list[PersistentRow]:
     """The large single-kernel nvjet GEMMs of every ncu folder under ``data_dir``."""
     out = []
     for kernels_csv in sorted(data_dir.glob("*/ncu_kernels.csv")):
         by_index: dict[str, list[dict[str, str]]] = defaultdict(list)
-        for record in _read_csv(kernels_csv, _KERNEL_COLUMNS):
+        for record in read_csv_rows(kernels_csv, _KERNEL_COLUMNS):
             by_index[record["index"]].append(record)
-        for record in _read_csv(kernels_csv.parent / "ncu_labels.csv", ("index", "label")):
+        for record in read_csv_rows(kernels_csv.parent / "ncu_labels.csv", ("index", "label")):
             label = _LABEL.match(record["label"])
             kernels = by_index.get(record["index"], [])
             if label is None or len(kernels) != 1 or label[1] not in _ELEMENT_BYTES:
