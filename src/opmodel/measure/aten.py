@@ -36,20 +36,26 @@ def _version(torch_version: str) -> tuple[int, int] | None:
     return None if match is None else (int(match.group(1)), int(match.group(2)))
 
 
+def _gated(
+    torch_version: str,
+    architecture: str | None,
+    first: tuple[int, int],
+    architectures: frozenset[str],
+) -> bool:
+    """True when ``torch_version`` is ``first`` or later and ``architecture`` is gated in;
+    False for an unreadable version."""
+    version = _version(torch_version)
+    return version is not None and architecture in architectures and version >= first
+
+
 def aten_uses_128bit_vectors(torch_version: str, architecture: str | None) -> bool:
     """True when ``torch_version`` (``torch.__version__``, e.g. ``2.11.0+cu130``) has the 128-bit
     vectorization and ``architecture`` (a hardware config's, e.g. ``sm90``) is in its gate;
     False for an unreadable version."""
-    version = _version(torch_version)
-    if version is None or architecture not in ARCHITECTURES:
-        return False
-    return version >= FIRST_VERSION
+    return _gated(torch_version, architecture, FIRST_VERSION, ARCHITECTURES)
 
 
 def sdpa_runs_cudnn(torch_version: str, architecture: str | None) -> bool:
     """True when PyTorch's SDPA of ``torch_version`` runs cuDNN's fused attention on a GPU of
     ``architecture`` by default (module docstring); False for an unreadable version."""
-    version = _version(torch_version)
-    if version is None or architecture not in CUDNN_SDPA_ARCHITECTURES:
-        return False
-    return version >= CUDNN_SDPA_FIRST_VERSION
+    return _gated(torch_version, architecture, CUDNN_SDPA_FIRST_VERSION, CUDNN_SDPA_ARCHITECTURES)
