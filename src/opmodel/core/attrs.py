@@ -111,7 +111,8 @@ _L2_DIRTY = AttrSpec(
     doc="bytes another kernel wrote just before this one that are not its inputs, e.g. a "
     "benchmark's L2 flush that writes a buffer (Triton's do_bench: 268435456); the dirty lines "
     "this kernel's traffic evicts are written back to DRAM, which lengthens a bandwidth-bound "
-    "kernel (default 0); the kernel-level GEMM models and effective_roofline's streaming kernels",
+    "kernel (default 0); the kernel-level GEMM models and effective_roofline's streaming and "
+    "attention kernels",
 )
 _GEMM = (
     AttrSpec(name="transpose_a", kind=bool, doc="A is stored [k, m]"),
@@ -245,8 +246,8 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
     for kind, extra in (
         (OpKind.GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.BATCHED_GEMM, (*_GEMM, _L2_DIRTY)),
-        (OpKind.ATTENTION_PREFILL, _ATTENTION),
-        (OpKind.ATTENTION_DECODE, _ATTENTION),
+        (OpKind.ATTENTION_PREFILL, (*_ATTENTION, _L2_DIRTY)),
+        (OpKind.ATTENTION_DECODE, (*_ATTENTION, _L2_DIRTY)),
         (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
         (OpKind.LAYERNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),

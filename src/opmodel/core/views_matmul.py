@@ -67,6 +67,8 @@ class AttentionView:
     # a causal prefill's query blocks start longest first (FlashAttention-2/3) or in launch
     # order (attr cta_order: in_order)
     in_order: bool = False
+    # another kernel's dirty lines in L2 (attr l2_dirty_bytes: a benchmark's flush)
+    l2_dirty_bytes: int = 0
 
     @property
     def score_pairs(self) -> int:
@@ -225,4 +227,5 @@ def attention_view(op: LocalOp) -> AttentionView:
         window=window if isinstance(window, int) else None,
         page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
         in_order=op.attrs.get("cta_order") == "in_order",
+        l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
     )

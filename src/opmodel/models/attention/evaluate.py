@@ -45,6 +45,14 @@ outputs) follows a split. With a paged KV cache (attr ``page_size``) each block 
 page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
 and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
 search tries at most 128 candidates.
+
+Another kernel's dirty lines (attr ``l2_dirty_bytes``: a benchmark's L2 flush that wrote a
+buffer) are written back as the kernel's own DRAM traffic evicts them,
+``D (1 - exp(-(DRAM reads + writes) / C))`` with ``D = min(l2_dirty_bytes, C)`` and ``C`` the
+L2's shared capacity (:func:`~opmodel.models.shared.l2_survival.dirty_write_back_bytes`, the
+law of the GEMM and streaming kernels). They take DRAM bandwidth beside the kernel's own bytes
+but not its loads' latency: prefill's DRAM bound carries them, and in decode each wave's bytes
+term is also at least ``c x (bytes per CTA + dirty bytes per CTA) / bandwidth``.
 """
 
 from __future__ import annotations
@@ -64,6 +72,7 @@ from opmodel.models.attention.costs import (
 )
 from opmodel.models.attention.kernels import FlashKernel, decode_grid, num_splits
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
+from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 from opmodel.models.shared.queueing import loaded_rate
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
@@ -95,6 +104,7 @@ class AttentionEvaluation(FastValue):
     l2_read_bytes: int
     issued_mma_flops: int
     sm_clock_hz: float  # the clock the cycles run at (power-limited when the spec has a limit)
+    dirty_write_back_bytes: int = 0  # another kernel's dirty lines it evicts (l2_dirty_bytes)
 
 
 def evaluate_attention(
@@ -151,11 +161,12 @@ def _prefill(
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
     compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
     dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
+    dirty = _dirty_bytes(view, hardware, dram_read + dram_write)
     hbm_rate, l2_rate = rates(hardware)
     times = {
         # fill and drain; an FA3 block's start already holds the first load's round trip
         "compute": compute + (1 if kernel.softmax_overlapped else 2) * l_dram + l_l2,
-        "dram": (dram_read + dram_write) / hbm_rate + l_dram,
+        "dram": (dram_read + dram_write + dirty) / hbm_rate + l_dram,
         "l2": (l2_read + dram_write) / l2_rate,
     }
     limiter = max(times, key=lambda name: times[name])
@@ -179,7 +190,17 @@ def _prefill(
         l2_read_bytes=l2_read,
         issued_mma_flops=issued_flops(kernel, view, heads * counts.tiles),
         sm_clock_hz=hardware.compute.clock_hz,
+        dirty_write_back_bytes=dirty,
     )
+
+
+def _dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> int:
+    """Bytes of another kernel's dirty lines (``view.l2_dirty_bytes``) that ``allocated`` bytes
+    of DRAM traffic evict (module docstring); 0 without an L2."""
+    l2 = hardware.levels_by_name.get("l2")
+    if not view.l2_dirty_bytes or l2 is None:
+        return 0
+    return round(dirty_write_back_bytes(view.l2_dirty_bytes, allocated, l2.shared_capacity_bytes))
 
 
 def _decode(
@@ -200,16 +221,20 @@ def _decode(
     # chain per block in flight, plus the table itself (int32 per page)
     block_latency = l_dram + (l_l2 if view.page_size else 0.0)
     table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
+    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
+    dirty = _dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
+    dirty_cta = dirty / g.ctas  # evicted as the CTAs' traffic allocates lines
 
     def wave(c: int) -> float:
-        # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing)
+        # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing);
+        # the dirty lines take bandwidth beside the blocks but not their latency
         rate = loaded_rate(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes, block_latency)
-        return max(math.ceil(c / sm.sm_count) * cta_compute, c * cta_bytes / rate) + l_dram
+        streamed = max(c * cta_bytes / rate, c * (cta_bytes + dirty_cta) / hbm_rate)
+        return max(math.ceil(c / sm.sm_count) * cta_compute, streamed) + l_dram
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
-    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
     combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
-    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
     compute_s = math.ceil(g.ctas / sm.sm_count) * cta_compute
     memory_s = main + combine
     limiter = "compute" if compute_s >= memory_s - (full + bool(tail)) * l_dram else "dram"
@@ -238,6 +263,7 @@ def _decode(
         l2_read_bytes=dram_read,
         issued_mma_flops=issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=hardware.compute.clock_hz,
+        dirty_write_back_bytes=dirty,
     )
 
 

@@ -55,7 +55,11 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     base = roofline_estimate(op, hardware, _BASE)
     traffic = MappingProxyType(
         {
-            "hbm": LevelTraffic(read_bytes=e.dram_read_bytes, write_bytes=e.dram_write_bytes),
+            # the op's writes, and another kernel's dirty lines it writes back now
+            "hbm": LevelTraffic(
+                read_bytes=e.dram_read_bytes,
+                write_bytes=e.dram_write_bytes + e.dirty_write_back_bytes,
+            ),
             "l2": LevelTraffic(read_bytes=e.l2_read_bytes, write_bytes=e.dram_write_bytes),
         }
     )
