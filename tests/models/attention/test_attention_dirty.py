@@ -64,10 +64,15 @@ def test_decode_pays_the_evicted_lines_at_dram_bandwidth_by_hand() -> None:
     shared = _shared_l2(H200)
     dirty = min(FLUSH, shared) * (1 - math.exp(-(q + kv + o) / shared))
     assert e.dirty_write_back_bytes == round(dirty)
-    # the wave's bytes at the DRAM bandwidth, dirty lines included, bound this kernel
+    # the wave's bytes at the DRAM bandwidth, dirty lines included, bound this kernel; the
+    # pipeline fills with a DRAM round trip and drains with its last block's compute (16 blocks
+    # of 128 keys per CTA, each streamed longer than it computes)
     bandwidth = H200.hbm.bandwidth_bytes_per_s * H200.memory_fraction("hbm")
     fixed = H200.overhead.fixed_device_overhead_cycles / H200.compute.clock_hz
-    expected = fixed + (kv + round(dirty)) / bandwidth + H200.hbm.latency_s
+    streamed = (kv + round(dirty)) / bandwidth
+    drain = e.tile_cycles / H200.compute.clock_hz
+    assert drain < streamed / 16
+    expected = fixed + streamed + H200.hbm.latency_s + drain
     assert e.latency_s == pytest.approx(expected, rel=1e-9)
     clean = _evaluation(_op(32, 2048, 1, None), H200)
     assert clean.dirty_write_back_bytes == 0

@@ -37,10 +37,13 @@ Decode (split-KV): the query rows of a KV head's group are packed into 64-row bl
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
 the grid already has 80 % of twice the SM count in CTAs (FA2 doubles the count for its
 128-thread CTAs), else the fewest splits whose wave efficiency is within 85 % of the best.
-Each wave of ``c`` CTAs takes ``max(per-CTA compute, c x bytes per CTA / rate)``,
+Each wave of ``c`` CTAs takes ``max(per-CTA compute, s) + L_dram + min(t_tile, s / n)``,
+``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA,
 ``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value blocks in flight
 per CTA, Little's law at DRAM's loaded latency,
-:mod:`opmodel.models.shared.queueing`); a combine pass (one more fixed overhead plus the partial
+:mod:`opmodel.models.shared.queueing`): a two-stage pipeline fills with a DRAM round trip and
+drains with its last block's compute, or with that block's transfer when compute bounds the
+wave. A combine pass (one more fixed overhead plus the partial
 outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
 page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
 and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
@@ -231,7 +234,10 @@ def _decode(
         # the dirty lines take bandwidth beside the blocks but not their latency
         rate = loaded_rate(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes, block_latency)
         streamed = max(c * cta_bytes / rate, c * (cta_bytes + dirty_cta) / hbm_rate)
-        return max(math.ceil(c / sm.sm_count) * cta_compute, streamed) + l_dram
+        # a pipeline's fill (the first round trip) and drain (the last block's compute, or
+        # its transfer when compute bounds the wave): min of the two per block
+        drain = min(tile / clock, streamed / g.tiles_per_cta)
+        return max(math.ceil(c / sm.sm_count) * cta_compute, streamed) + l_dram + drain
 
     main = full * wave(slots) + (wave(tail) if tail else 0.0)
     combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
