@@ -3,7 +3,8 @@
 :mod:`.tiles` counts the (query block, key/value block) tiles a causal or full mask visits in
 closed form; :mod:`.kernels` gives the block sizes and overlap structure of FlashAttention-2
 (sm_80 to sm_89, and sm_90 without warpgroup MMA) and FlashAttention-3 (sm_90);
-:mod:`.evaluate` times them. Equations: docs/models/attention.md.
+:mod:`.evaluate` times them (prefill there, the split-KV decode in :mod:`.decode`).
+Equations: docs/models/attention.md.
 """
 
 from opmodel.models.attention.evaluate import AttentionEvaluation, evaluate_attention

@@ -16,9 +16,11 @@ from opmodel.core.op import TensorSpec
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
 from opmodel.models.attention.kernels import FlashKernel
+from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 
 __all__ = [
     "common",
+    "dirty_bytes",
     "element_bytes",
     "issued_flops",
     "kv_block_bytes",
@@ -103,3 +105,13 @@ def kv_block_bytes(kernel: FlashKernel, view: AttentionView) -> int:
     return kernel.block_kv * (
         view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
     )
+
+
+def dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> int:
+    """Bytes of another kernel's dirty lines (``view.l2_dirty_bytes``) that ``allocated`` bytes
+    of DRAM traffic evict (:mod:`.evaluate`; the law of the GEMM and streaming kernels,
+    :func:`~opmodel.models.shared.l2_survival.dirty_write_back_bytes`); 0 without an L2."""
+    l2 = hardware.levels_by_name.get("l2")
+    if not view.l2_dirty_bytes or l2 is None:
+        return 0
+    return round(dirty_write_back_bytes(view.l2_dirty_bytes, allocated, l2.shared_capacity_bytes))

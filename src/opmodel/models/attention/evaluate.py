@@ -33,81 +33,39 @@ hit L2); L2 serves every tile's K and V blocks. ``latency = fixed + max(compute 
 L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill)
 fewer for FA3, whose first block's start holds it.
 
-Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
-range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
-the grid already has 80 % of twice the SM count in CTAs (FA2 doubles the count for its
-128-thread CTAs), else the fewest splits whose wave efficiency is within 85 % of the best.
-Each wave of ``c`` CTAs takes ``max(per-CTA compute, s) + L_dram + min(t_tile, s / n)``,
-``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA,
-``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value blocks in flight
-per CTA, Little's law at DRAM's loaded latency,
-:mod:`opmodel.models.shared.queueing`): a two-stage pipeline fills with a DRAM round trip and
-drains with its last block's compute, or with that block's transfer when compute bounds the
-wave. A combine pass (one more fixed overhead plus the partial
-outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
-page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
-and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
-search tries at most 128 candidates.
+Decode runs the split-KV kernel, :mod:`.decode`.
 
 Another kernel's dirty lines (attr ``l2_dirty_bytes``: a benchmark's L2 flush that wrote a
 buffer) are written back as the kernel's own DRAM traffic evicts them,
 ``D (1 - exp(-(DRAM reads + writes) / C))`` with ``D = min(l2_dirty_bytes, C)`` and ``C`` the
 L2's shared capacity (:func:`~opmodel.models.shared.l2_survival.dirty_write_back_bytes`, the
-law of the GEMM and streaming kernels). They take DRAM bandwidth beside the kernel's own bytes
-but not its loads' latency: prefill's DRAM bound carries them, and in decode each wave's bytes
-term is also at least ``c x (bytes per CTA + dirty bytes per CTA) / bandwidth``.
+law of the GEMM and streaming kernels; :func:`~opmodel.models.attention.costs.dirty_bytes`).
+They take DRAM bandwidth beside the kernel's own bytes but not its loads' latency: prefill's
+DRAM bound carries them (a compute-bound prefill hides them), decode's waves too
+(:mod:`.decode`).
 """
 
 from __future__ import annotations
 
 import math
 
-from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention.costs import (
     common,
+    dirty_bytes,
     issued_flops,
     kv_block_bytes,
     rates,
     resident_ctas,
     tile_cycles,
 )
-from opmodel.models.attention.kernels import FlashKernel, decode_grid, num_splits
+from opmodel.models.attention.decode import evaluate_decode
+from opmodel.models.attention.evaluation import AttentionEvaluation
+from opmodel.models.attention.kernels import FlashKernel, num_splits
 from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
-from opmodel.models.shared.l2_survival import dirty_write_back_bytes
-from opmodel.models.shared.queueing import loaded_rate
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
-
-_KV_BLOCKS_IN_FLIGHT = 2
-_PARTIAL_BYTES = 4  # split-KV partial outputs and log-sum-exps are fp32
-
-
-@value_type
-class AttentionEvaluation(FastValue):
-    """The numbers behind an attention kernel's time (seconds, cycles, bytes)."""
-
-    kernel: FlashKernel
-    tiles: TileCounts
-    splits: int
-    ctas: int
-    resident_ctas_per_sm: int
-    tile_cycles: float
-    mma_cycles_per_tile: float
-    softmax_cycles_per_tile: float
-    start_cycles_per_block: float  # a query block's unhidden first softmax and load (FA3)
-    compute_s: float
-    dram_s: float
-    l2_s: float
-    limiter: str
-    latency_s: float
-    dram_read_bytes: int
-    dram_write_bytes: int
-    l2_read_bytes: int
-    issued_mma_flops: int
-    sm_clock_hz: float  # the clock the cycles run at (power-limited when the spec has a limit)
-    dirty_write_back_bytes: int = 0  # another kernel's dirty lines it evicts (l2_dirty_bytes)
 
 
 def evaluate_attention(
@@ -115,7 +73,7 @@ def evaluate_attention(
 ) -> AttentionEvaluation:
     """Time ``kernel`` on the attention ``view`` on ``hardware`` (a GPU)."""
     if kernel.name == "splitkv":
-        return _decode(kernel, view, hardware)
+        return evaluate_decode(kernel, view, hardware)
     return _prefill(kernel, view, hardware)
 
 
@@ -164,7 +122,7 @@ def _prefill(
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
     compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
     dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
-    dirty = _dirty_bytes(view, hardware, dram_read + dram_write)
+    dirty = dirty_bytes(view, hardware, dram_read + dram_write)
     hbm_rate, l2_rate = rates(hardware)
     times = {
         # fill and drain; an FA3 block's start already holds the first load's round trip
@@ -195,84 +153,3 @@ def _prefill(
         sm_clock_hz=hardware.compute.clock_hz,
         dirty_write_back_bytes=dirty,
     )
-
-
-def _dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> int:
-    """Bytes of another kernel's dirty lines (``view.l2_dirty_bytes``) that ``allocated`` bytes
-    of DRAM traffic evict (module docstring); 0 without an L2."""
-    l2 = hardware.levels_by_name.get("l2")
-    if not view.l2_dirty_bytes or l2 is None:
-        return 0
-    return round(dirty_write_back_bytes(view.l2_dirty_bytes, allocated, l2.shared_capacity_bytes))
-
-
-def _decode(
-    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
-) -> AttentionEvaluation:
-    sm, fixed, l_dram, l_l2, clock = common(hardware)
-    g = decode_grid(kernel, view, sm.sm_count)
-    resident = resident_ctas(kernel, view, hardware)
-    tile, mma, softmax, _ = tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
-    cta_compute = g.tiles_per_cta * tile / clock
-    block_bytes = kv_block_bytes(kernel, view)
-    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
-    cta_bytes = (kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks
-    hbm_rate, _l2_rate = rates(hardware)
-    slots = sm.sm_count * resident
-    full, tail = divmod(g.ctas, slots)
-    # paged KV: each block's address comes from the block table first (an L2 hit) -> a longer
-    # chain per block in flight, plus the table itself (int32 per page)
-    block_latency = l_dram + (l_l2 if view.page_size else 0.0)
-    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
-    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
-    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
-    dirty = _dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
-    dirty_cta = dirty / g.ctas  # evicted as the CTAs' traffic allocates lines
-
-    def wave(c: int) -> float:
-        # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing);
-        # the dirty lines take bandwidth beside the blocks but not their latency
-        rate = loaded_rate(hbm_rate, c * _KV_BLOCKS_IN_FLIGHT * block_bytes, block_latency)
-        streamed = max(c * cta_bytes / rate, c * (cta_bytes + dirty_cta) / hbm_rate)
-        # a pipeline's fill (the first round trip) and drain (the last block's compute, or
-        # its transfer when compute bounds the wave): min of the two per block
-        drain = min(tile / clock, streamed / g.tiles_per_cta)
-        return max(math.ceil(c / sm.sm_count) * cta_compute, streamed) + l_dram + drain
-
-    main = full * wave(slots) + (wave(tail) if tail else 0.0)
-    combine = fixed + 2 * split_bytes / hbm_rate + l_dram if g.splits > 1 else 0.0
-    compute_s = math.ceil(g.ctas / sm.sm_count) * cta_compute
-    memory_s = main + combine
-    limiter = "compute" if compute_s >= memory_s - (full + bool(tail)) * l_dram else "dram"
-    return AttentionEvaluation(
-        kernel=kernel,
-        tiles=TileCounts(
-            q_blocks=g.m_blocks,
-            kv_blocks=g.kv_blocks,
-            tiles=g.m_blocks * g.kv_blocks,
-            longest_block_tiles=g.tiles_per_cta,
-        ),
-        splits=g.splits,
-        ctas=g.ctas,
-        resident_ctas_per_sm=resident,
-        tile_cycles=tile,
-        mma_cycles_per_tile=mma,
-        softmax_cycles_per_tile=softmax,
-        start_cycles_per_block=0.0,
-        compute_s=compute_s,
-        dram_s=memory_s,
-        l2_s=0.0,
-        limiter=limiter,
-        latency_s=fixed + memory_s,
-        dram_read_bytes=dram_read,
-        dram_write_bytes=view.o.nbytes + split_bytes,
-        l2_read_bytes=dram_read,
-        issued_mma_flops=issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
-        sm_clock_hz=hardware.compute.clock_hz,
-        dirty_write_back_bytes=dirty,
-    )
-
-
-def _partial_bytes(view: AttentionView) -> int:
-    """One split's fp32 partial outputs and log-sum-exps for every query row."""
-    return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES

@@ -1,0 +1,150 @@
+"""Time of the split-KV (flash-decoding) attention kernel.
+
+Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
+range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
+the grid already has 80 % of twice the SM count in CTAs (FA2 doubles the count for its
+128-thread CTAs), else the fewest splits whose wave efficiency is within 85 % of the best.
+Each wave of ``c`` CTAs takes ``max(per-CTA compute, s) + L_dram + min(t_tile, s / n)``,
+``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA,
+``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value blocks in flight
+per CTA, Little's law at DRAM's loaded latency,
+:mod:`opmodel.models.shared.queueing`): a two-stage pipeline fills with a DRAM round trip and
+drains with its last block's compute, or with that block's transfer when compute bounds the
+wave. A combine pass (one more fixed overhead plus the partial
+outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
+page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
+and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
+search tries at most 128 candidates.
+
+Another kernel's dirty lines (attr ``l2_dirty_bytes``; :mod:`.evaluate`) take DRAM bandwidth
+beside the blocks but not their latency: each wave's bytes term is also at least
+``c x (bytes per CTA + dirty bytes per CTA) / bandwidth``, the lines spread over the CTAs as
+their traffic allocates them.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention import costs
+from opmodel.models.attention.evaluation import AttentionEvaluation
+from opmodel.models.attention.kernels import DecodeGrid, FlashKernel, decode_grid
+from opmodel.models.attention.tiles import TileCounts
+from opmodel.models.shared.queueing import loaded_rate
+
+__all__ = ["evaluate_decode"]
+
+_KV_BLOCKS_IN_FLIGHT = 2
+_PARTIAL_BYTES = 4  # split-KV partial outputs and log-sum-exps are fp32
+
+
+@dataclass(frozen=True, slots=True)
+class _DecodeWave:
+    """One wave of the split-KV kernel (module docstring): per-CTA compute, bytes and evicted
+    dirty lines, and the device constants the wave's time needs."""
+
+    sm_count: int
+    cta_compute_s: float
+    tile_s: float  # one key/value block's compute
+    blocks_per_cta: int
+    cta_bytes: float
+    dirty_cta_bytes: float  # another kernel's dirty lines each CTA's traffic evicts
+    block_bytes: int
+    block_latency_s: float  # a block in flight: DRAM, plus the block table's L2 hit if paged
+    l_dram_s: float
+    hbm_rate: float
+
+    def seconds(self, c: int) -> tuple[float, bool]:
+        """A wave of ``c`` CTAs: its time, and whether compute (not the stream) bounds it."""
+        # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing);
+        # the dirty lines take bandwidth beside the blocks but not their latency
+        in_flight = c * _KV_BLOCKS_IN_FLIGHT * self.block_bytes
+        rate = loaded_rate(self.hbm_rate, in_flight, self.block_latency_s)
+        streamed = max(
+            c * self.cta_bytes / rate, c * (self.cta_bytes + self.dirty_cta_bytes) / self.hbm_rate
+        )
+        compute = math.ceil(c / self.sm_count) * self.cta_compute_s
+        # the pipeline fills with a round trip and drains with its last block's compute, or
+        # with that block's transfer when compute bounds the wave
+        drain = min(self.tile_s, streamed / self.blocks_per_cta)
+        return max(compute, streamed) + self.l_dram_s + drain, compute >= streamed
+
+
+def _decode_wave(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, g: DecodeGrid, dirty: int
+) -> _DecodeWave:
+    """The split-KV kernel's wave on ``hardware`` for the grid ``g``, ``dirty`` evicted bytes."""
+    sm, _fixed, l_dram, l_l2, clock = costs.common(hardware)
+    tile = costs.tile_cycles(kernel, view, hardware, kernel.block_q)[0]  # padded rows
+    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    return _DecodeWave(
+        sm_count=sm.sm_count,
+        cta_compute_s=g.tiles_per_cta * tile / clock,
+        tile_s=tile / clock,
+        blocks_per_cta=g.tiles_per_cta,
+        cta_bytes=(kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks,
+        dirty_cta_bytes=dirty / g.ctas,  # evicted as the CTAs' traffic allocates lines
+        block_bytes=costs.kv_block_bytes(kernel, view),
+        # paged KV: each block's address comes from the block table first (an L2 hit)
+        block_latency_s=l_dram + (l_l2 if view.page_size else 0.0),
+        l_dram_s=l_dram,
+        hbm_rate=costs.rates(hardware)[0],
+    )
+
+
+def evaluate_decode(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> AttentionEvaluation:
+    """Time the split-KV ``kernel`` on the decode ``view`` on ``hardware`` (module docstring)."""
+    sm, fixed, l_dram, _l_l2, clock = costs.common(hardware)
+    g = decode_grid(kernel, view, sm.sm_count)
+    resident = costs.resident_ctas(kernel, view, hardware)
+    tile, mma, softmax, _ = costs.tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
+    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    # a paged cache's block table: int32 per page
+    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
+    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
+    dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
+    wave = _decode_wave(kernel, view, hardware, g, dirty)
+    full, tail = divmod(g.ctas, sm.sm_count * resident)
+    t_full, full_compute_bound = wave.seconds(sm.sm_count * resident) if full else (0.0, False)
+    t_tail, tail_compute_bound = wave.seconds(tail) if tail else (0.0, False)
+    main = full * t_full + t_tail
+    combine = fixed + 2 * split_bytes / wave.hbm_rate + l_dram if g.splits > 1 else 0.0
+    memory_s = main + combine
+    return AttentionEvaluation(
+        kernel=kernel,
+        tiles=TileCounts(
+            q_blocks=g.m_blocks,
+            kv_blocks=g.kv_blocks,
+            tiles=g.m_blocks * g.kv_blocks,
+            longest_block_tiles=g.tiles_per_cta,
+        ),
+        splits=g.splits,
+        ctas=g.ctas,
+        resident_ctas_per_sm=resident,
+        tile_cycles=tile,
+        mma_cycles_per_tile=mma,
+        softmax_cycles_per_tile=softmax,
+        start_cycles_per_block=0.0,
+        compute_s=math.ceil(g.ctas / sm.sm_count) * wave.cta_compute_s,
+        dram_s=memory_s,
+        l2_s=0.0,
+        limiter="compute" if (full_compute_bound if full else tail_compute_bound) else "dram",
+        latency_s=fixed + memory_s,
+        dram_read_bytes=dram_read,
+        dram_write_bytes=view.o.nbytes + split_bytes,
+        l2_read_bytes=dram_read,
+        issued_mma_flops=costs.issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
+        sm_clock_hz=clock,
+        dirty_write_back_bytes=dirty,
+    )
+
+
+def _partial_bytes(view: AttentionView) -> int:
+    """One split's fp32 partial outputs and log-sum-exps for every query row."""
+    return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES
