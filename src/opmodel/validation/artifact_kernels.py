@@ -104,9 +104,10 @@ def _qwen2_rms_norms(entries: list[Any]) -> list[Any]:
     fp32, after it the mean of ``R`` rows of ``N / R`` (an ATen reduction), and before the
     weight's multiply the cast of ``N`` fp32 elements back to bf16."""
     out: list[Any] = []
+    elementwise = [_elementwise_entry(e) for e in entries]  # each entry parsed once
     i = 0
     while i < len(entries):
-        window = [_elementwise_entry(e) for e in entries[i : i + len(_RMS_NORM_LISTED)]]
+        window = elementwise[i : i + len(_RMS_NORM_LISTED)]
         parsed = [w for w in window if w is not None]
         matches = len(parsed) == len(_RMS_NORM_LISTED) and all(
             (op, prec) == want for (op, _, prec), want in zip(parsed, _RMS_NORM_LISTED, strict=True)

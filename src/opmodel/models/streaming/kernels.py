@@ -350,7 +350,15 @@ def runs_aten_elementwise(kind: OpKind, implementation: object) -> bool:
 def aten_elementwise_kernel(kind: OpKind, elements: int, element_bytes: int) -> StreamKernel:
     """ATen's elementwise op or copy of ``elements`` under 128-bit vectorization (attr
     ``aten_128bit_vectors``): :func:`aten_elements_per_thread` elements per thread."""
-    per_thread = aten_elements_per_thread(element_bytes, vector_128bit=True)
+    return _aten_elementwise(
+        kind, elements, aten_elements_per_thread(element_bytes, vector_128bit=True)
+    )
+
+
+def _aten_elementwise(
+    kind: OpKind, elements: int, per_thread: int = _ELEMENTWISE_PER_THREAD
+) -> StreamKernel:
+    """ATen's vectorized elementwise structure for an elementwise op or a copy."""
     if kind is OpKind.COPY:
         name = "copy (ATen elementwise structure)"
         return _elementwise(elements, name=name, per_thread=per_thread)
@@ -370,12 +378,10 @@ def streaming_kernel(
     embedding here is a fused gather (``fused``): ATen's ``index_select``, which every other
     embedding runs, needs the SM count (:mod:`~opmodel.models.streaming.gather`).
     """
-    if kind is OpKind.ELEMENTWISE:
-        if implementation == "vllm":
-            return _vllm_row(kind, rows, length, element_bytes)
-        return _elementwise(rows * length)
-    if kind is OpKind.COPY:
-        return _elementwise(rows * length, name="copy (ATen elementwise structure)")
+    if kind is OpKind.ELEMENTWISE and implementation == "vllm":
+        return _vllm_row(kind, rows, length, element_bytes)
+    if kind in (OpKind.ELEMENTWISE, OpKind.COPY):
+        return _aten_elementwise(kind, rows * length)
     if kind is OpKind.EMBEDDING:
         # a fused gather (``fused``; ATen's index_select is streaming.gather): each thread loads
         # its token's index, then the table row it names in vectors: two dependent loads
