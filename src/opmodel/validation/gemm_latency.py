@@ -13,27 +13,25 @@ config, are skipped and counted by reason.
 
 from __future__ import annotations
 
-import dataclasses
 from collections import Counter, defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
+from dataclasses import dataclass, field
 from pathlib import Path
 
-from opmodel.core.dtypes import DType
-from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
+from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
+from opmodel.validation.gemm_split import (
+    SizeClass,
+    fit_overhead_cycles,
+    row_op,
+    size_class,
+    training_rows,
+)
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
-from opmodel.validation.nnls import relative_offset
-from opmodel.validation.power_clock_fit import (
-    fit_power_limited_clock_hz,
-    with_power_limited_clock,
-)
 
 __all__ = [
     "LatencyReport",
@@ -45,34 +43,6 @@ __all__ = [
     "size_class",
     "validate_gemm_latency",
 ]
-
-SMALL_FLOPS = 1e9  # under ~10 us on an A100: launch and tail dominate
-LARGE_FLOPS = 1e11  # over ~0.3 ms on an A100: throughput dominates
-VECTOR_DIM = 16  # M or N at most 16: GEMV-like
-SKINNY_DIM = 128  # M or N at most one CTA tile
-
-
-class SizeClass(StrEnum):
-    """GEMM size classes (thresholds above, documented in docs/validation.md)."""
-
-    VECTOR_LIKE = "vector_like"
-    SMALL = "small"
-    SKINNY = "skinny"
-    REGULAR = "regular"
-    LARGE = "large"
-
-
-def size_class(row: GemmRow) -> SizeClass:
-    """vector_like (min(M, N) <= 16), small (< 1 GFLOP), skinny (min(M, N) <= 128), large
-    (>= 100 GFLOP), else regular; tested in that order."""
-    flops = 2 * row.batch * row.m * row.n * row.k
-    if min(row.m, row.n) <= VECTOR_DIM:
-        return SizeClass.VECTOR_LIKE
-    if flops < SMALL_FLOPS:
-        return SizeClass.SMALL
-    if min(row.m, row.n) <= SKINNY_DIM:
-        return SizeClass.SKINNY
-    return SizeClass.LARGE if flops >= LARGE_FLOPS else SizeClass.REGULAR
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,127 +71,6 @@ class LatencyReport:
     power_clock_training_rows: dict[str, int]
 
 
-def row_op(row: GemmRow) -> LocalOp:
-    """The GEMM (or batched GEMM) op a measured row describes, its kernel columns as attrs."""
-    batched = row.batch > 1
-    a = (row.k, row.m) if row.transpose_a else (row.m, row.k)
-    b = (row.n, row.k) if row.transpose_b else (row.k, row.n)
-    lead = (row.batch,) if batched else ()
-    attrs: dict[str, object] = {
-        "transpose_a": row.transpose_a,
-        "transpose_b": row.transpose_b,
-        **row.kernel,
-    }
-    if row.compute_dtype is not None:
-        attrs["compute_dtype"] = row.compute_dtype.value
-    if row.l2_dirty_bytes:
-        attrs["l2_dirty_bytes"] = row.l2_dirty_bytes
-    out = DType.FP32 if row.dtype is DType.FP32 else row.dtype
-    return LocalOp(
-        name=row.label or "gemm",
-        kind=OpKind.BATCHED_GEMM if batched else OpKind.GEMM,
-        phase=Phase.INFERENCE,
-        attrs=attrs,  # type: ignore[arg-type]
-        tensors=(
-            TensorSpec(TensorRole.INPUT, (*lead, *a), row.dtype),
-            TensorSpec(TensorRole.WEIGHT, (*lead, *b), row.dtype),
-            TensorSpec(TensorRole.OUTPUT, (*lead, row.m, row.n), out),
-        ),
-    )
-
-
-def _clock_key(name: str, burst: bool) -> str:
-    """The key of a fitted power-limited clock: per hardware and power state."""
-    return f"{name}:burst" if burst else name
-
-
-class _Hardware:
-    """Configs at each row's clock, with the fixed device overhead set to zero (or kept)."""
-
-    def __init__(self, directory: Path | None, *, zero_overhead: bool) -> None:
-        self._directory, self._zero = directory, zero_overhead
-        self._cache: dict[tuple[str, float | None, bool], HardwareSpec] = {}
-        # fitted; applied to unlocked rows of that hardware and power state (_clock_key)
-        self.power_clock: dict[str, float] = {}
-
-    def set_power_clock(self, name: str, clock_hz: float, *, burst: bool = False) -> None:
-        """Run unlocked rows of ``name`` in that power state under the power-limited
-        ``clock_hz`` from now on."""
-        self.power_clock[_clock_key(name, burst)] = clock_hz
-        self._cache.pop((name, None, burst), None)
-
-    def for_row(self, row: GemmRow) -> HardwareSpec:
-        """The config a row ran on: at its locked clock, else power-limited as it ran (a
-        ``burst`` row at the config's burst clock, :meth:`HardwareSpec.in_burst`)."""
-        return self.get(row.hardware, row.clock_hz, burst=row.power_state == "burst")
-
-    def get(self, name: str, clock_hz: float | None, *, burst: bool = False) -> HardwareSpec:
-        burst = burst and not clock_hz  # a locked clock holds in any power state
-        key = (name, clock_hz, burst)
-        spec = self._cache.get(key)
-        if spec is None:
-            spec = load_hardware(name, directory=self._directory)
-            spec = spec.at_clock(clock_hz) if clock_hz else spec
-            fitted = None if clock_hz else self.power_clock.get(_clock_key(name, burst))
-            if fitted is not None:
-                spec = with_power_limited_clock(spec, fitted)
-            elif burst:
-                spec = spec.in_burst()
-            if self._zero:
-                spec = dataclasses.replace(
-                    spec,
-                    overhead=dataclasses.replace(spec.overhead, fixed_device_overhead_cycles=0),
-                )
-            self._cache[key] = spec
-        return spec
-
-
-_OVERHEAD_CLASSES = (SizeClass.SMALL, SizeClass.VECTOR_LIKE)
-
-
-def _training_rows(
-    rows: Sequence[GemmRow],
-    per_class: int,
-    classes: tuple[SizeClass, ...] = _OVERHEAD_CLASSES,
-    *,
-    unlocked_only: bool = False,
-) -> set[int]:
-    """Indices of up to ``per_class`` evenly spaced rows of each of ``classes`` per hardware
-    (with ``unlocked_only``: per hardware and power state, of rows measured without a locked
-    clock)."""
-    chosen: set[int] = set()
-    groups: dict[tuple[str, str, SizeClass], list[int]] = defaultdict(list)
-    for index, row in enumerate(rows):
-        cls = size_class(row)
-        if cls in classes and not (unlocked_only and row.clock_hz):
-            state = row.power_state if unlocked_only else ""  # the power fit is per state
-            groups[(row.hardware, state, cls)].append(index)
-    for members in groups.values():
-        members.sort(
-            key=lambda i: (
-                rows[i].batch * rows[i].m * rows[i].n * rows[i].k,
-                rows[i].m,
-                rows[i].n,
-                rows[i].k,
-                rows[i].label,
-            )
-        )
-        step = max(1, len(members) // per_class)
-        chosen.update(members[::step][:per_class])
-    return chosen
-
-
-def fit_overhead_cycles(
-    base_s: Sequence[float], measured_s: Sequence[float], clock_hz: Sequence[float]
-) -> float:
-    """Non-negative least squares of relative errors for one overhead ``x`` in cycles.
-
-    Minimises ``sum(((p + x / f - m) / m)^2)`` over predictions ``p``, measurements ``m`` and
-    clocks ``f`` (:func:`~opmodel.validation.nnls.relative_offset`).
-    """
-    return relative_offset(base_s, measured_s, clock_hz)
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ValidationOptions:
     """Knobs of :func:`validate_gemm_latency`."""
@@ -238,19 +87,65 @@ def validate_gemm_latency(
     rows: Sequence[GemmRow], model_names: Sequence[str], *, options: ValidationOptions
 ) -> LatencyReport:
     """Predict every row with every model, fit overheads on the training split, report."""
-    hardware = _Hardware(options.hardware_dir, zero_overhead=options.calibrate)
+    hardware = RowHardware(options.hardware_dir, zero_overhead=options.calibrate)
     power_training = (
-        _fit_power_clocks(rows, hardware, options.training_per_class)
+        fit_power_clocks(rows, hardware, options.training_per_class)
         if options.calibrate_power_clock
         else {}
     )
-    skipped: Counter[str] = Counter()
-    base: dict[str, dict[int, float]] = {name: {} for name in model_names}
-    energy: dict[str, dict[int, float]] = {name: {} for name in model_names}
+    run = _predict_rows(rows, model_names, hardware, options)
+    clocks = run.clock_hz
+    training = training_rows(rows, options.training_per_class) & set(clocks)
+    if not options.calibrate:
+        training = set()
+    fitted = {i for members in power_training.values() for i in members}
+    results = [
+        _evaluate(
+            name,
+            rows,
+            _Predictions(run.latency_s[name], run.energy_j[name], clocks, run.static_w),
+            training,
+            fitted,
+        )
+        for name in model_names
+    ]
+    held = sorted(set(clocks) - training - fitted)
+    details = run.details if options.row_details else None
+    return LatencyReport(
+        rows_used=len(held),
+        skipped=dict(run.skipped),
+        models=results,
+        per_row=_per_row(rows, held, results, (run.latency_s, clocks), details),
+        power_limited_clock_hz=dict(hardware.power_clock),
+        power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
+    )
+
+
+@dataclass(slots=True)
+class _Run:
+    """Every model's uncalibrated predictions per usable row index, each row's clock and static
+    power, per-row clock and limiter (``row_details``) and the skipped rows by reason."""
+
+    latency_s: dict[str, dict[int, float]]
+    energy_j: dict[str, dict[int, float]]
+    details: dict[str, dict[int, tuple[float, str]]]
+    clock_hz: dict[int, float] = field(default_factory=dict)
+    static_w: dict[int, float] = field(default_factory=dict)
+    skipped: Counter[str] = field(default_factory=Counter)
+
+
+def _predict_rows(
+    rows: Sequence[GemmRow],
+    model_names: Sequence[str],
+    hardware: RowHardware,
+    options: ValidationOptions,
+) -> _Run:
+    """Predict every row with every model (uncalibrated); a row no model can run is skipped
+    and counted by its error's type and first field. No usable row at all is an error."""
+    run = _Run(
+        {n: {} for n in model_names}, {n: {} for n in model_names}, {n: {} for n in model_names}
+    )
     models = [get_model(name) for name in model_names]
-    clocks: dict[int, float] = {}
-    static_w: dict[int, float] = {}
-    details: dict[str, dict[int, tuple[float, str]]] = {name: {} for name in model_names}
     for index, row in enumerate(rows):
         options.progress(index, len(rows))
         try:
@@ -258,62 +153,18 @@ def validate_gemm_latency(
             op = row_op(row)
             profiles = [model.predict(op, spec) for model in models]
         except OpModelError as exc:
-            skipped[f"{type(exc).__name__}: {str(exc).split(':')[0]}"] += 1
+            run.skipped[f"{type(exc).__name__}: {str(exc).split(':')[0]}"] += 1
             continue
-        clocks[index], static_w[index] = spec.compute.clock_hz, spec.power.static_w
+        run.clock_hz[index], run.static_w[index] = spec.compute.clock_hz, spec.power.static_w
         for name, profile in zip(model_names, profiles, strict=True):
-            base[name][index] = profile.latency_s
-            energy[name][index] = profile.energy_j
+            run.latency_s[name][index] = profile.latency_s
+            run.energy_j[name][index] = profile.energy_j
             if options.row_details:
-                details[name][index] = _clock_and_limiter(profile.diagnostics, spec)
-    if not clocks:
-        reasons = "; ".join(f"{n} x {why}" for why, n in skipped.items())
+                run.details[name][index] = _clock_and_limiter(profile.diagnostics, spec)
+    if not run.clock_hz:
+        reasons = "; ".join(f"{n} x {why}" for why, n in run.skipped.items())
         raise ConfigError([f"validate-gemm-latency: no row could be predicted ({reasons})"])
-    training = _training_rows(rows, options.training_per_class) & set(clocks)
-    if not options.calibrate:
-        training = set()
-    fitted = {i for members in power_training.values() for i in members}
-    results = [
-        _evaluate(
-            name, rows, _Predictions(base[name], energy[name], clocks, static_w), training, fitted
-        )
-        for name in model_names
-    ]
-    held = sorted(set(clocks) - training - fitted)
-    return LatencyReport(
-        rows_used=len(held),
-        skipped=dict(skipped),
-        models=results,
-        per_row=_per_row(
-            rows, held, results, (base, clocks), details if options.row_details else None
-        ),
-        power_limited_clock_hz=dict(hardware.power_clock),
-        power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
-    )
-
-
-def _fit_power_clocks(
-    rows: Sequence[GemmRow], hardware: _Hardware, per_class: int
-) -> dict[str, list[int]]:
-    """Fit each unlocked hardware's power-limited clock, per power state, on its large training
-    rows (replacing a config's sourced value for the run); returns the training rows used per
-    fitted clock (keys ``name`` for sustained rows, ``name:burst`` for burst rows)."""
-    groups: dict[tuple[str, bool], list[int]] = defaultdict(list)
-    for i in sorted(_training_rows(rows, per_class, (SizeClass.LARGE,), unlocked_only=True)):
-        groups[(rows[i].hardware, rows[i].power_state == "burst")].append(i)
-    used: dict[str, list[int]] = {}
-    for (name, burst), members in sorted(groups.items()):
-        try:
-            spec = hardware.get(name, None)
-        except OpModelError:
-            continue  # counted as skipped when its rows are predicted
-        if spec.compute.sm is None:
-            continue
-        ops = [row_op(rows[i]) for i in members]
-        clock = fit_power_limited_clock_hz(spec, ops, [rows[i].time_s for i in members])
-        hardware.set_power_clock(name, clock, burst=burst)
-        used[_clock_key(name, burst)] = members
-    return used
+    return run
 
 
 @dataclass(frozen=True, slots=True)
@@ -352,9 +203,26 @@ def _evaluate(
         else None
     )
 
-    def metrics(indices: list[int]) -> ErrorMetrics:
-        return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
+    groups = _groups(rows, held)
+    return ModelResult(
+        model=name,
+        overhead_cycles=overhead,
+        training_rows=counts,
+        overall=_metrics(rows, pred, held),
+        by_hardware={k: _metrics(rows, pred, v) for k, v in groups[0].items()},
+        by_class={k: _metrics(rows, pred, v) for k, v in groups[1].items()},
+        by_source={k: _metrics(rows, pred, v) for k, v in groups[2].items()},
+        energy=energy,
+    )
 
+
+def _metrics(rows: Sequence[GemmRow], pred: dict[int, float], indices: list[int]) -> ErrorMetrics:
+    """Errors of the calibrated predictions ``pred`` on the rows ``indices``."""
+    return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
+
+
+def _groups(rows: Sequence[GemmRow], held: list[int]) -> tuple[dict[str, list[int]], ...]:
+    """The held-out rows by hardware, by size class and by ``source:hardware``, keys sorted."""
     by_hw: dict[str, list[int]] = defaultdict(list)
     by_cls: dict[str, list[int]] = defaultdict(list)
     by_src: dict[str, list[int]] = defaultdict(list)
@@ -362,16 +230,7 @@ def _evaluate(
         by_hw[rows[i].hardware].append(i)
         by_cls[size_class(rows[i]).value].append(i)
         by_src[f"{rows[i].source}:{rows[i].hardware}"].append(i)
-    return ModelResult(
-        model=name,
-        overhead_cycles=overhead,
-        training_rows=counts,
-        overall=metrics(held),
-        by_hardware={k: metrics(v) for k, v in sorted(by_hw.items())},
-        by_class={k: metrics(v) for k, v in sorted(by_cls.items())},
-        by_source={k: metrics(v) for k, v in sorted(by_src.items())},
-        energy=energy,
-    )
+    return tuple(dict(sorted(g.items())) for g in (by_hw, by_cls, by_src))
 
 
 def _clock_and_limiter(diagnostics: object, spec: HardwareSpec) -> tuple[float, str]:
