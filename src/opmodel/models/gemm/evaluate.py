@@ -17,12 +17,12 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.cta_work import CtaWork, LocalWork, cta_work, local_work
 from opmodel.models.gemm.device import DeviceRates, device_rates
+from opmodel.models.gemm.fast_cycles import kernel_cycles
 from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
 from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
 from opmodel.models.gemm.phases import (
     KernelPhases,
     LocalStage,
-    kernel_cycles,
     kernel_phases,
     local_stage,
 )

@@ -26,7 +26,6 @@ first takes ``min(prologue, previous epilogue)`` cycles less. docs/models/effect
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import NamedTuple
 
 from opmodel.core.values import FastValue, value_type
@@ -35,7 +34,6 @@ from opmodel.models.gemm.concurrency import (
     MemoryPhases,
     OccupancyClass,
     concurrency_limited_rate,
-    loaded_rate,
     memory_phases,
     occupancy_classes,
     smsp_warps,
@@ -43,6 +41,7 @@ from opmodel.models.gemm.concurrency import (
 from opmodel.models.gemm.cta_work import CtaWork, LocalWork
 from opmodel.models.gemm.device import DeviceRates
 from opmodel.models.gemm.occupancy import Grid
+from opmodel.models.gemm.warp_specialised import hidden_cycles, overlap_dram_bytes
 
 __all__ = [
     "EffectiveRates",
@@ -51,7 +50,7 @@ __all__ = [
     "WaveNumbers",
     "WavePhases",
     "busiest_ctas_per_sm",
-    "kernel_cycles",
+    "epilogue_cycles",
     "kernel_phases",
     "local_stage",
     "wave_numbers",
@@ -134,7 +133,7 @@ def local_stage(w: LocalWork, r: DeviceRates, ctas_per_sm: int) -> LocalStage:
     )
 
 
-def _epilogue(w: CtaWork, r: DeviceRates, ctas: int) -> float:
+def epilogue_cycles(w: CtaWork, r: DeviceRates, ctas: int) -> float:
     """Posted stores: ``max(L_l2, bytes / peak)`` per level, plus a C read and the split-K
     semaphore chain (one L2 round trip per extra slice)."""
     store = max(
@@ -201,7 +200,7 @@ def wave_numbers(
         dram,
         max(l2.prologue_cycles, dram.prologue_cycles),
         max(k * stage, max(l2.body_cycles, dram.body_cycles) + stage),
-        _epilogue(w, r, ctas),
+        epilogue_cycles(w, r, ctas),
     )
 
 
@@ -238,102 +237,6 @@ def wave_phases(w: CtaWork, r: DeviceRates, *, ctas: int, resident: int, cold: b
         body_cycles=n.body_cycles,
         epilogue_cycles=n.epilogue_cycles,
     )
-
-
-def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: float) -> float:
-    """``prologue + body + epilogue`` of a wave whose local stage takes ``stage`` cycles and
-    memory stage ``memory``: ``window * memory + max(k * stage, (k - window) * memory + stage)
-    + epilogue`` (:func:`wave_numbers`)."""
-    body = k * stage
-    late = (k - window) * memory + stage
-    return window * memory + (late if late > body else body) + epilogue
-
-
-def overlap_dram_bytes(w: CtaWork, loading_ctas: int, storing_ctas: int) -> float:
-    """DRAM bytes a wave's prologue (``loading_ctas`` CTAs loading their first window of
-    stages) and the previous wave's epilogue (``storing_ctas`` CTAs storing their tiles) move
-    together; :func:`hidden_cycles` bounds their overlap by them."""
-    window = min(w.window_stages, w.k_iterations)
-    return loading_ctas * window * w.dram_bytes + storing_ctas * w.epilogue_dram_bytes
-
-
-def hidden_cycles(prologue: float, epilogue: float, dram_bytes: float, dram_peak: float) -> float:
-    """Cycles of a wave's prologue that run under the previous wave's epilogue in a
-    warp-specialised kernel: the shorter of the two, but never so many that the DRAM bytes both
-    move (:func:`overlap_dram_bytes`) would pass faster than the DRAM peak,
-    ``prologue + epilogue - hidden >= dram_bytes / dram_peak``. Another kernel's dirty lines
-    written back meanwhile are left out: the controller queues them behind the loads (they
-    lengthen only a DRAM-bound wave, as in :func:`wave_numbers`)."""
-    joint = dram_bytes / dram_peak if dram_peak > 0 else 0.0
-    hidden = min(prologue, epilogue, prologue + epilogue - joint)
-    return hidden if hidden > 0 else 0.0
-
-
-def kernel_cycles(
-    w: CtaWork,
-    r: DeviceRates,
-    grid: Grid,
-    resident: int,
-    *,
-    local_stages: Sequence[LocalStage] | None = None,
-) -> float:
-    """``first + (full_waves - 1) * steady + tail + fixed`` cycles, without building the typed
-    waves: the equations of :func:`wave_numbers` in plain float arithmetic, the ranking hot
-    path (:func:`kernel_phases` gives the same total, explained; the tests check that they
-    agree). ``local_stages[c - 1]`` is the local stage of an SM holding ``c`` CTAs
-    (``c = 1 .. resident``) when the caller has them cached; full waves run ``resident``
-    CTAs on every SM. The first and the steady full waves differ only in the latency of their
-    L2 requests (cold: DRAM's), so they share their DRAM, local and epilogue numbers."""
-    full, tail = grid.full_waves, grid.tail_ctas
-    k = w.k_iterations
-    window = min(w.window_stages, k)
-    dram_latency = r.dram_latency_cycles
-    warm = w.dram_fraction
-    warm_l2_latency = (1 - warm) * r.l2_latency_cycles + warm * dram_latency
-    l2_bytes, dram_bytes = w.l2_bytes, w.dram_bytes
-    write_back = w.dram_write_back_bytes
-    l2_peak, dram_peak = r.l2_bytes_per_cycle, r.dram_bytes_per_cycle
-    total: float = r.fixed_overhead_cycles
-    full_epilogue = 0.0
-    # a level's stage: bytes / loaded_rate(peak, window * bytes, latency), 0 when it moves none
-    if full:
-        ctas = grid.ctas_per_wave
-        local = local_stages[resident - 1] if local_stages else local_stage(w.local, r, resident)
-        stage = max(local.tensor_cycles, local.smem_cycles)
-        epilogue = full_epilogue = _epilogue(w, r, ctas)
-        moved = ctas * dram_bytes
-        rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = moved / rate if rate > 0 else 0.0
-        if write_back:  # loads plus written-back lines at the peak (concurrency.memory_phases)
-            dram = max(dram, (moved + ctas * write_back) / dram_peak)
-        moved = ctas * l2_bytes
-        rate = loaded_rate(l2_peak, window * moved, dram_latency)  # cold: L2 waits for DRAM
-        memory = max(moved / rate if rate > 0 else 0.0, dram)
-        total += _wave_cycles(k, window, stage, memory, epilogue)
-        if full > 1:
-            rate = loaded_rate(l2_peak, window * moved, warm_l2_latency)
-            memory = max(moved / rate if rate > 0 else 0.0, dram)
-            total += (full - 1) * _wave_cycles(k, window, stage, memory, epilogue)
-            if w.overlap_epilogue:
-                joint = overlap_dram_bytes(w, ctas, ctas)
-                total -= (full - 1) * hidden_cycles(window * memory, epilogue, joint, dram_peak)
-    if tail:
-        heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
-        local = local_stages[heavy - 1] if local_stages else local_stage(w.local, r, heavy)
-        stage = max(local.tensor_cycles, local.smem_cycles)
-        moved = tail * dram_bytes
-        rate = loaded_rate(dram_peak, window * moved, dram_latency)
-        dram = moved / rate if rate > 0 else 0.0
-        if write_back:
-            dram = max(dram, (moved + tail * write_back) / dram_peak)
-        moved = tail * l2_bytes
-        rate = loaded_rate(l2_peak, window * moved, warm_l2_latency if full else dram_latency)
-        memory = max(moved / rate if rate > 0 else 0.0, dram)
-        total += _wave_cycles(k, window, stage, memory, _epilogue(w, r, tail))
-        if w.overlap_epilogue and full:  # under the last full wave's epilogue
-            joint = overlap_dram_bytes(w, tail, grid.ctas_per_wave)
-            total -= hidden_cycles(window * memory, full_epilogue, joint, dram_peak)
-    return total
 
 
 @value_type
