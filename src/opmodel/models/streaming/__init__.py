@@ -1,9 +1,9 @@
 """Streaming kernels: elementwise and row-wise (softmax, layernorm, rmsnorm) ops on GPUs.
 
-Shared machinery, like :mod:`opmodel.models.gemm`: a kernel structure per implementation
-(:mod:`.kernels`), what the L2 does for it (:mod:`.l2_use`), and its closed-form evaluation
-with occupancy, waves, latency chains and bandwidth limits (:mod:`.evaluate`). Equations:
-docs/models/streaming.md.
+Shared machinery, like :mod:`opmodel.models.gemm`: a kernel structure (:mod:`.structure`) per
+implementation (:mod:`.kernels`, :mod:`.aten_rows`, :mod:`.gather`), what the L2 does for it
+(:mod:`.l2_use`), and its closed-form evaluation with occupancy, waves, latency chains and
+bandwidth limits (:mod:`.evaluate`). Equations: docs/models/streaming.md.
 """
 
 from opmodel.models.streaming.evaluate import (

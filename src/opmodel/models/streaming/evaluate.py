@@ -67,8 +67,8 @@ import math
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec, SmSpec
 from opmodel.models.shared.queueing import loaded_chain_s
-from opmodel.models.streaming.kernels import StreamKernel
 from opmodel.models.streaming.l2_use import L2Use, StreamWork, l2_use
+from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 
-from opmodel.models.streaming.kernels import StreamKernel
+from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["index_select_kernel"]
 

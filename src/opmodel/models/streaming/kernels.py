@@ -51,8 +51,8 @@ import math
 
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
-from opmodel.core.values import FastValue, value_type
-from opmodel.models.streaming.aten_softmax import loads_in_flight, softmax_path
+from opmodel.models.streaming.aten_rows import aten_row_kernel
+from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
@@ -66,12 +66,8 @@ __all__ = [
 ]
 
 IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
-_VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
 _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
-_PYTORCH_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
-# ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
-_LAYER_NORM_VECTOR_ELEMENTS = 4
 _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
 # estimate for vLLM's activation and rotary kernels: accumulator, 64-bit position, strides
 # and addresses in the loop (docs/models/streaming.md on what the data suggest)
@@ -80,11 +76,6 @@ _VLLM_REGISTERS = 40
 # 264 on H100 (2 x 132), so two 1024-thread CTAs fit on an SM: at most 32 registers per thread
 # (65,536 / 2,048); docs/models/streaming.md, "vLLM RMSNorm"
 _VLLM_RMS_NORM_REGISTERS = 32
-# ncu on an H200 (data/measured/h200_2026-12-04_ncu): softmax_warp_forward for 2048 bf16
-# elements (64 per thread) uses 80 registers: the row's values and 16 more
-_WARP_SOFTMAX_EXTRA_REGISTERS = 16
-_SOFTMAX_MAX_THREADS = 1024  # ATen SoftMax.cu: max_threads for cunn_SoftMaxForward
-_REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
 ELEMENTWISE_SFU_OPS = {
     "exp": 1,  # MUFU.EX2 after a scaling FMUL
     "tanh": 1,  # MUFU.TANH (sm_75 and later)
@@ -102,59 +93,6 @@ not listed use none. Row ops use one exp2 per element for softmax and one rsqrt 
 the norms, which is negligible."""
 
 
-@value_type
-class StreamKernel(FastValue):
-    """How one streaming kernel walks its data.
-
-    ``elements_per_cta``: elements (rows x length for row ops) one CTA covers.
-    ``serial_loads``: loads one after another per pass (each waits for the previous); when 1,
-    all loads of a pass are in flight together. ``loads_in_flight``: how many of those serial
-    loads a thread keeps in flight on average (``serial_loads / loads_in_flight`` round trips
-    per pass; 1 for every kernel but ATen's warp softmax). ``global_passes``: walks over the
-    input; passes after the first re-read data the CTA has just read (an L2 hit while the
-    wave's rows fit in L2). ``reductions``: block-wide reductions per row. ``name``: the kernel
-    the structure stands for, as its library names it. ``serial_arithmetic``: the
-    CTA's arithmetic follows its loads instead of overlapping them, so its chain includes its
-    own arithmetic (:mod:`~opmodel.models.streaming.evaluate`): barriers between the phases
-    (ATen's register and block softmax), or a loop whose next load waits for the previous
-    iteration's arithmetic (ATen's layer norm). ``lockstep``: the CTAs that share an SM start
-    together and run the same loop, so their serial arithmetic coincides and each CTA gets
-    only its share of the SM's issue slots (vLLM's RMSNorm: two 1024-thread CTAs that fill the
-    SM); without it a CTA's serial arithmetic issues at the whole SM's rate, its neighbours'
-    arithmetic overlapping its loads. ``max_resident_ctas_per_sm``: a cap on
-    resident CTAs per SM from a resource the structure does not price (0: none), such as a
-    benchmark's shared-memory allocation that admits two CTAs per SM. ``l2_serial_loads``:
-    dependent loads per pass, besides the ``serial_loads``, of data that sits in L2 (the index
-    an ``index_select`` reads before the row it names, :mod:`~opmodel.models.streaming.gather`),
-    each an L2 round trip in the chain. ``stalls_in_issue_cost``: the kernel's issue cost is a
-    cost per element of the whole SM that already holds the stalls of its dependent
-    instructions (``index_select``'s calibrated cost), so its serial arithmetic runs at the SM's
-    issue rate even with one warp per SMSP, without the ``L_fma / k`` factor of a lone warp
-    (:mod:`~opmodel.models.streaming.evaluate`).
-    """
-
-    implementation: str
-    ctas: int
-    threads_per_cta: int
-    registers_per_thread: int
-    elements_per_cta: int
-    serial_loads: int
-    global_passes: int
-    reductions: int
-    loads_in_flight: float = 1.0
-    name: str = ""  # the kernel this structure stands for (diagnostics)
-    serial_arithmetic: bool = False
-    max_resident_ctas_per_sm: int = 0
-    lockstep: bool = False
-    l2_serial_loads: int = 0
-    stalls_in_issue_cost: bool = False
-
-    @property
-    def round_trips_per_pass(self) -> float:
-        """``serial_loads / loads_in_flight``: the memory round trips one pass waits for."""
-        return self.serial_loads / self.loads_in_flight
-
-
 def _fused_warps(length: int) -> int:
     block = 1 << max(0, math.ceil(math.log2(length)))
     if block >= 32768:
@@ -170,7 +108,7 @@ def aten_elements_per_thread(element_bytes: int, vector_128bit: bool) -> int:
     dtypes keep 4 (PyTorch limited them to 4 on sm_80 and sm_90 for an nvcc bug, PR #174553)
     and 4-byte ones fill 16 bytes with 4 either way."""
     if vector_128bit and element_bytes == 2:
-        return _VECTOR_BYTES // element_bytes
+        return VECTOR_BYTES // element_bytes
     return _ELEMENTWISE_PER_THREAD
 
 
@@ -209,7 +147,7 @@ def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Strea
         elements_per_cta=length,
         serial_loads=math.ceil(length / threads),
         global_passes=2 if norm else 1,
-        reductions=_REDUCTIONS.get(kind, 0) and 1,
+        reductions=ROW_REDUCTIONS.get(kind, 0) and 1,
         # each iteration of the norm's strided loops converts, squares or scales and (second
         # loop) stores before the next load issues, in every CTA of the wave at once
         serial_arithmetic=norm,
@@ -230,86 +168,7 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
         elements_per_cta=length,
         serial_loads=1,
         global_passes=1,
-        reductions=_REDUCTIONS.get(kind, 0),
-    )
-
-
-def _pytorch_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
-    if kind is OpKind.SOFTMAX:
-        return _aten_softmax(rows, length, element_bytes)
-    threads = _PYTORCH_ROW_THREADS
-    return StreamKernel(
-        name="vectorized_layer_norm_kernel",
-        implementation="pytorch",
-        ctas=rows,
-        threads_per_cta=threads,
-        registers_per_thread=40,  # estimate
-        elements_per_cta=length,
-        # layer_norm loads vec_size = 4 elements whatever the dtype
-        serial_loads=math.ceil(length / (threads * _LAYER_NORM_VECTOR_ELEMENTS)),
-        global_passes=2,
-        # each iteration of the Welford loop waits for its load, and the next load is issued
-        # after the iteration's arithmetic (no software pipelining)
-        serial_arithmetic=True,
-        reductions=_REDUCTIONS.get(kind, 0),
-    )
-
-
-def _aten_softmax(rows: int, length: int, element_bytes: int) -> StreamKernel:
-    """ATen's softmax kernel for rows of ``length`` elements (``softmax_path``).
-
-    The warp softmax: one warp per row, the row in registers, one pass of WARP_ITERATIONS
-    loads, ``loads_in_flight`` of them at a time (module docstring). Longer rows: one row per
-    CTA of ``min(length, 1024)`` threads rounded up to a warp (SoftMaxForward_getBlockSize; ncu
-    on an H200 shows 1024 threads at 32768 elements), a max and a sum reduction with barriers
-    between the phases. ``cunn_SoftMaxForwardReg`` (at most 9 elements per thread) loads the
-    row once, one scalar load per element per thread, all in flight, and keeps it in
-    registers; ``cunn_SoftMaxForward`` walks it three times in 16-byte vectors."""
-    path = softmax_path(length, element_bytes)
-    if path == "warp":
-        threads = _PYTORCH_ROW_THREADS
-        warps = threads // 32
-        iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
-        return StreamKernel(
-            name="softmax_warp_forward",
-            implementation="pytorch",
-            ctas=math.ceil(rows / warps),
-            threads_per_cta=threads,
-            registers_per_thread=min(255, _WARP_SOFTMAX_EXTRA_REGISTERS + iterations),
-            elements_per_cta=warps * length,
-            serial_loads=iterations,
-            global_passes=1,
-            reductions=2,
-            loads_in_flight=loads_in_flight(element_bytes),
-        )
-    threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
-    if path == "reg":
-        return StreamKernel(
-            name="cunn_SoftMaxForwardReg",
-            implementation="pytorch",
-            ctas=rows,
-            threads_per_cta=threads,
-            # estimate, as ATen's other row kernels: more than the 32 that two 1024-thread CTAs
-            # per SM allow, with the row's values, their sum and addresses in registers
-            registers_per_thread=40,
-            elements_per_cta=length,
-            serial_loads=1,
-            global_passes=1,
-            reductions=2,
-            serial_arithmetic=True,
-        )
-    vector = max(1, _VECTOR_BYTES // element_bytes)  # 16-byte vectors
-    return StreamKernel(
-        name="cunn_SoftMaxForward",
-        implementation="pytorch",
-        ctas=rows,
-        threads_per_cta=threads,
-        registers_per_thread=32,  # ncu on an H200: 32 at 32768 bf16 elements
-        elements_per_cta=length,
-        serial_loads=math.ceil(length / (threads * vector)),
-        global_passes=3,
-        reductions=2,
-        serial_arithmetic=True,
+        reductions=ROW_REDUCTIONS.get(kind, 0),
     )
 
 
@@ -337,7 +196,7 @@ def rope_kernel(tokens: int, length: int) -> StreamKernel:
     )
 
 
-_ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": _pytorch_row}
+_ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": aten_row_kernel}
 
 
 def runs_aten_elementwise(kind: OpKind, implementation: object) -> bool:

@@ -34,7 +34,7 @@ from opmodel.models.shared.l2_survival import (
     producer_output_survival,
     write_back_bytes,
 )
-from opmodel.models.streaming.kernels import StreamKernel
+from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["L2Use", "StreamWork", "l2_use"]
 

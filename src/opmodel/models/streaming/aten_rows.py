@@ -1,0 +1,118 @@
+"""ATen's row kernels (implementation ``pytorch``): layer norm (and its RMS variant) and the
+three softmax kernels, each as the :class:`~opmodel.models.streaming.structure.StreamKernel`
+it runs (docs/models/streaming.md; which softmax kernel a row gets and its calibration:
+:mod:`~opmodel.models.streaming.aten_softmax`)."""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.enums import OpKind
+from opmodel.models.streaming.aten_softmax import loads_in_flight, softmax_path
+from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
+
+__all__ = ["aten_row_kernel"]
+
+_ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
+# ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
+_LAYER_NORM_VECTOR_ELEMENTS = 4
+# ncu on an H200 (data/measured/h200_2026-12-04_ncu): softmax_warp_forward for 2048 bf16
+# elements (64 per thread) uses 80 registers: the row's values and 16 more
+_WARP_SOFTMAX_EXTRA_REGISTERS = 16
+_SOFTMAX_MAX_THREADS = 1024  # ATen SoftMax.cu: max_threads for cunn_SoftMaxForward
+
+
+def aten_row_kernel(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """The kernel ATen runs for ``rows`` rows of ``length`` elements of ``kind``: softmax by
+    :func:`~opmodel.models.streaming.aten_softmax.softmax_path`, the norms as
+    ``vectorized_layer_norm_kernel``."""
+    if kind is not OpKind.SOFTMAX:
+        return _layer_norm(kind, rows, length)
+    path = softmax_path(length, element_bytes)
+    if path == "warp":
+        return _warp_softmax(rows, length, element_bytes)
+    threads = min(_SOFTMAX_MAX_THREADS, 32 * math.ceil(length / 32))
+    if path == "reg":
+        return _reg_softmax(rows, length, threads)
+    return _block_softmax(rows, length, threads, element_bytes)
+
+
+def _layer_norm(kind: OpKind, rows: int, length: int) -> StreamKernel:
+    """``vectorized_layer_norm_kernel``: one row per 128-thread CTA, a Welford pass over the
+    row, then a second pass that re-reads it to normalise, each in vectors of 4 elements."""
+    threads = _ROW_THREADS
+    return StreamKernel(
+        name="vectorized_layer_norm_kernel",
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=40,  # estimate
+        elements_per_cta=length,
+        # layer_norm loads vec_size = 4 elements whatever the dtype
+        serial_loads=math.ceil(length / (threads * _LAYER_NORM_VECTOR_ELEMENTS)),
+        global_passes=2,
+        # each iteration of the Welford loop waits for its load, and the next load is issued
+        # after the iteration's arithmetic (no software pipelining)
+        serial_arithmetic=True,
+        reductions=ROW_REDUCTIONS.get(kind, 0),
+    )
+
+
+def _warp_softmax(rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """``softmax_warp_forward``: one warp per row, the row in registers, one pass of
+    ``WARP_ITERATIONS`` loads, ``loads_in_flight`` of them at a time."""
+    threads = _ROW_THREADS
+    warps = threads // 32
+    iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
+    return StreamKernel(
+        name="softmax_warp_forward",
+        implementation="pytorch",
+        ctas=math.ceil(rows / warps),
+        threads_per_cta=threads,
+        registers_per_thread=min(255, _WARP_SOFTMAX_EXTRA_REGISTERS + iterations),
+        elements_per_cta=warps * length,
+        serial_loads=iterations,
+        global_passes=1,
+        reductions=2,
+        loads_in_flight=loads_in_flight(element_bytes),
+    )
+
+
+def _reg_softmax(rows: int, length: int, threads: int) -> StreamKernel:
+    """``cunn_SoftMaxForwardReg`` (at most 9 elements per thread): one row per CTA of
+    ``threads`` (SoftMaxForward_getBlockSize), the row loaded once, one scalar load per element
+    per thread, all in flight, kept in registers; a max and a sum reduction with barriers
+    between the phases."""
+    return StreamKernel(
+        name="cunn_SoftMaxForwardReg",
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        # estimate, as ATen's other row kernels: more than the 32 that two 1024-thread CTAs
+        # per SM allow, with the row's values, their sum and addresses in registers
+        registers_per_thread=40,
+        elements_per_cta=length,
+        serial_loads=1,
+        global_passes=1,
+        reductions=2,
+        serial_arithmetic=True,
+    )
+
+
+def _block_softmax(rows: int, length: int, threads: int, element_bytes: int) -> StreamKernel:
+    """``cunn_SoftMaxForward``: one row per CTA of ``threads`` (ncu on an H200 shows 1024 at
+    32768 elements) walking it three times (max, sum, write) in 16-byte vectors, with barriers
+    between the phases."""
+    vector = max(1, VECTOR_BYTES // element_bytes)
+    return StreamKernel(
+        name="cunn_SoftMaxForward",
+        implementation="pytorch",
+        ctas=rows,
+        threads_per_cta=threads,
+        registers_per_thread=32,  # ncu on an H200: 32 at 32768 bf16 elements
+        elements_per_cta=length,
+        serial_loads=math.ceil(length / (threads * vector)),
+        global_passes=3,
+        reductions=2,
+        serial_arithmetic=True,
+    )
