@@ -118,32 +118,6 @@ def _cmd_hardware_check(args: argparse.Namespace) -> None:
     )
 
 
-def _cmd_validate_gemm_traffic(args: argparse.Namespace) -> None:
-    # imported here: validation pulls in csv, statistics and every GEMM model, ~40 ms that
-    # `opmodel predict` should not pay at start-up
-    from opmodel.validation.gemm_traffic import compare_dram_bytes, summarize  # noqa: PLC0415
-
-    rows = compare_dram_bytes(Path(args.data_dir))
-    summary = summarize(rows)
-    if args.format == "json":
-        _emit({"summary": summary, "rows": rows})
-        return
-    sys.stderr.write(
-        f"{'m':>6} {'k':>6} {'n':>6} {'cta tile':>12} {'read MB meas':>13} "
-        f"{'pred':>9} {'error':>7} {'write MB meas':>14} {'pred':>9} {'of C':>7}\n"
-    )
-    for row in rows:
-        tile = "x".join(str(t) for t in row.cta_tile)
-        sys.stderr.write(
-            f"{row.m:>6} {row.k:>6} {row.n:>6} {tile:>12} "
-            f"{row.measured_read_bytes / 1e6:>13.1f} {row.predicted_read_bytes / 1e6:>9.1f} "
-            f"{row.read_error * 100:>+6.1f}% "
-            f"{row.measured_write_bytes / 1e6:>14.1f} {row.predicted_write_back_bytes / 1e6:>9.1f} "
-            f"{row.write_error_of_output * 100:>+6.1f}%\n"
-        )
-    _emit(summary)
-
-
 def _positive_int(text: str) -> int:
     """argparse type: an integer >= 1 (else a one-line usage error)."""
     try:
@@ -154,61 +128,6 @@ def _positive_int(text: str) -> int:
         msg = f"must be an integer >= 1 (got {text!r})"
         raise argparse.ArgumentTypeError(msg)
     return value
-
-
-def _cmd_validate_gemm_latency(args: argparse.Namespace) -> None:
-    from opmodel.validation.gemm_report import run_gemm_latency  # noqa: PLC0415 - heavy, rare
-
-    _emit(run_gemm_latency(args))
-
-
-def _add_gemm_latency_parser(commands: Any) -> None:
-    latency = commands.add_parser(
-        "validate-gemm-latency", help="GEMM latency versus measured CSVs in --data-dir"
-    )
-    latency.add_argument("--data-dir", default="data", help="folder searched for GEMM CSVs")
-    latency.add_argument(
-        "--model",
-        default="extended_roofline",
-        choices=("roofline", "extended_roofline", "effective_roofline"),
-    )
-    latency.add_argument(
-        "--no-calibrate-fixed-overhead",
-        dest="calibrate",
-        action="store_false",
-        help="use the configs' fixed overhead cycles; hold out every row",
-    )
-    latency.add_argument(
-        "--fit-power-clock",
-        dest="calibrate_power_clock",
-        action="store_true",
-        help="also fit each unlocked GPU's power-limited SM clock on large training rows "
-        "(held out; beyond the overhead-only protocol, see docs/validation.md)",
-    )
-    latency.add_argument(
-        "--compare-rooflines",
-        action="store_true",
-        help="roofline and every registered GEMM model on the same rows",
-    )
-    latency.add_argument("--output-csv", help="per-row predictions and errors")
-    latency.add_argument("--output-params", help="fitted overheads and training rows as JSON")
-    latency.add_argument("--hardware-dir", help="folder of <config>.yaml (default: shipped)")
-    latency.add_argument(
-        "--training-per-class",
-        type=_positive_int,
-        default=8,
-        help="training rows per hardware and class (small, vector_like; large for the clock)",
-    )
-    latency.add_argument(
-        "--limit", type=_positive_int, help="evaluate an evenly spaced subset of rows"
-    )
-    latency.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="table: human table on stderr and JSON summary on stdout",
-    )
-    latency.set_defaults(handler=_cmd_validate_gemm_latency)
 
 
 def _sweep_progress(done: int, total: int) -> None:
@@ -290,6 +209,13 @@ def _add_ops_parser(commands: Any) -> None:
     add_calibrate_energy_parser(commands, _emit)
 
 
+def _add_gemm_parsers(commands: Any) -> None:
+    from opmodel.cli_gemm import add_gemm_latency_parser, add_gemm_traffic_parser  # noqa: PLC0415
+
+    add_gemm_traffic_parser(commands, _emit)
+    add_gemm_latency_parser(commands, _emit, _positive_int)
+
+
 def _add_measure_parser(commands: Any) -> None:
     # the sub-command's module imports opmodel.measure only when the command runs
     from opmodel.cli_measure import add_measure_parser  # noqa: PLC0415
@@ -321,18 +247,7 @@ def _build_parser() -> _Parser:
     check = hw_commands.add_parser("check", help="validate a config file")
     check.add_argument("file", help="YAML path")
     check.set_defaults(handler=_cmd_hardware_check)
-    traffic = commands.add_parser(
-        "validate-gemm-traffic", help="GEMM DRAM bytes versus Nsight Compute counters (A100)"
-    )
-    traffic.add_argument("--data-dir", default="data", help="folder holding rapid_llm_ncu_gemm/")
-    traffic.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="table: per-row table on stderr, summary JSON on stdout; json: all rows",
-    )
-    traffic.set_defaults(handler=_cmd_validate_gemm_traffic)
-    _add_gemm_latency_parser(commands)
+    _add_gemm_parsers(commands)
     _add_sweep_parser(commands)
     _add_measure_parser(commands)
     _add_ops_parser(commands)
