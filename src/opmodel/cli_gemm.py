@@ -37,11 +37,8 @@ def add_gemm_traffic_parser(commands: Any, emit: Callable[[Any], None]) -> None:
         "validate-gemm-traffic", help="GEMM DRAM bytes versus Nsight Compute counters (A100)"
     )
     traffic.add_argument("--data-dir", default="data", help="folder holding rapid_llm_ncu_gemm/")
-    traffic.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="table: per-row table on stderr, summary JSON on stdout; json: all rows",
+    _add_format_flag(
+        traffic, "table: per-row table on stderr, summary JSON on stdout; json: all rows"
     )
     traffic.set_defaults(handler=run)
 
@@ -96,12 +93,7 @@ def add_gemm_latency_parser(
     latency.add_argument(
         "--limit", type=positive_int, help="evaluate an evenly spaced subset of rows"
     )
-    latency.add_argument(
-        "--format",
-        choices=("table", "json"),
-        default="table",
-        help="table: human table on stderr and JSON summary on stdout",
-    )
+    _add_format_flag(latency, "table: human table on stderr and JSON summary on stdout")
     latency.set_defaults(handler=run)
 
 
@@ -120,3 +112,8 @@ def _add_calibration_flags(latency: Any) -> None:
         help="also fit each unlocked GPU's power-limited SM clock on large training rows "
         "(held out; beyond the overhead-only protocol, see docs/validation.md)",
     )
+
+
+def _add_format_flag(parser: Any, text: str) -> None:
+    """``--format table|json`` (default ``table``), described by ``text``."""
+    parser.add_argument("--format", choices=("table", "json"), default="table", help=text)
