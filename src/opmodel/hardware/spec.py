@@ -13,8 +13,16 @@ from types import MappingProxyType
 from typing import Any
 
 from opmodel.core.dtypes import DType
-from opmodel.core.enums import StrValueEnum
 from opmodel.hardware.energy_calibration import EnergyCalibration
+from opmodel.hardware.structure import (
+    ASYNC_INSTRUCTIONS,
+    WARP_MMA_INSTRUCTIONS,
+    ClockDomain,
+    HardwareKind,
+    Instruction,
+    MxuSpec,
+    SmSpec,
+)
 from opmodel.parsing.schema import Check
 
 __all__ = [
@@ -41,89 +49,6 @@ _FRAC = {"check": Check.FRACTION}
 
 def _empty() -> Mapping[Any, Any]:
     return MappingProxyType({})
-
-
-class HardwareKind(StrValueEnum):
-    """Device family; drives which kernel machinery applies."""
-
-    GPU = "gpu"
-    TPU = "tpu"
-
-
-class ClockDomain(StrValueEnum):
-    """Which clock a memory level's bandwidth and latency follow when the SM clock changes."""
-
-    CORE = "core"
-    MEMORY = "memory"
-
-
-class Instruction(StrValueEnum):
-    """How a GEMM kernel's math is issued."""
-
-    MMA_SYNC = "mma_sync"  # warp-level tensor-core MMA (NVIDIA sm_80 and later)
-    WGMMA = "wgmma"  # warpgroup-level asynchronous MMA with TMA loads (NVIDIA sm_90)
-    TCGEN05 = "tcgen05"  # CTA-level asynchronous MMA, accumulators in tensor memory (sm_100)
-    MFMA = "mfma"  # wavefront-level matrix FMA on AMD CDNA matrix cores
-    SIMT = "simt"  # vector FMA on the CUDA cores / SIMD lanes
-
-
-WARP_MMA_INSTRUCTIONS = frozenset({Instruction.MMA_SYNC, Instruction.MFMA})
-"""Instructions one warp (wavefront) issues on its own fragments: kernels built from op attrs
-use the architecture's ``sm.warp_mma_instruction``, which must be one of these."""
-
-ASYNC_INSTRUCTIONS = frozenset({Instruction.WGMMA, Instruction.TCGEN05})
-"""Asynchronous MMAs fed by TMA, with producer warps and CTA clusters."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class SmSpec:
-    """GPU streaming-multiprocessor structure and per-SM limits (CUDA occupancy limits).
-
-    ``fma_latency_cycles`` is the dependent-issue latency of a vector FMA (4 cycles on Volta
-    and later per the CUDA C++ Best Practices Guide, the default when omitted);
-    ``mma_sync_tensor_fraction`` is the share of the tensor peak that warp-level ``mma.sync``
-    instructions can reach (1.0 when omitted; below 1 on sm_90, whose full rate needs
-    warpgroup ``wgmma``). ``warp_mma_instruction`` is the warp-level matrix instruction that
-    kernels built from op attrs issue: ``mma_sync`` on NVIDIA (default), ``mfma`` on AMD CDNA,
-    where an SM is a compute unit, an SMSP a SIMD and a warp a 64-wide wavefront.
-    ``sfu_ops_per_cycle_per_sm``: results per clock per SM of the special-function unit
-    (``exp2``, ``rsqrt``, ``sin``, ...): 16 for compute capability 5.x to 9.0 in the CUDA C++
-    Programming Guide's arithmetic-instruction throughput table (the default when omitted).
-    ``cta_turnaround_cycles``: SM cycles to launch a CTA, run it and free its slot beyond its
-    own work, which every CTA of a resident slot pays in turn (0 when omitted: not priced);
-    the shipped values come from gpu-benches' published gpu-stream sweeps, where a wave of
-    store-only 32-thread CTAs takes that long (docs/hardware.md).
-    """
-
-    sm_count: int = field(metadata=_POS)
-    smsps_per_sm: int = field(metadata=_POS)
-    warp_size: int = field(metadata=_POS)
-    max_ctas_per_sm: int = field(metadata=_POS)
-    max_warps_per_sm: int = field(metadata=_POS)
-    max_threads_per_cta: int = field(metadata=_POS)
-    registers_per_sm: int = field(metadata=_POS)
-    max_registers_per_thread: int = field(metadata=_POS)
-    shared_memory_per_sm_bytes: int = field(metadata=_POS)
-    max_shared_memory_per_cta_bytes: int = field(metadata=_POS)
-    mma_shape_mnk: tuple[int, int, int]
-    tensor_latency_cycles: int = field(metadata=_POS)
-    register_allocation_unit: int = field(metadata=_POS)
-    shared_memory_reserved_per_cta_bytes: int = field(metadata=_NONNEG)
-    fma_latency_cycles: int = field(default=4, metadata=_POS)
-    mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
-    warp_mma_instruction: Instruction = Instruction.MMA_SYNC
-    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=_POS)
-    cta_turnaround_cycles: float = field(default=0.0, metadata=_NONNEG)
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class MxuSpec:
-    """TPU TensorCore / matrix-unit (systolic array) structure."""
-
-    tensor_cores: int = field(metadata=_POS)
-    mxus_per_core: int = field(metadata=_POS)
-    mxu_rows: int = field(metadata=_POS)
-    mxu_cols: int = field(metadata=_POS)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
