@@ -16,8 +16,9 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
-from opmodel.models.gemm.kernel import kernel_tiles, smem_tile_bytes, warp_tile_for
+from opmodel.models.gemm.kernel import warp_tile_for
 from opmodel.models.gemm.selection import _specialise
+from opmodel.models.gemm.tile_bytes import kernel_tiles, smem_tile_bytes
 from opmodel.models.gemm.traffic import (
     capacity_miss_fraction,
     effective_swizzle,

@@ -32,7 +32,7 @@ from enum import StrEnum
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.extended_roofline.rates import GpuRates
 from opmodel.models.gemm import GemmKernel, GemmProblem, GemmTraffic, Grid
-from opmodel.models.gemm.kernel import KernelTiles, kernel_tiles
+from opmodel.models.gemm.tile_bytes import KernelTiles, kernel_tiles
 
 __all__ = ["StageLimiter", "WaveTimeline", "wave_timeline"]
 

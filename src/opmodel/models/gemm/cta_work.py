@@ -10,9 +10,10 @@ kernel, spread over its CTAs and stages, and the epilogue's bytes. The wave timi
 from __future__ import annotations
 
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.gemm.kernel import GemmKernel, smem_tile_bytes
+from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.tile_bytes import smem_tile_bytes
 from opmodel.models.gemm.traffic import SPLIT_K_PARTIAL_BITS, GemmTraffic
 
 __all__ = ["CtaWork", "LocalWork", "cta_work", "local_work"]

@@ -18,7 +18,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.cta_work import CtaWork, LocalWork, cta_work, local_work
 from opmodel.models.gemm.device import DeviceRates, device_rates
 from opmodel.models.gemm.fast_cycles import kernel_cycles
-from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
+from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.occupancy import Grid, Occupancy, grid_of, occupancy_of
 from opmodel.models.gemm.phases import (
     KernelPhases,
@@ -27,6 +27,7 @@ from opmodel.models.gemm.phases import (
     local_stage,
 )
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.tile_bytes import KernelTiles, kernel_tiles
 from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
 
 __all__ = [

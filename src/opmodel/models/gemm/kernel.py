@@ -11,30 +11,24 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import NamedTuple
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
 from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction, SmSpec
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.tile_bytes import shared_memory_per_cta_bytes
 
 __all__ = [
     "DEFAULT_TILES",
     "GemmKernel",
     "Instruction",
-    "KernelTiles",
     "build_kernel",
     "default_registers_per_thread",
-    "held_tile_bytes",
     "kernel_problems",
-    "kernel_tiles",
     "mma_shape_for",
-    "shared_memory_per_cta_bytes",
-    "smem_tile_bytes",
     "split_k_problems",
     "static_kernel_problems",
-    "tile_bytes",
     "warp_tile_for",
 ]
 
@@ -264,59 +258,6 @@ def _tiling_problems(kernel: GemmKernel) -> list[str]:
     if kernel.raster_swizzle not in _SWIZZLES:
         problems.append(f"raster_swizzle must be one of 1, 2, 4, 8 (got {kernel.raster_swizzle})")
     return problems
-
-
-def tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int, int]:
-    """Bytes of one CTA's A tile ``[cta_m, cta_k]``, B tile ``[cta_k, cta_n]`` and C tile
-    ``[cta_m, cta_n]`` in the problem's dtypes."""
-    return (
-        kernel.cta_tile_m * kernel.cta_tile_k * problem.a_bits // 8,
-        kernel.cta_tile_k * kernel.cta_tile_n * problem.b_bits // 8,
-        kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8,
-    )
-
-
-def smem_tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int]:
-    """Bytes of the A and B tiles one CTA holds in shared memory per stage: the full tiles,
-    except that a tcgen05 CTA pair (2-SM UMMA, PTX ``cta_group::2``) splits the operand it
-    shares: B between a pair along M (``cluster_m = 2``), A between a pair along N."""
-    return held_tile_bytes(kernel, tile_bytes(kernel, problem))
-
-
-def held_tile_bytes(kernel: GemmKernel, tiles: tuple[int, int, int]) -> tuple[int, int]:
-    """:func:`smem_tile_bytes` from the CTA's ``(A, B, C)`` tile bytes."""
-    a, b, _ = tiles
-    if kernel.instruction is Instruction.TCGEN05:
-        return a // kernel.cluster_n, b // kernel.cluster_m
-    return a, b
-
-
-class KernelTiles(NamedTuple):
-    """A kernel's per-CTA tile bytes in a problem's dtypes: what the traffic and epilogue
-    equations need of (kernel, dtypes), computed once per kernel setup."""
-
-    a_bytes: int  # A tile [cta_m, cta_k]
-    b_bytes: int  # B tile [cta_k, cta_n]
-    c_bytes: int  # C tile [cta_m, cta_n]
-    held_a_bytes: int  # of A, held in shared memory per stage (smem_tile_bytes)
-    held_b_bytes: int
-    read_groups_m: int  # GemmKernel.operand_read_groups
-    read_groups_n: int
-
-
-def kernel_tiles(kernel: GemmKernel, problem: GemmProblem) -> KernelTiles:
-    """:func:`tile_bytes`, :func:`held_tile_bytes` and the operand read groups of ``kernel`` in
-    ``problem``'s dtypes."""
-    tiles = tile_bytes(kernel, problem)
-    held_a, held_b = held_tile_bytes(kernel, tiles)
-    groups_m, groups_n = kernel.operand_read_groups
-    return KernelTiles(*tiles, held_a, held_b, groups_m, groups_n)
-
-
-def shared_memory_per_cta_bytes(kernel: GemmKernel, problem: GemmProblem) -> int:
-    """``stages * (A tile + B tile)`` in shared memory (:func:`smem_tile_bytes`): the ring."""
-    a, b = smem_tile_bytes(kernel, problem)
-    return kernel.pipeline_stages * (a + b)
 
 
 def _resource_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:

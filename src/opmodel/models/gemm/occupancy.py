@@ -13,8 +13,9 @@ from enum import StrEnum
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import SmSpec
-from opmodel.models.gemm.kernel import GemmKernel, shared_memory_per_cta_bytes
+from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.tile_bytes import shared_memory_per_cta_bytes
 
 __all__ = ["Grid", "Limiter", "Occupancy", "grid_of", "occupancy_of"]
 

@@ -16,9 +16,10 @@ Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm).
 from __future__ import annotations
 
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.gemm.kernel import GemmKernel, KernelTiles, kernel_tiles
+from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.occupancy import Grid
 from opmodel.models.gemm.problem import GemmProblem
+from opmodel.models.gemm.tile_bytes import KernelTiles, kernel_tiles
 from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 
 __all__ = [
