@@ -29,7 +29,7 @@ __all__ = ["HBM_FRACTION_SPLITS", "HbmFractionSplit", "MeasuredRow", "is_hbm_fra
 
 
 class MeasuredRow(Protocol):
-    """What a split reads of a measured op row (``opmodel.validation.op_latency.OpRow``)."""
+    """What a split reads of a measured op row (``opmodel.validation.op_rows.OpRow``)."""
 
     @property
     def hardware(self) -> str: ...

@@ -18,14 +18,11 @@ Malformed rows are skipped and counted by reason.
 
 from __future__ import annotations
 
-import csv
-import math
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from opmodel.batch import op_from_row
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp
@@ -37,10 +34,10 @@ from opmodel.models.streaming.issue import issue_calibration, issue_key
 from opmodel.validation.hbm_split import is_hbm_fraction_training_row
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.op_rows import OpRow, load_op_rows
 from opmodel.validation.timing_scope import (
     event_training_rows,
     fit_event_offsets,
-    timing_scope,
 )
 
 __all__ = [
@@ -50,22 +47,6 @@ __all__ = [
     "load_op_rows",
     "validate_op_latency",
 ]
-
-_REQUIRED = ("kind", "tensors", "time", "hardware")
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class OpRow:
-    """One measured op."""
-
-    op: LocalOp
-    time_s: float
-    hardware: str
-    clock_hz: float | None
-    source: str
-    implementation: str
-    label: str
-    timing_scope: str = "kernel"  # "kernel" or "event" (opmodel.validation.timing_scope)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -90,65 +71,6 @@ class OpLatencyResult:
     event_offset_s: dict[str, float] = field(default_factory=dict)
     event_training: ErrorMetrics | None = None
     split: tuple[str, ...] = ()
-
-
-def _parse(record: dict[str, str], where: str) -> OpRow:
-    """One row; ValueError with the reason when it is malformed."""
-    for column in _REQUIRED:
-        if not (record.get(column) or "").strip():
-            raise ValueError(f"empty {column}")
-    time_ms = float(record.get("kernel_time") or record["time"])
-    if not time_ms > 0 or not math.isfinite(time_ms):
-        raise ValueError("non-positive time")
-    clock = (record.get("clock_mhz") or "").strip()
-    try:
-        op = op_from_row(record, where)
-    except ConfigError as exc:
-        raise ValueError(f"invalid op ({exc.problems[0].split(': ', 1)[-1]})") from None
-    return OpRow(
-        op=op,
-        time_s=time_ms / 1e3,
-        hardware=record["hardware"].strip(),
-        clock_hz=float(clock) * 1e6 if clock else None,
-        source=(record.get("source") or "").strip() or "unknown",
-        # the column, else the op's own attr (opmodel measure's tables carry only the attr)
-        implementation=(record.get("implementation") or "").strip()
-        or str(op.attrs.get("implementation", "unknown")),
-        label=(record.get("label") or "").strip(),
-        timing_scope=timing_scope(record),
-    )
-
-
-def _files(data_dir: Path) -> list[Path]:
-    """``data_dir/ops/**/*.csv`` and the op tables of ``opmodel measure`` runs kept in
-    ``data_dir/measured/*/ops.csv``; any ``*.csv`` under ``data_dir`` when it has no ``ops``."""
-    ops = data_dir / "ops"
-    if not ops.is_dir():
-        return sorted(p for p in data_dir.rglob("*.csv") if p.is_file())
-    measured = (data_dir / "measured").glob("*/ops.csv")
-    return sorted([*(p for p in ops.rglob("*.csv") if p.is_file()), *measured])
-
-
-def load_op_rows(data_dir: Path) -> tuple[list[OpRow], Counter[str]]:
-    """Rows of every op table under ``data_dir/ops`` (or ``data_dir``) and skips by reason."""
-    if not data_dir.is_dir():
-        raise ConfigError([f"{data_dir}: not a directory (expected a folder of op-table CSVs)"])
-    rows: list[OpRow] = []
-    skipped: Counter[str] = Counter()
-    for path in _files(data_dir):
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            if not set(_REQUIRED) <= set(reader.fieldnames or ()):
-                continue  # not an op table (a GEMM CSV, say)
-            for line, record in enumerate(reader, start=2):
-                try:
-                    rows.append(_parse(record, f"{path}:{line}"))
-                except ValueError as exc:
-                    skipped[str(exc)] += 1
-    if not rows and not skipped:
-        columns = ", ".join(_REQUIRED)
-        raise ConfigError([f"{data_dir}: no op tables found (CSV files with columns {columns})"])
-    return rows, skipped
 
 
 def _spec(
