@@ -8,13 +8,13 @@ values through the op's view or their own parameter objects, never raw lookups w
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import did_you_mean
+from opmodel.core.frozen_attrs import AttrValue, FrozenAttrs
 
 __all__ = [
     "ELEMENTWISE_FLOPS_PER_ELEMENT",
@@ -24,8 +24,6 @@ __all__ = [
     "attr_specs",
     "validate_attrs",
 ]
-
-AttrValue = bool | int | float | str
 
 # FLOPs charged per output element by elementwise function. Counting convention (documented in
 # docs/models/roofline.md): one FLOP per add/sub/mul/div/compare/max; transcendental functions
@@ -284,47 +282,3 @@ def validate_attrs(kind: OpKind, attrs: Mapping[str, object]) -> list[str]:
         if problem is not None:
             problems.append(f"attrs.{name}: {problem}")
     return problems
-
-
-class FrozenAttrs(Mapping[str, AttrValue]):
-    """An immutable, hashable mapping of attribute names to values."""
-
-    __slots__ = ("_data", "_hash")
-
-    def __init__(self, data: Mapping[str, AttrValue] | None = None) -> None:
-        self._data: dict[str, AttrValue] = dict(data or {})
-        self._hash: int | None = None
-
-    def __getitem__(self, key: str) -> AttrValue:
-        return self._data[key]
-
-    def get(self, key: str, default: Any = None) -> Any:
-        """The value of ``key``, or ``default`` (the dict's own lookup: Mapping's generic
-        ``get`` raises and catches a KeyError for every absent key)."""
-        return self._data.get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._data
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._data)
-
-    def __len__(self) -> int:
-        return len(self._data)
-
-    def __hash__(self) -> int:
-        if self._hash is None:
-            self._hash = hash(frozenset(self._data.items()))
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        if other is self:
-            return True
-        if isinstance(other, FrozenAttrs):
-            return self._data == other._data
-        if isinstance(other, Mapping):
-            return self._data == dict(other)
-        return NotImplemented
-
-    def __repr__(self) -> str:
-        return f"FrozenAttrs({self._data!r})"

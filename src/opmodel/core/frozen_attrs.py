@@ -1,0 +1,56 @@
+"""An op's attribute values: the value types attributes take and the immutable, hashable
+mapping :class:`~opmodel.core.op.LocalOp` keeps them in (the schema they are checked against
+is :mod:`opmodel.core.attrs`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Any
+
+__all__ = ["AttrValue", "FrozenAttrs"]
+
+AttrValue = bool | int | float | str
+
+
+class FrozenAttrs(Mapping[str, AttrValue]):
+    """An immutable, hashable mapping of attribute names to values."""
+
+    __slots__ = ("_data", "_hash")
+
+    def __init__(self, data: Mapping[str, AttrValue] | None = None) -> None:
+        self._data: dict[str, AttrValue] = dict(data or {})
+        self._hash: int | None = None
+
+    def __getitem__(self, key: str) -> AttrValue:
+        return self._data[key]
+
+    def get(self, key: str, default: Any = None) -> Any:
+        """The value of ``key``, or ``default`` (the dict's own lookup: Mapping's generic
+        ``get`` raises and catches a KeyError for every absent key)."""
+        return self._data.get(key, default)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if other is self:
+            return True
+        if isinstance(other, FrozenAttrs):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other)
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"FrozenAttrs({self._data!r})"
