@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.errors import ConfigError
-from opmodel.measure.backend import CaseResult, DeviceInfo
+from opmodel.measure.protocol import CaseResult, DeviceInfo
 from opmodel.measure.runner import MeasureRequest, dry_run
 from opmodel.measure.writer import Measured, write_dataset
 

@@ -8,9 +8,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.hardware import load_hardware
-from opmodel.measure.backend import Backend, CaseResult, TorchBackend
+from opmodel.measure.backend import TorchBackend
 from opmodel.measure.grid import load_grid
 from opmodel.measure.plan import Plan, plan
+from opmodel.measure.protocol import Backend, CaseResult
 from opmodel.measure.writer import Measured, write_dataset
 from opmodel.models import get_model
 

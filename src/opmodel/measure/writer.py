@@ -31,8 +31,8 @@ from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.hardware import load_hardware
 from opmodel.measure.aten import aten_uses_128bit_vectors, sdpa_runs_cudnn
-from opmodel.measure.backend import CaseResult, DeviceInfo
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MeasureGrid
+from opmodel.measure.protocol import CaseResult, DeviceInfo
 from opmodel.models.streaming.kernels import runs_aten_elementwise
 
 __all__ = ["GEMM_COLUMNS", "OPS_COLUMNS", "Measured", "write_dataset"]
