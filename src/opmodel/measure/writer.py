@@ -223,6 +223,44 @@ Units: ms (time), J (energy), MHz (clocks). Produced by the user's own run; no t
 {_failures_md(failed)}"""
 
 
+def _run_record(
+    info: DeviceInfo, grid: MeasureGrid, measured: Measured, context: dict[str, str]
+) -> dict[str, object]:
+    """run.json: the device, the context, the grid's settings, every case's raw times, energy
+    and clocks (and kernel-scope times when timed), and the failed cases with their reasons."""
+    return {
+        "device": asdict(info),
+        "context": context,
+        "grid": {
+            "name": grid.name,
+            "warmup": grid.warmup,
+            "repeats": grid.repeats,
+            "flush_l2": grid.flush_l2,
+            "energy": grid.energy,
+            "energy_loop_s": grid.energy_loop_s,
+            "kernel_timing": grid.kernel_timing,
+        },
+        "cases": [
+            {
+                "label": r.case.label,
+                "times_ms": list(r.times_ms),
+                "energy_j": r.energy_j,
+                "energy_runs": r.energy_runs,
+                "energy_loop_s": r.energy_loop_s,
+                "sm_clock_mhz": [
+                    r.sm_clock_mhz_before,
+                    r.sm_clock_mhz_under_load,
+                    r.sm_clock_mhz_after,
+                ],
+                "mem_clock_mhz": r.mem_clock_mhz,
+                **(_kernel_record(r) if grid.kernel_timing else {}),
+            }
+            for r in measured.results
+        ],
+        "failed": [{"label": label, "reason": reason} for label, reason in measured.failed],
+    }
+
+
 def write_dataset(
     directory: Path,
     info: DeviceInfo,
@@ -258,37 +296,7 @@ def write_dataset(
     kernel = any(r.kernel_times_ms for r in results)
     _write_csv(directory / "gemm.csv", GEMM_COLUMNS, gemm, kernel)
     _write_csv(directory / "ops.csv", OPS_COLUMNS, ops, kernel)
-    run = {
-        "device": asdict(info),
-        "context": context,
-        "grid": {
-            "name": grid.name,
-            "warmup": grid.warmup,
-            "repeats": grid.repeats,
-            "flush_l2": grid.flush_l2,
-            "energy": grid.energy,
-            "energy_loop_s": grid.energy_loop_s,
-            "kernel_timing": grid.kernel_timing,
-        },
-        "cases": [
-            {
-                "label": r.case.label,
-                "times_ms": list(r.times_ms),
-                "energy_j": r.energy_j,
-                "energy_runs": r.energy_runs,
-                "energy_loop_s": r.energy_loop_s,
-                "sm_clock_mhz": [
-                    r.sm_clock_mhz_before,
-                    r.sm_clock_mhz_under_load,
-                    r.sm_clock_mhz_after,
-                ],
-                "mem_clock_mhz": r.mem_clock_mhz,
-                **(_kernel_record(r) if grid.kernel_timing else {}),
-            }
-            for r in results
-        ],
-        "failed": [{"label": label, "reason": reason} for label, reason in failed],
-    }
+    run = _run_record(info, grid, measured, context)
     (directory / "run.json").write_text(json.dumps(run, indent=2) + "\n")
     (directory / "SOURCE.md").write_text(_source_md(info, grid, results, context, failed))
     return {"gemm.csv": len(gemm), "ops.csv": len(ops)}
