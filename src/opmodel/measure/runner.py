@@ -61,29 +61,13 @@ def run_measurements(
     if request.lock_sm_clock_mhz is not None:
         locked = gpu.lock_sm_clock(request.lock_sm_clock_mhz)
     start = time.perf_counter()
-    results: list[CaseResult] = []
-    failed: list[tuple[str, str]] = []
-    interrupted = False
     try:
-        for index, case in enumerate(the_plan.cases):
-            try:
-                results.append(gpu.measure(case, the_plan.grid))
-            except Exception as exc:  # a failing case is recorded and the grid goes on
-                failed.append((case.label, _reason(exc)))
-            if progress is not None:
-                progress(index + 1, len(the_plan.cases))
-    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: keep what was measured
-        interrupted = True
+        results, failed, interrupted = _measure_cases(gpu, the_plan, progress)
     finally:
         if locked:
             gpu.unlock_clocks()
     seconds = time.perf_counter() - start
-    if request.lock_sm_clock_mhz is None:
-        lock = "not requested (clocks free)"
-    elif locked:
-        lock = f"locked at {request.lock_sm_clock_mhz:.0f} MHz"
-    else:
-        lock = f"requested {request.lock_sm_clock_mhz:.0f} MHz, not permitted (clocks free)"
+    lock = _lock_text(request.lock_sm_clock_mhz, locked)
     done = len(results) + len(failed)
     context = {
         "hardware": request.hardware,
@@ -109,6 +93,35 @@ def run_measurements(
         "failed": len(failed),
         "interrupted": interrupted,
     }
+
+
+def _measure_cases(
+    gpu: Backend, the_plan: Plan, progress: Progress | None
+) -> tuple[list[CaseResult], list[tuple[str, str]], bool]:
+    """Measure the plan's cases in order: the results, the failed cases with their reasons,
+    and whether a KeyboardInterrupt stopped the grid (what was measured is kept)."""
+    results: list[CaseResult] = []
+    failed: list[tuple[str, str]] = []
+    try:
+        for index, case in enumerate(the_plan.cases):
+            try:
+                results.append(gpu.measure(case, the_plan.grid))
+            except Exception as exc:  # a failing case is recorded and the grid goes on
+                failed.append((case.label, _reason(exc)))
+            if progress is not None:
+                progress(index + 1, len(the_plan.cases))
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM in the CLI: keep what was measured
+        return results, failed, True
+    return results, failed, False
+
+
+def _lock_text(requested_mhz: float | None, locked: bool) -> str:
+    """What SOURCE.md and the summary say about the SM clock lock."""
+    if requested_mhz is None:
+        return "not requested (clocks free)"
+    if locked:
+        return f"locked at {requested_mhz:.0f} MHz"
+    return f"requested {requested_mhz:.0f} MHz, not permitted (clocks free)"
 
 
 def _reason(exc: Exception) -> str:
