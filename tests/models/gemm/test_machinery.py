@@ -16,8 +16,8 @@ from opmodel.models.gemm import (
     grid_of,
     occupancy_of,
 )
+from opmodel.models.gemm.candidates import specialise
 from opmodel.models.gemm.kernel import warp_tile_for
-from opmodel.models.gemm.selection import _specialise
 from opmodel.models.gemm.tile_bytes import kernel_tiles, smem_tile_bytes
 from opmodel.models.gemm.traffic import (
     capacity_miss_fraction,
@@ -232,7 +232,7 @@ def test_two_sm_tcgen05_pairs_split_the_shared_operand() -> None:
             and t.cluster == (2, 1)
             and t.split_k == 1
         )
-        kernel = _specialise(paired, sm, problem)
+        kernel = specialise(paired, sm, problem)
         a, b = smem_tile_bytes(kernel, problem)
         full_b = 64 * 256 * 2
         assert (a, b) == (128 * 64 * 2, full_b // 2 if instruction == "tcgen05" else full_b)
