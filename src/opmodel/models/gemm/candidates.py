@@ -32,6 +32,9 @@ class Candidate:
     cta_stage_cycles: float  # SM time of one CTA-stage at full residency
     skinny_only: bool
     min_mn_if_mn_major: int  # the family's smallest min(M, N) with an M- or N-major operand
+    # the kernel's (cta_tile_m, cta_tile_n, cta_tile_k, split_k, cluster_m, cluster_n), read
+    # once per candidate by the pre-rank's loop
+    shape: tuple[int, int, int, int, int, int]
 
 
 def specialise(t: KernelTemplate, sm: SmSpec, problem: GemmProblem) -> GemmKernel:
@@ -104,6 +107,14 @@ def _build_candidates(hardware: HardwareSpec, problem: GemmProblem) -> tuple[Can
                 cta_stage_cycles=max(stage.tensor_cycles, stage.smem_cycles) / resident,
                 skinny_only=template.skinny_only,
                 min_mn_if_mn_major=template.min_mn_if_mn_major,
+                shape=(
+                    kernel.cta_tile_m,
+                    kernel.cta_tile_n,
+                    kernel.cta_tile_k,
+                    kernel.split_k,
+                    kernel.cluster_m,
+                    kernel.cluster_n,
+                ),
             )
         )
     return tuple(out)

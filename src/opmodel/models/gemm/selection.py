@@ -101,19 +101,19 @@ def _pre_rank(
     latency = rates.dram_latency_cycles + rates.l2_latency_cycles
     scored = []
     for index, c in enumerate(candidates):
-        kern = c.kernel
         if c.skinny_only and not skinny:
             continue
         if mn_needed is not None and mn_needed < c.min_mn_if_mn_major:
             continue
-        tm, tn = -(-m // kern.cta_tile_m), -(-n // kern.cta_tile_n)
-        tiles, k_tiles, split = batch * tm * tn, -(-k // kern.cta_tile_k), kern.split_k
-        if split > k_tiles or (split > 1 and tiles >= c.ctas_per_wave):
+        cta_m, cta_n, cta_k, split, cluster_m, cluster_n = c.shape
+        tm, tn = -(-m // cta_m), -(-n // cta_n)
+        tiles, k_tiles, per_wave = batch * tm * tn, -(-k // cta_k), c.ctas_per_wave
+        if split > k_tiles or (split > 1 and tiles >= per_wave):
             continue
         ctas = tiles * split
         work = -(-ctas // sms) * -(-k_tiles // split) * c.cta_stage_cycles
-        l2 = batch * (-(-tn // kern.cluster_n) * a_bytes + -(-tm // kern.cluster_m) * b_bytes)
-        waves = -(-ctas // c.ctas_per_wave)
+        l2 = batch * (-(-tn // cluster_n) * a_bytes + -(-tm // cluster_m) * b_bytes)
+        waves = -(-ctas // per_wave)
         score = max(work, l2 / l2_rate, dram) + waves * latency + (split - 1) * per_slice
         scored.append((score, index))
     return scored
