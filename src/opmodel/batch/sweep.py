@@ -141,6 +141,48 @@ class SweepOptions:
             raise ConfigError([msg])
 
 
+def _predict(
+    work: list[tuple[str, dict[str, object]]],
+    hardware_ref: str,
+    opts: SweepOptions,
+    progress: Progress | None,
+) -> list[tuple[object, ...]]:
+    """Predict the distinct ops ``work`` (where, row) in chunks on ``opts.engine``: one
+    result tuple per op, its last item the error (None when it was predicted)."""
+    parallel = opts.engine.workers or os.cpu_count() or 1
+    chunk = max(_MIN_CHUNK, math.ceil(len(work) / (_CHUNKS_PER_WORKER * parallel)))
+    chunks = [work[i : i + chunk] for i in range(0, len(work), chunk)]
+    func = functools.partial(
+        predict_rows,
+        hardware=hardware_ref,
+        clock_hz=opts.clock_hz,
+        model=opts.model,
+        burst=opts.power_state == "burst",
+    )
+    return [r for part in run_chunks(func, chunks, opts.engine, progress) for r in part]
+
+
+def _attach_results(
+    table: dict[str, list[object]],
+    results: list[tuple[object, ...]],
+    row_to_op: list[int],
+    skip_invalid: bool,
+) -> int:
+    """Add the result columns (and, with ``skip_invalid``, ``error``) to ``table``, each row
+    its op's; returns the rows in error. Without ``skip_invalid`` an error stops the sweep
+    with the first one's message and how many more rows failed."""
+    errors = [r[-1] for r in results if r[-1] is not None]
+    if errors and not skip_invalid:
+        more = sum(1 for op in row_to_op if results[op][-1] is not None) - 1
+        tail = f" (and {more} more rows; --skip-invalid records them)" if more else ""
+        raise ConfigError([f"{errors[0]}{tail}"])
+    for position, column in enumerate(RESULT_COLUMNS):
+        table[column] = [results[op][position] for op in row_to_op]
+    if skip_invalid:
+        table["error"] = [results[op][-1] for op in row_to_op]
+    return sum(1 for op in row_to_op if results[op][-1] is not None)
+
+
 def run_sweep(
     ops: str | Path,
     hardware: str | Path,
@@ -157,14 +199,13 @@ def run_sweep(
     total)`` is called as distinct ops finish.
     """
     opts = options or SweepOptions()
-    model, clock_hz, skip_invalid = opts.model, opts.clock_hz, opts.skip_invalid
     burst = opts.power_state == "burst"
     start = time.perf_counter()
     ops_path, out_path = Path(ops), Path(output)
     table_format(out_path)  # reject an unknown output format before any work
     hardware_ref = str(hardware)
-    _spec(hardware_ref, clock_hz, burst)  # fail fast, in this process, on a bad config or clock
-    resolve(_spec(hardware_ref, clock_hz, burst), model)
+    # fail fast, in this process, on a bad config, clock or model
+    resolve(_spec(hardware_ref, opts.clock_hz, burst), opts.model)
     table = read_table(ops_path)
     _check_columns(ops_path, table)
     rows = len(table["name"])
@@ -174,29 +215,14 @@ def run_sweep(
         (f"{ops_path}: row {row + 1}", {name: table[name][row] for name in names})
         for row in first_rows
     ]
-    parallel = opts.engine.workers or os.cpu_count() or 1
-    chunk = max(_MIN_CHUNK, math.ceil(len(work) / (_CHUNKS_PER_WORKER * parallel)))
-    chunks = [work[i : i + chunk] for i in range(0, len(work), chunk)]
-    func = functools.partial(
-        predict_rows, hardware=hardware_ref, clock_hz=clock_hz, model=model, burst=burst
-    )
-    results = [r for part in run_chunks(func, chunks, opts.engine, progress) for r in part]
-    errors = [(first_rows[i], r[-1]) for i, r in enumerate(results) if r[-1] is not None]
-    if errors and not skip_invalid:
-        more = sum(1 for op in row_to_op if results[op][-1] is not None) - 1
-        tail = f" (and {more} more rows; --skip-invalid records them)" if more else ""
-        raise ConfigError([f"{errors[0][1]}{tail}"])
-    for position, column in enumerate(RESULT_COLUMNS):
-        table[column] = [results[op][position] for op in row_to_op]
-    error_rows = sum(1 for op in row_to_op if results[op][-1] is not None)
-    if skip_invalid:
-        table["error"] = [results[op][-1] for op in row_to_op]
+    results = _predict(work, hardware_ref, opts, progress)
+    error_rows = _attach_results(table, results, row_to_op, opts.skip_invalid)
     write_table(out_path, table)
     return SweepSummary(
         ops=str(ops_path),
         output=str(out_path),
         hardware=hardware_ref,
-        model=model,
+        model=opts.model,
         engine=opts.engine.kind,
         rows=rows,
         unique_ops=len(first_rows),
