@@ -102,7 +102,7 @@ def stage_work(
     all wait for its first DRAM fetch, so every load sees DRAM latency although the bytes
     travel from DRAM once. In longer kernels a stage waits on DRAM with the probability that
     either operand's tile misses (:attr:`GemmTraffic.stage_miss_fraction`). ``tiles``: the
-    kernel's :func:`~opmodel.models.gemm.kernel.kernel_tiles` when the caller has them cached.
+    kernel's :func:`~opmodel.models.gemm.tile_bytes.kernel_tiles` when the caller has them cached.
     """
     if tiles is None:
         tiles = kernel_tiles(kernel, problem)

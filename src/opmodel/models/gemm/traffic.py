@@ -166,7 +166,7 @@ def gemm_traffic(
     tiles: KernelTiles | None = None,
 ) -> GemmTraffic:
     """All traffic of the kernel (see the module docstring for the reuse model); ``tiles`` are
-    :func:`~opmodel.models.gemm.kernel.kernel_tiles` when the caller has them cached."""
+    :func:`~opmodel.models.gemm.tile_bytes.kernel_tiles` when the caller has them cached."""
     if tiles is None:
         tiles = kernel_tiles(kernel, problem)
     a_batch, b_batch = _unique_operand_bytes(problem, problem.a_bits, problem.b_bits)
@@ -185,15 +185,8 @@ def gemm_traffic(
     b_dram = b_copies * b_batch * b_passes
     # another kernel's dirty lines this one evicts (l2_survival.dirty_write_back_bytes)
     dirty = problem.l2_dirty_bytes
-    written_back = (
-        round(
-            dirty_write_back_bytes(
-                dirty, a_dram + b_dram + c_read + 2 * workspace + c_bytes, l2_bytes
-            )
-        )
-        if dirty
-        else 0
-    )
+    moved = a_dram + b_dram + c_read + 2 * workspace + c_bytes
+    written_back = round(dirty_write_back_bytes(dirty, moved, l2_bytes)) if dirty else 0
     return GemmTraffic.make(
         a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
         b_l2_bytes=-(-grid.tiles_m // kernel.cluster_m) * batch * b_batch,
