@@ -106,23 +106,15 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
     counts = predict_runs(runs, model, spec_of=unit)
     gap = fit_launch_gap(counts, training)
     idle = _idle_w(hardware, runs[0].clock_hz)
-    rows, target = [], []
-    for result in counts:
-        if result.run.workload in training:
-            measured = result.run.energy_j
-            rows.append([result.terms_j.get(f, 0.0) / measured for f in _FEATURES])
-            fixed = idle * pass_time_s(result.op_latencies_s, gap) + _unfitted_j(result.terms_j)
-            target.append((measured - fixed) / measured)
-    coefficients = nnls(rows, target)
+    coefficients = _fit_terms(counts, training, idle, gap)
     terms: dict[str, float] = {**dict(zip(TERMS, coefficients, strict=True)), "launch_gap_s": gap}
-    metrics = _metrics(counts, terms, idle, training)
+    runs_in_training = sum(r.workload in training for r in runs)
     document = {
         "hardware": hardware,
         "clock_mhz": float(clocks.pop()),
         "model": model,
         "fitted_on": (
-            f"{workload_dir}: {sum(r.workload in training for r in runs)} of {len(runs)} "
-            "measured forward passes of "
+            f"{workload_dir}: {runs_in_training} of {len(runs)} measured forward passes of "
             f"'{hardware}' (every third run per model family, sorted by name); the rest is held "
             "out; repeated runs of one workload stay on one side. launch_gap_s: the host time "
             "per kernel minimising the training runs' pass-time MAPE. Then non-negative least "
@@ -131,13 +123,29 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
         ),
         "terms": terms,
         "training_runs": sorted(training),
-        "metrics": metrics,
+        "metrics": _metrics(counts, terms, idle, training),
     }
     output.parent.mkdir(parents=True, exist_ok=True)
     header = "# Written by `opmodel calibrate-energy`; fitted values, not datasheet values.\n"
     output.write_text(header + yaml.safe_dump(to_jsonable(document), sort_keys=False))
-    runs_in_training = sum(r.workload in training for r in runs)
     return {"output": str(output), **document, "training_runs": runs_in_training}
+
+
+def _fit_terms(
+    results: list[WorkloadResult], training: set[str], idle_w: float, gap_s: float
+) -> list[float]:
+    """Non-negative least squares, over the training runs, of each run's relative energy
+    residual ``(measured - idle x pass time - unfitted terms) / measured`` on its activity
+    terms per measured joule (:data:`TERMS`, in that order)."""
+    rows, target = [], []
+    for result in results:
+        if result.run.workload in training:
+            measured = result.run.energy_j
+            rows.append([result.terms_j.get(f, 0.0) / measured for f in _FEATURES])
+            pass_s = pass_time_s(result.op_latencies_s, gap_s)
+            fixed = idle_w * pass_s + _unfitted_j(result.terms_j)
+            target.append((measured - fixed) / measured)
+    return list(nnls(rows, target))
 
 
 def fit_launch_gap(results: list[WorkloadResult], training: set[str]) -> float:
