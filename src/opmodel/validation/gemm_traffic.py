@@ -116,22 +116,23 @@ def oriented_tile(m: int, n: int, cta_m: int, cta_n: int, grid_size: int) -> tup
     return cta_m, cta_n
 
 
-def _predict_row(record: dict[str, str]) -> TrafficRow:
+def _row_op(record: dict[str, str]) -> LocalOp:
+    """The fp16 GEMM an ncu row profiled, with its kernel's CTA tile (oriented as the grid
+    says), threads per CTA and stages as attrs."""
     m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
     along_m, along_n = oriented_tile(
         m, n, int(record["cta_m"]), int(record["cta_n"]), int(record["grid_size"])
     )
-    cta = (along_m, along_n, int(record["cta_k"]))
     attrs = {
-        "cta_tile_m": cta[0],
-        "cta_tile_n": cta[1],
-        "cta_tile_k": cta[2],
+        "cta_tile_m": along_m,
+        "cta_tile_n": along_n,
+        "cta_tile_k": int(record["cta_k"]),
         # the profiled kernel's threads per CTA; the warp tiles follow (warp_tile_for)
         "warps_per_cta": int(record["block_size"]) // 32,
         "pipeline_stages": int(record["stages"]),
     }
     fp16 = DType.FP16
-    op = LocalOp(
+    return LocalOp(
         name="ncu_row",
         kind=OpKind.GEMM,
         phase=Phase.INFERENCE,
@@ -142,6 +143,13 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
             TensorSpec(TensorRole.OUTPUT, (m, n), fp16),
         ),
     )
+
+
+def _predict_row(record: dict[str, str]) -> TrafficRow:
+    """The model's DRAM bytes for one ncu row on the A100, beside the measured ones."""
+    op = _row_op(record)
+    m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
+    cta = (int(op.attrs["cta_tile_m"]), int(op.attrs["cta_tile_n"]), int(op.attrs["cta_tile_k"]))
     hardware = load_hardware("a100_80gb_sxm")
     sm = hardware.compute.sm
     assert sm is not None
