@@ -103,11 +103,7 @@ def evaluate_decode(
     g = decode_grid(kernel, view, sm.sm_count)
     resident = costs.resident_ctas(kernel, view, hardware)
     tile, mma, softmax, _ = costs.tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
-    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
-    # a paged cache's block table: int32 per page
-    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
-    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
-    dram_read = view.q.nbytes + kv_bytes + table + split_bytes
+    dram_read, split_bytes = _dram_bytes(view, g)
     dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
     wave = _decode_wave(kernel, view, hardware, g, dirty)
     full, tail = divmod(g.ctas, sm.sm_count * resident)
@@ -118,12 +114,7 @@ def evaluate_decode(
     memory_s = main + combine
     return AttentionEvaluation(
         kernel=kernel,
-        tiles=TileCounts(
-            q_blocks=g.m_blocks,
-            kv_blocks=g.kv_blocks,
-            tiles=g.m_blocks * g.kv_blocks,
-            longest_block_tiles=g.tiles_per_cta,
-        ),
+        tiles=_tile_counts(g),
         splits=g.splits,
         ctas=g.ctas,
         resident_ctas_per_sm=resident,
@@ -142,6 +133,26 @@ def evaluate_decode(
         issued_mma_flops=costs.issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=clock,
         dirty_write_back_bytes=dirty,
+    )
+
+
+def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int]:
+    """DRAM reads (the queries, the KV rows the grid covers, a paged cache's block table and the
+    combine pass's partials) and the split partials' bytes (0 without splits)."""
+    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    # a paged cache's block table: int32 per page
+    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
+    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    return view.q.nbytes + kv_bytes + table + split_bytes, split_bytes
+
+
+def _tile_counts(g: DecodeGrid) -> TileCounts:
+    """The grid's query blocks, KV blocks, tiles and the longest CTA's tiles."""
+    return TileCounts(
+        q_blocks=g.m_blocks,
+        kv_blocks=g.kv_blocks,
+        tiles=g.m_blocks * g.kv_blocks,
+        longest_block_tiles=g.tiles_per_cta,
     )
 
 

@@ -115,9 +115,10 @@ def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tupl
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
+    """The prefill ``kernel`` on ``view``: the largest of its compute (fill and drain
+    included), DRAM and L2 times (module docstring), plus the fixed overhead."""
     sm, fixed, l_dram, l_l2, clock = common(hardware)
-    counts = _prefill_counts(kernel, view)
-    heads = view.batch * view.heads_q
+    counts, heads = _prefill_counts(kernel, view), view.batch * view.heads_q
     tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
     compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
