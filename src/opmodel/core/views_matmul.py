@@ -124,6 +124,26 @@ def _check_gemm_ranks(op: LocalOp, a: TensorSpec, b: TensorSpec, c: TensorSpec) 
             )
 
 
+def _check_batch_and_c(
+    op: LocalOp, a: TensorSpec, b: TensorSpec, c: TensorSpec, mn: tuple[int, int]
+) -> bool:
+    """Check a batched GEMM's B batch against A's and C's shape against ``[batch,] m, n``;
+    returns whether one 2-D B is broadcast over the batch."""
+    batched = op.kind is OpKind.BATCHED_GEMM
+    batch = a.shape[0] if batched else 1
+    broadcast_b = batched and len(b.shape) == 2
+    if batched and not broadcast_b and b.shape[0] != batch:
+        raise fail(op, f"B batch {b.shape[0]} differs from A batch {batch}")
+    want_c = (batch, *mn) if batched else mn
+    if c.shape != want_c:
+        raise fail(
+            op,
+            f"C must be {list(want_c)} for A {list(a.shape)} and B {list(b.shape)}; "
+            f"got {list(c.shape)}",
+        )
+    return broadcast_b
+
+
 def gemm_view(op: LocalOp) -> GemmView:
     """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
@@ -145,16 +165,7 @@ def gemm_view(op: LocalOp) -> GemmView:
             f"inner dimensions differ: A has k={k} but B has k={kb} "
             f"(A {list(a.shape)}, B {list(b.shape)}, transpose_a={ta}, transpose_b={tb})",
         )
-    broadcast_b = batched and len(b.shape) == 2
-    if batched and not broadcast_b and b.shape[0] != batch:
-        raise fail(op, f"B batch {b.shape[0]} differs from A batch {batch}")
-    want_c = (batch, m, n) if batched else (m, n)
-    if c.shape != want_c:
-        raise fail(
-            op,
-            f"C must be {list(want_c)} for A {list(a.shape)} and B {list(b.shape)}; "
-            f"got {list(c.shape)}",
-        )
+    broadcast_b = _check_batch_and_c(op, a, b, c, (m, n))
     return GemmView(
         batch=batch,
         m=m,
@@ -182,16 +193,11 @@ def _qkv(op: LocalOp) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
     return inputs[0], inputs[1], inputs[2]
 
 
-def attention_view(op: LocalOp) -> AttentionView:
-    """Parse and check attention Q/K/V/O; raise OpValidationError naming the problem."""
-    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    q, k, v = _qkv(op)
-    o = one(op, TensorRole.OUTPUT, "O")
-    for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
-        if len(tensor.shape) != 4:
-            raise fail(
-                op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}"
-            )
+def _check_attention_shapes(
+    op: LocalOp, q: TensorSpec, k: TensorSpec, v: TensorSpec, o: TensorSpec
+) -> None:
+    """Q, K, V and O share the batch; K and V heads and sequence; Q and K the head dim; the
+    query heads are a multiple of the KV heads; O is ``[batch, heads_q, seq_q, head_dim_v]``."""
     b, hq, sq, dqk = q.shape
     _, hkv, skv, dk = k.shape
     if k.shape[0] != b or v.shape[0] != b or o.shape[0] != b:
@@ -204,6 +210,21 @@ def attention_view(op: LocalOp) -> AttentionView:
         raise fail(op, f"K/V heads {hkv} must divide Q heads {hq} (GQA/MQA)")
     if o.shape != (b, hq, sq, v.shape[3]):
         raise fail(op, f"O must be {[b, hq, sq, v.shape[3]]}; got {list(o.shape)}")
+
+
+def attention_view(op: LocalOp) -> AttentionView:
+    """Parse and check attention Q/K/V/O; raise OpValidationError naming the problem."""
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+    q, k, v = _qkv(op)
+    o = one(op, TensorRole.OUTPUT, "O")
+    for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
+        if len(tensor.shape) != 4:
+            raise fail(
+                op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}"
+            )
+    _check_attention_shapes(op, q, k, v, o)
+    b, hq, sq, dqk = q.shape
+    _, hkv, skv, _ = k.shape
     causal = op.attrs.get("causal", False) is True
     if causal and sq > skv:
         raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
