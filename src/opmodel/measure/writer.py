@@ -176,6 +176,17 @@ def _kernel_method(grid: MeasureGrid, results: Sequence[CaseResult]) -> str:
     )
 
 
+def _clock_under_load(results: Sequence[CaseResult]) -> str:
+    """The SM clock NVML read while the energy loops ran: min / median / max over cases."""
+    loads = sorted(r.sm_clock_mhz_under_load for r in results if r.sm_clock_mhz_under_load)
+    if not loads:
+        return "not read under load (energy off)"
+    return (
+        f"{loads[0]:.0f} / {loads[len(loads) // 2]:.0f} / {loads[-1]:.0f} MHz (min / median / max "
+        "over cases, read by NVML while each energy loop ran)"
+    )
+
+
 def _source_md(
     info: DeviceInfo,
     grid: MeasureGrid,
@@ -183,13 +194,9 @@ def _source_md(
     context: dict[str, str],
     failed: Sequence[tuple[str, str]],
 ) -> str:
-    loads = sorted(r.sm_clock_mhz_under_load for r in results if r.sm_clock_mhz_under_load)
-    clock = (
-        f"{loads[0]:.0f} / {loads[len(loads) // 2]:.0f} / {loads[-1]:.0f} MHz (min / median / max "
-        "over cases, read by NVML while each energy loop ran)"
-        if loads
-        else "not read under load (energy off)"
-    )
+    """SOURCE.md of a measured dataset: the device, versions, date, command, clocks, grid
+    settings, the method, the files and the failed cases."""
+    clock = _clock_under_load(results)
     return f"""# Measured with `opmodel measure`
 
 - GPU: {info.gpu_name} ({info.sm_count} SMs, L2 {info.l2_bytes} B)
