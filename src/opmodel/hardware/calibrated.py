@@ -12,7 +12,8 @@ import dataclasses
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from opmodel.hardware.spec import HardwareSpec, MemorySpec
+from opmodel.hardware.energy_calibration import EnergyCalibration
+from opmodel.hardware.spec import ComputeSpec, HardwareSpec, MemorySpec
 
 __all__ = ["interpolate", "with_calibration", "with_estimates"]
 
@@ -29,6 +30,26 @@ def interpolate(table: Mapping[int, float], x: float) -> float:
     if high == low:
         return table[low]
     return table[low] + (table[high] - table[low]) * (x - low) / (high - low)
+
+
+def _calibrated_compute(
+    spec: HardwareSpec, calibration: EnergyCalibration, switching: float
+) -> ComputeSpec:
+    """``spec.compute`` with the fitted energy per tensor FLOP (for the calibrated dtypes) and
+    per vector FLOP, both scaled by the switching-energy factor."""
+    t = calibration.terms
+    tensor = {
+        dtype: t.tensor_j_per_flop * switching if dtype in calibration.tensor_dtypes else value
+        for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
+    }
+    vector = spec.compute.vector_energy_j_per_flop
+    if t.vector_j_per_flop is not None:
+        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop * switching))
+    return dataclasses.replace(
+        spec.compute,
+        tensor_energy_j_per_flop=MappingProxyType(tensor),
+        vector_energy_j_per_flop=vector,
+    )
 
 
 def with_calibration(spec: HardwareSpec) -> HardwareSpec:
@@ -61,18 +82,7 @@ def with_calibration(spec: HardwareSpec) -> HardwareSpec:
         switching = (interpolate(volts, mhz) / interpolate(volts, calibration.clock_mhz)) ** 2
     else:
         return dataclasses.replace(spec, overhead=overhead, uncalibrated=spec)
-    tensor = {
-        dtype: t.tensor_j_per_flop * switching if dtype in calibration.tensor_dtypes else value
-        for dtype, value in spec.compute.tensor_energy_j_per_flop.items()
-    }
-    vector = spec.compute.vector_energy_j_per_flop
-    if t.vector_j_per_flop is not None:
-        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop * switching))
-    compute = dataclasses.replace(
-        spec.compute,
-        tensor_energy_j_per_flop=MappingProxyType(tensor),
-        vector_energy_j_per_flop=vector,
-    )
+    compute = _calibrated_compute(spec, calibration, switching)
     per_byte = {"hbm": t.hbm_j_per_byte, "l2": t.l2_j_per_byte * switching}
     levels = tuple(
         dataclasses.replace(level, energy_j_per_byte=per_byte[level.name])
