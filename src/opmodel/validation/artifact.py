@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from opmodel.core.enums import OpKind
+from opmodel.core.profile import OpProfile
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
@@ -66,7 +67,20 @@ class WorkloadResult:
     op_latencies_s: tuple[float, ...] = ()
 
 
+def _add_terms(terms: dict[str, float], profile: OpProfile, active_w: float) -> None:
+    """Add one kernel's energy terms to the pass's: tensor and vector FLOPs, bytes per memory
+    level, and active power over its latency."""
+    energy = profile.energy
+    terms["tensor"] += energy.tensor_j
+    terms["vector"] += energy.vector_j
+    for level, joules in energy.memory_j.items():
+        terms[level] = terms.get(level, 0.0) + joules
+    terms["active"] += active_w * profile.latency_s
+
+
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
+    """Predict every kernel of the run's op list (module docstring): the pass time from the
+    launch queue, its energy from the summed terms and idle power over the pass."""
     model = get_model(model_name)
     entries = complete_entries(json.loads(run.ops_file.read_text()), run.family)
     kernel_s = tensor_s = 0.0
@@ -86,12 +100,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
             entry_s += profile.latency_s
             if op.kind in TENSOR_KINDS:
                 tensor_s += profile.latency_s
-            energy = profile.energy
-            terms["tensor"] += energy.tensor_j
-            terms["vector"] += energy.vector_j
-            for level, joules in energy.memory_j.items():
-                terms[level] = terms.get(level, 0.0) + joules
-            terms["active"] += spec.power.active_w * profile.latency_s
+            _add_terms(terms, profile, spec.power.active_w)
         kernel_s += entry_s
         # one host call launches an entry's kernels: one slot of the launch queue
         latencies.append(entry_s)
