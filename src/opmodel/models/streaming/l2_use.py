@@ -85,6 +85,22 @@ class L2Use(FastValue):
     dirty_written_back: float  # unrelated dirty lines the kernel's traffic evicts (dirty_bytes)
 
 
+def _warm_survival(work: StreamWork, has_l2: bool, l2_shared_bytes: float) -> tuple[float, float]:
+    """The warm input bytes (at most the reads) and the share of the previous kernel's output
+    still in L2 when they are read (:func:`producer_output_survival`; 0 without an L2 or warm
+    input)."""
+    warm_bytes = min(work.warm_read_bytes, work.read_bytes)
+    if not (has_l2 and warm_bytes):
+        return warm_bytes, 0.0
+    survival = producer_output_survival(
+        max(work.producer_bytes, warm_bytes),
+        work.read_bytes - warm_bytes + work.write_bytes,
+        l2_shared_bytes,
+        work.producer_waves,
+    )
+    return warm_bytes, survival
+
+
 def l2_use(
     kernel: StreamKernel, has_l2: bool, l2_shared_bytes: float, work: StreamWork, wave_ctas: int
 ) -> L2Use:
@@ -95,18 +111,7 @@ def l2_use(
     # a wave's rows wait in L2 for their re-read beside the output lines the wave writes
     held = wave_ctas * (reread_cta + write_bytes / kernel.ctas)
     hit = min(1.0, l2_shared_bytes / held) if has_l2 and extra and reread_cta else 1.0
-    # the share of the previous kernel's output still in L2 (producer_output_survival)
-    warm_bytes = min(work.warm_read_bytes, read_bytes)
-    survival = (
-        producer_output_survival(
-            max(work.producer_bytes, warm_bytes),
-            read_bytes - warm_bytes + write_bytes,
-            l2_shared_bytes,
-            work.producer_waves,
-        )
-        if has_l2 and warm_bytes
-        else 0.0
-    )
+    warm_bytes, survival = _warm_survival(work, has_l2, l2_shared_bytes)
     warm_hits = survival * warm_bytes
     dram_reads = read_bytes - warm_hits + extra * reread_bytes * (1 - hit)
     allocated = dram_reads + write_bytes
