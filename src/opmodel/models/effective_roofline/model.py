@@ -25,7 +25,7 @@ from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, pred
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.choice import choose_kernel, evaluate_chosen
-from opmodel.models.gemm.evaluate import traffic_by_level
+from opmodel.models.gemm.evaluate import KernelEvaluation, traffic_by_level
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -43,6 +43,8 @@ _FALLBACK = {
 
 
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    """The chosen (or given) kernel's evaluation, again at the power-limited clock when its
+    tensor activity throttles the GPU, as a profile."""
     problem = GemmProblem.from_op(op)
     choice = choose_kernel(op, problem, hardware)
     e = choice.evaluation
@@ -61,12 +63,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         engine=Engine.TENSOR if on_tensor else Engine.VECTOR,
         footprint=op.footprint,
         traffic=traffic_by_level(e.traffic),
-        energy=EnergyBreakdown.make(
-            tensor_j=e.math_j if on_tensor else 0.0,
-            vector_j=0.0 if on_tensor else e.math_j,
-            memory_j=e.memory_j,
-            static_j=e.static_j,
-        ),
+        energy=_gemm_energy(e, on_tensor=on_tensor),
         implementation=f"effective_roofline/{kernel.instruction}/{kernel.name}",  # StrEnum: value
         diagnostics=EffectiveRooflineDiagnostics.make(
             kernel=kernel,
@@ -82,6 +79,16 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             tensor_activity=activity,
             evaluation=e,
         ),
+    )
+
+
+def _gemm_energy(e: KernelEvaluation, *, on_tensor: bool) -> EnergyBreakdown:
+    """The evaluation's energy, its math on the tensor or the vector engine."""
+    return EnergyBreakdown.make(
+        tensor_j=e.math_j if on_tensor else 0.0,
+        vector_j=0.0 if on_tensor else e.math_j,
+        memory_j=e.memory_j,
+        static_j=e.static_j,
     )
 
 

@@ -28,6 +28,7 @@ blocks, so the time never falls as the problem grows.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from types import MappingProxyType
 
 from opmodel.core.enums import Engine
@@ -173,6 +174,19 @@ def _hbm_bytes(problem: GemmProblem, rows: int, bm: int, bn: int) -> tuple[int, 
     return problem.a_bytes * a_passes + problem.b_bytes * b_passes + c_read, problem.c_bytes
 
 
+def _traffic(problem: GemmProblem, d: SystolicDiagnostics) -> Mapping[str, LevelTraffic]:
+    """HBM reads and writes of the chosen blocking, and the VMEM traffic that feeds the MXUs
+    (A once per MXU-column tile of N, B once) and stages what HBM moves."""
+    read, write = _hbm_bytes(problem, d.rows_per_weight_tile, d.block_m, d.block_n)
+    vmem_read = problem.a_bytes * math.ceil(problem.n / d.mxu_cols) + problem.b_bytes
+    return MappingProxyType(
+        {
+            "hbm": LevelTraffic(read_bytes=read, write_bytes=write),
+            "vmem": LevelTraffic(read_bytes=vmem_read, write_bytes=read + write),
+        }
+    )
+
+
 def predict_systolic_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The profile of a GEMM op on a TPU (module docstring)."""
     problem = GemmProblem.from_op(op)
@@ -186,15 +200,7 @@ def predict_systolic_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         raise UnsupportedOpError(msg)
     d = _diagnostics(problem, hardware, peak)
     latency = d.total_cycles / compute.clock_hz
-    rows = d.rows_per_weight_tile
-    read, write = _hbm_bytes(problem, rows, d.block_m, d.block_n)
-    vmem_read = problem.a_bytes * math.ceil(problem.n / d.mxu_cols) + problem.b_bytes
-    traffic = MappingProxyType(
-        {
-            "hbm": LevelTraffic(read_bytes=read, write_bytes=write),
-            "vmem": LevelTraffic(read_bytes=vmem_read, write_bytes=read + write),
-        }
-    )
+    traffic = _traffic(problem, d)
     issued = round(problem.flops / d.mxu_efficiency)
     return OpProfile.make(
         latency_s=latency,
