@@ -68,16 +68,14 @@ def run_measurements(
             gpu.unlock_clocks()
     seconds = time.perf_counter() - start
     lock = _lock_text(request.lock_sm_clock_mhz, locked)
-    done = len(results) + len(failed)
+    total = len(the_plan.cases)
     context = {
         "hardware": request.hardware,
         "command": request.command,
         "lock": lock,
-        "completion": (
-            f"interrupted after {done} of {len(the_plan.cases)} cases"
-            if interrupted
-            else f"all {len(the_plan.cases)} cases run"
-        ),
+        "completion": f"interrupted after {len(results) + len(failed)} of {total} cases"
+        if interrupted
+        else f"all {total} cases run",
     }
     rows = write_dataset(
         Path(request.output_dir), info, the_plan.grid, Measured(results, failed), context

@@ -87,16 +87,23 @@ def _idle_w(name: str, clock_hz: float) -> float:
     return spec.without_calibration().at_clock(clock_hz).power.static_w
 
 
-def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path) -> dict[str, Any]:
-    """Fit, write the calibration file and return its summary."""
-    runs, _ = load_runs(workload_dir)
-    runs = [r for r in runs if r.hardware == hardware and not r.sweep]  # the main set
+def _main_runs(hardware: str, workload_dir: Path) -> tuple[list[WorkloadRun], float]:
+    """The runs of ``hardware``'s main measurement set (no sweep) and their one clock [MHz];
+    none, or several clocks, is an error naming the configs that have runs."""
+    every, _ = load_runs(workload_dir)
+    runs = [r for r in every if r.hardware == hardware and not r.sweep]
     clocks = {round(r.clock_hz / 1e6) for r in runs}
     if not runs or len(clocks) != 1:
-        found = sorted({r.hardware for r in load_runs(workload_dir)[0]})
+        found = sorted({r.hardware for r in every})
         raise ConfigError(
             [f"calibrate-energy: need runs of '{hardware}' at one clock (runs exist for {found})"]
         )
+    return runs, float(clocks.pop())
+
+
+def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path) -> dict[str, Any]:
+    """Fit, write the calibration file and return its summary."""
+    runs, clock_mhz = _main_runs(hardware, workload_dir)
     training = training_split(runs)
 
     def unit(name: str, clock_hz: float) -> HardwareSpec:
@@ -111,7 +118,7 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
     runs_in_training = sum(r.workload in training for r in runs)
     document = {
         "hardware": hardware,
-        "clock_mhz": float(clocks.pop()),
+        "clock_mhz": clock_mhz,
         "model": model,
         "fitted_on": (
             f"{workload_dir}: {runs_in_training} of {len(runs)} measured forward passes of "

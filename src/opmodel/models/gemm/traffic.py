@@ -167,25 +167,22 @@ def gemm_traffic(
 ) -> GemmTraffic:
     """All traffic of the kernel (see the module docstring for the reuse model); ``tiles`` are
     :func:`~opmodel.models.gemm.tile_bytes.kernel_tiles` when the caller has them cached."""
-    if tiles is None:
-        tiles = kernel_tiles(kernel, problem)
+    tiles = tiles or kernel_tiles(kernel, problem)
     a_batch, b_batch = _unique_operand_bytes(problem, problem.a_bits, problem.b_bits)
     a_passes, b_passes = _dram_passes(kernel, problem, grid, a_batch=a_batch, l2_bytes=l2_bytes)
-    batch = problem.batch
-    c_bytes = problem.c_bytes
+    batch, c_bytes = problem.batch, problem.c_bytes
     b_copies = 1 if problem.broadcast_b else batch
     if problem.broadcast_b and batch > 1:  # one B for every batch entry
         batch_set = a_batch + b_batch + c_bytes // batch
         b_passes *= 1 + (batch - 1) * capacity_miss_fraction(batch_set, l2_bytes)
     c_read = 0 if problem.beta_zero else c_bytes
-    partial_bytes = batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8
-    workspace = (kernel.split_k - 1) * partial_bytes
+    workspace = (kernel.split_k - 1) * (batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8)
     smem_written, smem_read = _smem_bytes(grid, tiles)
     a_dram = batch * a_batch * a_passes
     b_dram = b_copies * b_batch * b_passes
     # another kernel's dirty lines this one evicts (l2_survival.dirty_write_back_bytes)
-    dirty = problem.l2_dirty_bytes
     moved = a_dram + b_dram + c_read + 2 * workspace + c_bytes
+    dirty = problem.l2_dirty_bytes
     written_back = round(dirty_write_back_bytes(dirty, moved, l2_bytes)) if dirty else 0
     return GemmTraffic.make(
         a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
