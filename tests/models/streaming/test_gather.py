@@ -19,7 +19,7 @@ from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import instructions_per_element
 from opmodel.validation.op_latency import load_op_rows
 from tests.conftest import REPO
-from tests.models.streaming.test_streaming import _no_bytes
+from tests.models.streaming.ops import no_bytes
 
 A100 = load_hardware("a100_80gb_sxm")
 MODEL = get_model("effective_roofline")
@@ -75,7 +75,7 @@ def test_l2_loads_add_one_l2_round_trip_each_to_the_chain() -> None:
     """The same kernel with and without its index loads, no bytes moved (no queueing): the
     chain differs by 152 A100 L2 round trips (a100_80gb_sxm.yaml: 142 ns)."""
     kernel = index_select_kernel(4096, 4096, 108)
-    work = _no_bytes()
+    work = no_bytes()
     with_index = evaluate_streaming(kernel, A100, work)
     without = evaluate_streaming(dataclasses.replace(kernel, l2_serial_loads=0), A100, work)
     assert with_index.chain_s - without.chain_s == pytest.approx(152 * 1.42e-7, rel=1e-9)
