@@ -16,14 +16,9 @@ from __future__ import annotations
 import argparse
 import csv
 import json
-from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from opmodel.core.dtypes import DType
-from opmodel.core.enums import OpKind, Phase, TensorRole
-from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.hardware import load_hardware
-from opmodel.models import get_model
+from vidur_layer_ops import GemmWaves, norm_columns, vidur_ops, with_attrs
 
 COLUMNS = (
     "name",
@@ -40,7 +35,6 @@ COLUMNS = (
     "timing_scope",
 )
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
-LAYERNORM_MODELS = ("microsoft/phi-2",)  # every other Vidur model uses RMSNorm
 LIGER_GPUS = {
     "NVIDIA A100-SXM4-80GB": "a100_80gb_sxm",
     "NVIDIA H100 80GB HBM3": "h100_sxm",
@@ -57,165 +51,11 @@ LIGER_KERNELS = {
 }
 
 
-def _tensor(role: str, shape: tuple[int, ...], dtype: str) -> str:
-    return f"{role}:{'x'.join(str(d) for d in shape)}:{dtype}"
-
-
 def _row(**values: object) -> dict[str, object]:
     return {column: values.get(column, "") for column in COLUMNS}
 
 
-FP16_BYTES = 2
 DO_BENCH_FLUSH_BYTES = 256 * 1024 * 1024  # the buffer Triton's do_bench writes before each call
-
-
-def _norm(kind: str, rows: int, length: int, dtype: str, kernel: str) -> tuple[str, str]:
-    weights = {"layernorm": 2, "rmsnorm": 1, "softmax": 0}[kind]
-    tensors = [_tensor("input", (rows, length), dtype)]
-    tensors += [_tensor("weight", (length,), dtype)] * weights
-    tensors.append(_tensor("output", (rows, length), dtype))
-    return ";".join(tensors), json.dumps({"implementation": kernel})
-
-
-def _with(attrs: str, extra: Mapping[str, object]) -> str:
-    """The JSON attrs ``attrs`` with ``extra`` added."""
-    return json.dumps({**json.loads(attrs), **extra})
-
-
-def _elementwise(
-    function: str, inputs: int, shape: tuple[int, ...], kernel: str
-) -> tuple[str, str]:
-    tensors = [_tensor("input", shape, "fp16")] * inputs + [_tensor("output", shape, "fp16")]
-    return ";".join(tensors), json.dumps({"function": function, "implementation": kernel})
-
-
-def _gemm_bytes(m: int, n: int, k: int) -> int:
-    """Compulsory fp16 bytes of ``[m, k] @ [k, n]``: A, B and C once each."""
-    return (m * k + k * n + m * n) * FP16_BYTES
-
-
-class GemmWaves:
-    """Waves of the fp16 GEMM ``[m, k] @ [k, n]`` on one GPU config, as opmodel's
-    ``effective_roofline`` predicts it (automatic kernel selection): full waves plus one for a
-    tail. A GEMM stores each output tile in its CTA's epilogue, so a consumer of its output
-    finds it written in that many bursts (attr ``producer_waves``, docs/models/streaming.md)."""
-
-    def __init__(self, config: str) -> None:
-        self._spec = load_hardware(config)
-        self._model = get_model("effective_roofline")
-        self._cache: dict[tuple[int, int, int], int] = {}
-
-    def __call__(self, m: int, n: int, k: int) -> int:
-        key = (m, n, k)
-        if key not in self._cache:
-            op = LocalOp(
-                name="producer_gemm",
-                kind=OpKind.GEMM,
-                phase=Phase.INFERENCE,
-                tensors=(
-                    TensorSpec(TensorRole.INPUT, (m, k), DType.FP16),
-                    TensorSpec(TensorRole.WEIGHT, (k, n), DType.FP16),
-                    TensorSpec(TensorRole.OUTPUT, (m, n), DType.FP16),
-                ),
-            )
-            grid = self._model.predict(op, self._spec).diagnostics.grid
-            self._cache[key] = grid.full_waves + (1 if grid.tail_ctas else 0)
-        return self._cache[key]
-
-
-def _waves(waves: GemmWaves | None, m: int, n: int, k: int) -> dict[str, int]:
-    """``{"producer_waves": W}`` of the GEMM ``[m, k] @ [k, n]`` when ``waves`` is given."""
-    return {} if waves is None else {"producer_waves": waves(m, n, k)}
-
-
-def _vidur_ops(
-    model: str, record: dict[str, str], waves: GemmWaves | None
-) -> Iterator[tuple[str, str, str, str, str]]:
-    """(Vidur op, opmodel kind, tensors, attrs, implementation) of one row's single-kernel ops.
-
-    RMSNorm and SiluAndMul are vLLM CUDA kernels; phi-2's LayerNorm (torch.nn.LayerNorm) and its
-    GELU are PyTorch (ATen) kernels, as are the residual add and, at TP = 1, the embedding.
-    Vidur runs the layer's kernels in order without flushing L2
-    (vidur/profiling/mlp/mlp_impl.py), so each op reads what the kernel before it wrote: the
-    ``warm_l2`` / ``warm_input`` attrs say which input, and ``producer_bytes`` what that kernel
-    moved (compulsory bytes: embedding gather 2 x its output, the untimed residual add 3 x, a
-    GEMM A + B + C).
-    """
-    tokens, embd = int(record["num_tokens"]), int(record["n_embd"])
-    tp = int(record["num_tensor_parallel_workers"])
-    expanded = int(record["n_expanded_embd"]) // tp
-    gated = record["use_gated_mlp"] == "True"
-    hidden_bytes = tokens * embd * FP16_BYTES
-    norm = "layernorm" if model in LAYERNORM_MODELS else "rmsnorm"
-    norm_kernel = "pytorch" if norm == "layernorm" else "vllm"
-    producers = {
-        # the embedding gather read its rows and wrote the hidden states
-        "input_layernorm": 2 * hidden_bytes,
-        # hidden = residual + attention output, untimed, just before
-        "post_attention_layernorm": 3 * hidden_bytes,
-    }
-    if tp == 1:
-        # F.embedding of the token ids (torch.randint over the vocabulary, Vidur's
-        # mlp_wrapper.py): ATen's index_select, one kernel; above TP = 1 the vocabulary-parallel
-        # embedding adds masking kernels and is left out
-        vocab = int(record["vocab_size"])
-        tensors = ";".join(
-            (
-                _tensor("input", (tokens,), "int64"),
-                _tensor("weight", (vocab, embd), "fp16"),
-                _tensor("output", (tokens, embd), "fp16"),
-            )
-        )
-        yield ("emb", "embedding", tensors, json.dumps({"implementation": "pytorch"}), "pytorch")
-    for op, producer in producers.items():
-        tensors, attrs = _norm(norm, tokens, embd, "fp16", norm_kernel)
-        warm = {"warm_l2": True, "producer_bytes": producer}
-        yield (op, norm, tensors, _with(attrs, warm), norm_kernel)
-    if model not in LAYERNORM_MODELS:
-        # vLLM's rotary embedding on the q and k heads the qkv projection just wrote, with one
-        # cos/sin row per token (phi-2 rotates 32 of its 80 head dims and is left out)
-        heads, kv_heads = int(record["n_head"]), int(record["n_kv_head"])
-        head_dim = embd // heads
-        rotated = (heads + kv_heads) // tp
-        qkv_width = (heads + 2 * kv_heads) // tp * head_dim
-        tensors = ";".join(
-            (
-                _tensor("input", (tokens, rotated, head_dim), "fp16"),
-                _tensor("input", (tokens, 1, head_dim), "fp16"),
-                _tensor("output", (tokens, rotated, head_dim), "fp16"),
-            )
-        )
-        rope_attrs = {
-            "function": "rope",
-            "implementation": "vllm",
-            "warm_input": 0,
-            "producer_bytes": _gemm_bytes(tokens, qkv_width, embd),
-            **_waves(waves, tokens, qkv_width, embd),
-        }
-        yield ("attn_rope", "elementwise", tensors, json.dumps(rope_attrs), "vllm")
-    up_width = (2 if gated else 1) * expanded
-    act_warm = {
-        "warm_l2": True,
-        "producer_bytes": _gemm_bytes(tokens, up_width, embd),
-        **_waves(waves, tokens, up_width, embd),
-    }
-    if gated:
-        # vLLM SiluAndMul: reads [tokens, 2 * expanded], writes [tokens, expanded]
-        tensors, attrs = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
-        yield ("mlp_act", "elementwise", tensors, _with(attrs, act_warm), "vllm")
-    else:
-        tensors, attrs = _elementwise("gelu", 1, (tokens, expanded), "pytorch")
-        yield ("mlp_act", "elementwise", tensors, _with(attrs, act_warm), "pytorch")
-    if model not in LAYERNORM_MODELS:
-        # residual + down-projection output (input 1, just written); phi-2's timed add is two
-        # kernels (attention + MLP + residual) and is left out
-        add_warm = {
-            "warm_input": 1,
-            "producer_bytes": _gemm_bytes(tokens, embd, expanded),
-            **_waves(waves, tokens, embd, expanded),
-        }
-        tensors, attrs = _elementwise("add", 2, (tokens, embd), "pytorch")
-        yield ("add", "elementwise", tensors, _with(attrs, add_warm), "pytorch")
 
 
 def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> None:
@@ -231,7 +71,7 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
             with path.open(newline="") as handle:
                 for record in csv.DictReader(handle):
                     tp = record["num_tensor_parallel_workers"]
-                    for op, kind, tensors, attrs, kernel in _vidur_ops(model, record, waves):
+                    for op, kind, tensors, attrs, kernel in vidur_ops(model, record, waves):
                         time = record.get(f"time_stats.{op}.median", "")
                         if not time or float(time) <= 0:
                             continue
@@ -267,12 +107,12 @@ def convert_liger(shared: Path, out: Path) -> None:
             extra = json.loads(record["extra_benchmark_config_str"])
             kind, implementation = LIGER_KERNELS[key]
             length, count = int(float(record["x_value"])), int(extra["M"])
-            tensors, attrs = _norm(
+            tensors, attrs = norm_columns(
                 kind, count, length, LIGER_DTYPES[extra["dtype"]], implementation
             )
             # Triton's do_bench zeroes a 256 MiB buffer before each call to flush the L2
             # (triton/backends/nvidia/driver.py, get_empty_cache_for_benchmark / clear_cache)
-            attrs = _with(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES})
+            attrs = with_attrs(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES})
             rows.append(
                 _row(
                     name=record["kernel_name"],
