@@ -69,8 +69,10 @@ def _gemm(phase: str, tokens: int, name: str, k: int, n: int) -> LocalOp:
 
 
 def _layer(m: LlmShape, tp: int, step: Step) -> list[LocalOp]:
-    phase, batch, q_len, kv_len = step.phase, step.batch, step.q_len, step.kv_len
-    tokens = batch * q_len
+    """One decoder layer's local ops on one TP rank: norm, QKV projection, RoPE, attention,
+    output projection, residual add, norm, gate/up projection, SiLU-and-mul, down projection,
+    residual add."""
+    phase, tokens = step.phase, step.batch * step.q_len
     heads, kv_heads = m.heads // tp, max(1, m.kv_heads // tp)
     qkv = (heads + 2 * kv_heads) * m.head_dim
     ffn = m.ffn // tp
@@ -82,69 +84,43 @@ def _layer(m: LlmShape, tp: int, step: Step) -> list[LocalOp]:
         _t("weight", m.hidden),
         _t("output", tokens, m.hidden),
     )
-    add = _op(
-        "residual_add",
-        "elementwise",
-        phase,
-        _t("input", tokens, m.hidden),
-        _t("input", tokens, m.hidden),
-        _t("output", tokens, m.hidden),
-        function="add",
-    )
-    q, kv = (
-        _t("input", batch, heads, q_len, m.head_dim, layout="q"),
-        (batch, kv_heads, kv_len, m.head_dim),
-    )
-    attention = (
-        _op(
-            "attention",
-            "attention_prefill",
-            phase,
-            q,
-            _t("input", *kv, layout="k"),
-            _t("input", *kv, layout="v"),
-            _t("output", batch, heads, q_len, m.head_dim, layout="o"),
-            causal=True,
-        )
-        if phase == "prefill"
-        else _op(
-            "attention",
-            "attention_decode",
-            phase,
-            q,
-            _t("input", *kv, layout="k"),
-            _t("input", *kv, layout="v"),
-            _t("output", batch, heads, q_len, m.head_dim, layout="o"),
-        )
-    )
+    add = _elementwise(phase, "residual_add", "add", (tokens, m.hidden), inputs=2)
     return [
         norm,
         _gemm(phase, tokens, "qkv_proj", m.hidden, qkv),
-        _op(
-            "rope",
-            "elementwise",
-            phase,
-            _t("input", tokens, qkv),
-            _t("output", tokens, qkv),
-            function="rope",
-        ),
-        attention,
+        _elementwise(phase, "rope", "rope", (tokens, qkv), inputs=1),
+        _attention(m, heads, kv_heads, step),
         _gemm(phase, tokens, "o_proj", heads * m.head_dim, m.hidden),
         add,
         norm,
         _gemm(phase, tokens, "gate_up_proj", m.hidden, 2 * ffn),
-        _op(
-            "silu_and_mul",
-            "elementwise",
-            phase,
-            _t("input", tokens, ffn),
-            _t("input", tokens, ffn),
-            _t("output", tokens, ffn),
-            function="silu_and_mul",
-        ),
+        _elementwise(phase, "silu_and_mul", "silu_and_mul", (tokens, ffn), inputs=2),
         _gemm(phase, tokens, "down_proj", ffn, m.hidden),
         add,
     ]
+
+
+def _elementwise(
+    phase: str, name: str, function: str, shape: tuple[int, int], *, inputs: int
+) -> LocalOp:
+    """An elementwise ``function`` over ``shape`` with ``inputs`` inputs of that shape."""
+    operands = [_t("input", *shape) for _ in range(inputs)]
+    return _op(name, "elementwise", phase, *operands, _t("output", *shape), function=function)
+
+
+def _attention(m: LlmShape, heads: int, kv_heads: int, step: Step) -> LocalOp:
+    """Causal FlashAttention prefill, or decode against the KV cache, on this rank's heads."""
+    batch, q_len = step.batch, step.q_len
+    kv = (batch, kv_heads, step.kv_len, m.head_dim)
+    tensors = (
+        _t("input", batch, heads, q_len, m.head_dim, layout="q"),
+        _t("input", *kv, layout="k"),
+        _t("input", *kv, layout="v"),
+        _t("output", batch, heads, q_len, m.head_dim, layout="o"),
+    )
+    if step.phase == "prefill":
+        return _op("attention", "attention_prefill", step.phase, *tensors, causal=True)
+    return _op("attention", "attention_decode", step.phase, *tensors)
 
 
 def pass_ops(m: LlmShape, tp: int, step: Step) -> list[LocalOp]:
