@@ -57,17 +57,9 @@ def run_measurements(
         raise ValueError(msg)
     gpu = backend if backend is not None else TorchBackend(request.device)
     info = gpu.device_info()
-    locked = False
-    if request.lock_sm_clock_mhz is not None:
-        locked = gpu.lock_sm_clock(request.lock_sm_clock_mhz)
     start = time.perf_counter()
-    try:
-        results, failed, interrupted = _measure_cases(gpu, the_plan, progress)
-    finally:
-        if locked:
-            gpu.unlock_clocks()
+    results, failed, interrupted, lock = _measure_locked(gpu, request, the_plan, progress)
     seconds = time.perf_counter() - start
-    lock = _lock_text(request.lock_sm_clock_mhz, locked)
     total = len(the_plan.cases)
     context = {
         "hardware": request.hardware,
@@ -91,6 +83,22 @@ def run_measurements(
         "failed": len(failed),
         "interrupted": interrupted,
     }
+
+
+def _measure_locked(
+    gpu: Backend, request: MeasureRequest, the_plan: Plan, progress: Progress | None
+) -> tuple[list[CaseResult], list[tuple[str, str]], bool, str]:
+    """:func:`_measure_cases` with the SM clock locked as requested (and unlocked afterwards,
+    whatever happens); also returns what SOURCE.md says about the lock."""
+    locked = False
+    if request.lock_sm_clock_mhz is not None:
+        locked = gpu.lock_sm_clock(request.lock_sm_clock_mhz)
+    try:
+        results, failed, interrupted = _measure_cases(gpu, the_plan, progress)
+    finally:
+        if locked:
+            gpu.unlock_clocks()
+    return results, failed, interrupted, _lock_text(request.lock_sm_clock_mhz, locked)
 
 
 def _measure_cases(

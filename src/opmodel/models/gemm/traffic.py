@@ -180,9 +180,8 @@ def gemm_traffic(
     smem_written, smem_read = _smem_bytes(grid, tiles)
     a_dram = batch * a_batch * a_passes
     b_dram = b_copies * b_batch * b_passes
-    # another kernel's dirty lines this one evicts (l2_survival.dirty_write_back_bytes)
     moved = a_dram + b_dram + c_read + 2 * workspace + c_bytes
-    dirty = problem.l2_dirty_bytes
+    dirty = problem.l2_dirty_bytes  # another kernel's, which this one's traffic evicts
     written_back = round(dirty_write_back_bytes(dirty, moved, l2_bytes)) if dirty else 0
     return GemmTraffic.make(
         a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
