@@ -19,7 +19,7 @@ from collections.abc import Callable, Iterator
 from types import FrameType
 from typing import Any
 
-__all__ = ["add_measure_parser"]
+__all__ = ["add_measure_parser", "stoppable"]
 
 Emit = Callable[[Any], None]
 
@@ -64,7 +64,7 @@ def _interrupt(signum: int, frame: FrameType | None) -> None:
 
 
 @contextlib.contextmanager
-def _stoppable() -> Iterator[None]:
+def stoppable() -> Iterator[None]:
     """SIGINT and SIGTERM raise KeyboardInterrupt while the grid runs, so ``timeout``, a batch
     scheduler or Ctrl-C stops it and what was measured is written. SIGINT is set explicitly:
     a process started in the background of a shell inherits it ignored."""
@@ -91,7 +91,7 @@ def _handler(emit: Emit) -> Callable[[argparse.Namespace], None]:
         if args.dry_run:
             emit(dry_run(request).summary())
             return
-        with _stoppable():
+        with stoppable():
             summary = run_measurements(request, progress=None if args.no_progress else _progress)
         emit(summary)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from opmodel.cli import main
-from opmodel.cli_measure import _stoppable
+from opmodel.cli_measure import stoppable
 from opmodel.measure import MeasureRequest, dry_run
 
 
@@ -77,7 +77,7 @@ def test_without_pytorch_says_what_to_install(
 def test_sigterm_and_sigint_interrupt_the_grid_then_handlers_are_restored() -> None:
     before = signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)
     for sig in (signal.SIGTERM, signal.SIGINT):
-        with pytest.raises(KeyboardInterrupt), _stoppable():
+        with pytest.raises(KeyboardInterrupt), stoppable():
             os.kill(os.getpid(), sig)
             time.sleep(1)  # the handler runs before this returns
     assert (signal.getsignal(signal.SIGTERM), signal.getsignal(signal.SIGINT)) == before
