@@ -94,6 +94,7 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
 
 
 def convert_liger(shared: Path, out: Path) -> None:
+    """Liger-Kernel's single-kernel forward rows (``LIGER_KERNELS``) as ``out/liger`` op tables."""
     path = shared / "liger_kernel_benchmarks/all_benchmark_data.csv"
     rows = []
     with path.open(newline="") as handle:
@@ -142,6 +143,7 @@ def _write(path: Path, rows: list[dict[str, object]]) -> None:
 
 
 def main() -> None:
+    """Convert Vidur's and Liger-Kernel's rows."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--out", type=Path, default=Path("data/ops"))

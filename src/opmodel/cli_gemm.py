@@ -20,6 +20,7 @@ def add_gemm_traffic_parser(commands: Any, emit: Callable[[Any], None]) -> None:
     """Add ``validate-gemm-traffic``; results are printed with ``emit``."""
 
     def run(args: argparse.Namespace) -> None:
+        """Compare, print the table (or every row as JSON) and the summary."""
         from opmodel.validation.gemm_traffic import (  # noqa: PLC0415 - heavy, rare
             compare_dram_bytes,
             summarize,
@@ -66,6 +67,7 @@ def add_gemm_latency_parser(
     """Add ``validate-gemm-latency``; results are printed with ``emit``."""
 
     def run(args: argparse.Namespace) -> None:
+        """Validate and print the report."""
         from opmodel.validation.gemm_report import run_gemm_latency  # noqa: PLC0415
 
         emit(run_gemm_latency(args))

@@ -48,6 +48,9 @@ class RowHardware:
         return self.get(row.hardware, row.clock_hz, burst=row.power_state == "burst")
 
     def get(self, name: str, clock_hz: float | None, *, burst: bool = False) -> HardwareSpec:
+        """Config ``name`` at the locked ``clock_hz``, else unlocked: at the fitted
+        power-limited clock of its power state when there is one, else as the config gives it
+        (``burst``: its burst clock); the fixed overhead zeroed while it is fitted. Cached."""
         burst = burst and not clock_hz  # a locked clock holds in any power state
         key = (name, clock_hz, burst)
         spec = self._cache.get(key)
