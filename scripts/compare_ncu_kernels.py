@@ -33,6 +33,8 @@ from pathlib import Path
 
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
+from opmodel.core.model import OpModel
+from opmodel.core.op import LocalOp
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.measure.grid import load_grid, shipped_grid_names
 from opmodel.measure.plan import Case, expand
@@ -91,36 +93,55 @@ def _cases(
         rows = kernels.get(record["index"])
         if not rows:
             continue  # a memcpy: no kernel to compare with
-        durations = [float(r["gpu__time_duration.sum"]) * 1e-9 for r in rows]
-        measured = sum(durations)
-        clocks = [float(r["sm__cycles_elapsed.avg.per_second"]) for r in rows]
-        clock = sum(c * d for c, d in zip(clocks, durations, strict=True)) / measured
-        case = known.get(record["label"])
-        if case is None:
-            where = folder / "ncu_labels.csv"
-            msg = f"{where}: case {record['label']!r} is in no shipped grid (add yours: --grid)"
-            raise ConfigError([msg])
-        op = case.op()
-        if any(_VEC8 in r["kernel"] for r in rows):
-            op = replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
-        if op.kind is OpKind.ATTENTION_PREFILL and any(_CUDNN_SDPA in r["kernel"] for r in rows):
-            op = replace(op, attrs={**op.attrs, "cta_order": "in_order"})
-        profile = model.predict(op, spec.at_clock(clock))
-        hbm = profile.traffic.get("hbm")
-        out.append(
-            KernelCase(
-                folder=folder.name,
-                label=record["label"],
-                kind=record["kind"],
-                kernels=len(rows),
-                measured_s=measured,
-                predicted_s=profile.latency_s,
-                clock_hz=clock,
-                measured_read_bytes=sum(float(r["dram__bytes_read.sum"]) for r in rows),
-                predicted_read_bytes=float(hbm.read_bytes) if hbm else math.nan,
-            )
-        )
+        out.append(_case(folder, record, rows, (spec, model), known))
     return out
+
+
+def _case(
+    folder: Path,
+    record: dict[str, str],
+    rows: list[dict[str, str]],
+    setting: tuple[HardwareSpec, OpModel],
+    known: dict[str, Case],
+) -> KernelCase:
+    """One profiled case: its kernels' summed duration and DRAM reads beside the model's
+    prediction of the case's op at the duration-weighted clock ncu saw."""
+    spec, model = setting
+    durations = [float(r["gpu__time_duration.sum"]) * 1e-9 for r in rows]
+    measured = sum(durations)
+    clocks = [float(r["sm__cycles_elapsed.avg.per_second"]) for r in rows]
+    clock = sum(c * d for c, d in zip(clocks, durations, strict=True)) / measured
+    profile = model.predict(_case_op(folder, record["label"], rows, known), spec.at_clock(clock))
+    hbm = profile.traffic.get("hbm")
+    return KernelCase(
+        folder=folder.name,
+        label=record["label"],
+        kind=record["kind"],
+        kernels=len(rows),
+        measured_s=measured,
+        predicted_s=profile.latency_s,
+        clock_hz=clock,
+        measured_read_bytes=sum(float(r["dram__bytes_read.sum"]) for r in rows),
+        predicted_read_bytes=float(hbm.read_bytes) if hbm else math.nan,
+    )
+
+
+def _case_op(
+    folder: Path, label: str, rows: list[dict[str, str]], known: dict[str, Case]
+) -> LocalOp:
+    """The op the shipped grids' plan builds for ``label``, with the attrs the kernels ncu
+    named imply: ATen's 16-byte vectors, cuDNN's launch-order attention schedule."""
+    case = known.get(label)
+    if case is None:
+        where = folder / "ncu_labels.csv"
+        msg = f"{where}: case {label!r} is in no shipped grid (add yours: --grid)"
+        raise ConfigError([msg])
+    op = case.op()
+    if any(_VEC8 in r["kernel"] for r in rows):
+        op = replace(op, attrs={**op.attrs, "aten_128bit_vectors": True})
+    if op.kind is OpKind.ATTENTION_PREFILL and any(_CUDNN_SDPA in r["kernel"] for r in rows):
+        op = replace(op, attrs={**op.attrs, "cta_order": "in_order"})
+    return op
 
 
 def _summary(cases: list[KernelCase]) -> str:
@@ -136,6 +157,53 @@ def _summary(cases: list[KernelCase]) -> str:
         f"{len(cases):5d} {statistics.fmean(apes):7.1%} {statistics.median(apes):7.1%} "
         f"{geo:7.3f} {read}"
     )
+
+
+def _print_table(cases: list[KernelCase]) -> None:
+    """Cases, MAPE, median APE, geometric-mean ratio and DRAM-read error: all, then per kind."""
+    groups: dict[str, list[KernelCase]] = defaultdict(list)
+    for case in cases:
+        groups[case.kind].append(case)
+    print(f"{'group':28s} {'n':>5s} {'MAPE':>7s} {'median':>7s} {'geomean':>7s} {'DRAM rd':>7s}")
+    print(f"{'all':28s} {_summary(cases)}")
+    for kind in sorted(groups):
+        print(f"{kind:28s} {_summary(groups[kind])}")
+
+
+_CSV_COLUMNS = (
+    "folder",
+    "label",
+    "kind",
+    "kernels",
+    "measured_s",
+    "predicted_s",
+    "ratio",
+    "clock_hz",
+    "measured_dram_read_bytes",
+    "predicted_dram_read_bytes",
+)
+
+
+def _write_csv(path: Path, cases: list[KernelCase]) -> None:
+    """One row per case (``_CSV_COLUMNS``)."""
+    with path.open("w", newline="", encoding="utf-8") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(_CSV_COLUMNS)
+        for c in cases:
+            writer.writerow(
+                [
+                    c.folder,
+                    c.label,
+                    c.kind,
+                    c.kernels,
+                    c.measured_s,
+                    c.predicted_s,
+                    c.ratio,
+                    c.clock_hz,
+                    c.measured_read_bytes,
+                    c.predicted_read_bytes,
+                ]
+            )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -155,46 +223,10 @@ def main(argv: list[str] | None = None) -> int:
     spec = load_hardware(args.hardware)
     known = _known_cases(args.grid)
     cases = [case for folder in folders for case in _cases(folder, spec, args.model, known)]
-    groups: dict[str, list[KernelCase]] = defaultdict(list)
-    for case in cases:
-        groups[case.kind].append(case)
     print(f"{args.model} vs ncu kernel durations on {args.hardware} ({len(folders)} folders)")
-    print(f"{'group':28s} {'n':>5s} {'MAPE':>7s} {'median':>7s} {'geomean':>7s} {'DRAM rd':>7s}")
-    print(f"{'all':28s} {_summary(cases)}")
-    for kind in sorted(groups):
-        print(f"{kind:28s} {_summary(groups[kind])}")
+    _print_table(cases)
     if args.output_csv:
-        with args.output_csv.open("w", newline="", encoding="utf-8") as handle:
-            writer = csv.writer(handle)
-            writer.writerow(
-                [
-                    "folder",
-                    "label",
-                    "kind",
-                    "kernels",
-                    "measured_s",
-                    "predicted_s",
-                    "ratio",
-                    "clock_hz",
-                    "measured_dram_read_bytes",
-                    "predicted_dram_read_bytes",
-                ]
-            )
-            for c in cases:
-                writer.writerow(
-                    [
-                        c.folder,
-                        c.label,
-                        c.kind,
-                        c.kernels,
-                        c.measured_s,
-                        c.predicted_s,
-                        c.ratio,
-                        c.clock_hz,
-                        c.measured_read_bytes,
-                        c.predicted_read_bytes,
-                    ]
-                )
+        _write_csv(args.output_csv, cases)
     sys.stdout.flush()
     return 0
 
