@@ -187,6 +187,28 @@ def _line(name: str, ratios: list[float]) -> str:
     return f"{name:22s} {len(ratios):4d} {within:7d} {median:8.1%} {geo:8.2f}"
 
 
+def _ratios(
+    rows: list[PersistentRow], swizzle: str, raster: str, *, show_rows: bool
+) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """Per group (``all`` and each family and K), the counted and the modelled DRAM reads over
+    ncu's, the count under ``swizzle`` (``heuristic`` or a fixed 1-8) and ``raster``."""
+    counted: dict[str, list[float]] = defaultdict(list)
+    modelled: dict[str, list[float]] = defaultdict(list)
+    fixed = {"1": 0, "2": 1, "4": 2, "8": 3}
+    for row, model_bytes in zip(rows, model_read_bytes(rows), strict=True):
+        tiles_m, tiles_n = math.ceil(row.m / row.tile_m), math.ceil(row.n / row.tile_n)
+        log_swizzle = fixed.get(swizzle, cutlass_log_swizzle(tiles_m, tiles_n))
+        along_n = raster == "cutlass3" and tiles_n <= tiles_m
+        ratio = round_read_bytes(row, log_swizzle, along_n=along_n) / row.measured_read_bytes
+        model_ratio = model_bytes / row.measured_read_bytes
+        for key in ("all", f"{row.family} k={row.k}"):
+            counted[key].append(ratio)
+            modelled[key].append(model_ratio)
+        if show_rows:
+            print(f"{row.label:40s} {row.family:8s} count {ratio:5.2f}  model {model_ratio:5.2f}")
+    return counted, modelled
+
+
 def main(argv: list[str] | None = None) -> int:
     """Command-line entry point."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -205,21 +227,7 @@ def main(argv: list[str] | None = None) -> int:
         patched: Callable[[float, int], float] = _lru_step
         gemm_traffic_module.capacity_miss_fraction = patched  # type: ignore[assignment]
     rows = load_rows(args.data_dir)
-    model = model_read_bytes(rows)
-    counted: dict[str, list[float]] = defaultdict(list)
-    modelled: dict[str, list[float]] = defaultdict(list)
-    for row, model_bytes in zip(rows, model, strict=True):
-        tiles_m, tiles_n = math.ceil(row.m / row.tile_m), math.ceil(row.n / row.tile_n)
-        fixed = {"1": 0, "2": 1, "4": 2, "8": 3}
-        log_swizzle = fixed.get(args.swizzle, cutlass_log_swizzle(tiles_m, tiles_n))
-        along_n = args.raster == "cutlass3" and tiles_n <= tiles_m
-        ratio = round_read_bytes(row, log_swizzle, along_n=along_n) / row.measured_read_bytes
-        model_ratio = model_bytes / row.measured_read_bytes
-        for key in ("all", f"{row.family} k={row.k}"):
-            counted[key].append(ratio)
-            modelled[key].append(model_ratio)
-        if args.rows:
-            print(f"{row.label:40s} {row.family:8s} count {ratio:5.2f}  model {model_ratio:5.2f}")
+    counted, modelled = _ratios(rows, args.swizzle, args.raster, show_rows=args.rows)
     law = "LRU step" if args.lru else "capacity ramp"
     print(
         f"DRAM reads / ncu on {len(rows)} large nvjet GEMMs (H200); swizzle {args.swizzle}, "
