@@ -93,7 +93,49 @@ def _write(path: Path, fitted: dict[tuple[str, str], float], hardware: str, sour
     path.write_text("\n".join(lines) + "\n")
 
 
+def _groups(
+    rows: list[OpRow], hardware: str, source: str
+) -> dict[tuple[str, str], dict[bool, list[OpRow]]]:
+    """The rows of each (implementation, function or kind) the calibration can list, split
+    into the training rows (measured on ``hardware`` by ``source``) and the rest."""
+    groups: dict[tuple[str, str], dict[bool, list[OpRow]]] = defaultdict(
+        lambda: {True: [], False: []}
+    )
+    for row in rows:
+        if row.implementation in IMPLEMENTATIONS and row.clock_hz is None:
+            training = row.hardware == hardware and row.source == source
+            groups[(row.implementation, issue_key(row.op))][training].append(row)
+    return groups
+
+
+def _fit_and_report(
+    key: tuple[str, str],
+    train: list[OpRow],
+    held: list[OpRow],
+    specs: dict[str, HardwareSpec],
+) -> float:
+    """Fit ``key``'s cost on ``train``; keep it only when it cuts the training MAPE to
+    ``KEEP`` of what it was (else 0), and print the training and held-out MAPE before and
+    after."""
+    value = fit_key(train, specs, key)
+    before, after = _mape(train, specs, key, 0.0), _mape(train, specs, key, value)
+    kept = after <= KEEP * before
+    fitted = value if kept else 0.0
+    held_text = (
+        f"{_mape(held, specs, key, 0.0):.1%} -> {_mape(held, specs, key, fitted):.1%}"
+        if held
+        else "-"
+    )
+    sys.stdout.write(
+        f"{'/'.join(key):20} I = {value:5.1f} ({'kept' if kept else 'left out'})  "
+        f"training {len(train):5d} rows {before:.1%} -> {after:.1%}  "
+        f"held out {len(held):5d} rows {held_text}\n"
+    )
+    return fitted
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """Fit every listed cost, print the MAPEs, write the calibration file."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
     parser.add_argument("--hardware", default="a100_80gb_sxm")
@@ -101,33 +143,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, default=CALIBRATION_FILE)
     args = parser.parse_args(argv)
     rows, _skipped = load_op_rows(args.data_dir)
-    groups: dict[tuple[str, str], dict[bool, list[OpRow]]] = defaultdict(
-        lambda: {True: [], False: []}
-    )
-    for row in rows:
-        if row.implementation in IMPLEMENTATIONS and row.clock_hz is None:
-            training = row.hardware == args.hardware and row.source == args.source
-            groups[(row.implementation, issue_key(row.op))][training].append(row)
     specs = {hw: load_hardware(hw) for hw in {r.hardware for r in rows}}
     fitted: dict[tuple[str, str], float] = {}
-    for key, split in sorted(groups.items()):
-        train, held = split[True], split[False]
-        if not train:
-            continue
-        value = fit_key(train, specs, key)
-        before, after = _mape(train, specs, key, 0.0), _mape(train, specs, key, value)
-        kept = after <= KEEP * before
-        fitted[key] = value if kept else 0.0
-        held_text = (
-            f"{_mape(held, specs, key, 0.0):.1%} -> {_mape(held, specs, key, fitted[key]):.1%}"
-            if held
-            else "-"
-        )
-        sys.stdout.write(
-            f"{'/'.join(key):20} I = {value:5.1f} ({'kept' if kept else 'left out'})  "
-            f"training {len(train):5d} rows {before:.1%} -> {after:.1%}  "
-            f"held out {len(held):5d} rows {held_text}\n"
-        )
+    for key, split in sorted(_groups(rows, args.hardware, args.source).items()):
+        if split[True]:
+            fitted[key] = _fit_and_report(key, split[True], split[False], specs)
     if not fitted:
         sys.exit(
             f"fit_streaming_instructions: no {'/'.join(IMPLEMENTATIONS)} rows on {args.hardware}"
