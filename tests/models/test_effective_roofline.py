@@ -12,12 +12,6 @@ from hypothesis import strategies as st
 from opmodel import (
     DType,
     Engine,
-    LocalOp,
-    OpKind,
-    OpValidationError,
-    Phase,
-    TensorRole,
-    TensorSpec,
 )
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model
@@ -25,16 +19,18 @@ from opmodel.models.effective_roofline import (
     EffectiveRooflineDiagnostics,
     EffectiveRooflineModel,
     Resource,
-    SystolicDiagnostics,
 )
 from opmodel.models.gemm import GemmProblem
-from opmodel.models.gemm.kernel import Instruction, kernel_problems
 from tests.hypothesis_budget import examples
 
 from ..conftest import gemm
 
 MODEL = EffectiveRooflineModel()
+
+
 KERNEL_128 = {"cta_tile_m": 128, "cta_tile_n": 128, "cta_tile_k": 32}
+
+
 GPUS = [load_hardware(n) for n in shipped_hardware_names() if load_hardware(n).compute.sm]
 
 
@@ -87,98 +83,6 @@ def test_one_cta_gemm_by_hand(gpu: HardwareSpec) -> None:
     assert d.limiting_resources == (Resource.FIXED_OVERHEAD,)
 
 
-def test_tpu_gemm_by_hand() -> None:
-    """C[1024,1024] = A @ B bf16 on tpu_generic (8 MXUs of 128x128, 1.05 GHz).
-
-    64 weight tiles over 8 MXUs: 8 passes of 1024 rows at 128 x 128 = 16,384 MACs per cycle per
-    MXU (the config's 32768 FLOP/cycle/MXU) -> 1024 cycles each, + 256 fill/drain = 8448.
-    HBM moves 1.2e12 / 1.05e9 B/cycle with a 525-cycle latency. Two VMEM blockings fit 16 MiB
-    per core (K block 512):
-    - 1024 x 1024: A and B read once, C written (6 MiB, 5505 cycles, under the compute);
-      prologue and epilogue move 2 MiB each at the peak (1835 cycles each): 12118 cycles.
-    - 512 x 512: A and B read twice, C once (10 MiB, 9175 cycles: HBM-bound); the prologue
-      moves 1 MiB at the peak (917.5 cycles), the epilogue's 0.5 MiB waits out the latency
-      (525 cycles): 10617.5 cycles. The faster one is the tiling.
-    """
-    hw = load_hardware("tpu_generic")
-    profile = MODEL.predict(gemm(1024, 1024, 1024), hw)
-    d = profile.diagnostics
-    assert isinstance(d, SystolicDiagnostics)
-    macs = 128 * 128
-    assert (d.weight_tiles, d.passes, d.row_split) == (64, 8, 1)
-    assert d.compute_cycles == pytest.approx(8 * 1024 * 16384 / macs + 256)
-    assert (d.block_m, d.block_n, d.block_k) == (512, 512, 512)
-    rate = 1.2e12 / 1.05e9
-    assert d.memory_cycles == pytest.approx(10 * 2**20 / rate)
-    assert d.prologue_cycles == pytest.approx(2**20 / rate)
-    assert d.epilogue_cycles == pytest.approx(525.0)
-    assert d.limiting == "hbm" and d.mxu_efficiency == 1.0
-    total = d.prologue_cycles + d.memory_cycles + d.epilogue_cycles + 1000
-    assert profile.latency_s == pytest.approx(total / 1.05e9)
-    assert total < 2 * 2 * 2**20 / rate + d.compute_cycles + 1000  # the 1024 x 1024 blocking
-    assert profile.implementation == "effective_roofline/systolic"
-
-
-def test_tpu_splits_rows_when_tiles_are_few() -> None:
-    """K = N = 128: one weight tile, so 4096 rows split over min(8, 4096 / 128) = 8 MXUs."""
-    d = MODEL.predict(gemm(4096, 128, 128), load_hardware("tpu_generic")).diagnostics
-    assert isinstance(d, SystolicDiagnostics)
-    assert (d.weight_tiles, d.row_split, d.passes) == (1, 8, 1)
-
-
-def test_tpu_block_is_the_fastest_that_fits_and_longer_k_is_never_faster() -> None:
-    """The conformance property test found a 3 x 513 x 1665 GEMM with K 259 faster than with
-    K 129 on tpu_generic: the larger K dropped the largest fitting output block (1792 x 1664
-    at K 129) to 1024 x 1024, whose shorter epilogue outweighed the extra tiles. The block is
-    now the fitting one with the least time: 512 x 512 for both, the smaller K faster."""
-    hw = load_hardware("tpu_generic")
-    short, long = (MODEL.predict(gemm(3 * 513, 1665, k), hw) for k in (129, 259))
-    d_short, d_long = short.diagnostics, long.diagnostics
-    assert isinstance(d_short, SystolicDiagnostics) and isinstance(d_long, SystolicDiagnostics)
-    assert (d_short.block_m, d_short.block_n) == (d_long.block_m, d_long.block_n) == (512, 512)
-    assert (d_short.block_k, d_long.block_k) == (256, 384)
-    assert long.latency_s > short.latency_s
-
-
-def test_tpu_fp32_gemm_uses_the_vector_roofline() -> None:
-    profile = MODEL.predict(gemm(256, 256, 256, DType.FP32), load_hardware("tpu_generic"))
-    assert profile.implementation == "effective_roofline/roofline-vector"
-
-
-@pytest.mark.parametrize("hw", GPUS, ids=lambda h: h.name)
-def test_selection_picks_a_legal_kernel_for_every_dtype(hw: HardwareSpec) -> None:
-    dtypes = set(hw.compute.tensor_flops_per_s) | set(hw.compute.vector_flops_per_s)
-    sm = hw.compute.sm
-    assert sm is not None
-    for dtype in sorted(dtypes, key=str):
-        op = gemm(1000, 700, 900, dtype)
-        d = _diag(MODEL.predict(op, hw))
-        assert d.selection is not None, dtype
-        assert kernel_problems(d.kernel, GemmProblem.from_op(op), sm) == []
-        assert d.kernel.on_tensor == (hw.compute.tensor_peak(dtype) is not None)
-        assert d.selection.chosen.name == d.kernel.name
-        assert all(r.latency_s >= d.selection.chosen.latency_s for r in d.selection.runners_up)
-
-
-def test_energy_objective_picks_the_least_energy_of_the_shortlist(a100: HardwareSpec) -> None:
-    d = _diag(MODEL.predict(gemm(3000, 5000, 700, gemm_selection_objective="energy"), a100))
-    assert d.selection is not None
-    assert all(r.energy_j >= d.selection.chosen.energy_j for r in d.selection.runners_up)
-
-
-def test_shortlist_size_attr(a100: HardwareSpec) -> None:
-    d = _diag(MODEL.predict(gemm(2048, 2048, 2048, gemm_selection_shortlist_size=1), a100))
-    assert d.selection is not None
-    assert d.selection.shortlist_size == 1 and d.selection.runners_up == ()
-
-
-def test_selection_backend_must_be_effective_roofline(a100: HardwareSpec) -> None:
-    ok = MODEL.predict(gemm(512, 512, 512, gemm_selection_backend="effective_roofline"), a100)
-    assert _diag(ok).selection is not None
-    with pytest.raises(OpValidationError, match=r"attrs.gemm_selection_backend: must be one of "):
-        gemm(512, 512, 512, gemm_selection_backend="extended_roofline")
-
-
 def test_skinny_gemm_is_weight_read_bound(a100: HardwareSpec) -> None:
     """m=1: reading B (128 MiB) dominates; many CTAs keep enough loads in flight for the peak,
     so the kernel ends within 15 % of B's bytes over the DRAM peak (plus fixed overhead)."""
@@ -199,74 +103,6 @@ def test_small_skinny_gemm_is_latency_dominated(a100: HardwareSpec) -> None:
     assert profile.latency_s > 2 * 1024 * 1024 * 2 / a100.hbm.bandwidth_bytes_per_s
     c = d.resource_cycles
     assert c.prologue_cycles + c.epilogue_cycles + c.fixed_overhead_cycles > c.dram_cycles
-
-
-def test_h100_large_bf16_gemm_uses_wgmma() -> None:
-    d = _diag(MODEL.predict(gemm(8192, 8192, 8192), load_hardware("h100_sxm")))
-    assert d.kernel.instruction is Instruction.WGMMA and d.kernel.producer_warps == 4
-    assert d.limiting_resources[0] is Resource.MATH
-
-
-@pytest.mark.parametrize(
-    ("m", "n", "k", "transpose_b", "dtype", "expected"),
-    [
-        (512, 4096, 2048, False, DType.FP32, Instruction.MMA_SYNC),  # NN tf32: sm_80 kernels
-        (16, 4096, 4096, False, DType.FP32, Instruction.MMA_SYNC),
-        (1024, 4096, 2048, False, DType.FP32, Instruction.WGMMA),  # min(M, N) >= 1024: sm_90
-        (512, 4096, 2048, True, DType.FP32, Instruction.WGMMA),  # A and B K-major: no rule
-        (512, 4096, 2048, False, DType.BF16, Instruction.WGMMA),  # 16-bit: sm_90 at every size
-    ],
-)
-def test_h100_tf32_with_an_n_major_operand_takes_sm80_kernels_below_1024(
-    *, m: int, n: int, k: int, transpose_b: bool, dtype: DType, expected: Instruction
-) -> None:
-    """ncu on an H200 (data/measured/h200_2026-12-04_ncu_gemm_rest): cuBLAS runs NN tf32 GEMMs
-    with min(M, N) <= 512 on cutlass_80_tensorop_s1688gemm kernels, from 1024 on sm90_xmma.
-    Without the catalogue's rule the model picks sm_90 wgmma kernels for the first two."""
-    attrs: dict[str, object] = {"transpose_b": transpose_b}
-    if dtype is DType.FP32:
-        attrs["compute_dtype"] = "tf32"
-    op = LocalOp(
-        name="gemm",
-        kind=OpKind.GEMM,
-        phase=Phase.INFERENCE,
-        tensors=(
-            TensorSpec(TensorRole.INPUT, (m, k), dtype),
-            # B stored [n, k] (K-major) when transposed, [k, n] (N-major) otherwise
-            TensorSpec(TensorRole.WEIGHT, (n, k) if transpose_b else (k, n), dtype),
-            TensorSpec(TensorRole.OUTPUT, (m, n), dtype),
-        ),
-        attrs=attrs,  # type: ignore[arg-type]
-    )
-    d = _diag(MODEL.predict(op, load_hardware("h100_sxm")))
-    assert d.selection is not None
-    assert d.kernel.instruction is expected
-
-
-@pytest.mark.parametrize("shape", [(2048, 512, 1024), (1024, 1024, 1024), (4096, 256, 2048)])
-def test_pre_rank_does_not_shortlist_split_k_out_of_proportion(shape: tuple[int, int, int]) -> None:
-    """Split-K partials pass in the epilogue, after the main loop; a pre-rank that hid them under
-    the math filled the default shortlist of four with split-K variants, and the chosen kernel
-    evaluated 16 % slower than the best one the catalogue has for 2048 x 512 x 1024 on the
-    H100 (9.8 against 8.5 µs). The default shortlist now finds the kernel that evaluating every
-    legal one finds."""
-    h100 = load_hardware("h100_sxm")
-    default = _diag(MODEL.predict(gemm(*shape), h100))
-    exhaustive = _diag(MODEL.predict(gemm(*shape, gemm_selection_shortlist_size=1000), h100))
-    assert default.selection is not None and exhaustive.selection is not None
-    assert exhaustive.selection.shortlist_size == exhaustive.selection.pre_ranked
-    assert default.kernel.name == exhaustive.kernel.name
-
-
-def test_architecture_without_catalogue_uses_default_tiles(a100: HardwareSpec) -> None:
-    other = dataclasses.replace(a100, architecture="sm75")
-    d = _diag(MODEL.predict(gemm(1024, 1024, 1024), other))
-    assert d.selection is None and d.kernel.name == "attrs" and d.kernel.cta_tile_m == 128
-
-
-def test_modifier_attrs_apply_to_the_selected_kernel(a100: HardwareSpec) -> None:
-    d = _diag(MODEL.predict(gemm(4096, 4096, 4096, raster_swizzle=1), a100))
-    assert d.selection is not None and d.kernel.raster_swizzle == 1
 
 
 _dims = st.integers(1, 6000)
