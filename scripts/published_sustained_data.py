@@ -1,0 +1,124 @@
+"""The published figures ``fit_published_sustained.py`` fits a GPU's sustained operating point
+on.
+
+- Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), results of
+  ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit
+  3bb66cacc25632d8ece36bc1d5128c5ea886a60b; A100-SXM4-80GB), ND H100 v5 ("Azure Results/"
+  ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
+  (Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc).
+- A40: torch-performance-test-data (github.com/zzc0721/torch-performance-test-data), issue #185
+  ("NVIDIA A40", 2026-07-22, PyTorch 2.11 with CUDA 12.8): ``torch.mm`` of square FP16 and BF16
+  matrices of ``torch.randn``, 6 warm-up and 30 timed calls, wall clock around the 30 with a
+  synchronisation (test.py, commit 17b02a91b724248e3db59d09968d302b7eab557c). A single
+  community run: its 30 calls of the largest size hold the board at its 300 W limit for about
+  0.5 s. The same source's best figures for the A100-SXM4-80GB (264.5 TFLOP/s bf16), H100
+  (783-789) and H200 (790) lie about 4 % above what effective_roofline gives those GPUs at
+  their shipped sustained clocks (253, 754, 755 at 8192-10240), so its short runs hold a
+  little more clock than a sustained load; the A40's value inherits that. It publishes no
+  stream figures; gpu-benches' A40 read stream (679 GB/s; scripts/compare_published_streams.py)
+  is above the model's, so there is no HBM fraction.
+"""
+
+from __future__ import annotations
+
+from opmodel.core.dtypes import DType
+from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
+
+ELEMENTS = 2**25  # BabelStream's default array length (doubles)
+DOT_BYTES = 2 * ELEMENTS * 8  # Dot reads two arrays
+KERNELS = ("Copy", "Mul", "Add", "Triad", "Dot")
+# config -> BabelStream TB/s (Copy, Mul, Add, Triad, Dot)
+STREAM: dict[str, tuple[float, float, float, float, float]] = {
+    "a100_80gb_sxm": (1.61, 1.61, 1.70, 1.70, 1.75),
+    "h100_sxm": (2.90, 2.90, 2.97, 2.97, 3.18),
+    "h200_sxm": (4.01, 4.00, 4.15, 4.15, 4.48),
+}
+# config -> (clock dtype: None for the general clock, rows of (m, n, k, TFLOP/s)) per input dtype
+GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, float], ...]]]] = {
+    "a100_80gb_sxm": (
+        None,
+        {
+            DType.FP16: (
+                (1024, 1024, 1024, 119.4),
+                (2048, 2048, 2048, 221.8),
+                (4096, 4096, 4096, 228.0),
+                (8192, 8192, 8192, 253.7),
+                (16384, 16384, 16384, 256.5),
+                (1024, 2145, 1024, 132.8),
+                (6144, 12288, 12288, 250.8),
+                (802816, 192, 768, 157.8),
+            )
+        },
+    ),
+    "h100_sxm": (
+        DType.FP8,
+        {
+            DType.FP8_E4M3: (
+                (1024, 1024, 1024, 274.1),
+                (2048, 2048, 2048, 1011.3),
+                (4096, 4096, 4096, 1216.9),
+                (8192, 8192, 8192, 1290.1),
+                (16384, 16384, 16384, 1377.3),
+                (32768, 32768, 32768, 1382.2),
+                (1024, 2145, 1024, 410.7),
+                (6144, 12288, 12288, 1351.4),
+                (802816, 192, 768, 663.8),
+            )
+        },
+    ),
+    "h200_sxm": (
+        DType.FP8,
+        {
+            DType.FP8_E4M3: (
+                (1024, 1024, 1024, 290.8),
+                (2048, 2048, 2048, 1013.4),
+                (4096, 4096, 4096, 1249.1),
+                (8192, 8192, 8192, 1300.6),
+                (16384, 16384, 16384, 1366.3),
+                (32768, 32768, 32768, 1349.5),
+                (1024, 2145, 1024, 407.9),
+                (6144, 12288, 12288, 1318.0),
+                (802816, 192, 768, 717.5),
+            )
+        },
+    ),
+    "a40": (
+        None,
+        {
+            DType.FP16: (
+                (1024, 1024, 1024, 85.02),
+                (2048, 2048, 2048, 94.31),
+                (4096, 4096, 4096, 113.51),
+                (8192, 8192, 8192, 108.47),
+                (10240, 10240, 10240, 119.18),
+            ),
+            DType.BF16: (
+                (1024, 1024, 1024, 82.35),
+                (2048, 2048, 2048, 95.47),
+                (4096, 4096, 4096, 115.16),
+                (8192, 8192, 8192, 110.64),
+                (10240, 10240, 10240, 122.29),
+            ),
+        },
+    ),
+}
+
+
+AZURE = (
+    "Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),",
+    "  published BabelStream Dot (hbm_fraction) and cuBLASLt GEMMs of >= 1 TFLOP with",
+    "  random inputs (the power-limited clock); no validation dataset of opmodel",
+)
+# config -> the fitted_on text of its calibration file (quoted when written)
+FITTED_ON: dict[str, tuple[str, ...]] = {
+    "a100_80gb_sxm": AZURE,
+    "h100_sxm": AZURE,
+    "h200_sxm": AZURE,
+    "a40": (
+        "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",
+        "  torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed calls",
+        "  (the power-limited clock); hbm_fraction: the declared training split of",
+        f"  opmodel.validation.hbm_split ({HBM_FRACTION_SPLITS['a40'].description}),",
+        "  reported apart by validate-ops",
+    ),
+}
