@@ -13,14 +13,16 @@ import math
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from opmodel.core.enums import Engine, OpKind
+from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
+from opmodel.formulas.energy import event_energy_j
+from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
-from opmodel.models.shared.roofline_estimate import RooflineDiagnostics, roofline_estimate
+from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
 from opmodel.models.streaming.gather import index_select_kernel
@@ -45,11 +47,6 @@ STREAMING_KINDS = frozenset(
         OpKind.COPY,
     }
 )
-_BASE = {
-    Engine.TENSOR: "effective_roofline/roofline-tensor",
-    Engine.VECTOR: "effective_roofline/roofline-vector",
-    Engine.MEMORY: "effective_roofline/roofline-memory",
-}
 
 
 def _shape(op: LocalOp) -> tuple[int, int, int, int, int]:
@@ -126,14 +123,14 @@ def _issue_cost(op: LocalOp, kernel: StreamKernel, length: int, element_bytes: i
 
 
 def _work_of(
-    op: LocalOp, base: OpProfile, kernel: StreamKernel, shape: tuple[int, int, int, int, int]
+    op: LocalOp, base: RooflineSetup, kernel: StreamKernel, shape: tuple[int, int, int, int, int]
 ) -> StreamWork:
-    """What the op moves and computes, from the roofline estimate's traffic and FLOPs
+    """What the op moves and computes, from the roofline's compulsory traffic and FLOPs
     (``shape``: what :func:`_shape` gives)."""
     _, length, element_bytes, reread, shared = shape
-    diag = base.diagnostics
-    assert isinstance(diag, RooflineDiagnostics)
     hbm = base.traffic["hbm"]
+    flops = base.tensor_flops + base.vector_flops
+    vector_time_s = compute_time_s(base.vector_flops, base.vector_flops_per_s, 1.0)
     warm = op.warm_input_bytes()
     producer = op.attrs.get("producer_bytes")  # an int >= the warm bytes (LocalOp checks it)
     waves = op.attrs.get("producer_waves")  # an int >= 1 (LocalOp checks it)
@@ -142,8 +139,8 @@ def _work_of(
         shared_read_bytes=min(shared, hbm.read_bytes),
         reread_bytes=reread,
         write_bytes=hbm.write_bytes,
-        flops=base.flops,
-        vector_flops_per_s=base.flops / diag.vector_time_s if diag.vector_time_s > 0 else 0.0,
+        flops=flops,
+        vector_flops_per_s=flops / vector_time_s if vector_time_s > 0 else 0.0,
         sfu_ops=_sfu_ops(op),
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
@@ -158,7 +155,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
     unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
     hardware = boosted(hardware)
-    base = roofline_estimate(op, hardware, _BASE)
+    base = roofline_setup(op, hardware)
     shape = _shape(op)
     rows, length, element_bytes, _, _ = shape
     sm = hardware.compute.sm
@@ -178,14 +175,14 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         }
     )
     energy = EnergyBreakdown.make(
-        tensor_j=base.energy.tensor_j,
-        vector_j=base.energy.vector_j,
+        tensor_j=event_energy_j(base.tensor_flops, base.tensor_j_per_flop),
+        vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
         memory_j=level_energy_j(traffic, hardware),
         static_j=hardware.power.busy_w * e.latency_s,
     )
     return OpProfile.make(
         latency_s=e.latency_s,
-        flops=base.flops,
+        flops=base.tensor_flops + base.vector_flops,
         engine=base.engine,
         footprint=op.footprint,
         traffic=traffic,

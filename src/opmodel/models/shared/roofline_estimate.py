@@ -25,7 +25,7 @@ from opmodel.formulas.work import OpWork, op_work
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
 from opmodel.models.shared.memo import per_op_and_hardware
 
-__all__ = ["RooflineDiagnostics", "roofline_estimate"]
+__all__ = ["RooflineDiagnostics", "RooflineSetup", "roofline_estimate", "roofline_setup"]
 
 
 @value_type
@@ -135,7 +135,7 @@ def _rates(hardware: HardwareSpec) -> _Rates:
 
 
 @value_type
-class _Setup(FastValue):
+class RooflineSetup(FastValue):
     """Everything the roofline knows about one (op, hardware) pair before timing it."""
 
     tensor_flops: int
@@ -155,7 +155,7 @@ class _Setup(FastValue):
     engine: Engine
 
 
-def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
+def _build_setup(op: LocalOp, hardware: HardwareSpec) -> RooflineSetup:
     work = op_work(op)
     plan = _plan(hardware, work)
     rates = _rates(hardware)
@@ -165,7 +165,7 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
         tensor_flops, vector_flops = 0, work.matmul_flops + work.vector_flops
     engine = Engine.TENSOR if tensor_flops else Engine.VECTOR if vector_flops else Engine.MEMORY
     level = LevelTraffic(read_bytes=work.read_bytes, write_bytes=work.write_bytes)
-    return _Setup(
+    return RooflineSetup(
         tensor_flops=tensor_flops,
         vector_flops=vector_flops,
         tensor_flops_per_s=plan.tensor_flops_per_s * rates.tensor_fraction,
@@ -184,11 +184,18 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
     )
 
 
+def roofline_setup(op: LocalOp, hardware: HardwareSpec) -> RooflineSetup:
+    """What the roofline needs of ``op`` on ``hardware`` (FLOPs per engine and their rates,
+    compulsory bytes, energies per event), memoised per op and hardware; models that take
+    the op's work from the roofline read it here without building its profile."""
+    return per_op_and_hardware("roofline", op, hardware, _build_setup)
+
+
 def roofline_estimate(
     op: LocalOp, hardware: HardwareSpec, implementations: Mapping[Engine, str]
 ) -> OpProfile:
     """The roofline profile of ``op``; ``implementations`` names the result per engine used."""
-    s = per_op_and_hardware("roofline", op, hardware, _build_setup)
+    s = roofline_setup(op, hardware)
     t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
     t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
