@@ -1,6 +1,6 @@
 """Attention prefill and decode on GPUs with the FlashAttention machinery.
 
-The roofline estimate supplies the op's useful FLOPs, engine and arithmetic energy;
+The roofline's setup supplies the op's useful FLOPs and the softmax's vector energy;
 :mod:`opmodel.models.attention` supplies the kernel, its latency and traffic per level.
 Energy = arithmetic energy (the kernel's issued MMA FLOPs at the tensor J/FLOP, the softmax at
 the roofline's vector energy) + DRAM and L2 bytes x J/byte + static power x latency. Ops whose
@@ -17,19 +17,14 @@ from opmodel.core.enums import Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
+from opmodel.formulas.energy import event_energy_j
 from opmodel.hardware.clocking import throttled
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import evaluate_attention, flash_kernel
 from opmodel.models.shared.level_energy import level_energy_j
-from opmodel.models.shared.roofline_estimate import roofline_estimate
+from opmodel.models.shared.roofline_estimate import roofline_setup
 
 __all__ = ["predict_attention", "runs_flash_attention"]
-
-_BASE = {
-    Engine.TENSOR: "effective_roofline/roofline-tensor",
-    Engine.VECTOR: "effective_roofline/roofline-vector",
-    Engine.MEMORY: "effective_roofline/roofline-memory",
-}
 
 
 def runs_flash_attention(op: LocalOp, hardware: HardwareSpec) -> bool:
@@ -52,7 +47,7 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     if slow is not None:  # the same kernel at the clock its tensor activity allows
         hardware = slow
         e = evaluate_attention(kernel, view, hardware)
-    base = roofline_estimate(op, hardware, _BASE)
+    base = roofline_setup(op, hardware)
     traffic = MappingProxyType(
         {
             # the op's writes, and another kernel's dirty lines it writes back now
@@ -66,13 +61,13 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     tensor_j = hardware.compute.energy_per_flop(tensor=True, dtype=view.compute_dtype)
     return OpProfile.make(
         latency_s=e.latency_s,
-        flops=base.flops,
+        flops=base.tensor_flops + base.vector_flops,
         engine=Engine.TENSOR,
         footprint=op.footprint,
         traffic=traffic,
         energy=EnergyBreakdown.make(
             tensor_j=e.issued_mma_flops * tensor_j,
-            vector_j=base.energy.vector_j,
+            vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
             memory_j=level_energy_j(traffic, hardware),
             static_j=hardware.power.busy_w * e.latency_s,
         ),
