@@ -133,6 +133,9 @@ def _row_view(op: LocalOp) -> RowView:
 
 
 def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """True when ``shape`` broadcasts to ``target`` (NumPy's rule, trailing dims aligned)."""
+    if shape == target:  # the common case, without the per-dim walk
+        return True
     if len(shape) > len(target):
         return False
     return all(s in (1, t) for s, t in zip(reversed(shape), reversed(target), strict=False))
