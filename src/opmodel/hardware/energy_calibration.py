@@ -23,23 +23,21 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.hardware.calibration_file import load_calibration_file
-from opmodel.parsing.schema import Check
+from opmodel.parsing.schema import MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
 
 __all__ = ["EnergyCalibration", "EnergyTerms", "load_energy_calibration"]
-
-_NONNEG = {"check": Check.NON_NEGATIVE}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class EnergyTerms:
     """The fitted coefficients."""
 
-    active_w: float = field(metadata=_NONNEG)
-    tensor_j_per_flop: float = field(metadata=_NONNEG)
-    hbm_j_per_byte: float = field(metadata=_NONNEG)
-    l2_j_per_byte: float = field(metadata=_NONNEG)
-    vector_j_per_flop: float | None = field(default=None, metadata=_NONNEG)
-    launch_gap_s: float | None = field(default=None, metadata=_NONNEG)
+    active_w: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    tensor_j_per_flop: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    hbm_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    l2_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    vector_j_per_flop: float | None = field(default=None, metadata=MUST_BE_NON_NEGATIVE)
+    launch_gap_s: float | None = field(default=None, metadata=MUST_BE_NON_NEGATIVE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -47,7 +45,7 @@ class EnergyCalibration:
     """A calibration file: device, clock, what it was fitted on, and the terms."""
 
     hardware: str
-    clock_mhz: float = field(metadata={"check": Check.POSITIVE})
+    clock_mhz: float = field(metadata=MUST_BE_POSITIVE)
     model: str
     fitted_on: str
     tensor_dtypes: tuple[DType, ...] = (DType.BF16, DType.FP16)

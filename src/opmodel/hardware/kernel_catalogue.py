@@ -23,7 +23,7 @@ from pathlib import Path
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction
-from opmodel.parsing.schema import Check, parse_dataclass
+from opmodel.parsing.schema import MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
@@ -34,8 +34,6 @@ __all__ = [
     "load_catalogue_file",
 ]
 
-_POS = {"check": Check.POSITIVE}
-_NONNEG = {"check": Check.NON_NEGATIVE}
 _DIR = Path(__file__).resolve().parent.parent / "configs" / "kernels"
 
 
@@ -43,11 +41,11 @@ _DIR = Path(__file__).resolve().parent.parent / "configs" / "kernels"
 class TileEntry:
     """One tile of a family: CTA tile, warp tile (M, N, K), stages, optional cluster."""
 
-    cta: tuple[int, int, int] = field(metadata=_POS)
-    warp: tuple[int, int, int] = field(metadata=_POS)
-    stages: int = field(metadata=_POS)
-    cluster: tuple[int, int] = field(default=(1, 1), metadata=_POS)
-    registers_per_thread: int | None = field(default=None, metadata=_POS)
+    cta: tuple[int, int, int] = field(metadata=MUST_BE_POSITIVE)
+    warp: tuple[int, int, int] = field(metadata=MUST_BE_POSITIVE)
+    stages: int = field(metadata=MUST_BE_POSITIVE)
+    cluster: tuple[int, int] = field(default=(1, 1), metadata=MUST_BE_POSITIVE)
+    registers_per_thread: int | None = field(default=None, metadata=MUST_BE_POSITIVE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -58,12 +56,12 @@ class FamilyEntry:
     instruction: Instruction
     dtypes: tuple[DType, ...]
     tiles: tuple[TileEntry, ...]
-    split_k: tuple[int, ...] = field(default=(1,), metadata=_POS)
-    producer_warps: int = field(default=0, metadata=_NONNEG)
+    split_k: tuple[int, ...] = field(default=(1,), metadata=MUST_BE_POSITIVE)
+    producer_warps: int = field(default=0, metadata=MUST_BE_NON_NEGATIVE)
     skinny_only: bool = False
     # with an M- or N-major operand, the family serves only problems whose min(M, N) is at least
     # this (0: every problem): where the library keeps another family below that size
-    min_mn_if_mn_major: int = field(default=0, metadata=_NONNEG)
+    min_mn_if_mn_major: int = field(default=0, metadata=MUST_BE_NON_NEGATIVE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -23,7 +23,7 @@ from opmodel.hardware.structure import (
     MxuSpec,
     SmSpec,
 )
-from opmodel.parsing.schema import Check
+from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
 
 __all__ = [
     "ASYNC_INSTRUCTIONS",
@@ -42,10 +42,6 @@ __all__ = [
     "UtilizationSpec",
 ]
 
-_POS = {"check": Check.POSITIVE}
-_NONNEG = {"check": Check.NON_NEGATIVE}
-_FRAC = {"check": Check.FRACTION}
-
 
 def _empty() -> Mapping[Any, Any]:
     return MappingProxyType({})
@@ -62,39 +58,43 @@ class ComputeSpec:
     GPU, the MXU for the tensor engine and the TensorCore for the vector engine on a TPU.
     """
 
-    clock_hz: float = field(metadata=_POS)
-    tensor_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
-    vector_flops_per_s: Mapping[DType, float] = field(default_factory=_empty, metadata=_POS)
+    clock_hz: float = field(metadata=MUST_BE_POSITIVE)
+    tensor_flops_per_s: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
+    )
+    vector_flops_per_s: Mapping[DType, float] = field(
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
+    )
     tensor_flops_per_cycle_per_unit: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=_POS
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
     )
     vector_flops_per_cycle_per_unit: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=_POS
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
     )
     tensor_energy_j_per_flop: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=_NONNEG
+        default_factory=_empty, metadata=MUST_BE_NON_NEGATIVE
     )
-    vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=_NONNEG)
+    vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=MUST_BE_NON_NEGATIVE)
     sm: SmSpec | None = None
     mxu: MxuSpec | None = None
     # the highest SM clock GPU Boost reaches when power allows, above the clock the tensor peaks
     # are rated at (H100 SXM: 1.98 vs 1.83 GHz); kernel-level models run non-tensor kernels of
     # an unlocked device at it; at_clock (a locked clock) drops it
-    max_boost_clock_hz: float | None = field(default=None, metadata=_POS)
+    max_boost_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
     # the SM clock the board's power limit holds while a kernel keeps the tensor cores fully
     # busy (a measured or fitted value, never a datasheet one); kernel-level GEMM models then
     # run a kernel of tensor activity u at min(clock_hz, this x u^(-1/3)) on an unlocked device
     # (docs/models/effective_roofline.md, "Power-limited clock"); at_clock drops it
-    power_limited_clock_hz: float | None = field(default=None, metadata=_POS)
+    power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
     # the same for tensor work of one dtype that draws a different power per cycle (FP8 MMAs
     # at twice the 16-bit rate); a dtype not listed (nor its family) uses the clock above
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=_POS
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
     )
     # the power-limited clock of a tensor kernel that runs alone after idle time (one profiled
     # call, a kernel under a profiler's replay): the board's fast power and current limiter
     # holds it before the average-power limit engages; HardwareSpec.in_burst() runs at it
-    burst_power_limited_clock_hz: float | None = field(default=None, metadata=_POS)
+    burst_power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
 
     def power_limited_clock_for(self, dtype: DType | None) -> float | None:
         """The power-limited clock of tensor work in ``dtype`` (its own, its family's, else
@@ -134,12 +134,12 @@ class MemoryLevel:
     """
 
     name: str
-    size_bytes: int = field(metadata=_POS)
-    bandwidth_bytes_per_s: float = field(metadata=_POS)
-    latency_s: float = field(metadata=_NONNEG)
-    energy_j_per_byte: float = field(metadata=_NONNEG)
+    size_bytes: int = field(metadata=MUST_BE_POSITIVE)
+    bandwidth_bytes_per_s: float = field(metadata=MUST_BE_POSITIVE)
+    latency_s: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    energy_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
     clock_domain: ClockDomain
-    shared_capacity_fraction: float = field(default=1.0, metadata=_FRAC)
+    shared_capacity_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
 
     @property
     def shared_capacity_bytes(self) -> float:
@@ -158,9 +158,9 @@ class MemorySpec:
 class UtilizationSpec:
     """Achievable fraction of each peak; 1.0 (the peak) where omitted."""
 
-    tensor_fraction: float = field(default=1.0, metadata=_FRAC)
-    vector_fraction: float = field(default=1.0, metadata=_FRAC)
-    memory_fraction: Mapping[str, float] = field(default_factory=_empty, metadata=_FRAC)
+    tensor_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
+    vector_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
+    memory_fraction: Mapping[str, float] = field(default_factory=_empty, metadata=MUST_BE_FRACTION)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,20 +185,24 @@ class PowerSpec:
         """Power drawn besides the op's events while it runs: static plus active."""
         return self.static_w + self.active_w
 
-    static_w: float = field(metadata=_NONNEG)
-    tdp_w: float = field(metadata=_POS)
-    active_w: float = field(default=0.0, metadata=_NONNEG)
+    static_w: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    tdp_w: float = field(metadata=MUST_BE_POSITIVE)
+    active_w: float = field(default=0.0, metadata=MUST_BE_NON_NEGATIVE)
     energy_calibration: str | None = None
-    idle_w_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_NONNEG)
-    core_voltage_mv_by_clock_mhz: Mapping[int, float] = field(default_factory=_empty, metadata=_POS)
+    idle_w_by_clock_mhz: Mapping[int, float] = field(
+        default_factory=_empty, metadata=MUST_BE_NON_NEGATIVE
+    )
+    core_voltage_mv_by_clock_mhz: Mapping[int, float] = field(
+        default_factory=_empty, metadata=MUST_BE_POSITIVE
+    )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OverheadSpec:
     """Per-kernel costs outside the op's own work."""
 
-    kernel_launch_overhead_s: float = field(metadata=_NONNEG)
-    fixed_device_overhead_cycles: int = field(metadata=_NONNEG)
+    kernel_launch_overhead_s: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    fixed_device_overhead_cycles: int = field(metadata=MUST_BE_NON_NEGATIVE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from opmodel.core.enums import StrValueEnum
-from opmodel.parsing.schema import Check
+from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
 
 __all__ = [
     "ASYNC_INSTRUCTIONS",
@@ -18,10 +18,6 @@ __all__ = [
     "MxuSpec",
     "SmSpec",
 ]
-
-_POS = {"check": Check.POSITIVE}
-_NONNEG = {"check": Check.NON_NEGATIVE}
-_FRAC = {"check": Check.FRACTION}
 
 
 class HardwareKind(StrValueEnum):
@@ -76,32 +72,32 @@ class SmSpec:
     store-only 32-thread CTAs takes that long (docs/hardware.md).
     """
 
-    sm_count: int = field(metadata=_POS)
-    smsps_per_sm: int = field(metadata=_POS)
-    warp_size: int = field(metadata=_POS)
-    max_ctas_per_sm: int = field(metadata=_POS)
-    max_warps_per_sm: int = field(metadata=_POS)
-    max_threads_per_cta: int = field(metadata=_POS)
-    registers_per_sm: int = field(metadata=_POS)
-    max_registers_per_thread: int = field(metadata=_POS)
-    shared_memory_per_sm_bytes: int = field(metadata=_POS)
-    max_shared_memory_per_cta_bytes: int = field(metadata=_POS)
+    sm_count: int = field(metadata=MUST_BE_POSITIVE)
+    smsps_per_sm: int = field(metadata=MUST_BE_POSITIVE)
+    warp_size: int = field(metadata=MUST_BE_POSITIVE)
+    max_ctas_per_sm: int = field(metadata=MUST_BE_POSITIVE)
+    max_warps_per_sm: int = field(metadata=MUST_BE_POSITIVE)
+    max_threads_per_cta: int = field(metadata=MUST_BE_POSITIVE)
+    registers_per_sm: int = field(metadata=MUST_BE_POSITIVE)
+    max_registers_per_thread: int = field(metadata=MUST_BE_POSITIVE)
+    shared_memory_per_sm_bytes: int = field(metadata=MUST_BE_POSITIVE)
+    max_shared_memory_per_cta_bytes: int = field(metadata=MUST_BE_POSITIVE)
     mma_shape_mnk: tuple[int, int, int]
-    tensor_latency_cycles: int = field(metadata=_POS)
-    register_allocation_unit: int = field(metadata=_POS)
-    shared_memory_reserved_per_cta_bytes: int = field(metadata=_NONNEG)
-    fma_latency_cycles: int = field(default=4, metadata=_POS)
-    mma_sync_tensor_fraction: float = field(default=1.0, metadata=_FRAC)
+    tensor_latency_cycles: int = field(metadata=MUST_BE_POSITIVE)
+    register_allocation_unit: int = field(metadata=MUST_BE_POSITIVE)
+    shared_memory_reserved_per_cta_bytes: int = field(metadata=MUST_BE_NON_NEGATIVE)
+    fma_latency_cycles: int = field(default=4, metadata=MUST_BE_POSITIVE)
+    mma_sync_tensor_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
     warp_mma_instruction: Instruction = Instruction.MMA_SYNC
-    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=_POS)
-    cta_turnaround_cycles: float = field(default=0.0, metadata=_NONNEG)
+    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=MUST_BE_POSITIVE)
+    cta_turnaround_cycles: float = field(default=0.0, metadata=MUST_BE_NON_NEGATIVE)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MxuSpec:
     """TPU TensorCore / matrix-unit (systolic array) structure."""
 
-    tensor_cores: int = field(metadata=_POS)
-    mxus_per_core: int = field(metadata=_POS)
-    mxu_rows: int = field(metadata=_POS)
-    mxu_cols: int = field(metadata=_POS)
+    tensor_cores: int = field(metadata=MUST_BE_POSITIVE)
+    mxus_per_core: int = field(metadata=MUST_BE_POSITIVE)
+    mxu_rows: int = field(metadata=MUST_BE_POSITIVE)
+    mxu_cols: int = field(metadata=MUST_BE_POSITIVE)

@@ -29,7 +29,7 @@ from opmodel.core.errors import ConfigError
 from opmodel.hardware.calibration_file import load_calibration_file
 from opmodel.hardware.checks import power_limit_problems
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.parsing.schema import Check
+from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_POSITIVE
 
 __all__ = [
     "SustainedCalibration",
@@ -46,11 +46,11 @@ class SustainedCalibration:
     hardware: str
     fitted_on: str
     command: str
-    power_limited_clock_hz: float | None = field(default=None, metadata={"check": Check.POSITIVE})
+    power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
-        default_factory=lambda: MappingProxyType({}), metadata={"check": Check.POSITIVE}
+        default_factory=lambda: MappingProxyType({}), metadata=MUST_BE_POSITIVE
     )
-    hbm_fraction: float | None = field(default=None, metadata={"check": Check.FRACTION})
+    hbm_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
 
 
 def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibration:

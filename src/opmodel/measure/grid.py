@@ -35,7 +35,7 @@ from pathlib import Path
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
-from opmodel.parsing.schema import Check, parse_dataclass
+from opmodel.parsing.schema import MUST_BE_POSITIVE, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
@@ -50,7 +50,6 @@ __all__ = [
     "shipped_grid_names",
 ]
 
-_POS = {"check": Check.POSITIVE}
 _DIR = Path(__file__).resolve().parent.parent / "configs" / "measure"
 
 FLUSH_L2_MULTIPLE = 2
@@ -103,11 +102,11 @@ class MeasureGrid:
 
     name: str
     description: str | None = None
-    warmup: int = field(default=10, metadata=_POS)
-    repeats: int = field(default=30, metadata=_POS)
+    warmup: int = field(default=10, metadata=MUST_BE_POSITIVE)
+    repeats: int = field(default=30, metadata=MUST_BE_POSITIVE)
     flush_l2: bool = True
     energy: bool = True
-    energy_loop_s: float = field(default=ENERGY_LOOP_MIN_S, metadata=_POS)
+    energy_loop_s: float = field(default=ENERGY_LOOP_MIN_S, metadata=MUST_BE_POSITIVE)
     kernel_timing: bool = False
     ops: tuple[OpGrid, ...]
 

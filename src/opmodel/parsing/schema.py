@@ -22,7 +22,13 @@ from typing import Any
 
 from opmodel.core.errors import did_you_mean
 
-__all__ = ["Check", "parse_dataclass"]
+__all__ = [
+    "MUST_BE_FRACTION",
+    "MUST_BE_NON_NEGATIVE",
+    "MUST_BE_POSITIVE",
+    "Check",
+    "parse_dataclass",
+]
 
 
 class Check(StrEnum):
@@ -31,6 +37,12 @@ class Check(StrEnum):
     POSITIVE = "positive"
     NON_NEGATIVE = "non_negative"
     FRACTION = "fraction"
+
+
+# the field metadata of each check, shared by every spec dataclass: ``field(metadata=...)``
+MUST_BE_POSITIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.POSITIVE})
+MUST_BE_NON_NEGATIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.NON_NEGATIVE})
+MUST_BE_FRACTION: Mapping[str, object] = types.MappingProxyType({"check": Check.FRACTION})
 
 
 _CHECKS: dict[Check, tuple[Callable[[float], bool], str]] = {
