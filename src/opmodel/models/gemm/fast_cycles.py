@@ -49,10 +49,10 @@ def kernel_cycles(
         ctas = grid.ctas_per_wave
         stage = _stage_cycles(w, r, resident, local_stages)
         full_epilogue = epilogue_cycles(w, r, ctas)
-        memory = _memory_cycles(w, r, ctas, window, cold)
-        total += _wave_cycles(k, window, stage, memory, full_epilogue)
+        memories = _memory_cycles(w, r, ctas, window, (cold, warm) if full > 1 else (cold,))
+        total += _wave_cycles(k, window, stage, memories[0], full_epilogue)
         if full > 1:
-            memory = _memory_cycles(w, r, ctas, window, warm)
+            memory = memories[1]
             total += (full - 1) * _wave_cycles(k, window, stage, memory, full_epilogue)
             if w.overlap_epilogue:
                 joint = overlap_dram_bytes(w, ctas, ctas)
@@ -63,7 +63,7 @@ def kernel_cycles(
     if tail:
         heavy = busiest_ctas_per_sm(tail, r.sm_count, resident)
         stage = _stage_cycles(w, r, heavy, local_stages)
-        memory = _memory_cycles(w, r, tail, window, warm if full else cold)
+        (memory,) = _memory_cycles(w, r, tail, window, (warm if full else cold,))
         total += _wave_cycles(k, window, stage, memory, epilogue_cycles(w, r, tail))
         if w.overlap_epilogue and full:  # under the last full wave's epilogue
             joint = overlap_dram_bytes(w, tail, grid.ctas_per_wave)
@@ -80,9 +80,10 @@ def _stage_cycles(
 
 
 def _memory_cycles(
-    w: CtaWork, r: DeviceRates, ctas: int, window: int, l2_latency_cycles: float
-) -> float:
-    """One memory stage of a wave of ``ctas`` CTAs: ``max`` over L2 and DRAM of
+    w: CtaWork, r: DeviceRates, ctas: int, window: int, l2_latencies: tuple[float, ...]
+) -> list[float]:
+    """One memory stage of a wave of ``ctas`` CTAs for each latency of its L2 requests (the
+    cold and the warm full waves share their DRAM term): ``max`` over L2 and DRAM of
     ``bytes / loaded_rate(peak, window * bytes, latency)`` (0 for a level that moves none),
     DRAM also at least its loads plus the written-back dirty lines at the peak
     (:func:`~opmodel.models.gemm.concurrency.memory_phases`)."""
@@ -92,8 +93,11 @@ def _memory_cycles(
     if w.dram_write_back_bytes:
         dram = max(dram, (moved + ctas * w.dram_write_back_bytes) / r.dram_bytes_per_cycle)
     moved = ctas * w.l2_bytes
-    rate = loaded_rate(r.l2_bytes_per_cycle, window * moved, l2_latency_cycles)
-    return max(moved / rate if rate > 0 else 0.0, dram)
+    stages = []
+    for latency in l2_latencies:
+        rate = loaded_rate(r.l2_bytes_per_cycle, window * moved, latency)
+        stages.append(max(moved / rate if rate > 0 else 0.0, dram))
+    return stages
 
 
 def _wave_cycles(k: int, window: int, stage: float, memory: float, epilogue: float) -> float:
