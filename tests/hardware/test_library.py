@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from opmodel import ConfigError
 from opmodel.cli import main
@@ -148,3 +150,27 @@ def test_a_peak_needs_a_value_or_a_rate(tmp_path: Path) -> None:
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="at least one vector peak is required"):
         load_hardware(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    name=st.sampled_from(shipped_hardware_names()),
+    low=st.floats(min_value=0.2, max_value=1.0),
+    high=st.floats(min_value=0.2, max_value=1.0),
+)
+def test_hbm_bandwidth_follows_the_core_path_below_the_config_clock(
+    name: str, low: float, high: float
+) -> None:
+    """Usable HBM bandwidth never exceeds the datasheet's, never grows as the SM clock falls,
+    and every shipped config's core-clocked path carries its datasheet bandwidth at its clock."""
+    spec = load_hardware(name)
+    hbm = spec.hbm
+    clock = spec.compute.clock_hz
+    assert hbm.datasheet_bandwidth_bytes_per_s in (None, hbm.bandwidth_bytes_per_s)
+    slow, fast = sorted((low, high))
+    slow_bw = spec.at_clock(slow * clock).hbm.bandwidth_bytes_per_s
+    fast_bw = spec.at_clock(fast * clock).hbm.bandwidth_bytes_per_s
+    assert slow_bw <= fast_bw <= hbm.bandwidth_bytes_per_s
+    if hbm.core_path_bytes_per_cycle is not None:
+        expected = min(hbm.bandwidth_bytes_per_s, hbm.core_path_bytes_per_cycle * slow * clock)
+        assert slow_bw == pytest.approx(expected)

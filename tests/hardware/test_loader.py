@@ -67,7 +67,10 @@ def test_at_clock_scales_core_domain_and_the_core_part_of_a_miss() -> None:
     )
     assert slow.level("l2").latency_s == pytest.approx(spec.level("l2").latency_s * 2)
     assert slow.hbm.clock_domain is ClockDomain.MEMORY
-    assert slow.hbm.bandwidth_bytes_per_s == spec.hbm.bandwidth_bytes_per_s
+    # the core-clocked path carries 1446.1 B per SM cycle: 1.0195 TB/s at 705 MHz, below HBM's 1.555
+    assert slow.hbm.bandwidth_bytes_per_s == pytest.approx(1446.1 * 705e6)
+    assert spec.at_clock(1.2e9).hbm.bandwidth_bytes_per_s == 1.555e12  # 1.735 TB/s: not binding
+    assert slow.at_clock(1410e6).hbm.bandwidth_bytes_per_s == 1.555e12  # from the datasheet again
     # a miss keeps its memory-side 400 - 142 = 258 ns and takes the L2 path (142 ns) twice as long
     assert slow.hbm.latency_s == pytest.approx(258e-9 + 2 * 142e-9)
     assert spec.at_clock(1410e6).hbm.latency_s == pytest.approx(spec.hbm.latency_s)
@@ -200,7 +203,17 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
         _set("memory.levels.2.latency_cycles", 30),
         [
-            "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain, shared_capacity_fraction)"
+            "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain, shared_capacity_fraction, core_path_bytes_per_cycle)"
+        ],
+    ),
+    (
+        _set("memory.levels.0.core_path_bytes_per_cycle", 0),
+        ["memory.levels[0].core_path_bytes_per_cycle: must be > 0 (got 0.0)"],
+    ),
+    (
+        _set("memory.levels.1.core_path_bytes_per_cycle", 4000),
+        [
+            "memory.levels[1].core_path_bytes_per_cycle: only a level with clock_domain: memory takes it"
         ],
     ),
     (_set("memory.levels", {"hbm": 1}), ["memory.levels: expected a list (got {'hbm': 1})"]),

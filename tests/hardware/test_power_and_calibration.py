@@ -164,6 +164,9 @@ def test_calibrated_config_at_its_own_clock_round_trips(tmp_path: Path) -> None:
     assert spec.power.active_w == spec.calibration.terms.active_w
     fast = spec.at_clock(1.695e9)
     assert fast.power.active_w == 0.0
+    # GA102's core-clocked path, 552.22 B per SM cycle, carries 497 GB/s at 900 MHz (of 600)
+    assert spec.hbm.bandwidth_bytes_per_s == pytest.approx(552.22 * 9.0e8)
+    assert fast.hbm.bandwidth_bytes_per_s == 6.0e11
     assert fast.hbm.energy_j_per_byte == spec.without_calibration().hbm.energy_j_per_byte
     back = fast.at_clock(9.0e8)
     assert back.power.active_w == spec.calibration.terms.active_w

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from opmodel.hardware.spec import (
     WARP_MMA_INSTRUCTIONS,
+    ClockDomain,
     ComputeSpec,
     HardwareKind,
     HardwareSpec,
@@ -23,6 +24,7 @@ def _level_problems(spec: HardwareSpec) -> list[str]:
             f"memory.levels: a level named 'hbm' (off-chip main memory) is required "
             f"(got {', '.join(names) or 'no levels'})"
         )
+    problems.extend(_core_path_problems(spec))
     for name in spec.utilization.memory_fraction:
         if name not in names:
             problems.append(
@@ -30,6 +32,18 @@ def _level_problems(spec: HardwareSpec) -> list[str]:
                 f"(levels: {', '.join(names)})"
             )
     return problems
+
+
+def _core_path_problems(spec: HardwareSpec) -> list[str]:
+    """``core_path_bytes_per_cycle`` only on memory-domain levels (the path a miss to them
+    crosses; a core-domain level's bandwidth already follows the clock)."""
+    return [
+        f"memory.levels[{index}].core_path_bytes_per_cycle: only a level with "
+        "clock_domain: memory takes it"
+        for index, level in enumerate(spec.memory.levels)
+        if level.core_path_bytes_per_cycle is not None
+        and level.clock_domain is not ClockDomain.MEMORY
+    ]
 
 
 def power_limit_problems(compute: ComputeSpec) -> list[str]:

@@ -5,7 +5,11 @@ levels scale with the clock, their latency in seconds inversely (a fixed number 
 ``memory``-domain levels keep their bandwidth, but a miss to them first travels the
 core-clocked path an L2 hit takes (SM, crossbar, L2 lookup), so their latency keeps its
 memory-side part and scales the rest: ``L(f) = L(f0) - L_l2(f0) + L_l2(f0) f0 / f``, with the
-slowest core-domain level (the L2) as that path. The power tables of :class:`PowerSpec` set the idle
+slowest core-domain level (the L2) as that path. Every byte of theirs also crosses that path,
+which carries a fixed number of bytes per SM cycle: a level with ``core_path_bytes_per_cycle``
+delivers ``min(bandwidth, core_path_bytes_per_cycle x f)`` at SM clock ``f`` (at a locked SM
+clock below the config's, that path rather than the DRAM can limit streaming;
+docs/hardware.md). The power tables of :class:`PowerSpec` set the idle
 power and scale core-domain switching energy by ``(V(f) / V(f0))^2``; at the clock of the
 config's energy calibration its fitted terms replace the estimates
 (:mod:`opmodel.hardware.calibrated`).
@@ -19,7 +23,7 @@ from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.hardware.calibrated import interpolate, with_calibration, with_estimates
-from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemorySpec
+from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemoryLevel, MemorySpec
 
 __all__ = [
     "CLOCK_STEP_HZ",
@@ -33,6 +37,7 @@ __all__ = [
     "tensor_activity",
     "throttled",
     "throttled_at",
+    "with_core_path_limits",
 ]
 
 CLOCK_STEP_HZ = 15e6  # GA100 and later step the SM clock in 15 MHz bins ([EAI] supply_voltage.json)
@@ -68,18 +73,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     )
     core_path_s = _core_path_latency_s(spec.memory)
     levels = tuple(
-        dataclasses.replace(
-            level,
-            bandwidth_bytes_per_s=level.bandwidth_bytes_per_s * ratio,
-            latency_s=level.latency_s / ratio,
-        )
-        if level.clock_domain is ClockDomain.CORE
-        else dataclasses.replace(
-            level, latency_s=level.latency_s - core_path_s + core_path_s / ratio
-        )
-        if 0 < core_path_s < level.latency_s
-        else level
-        for level in spec.memory.levels
+        _level_at_clock(level, ratio, core_path_s, clock_hz) for level in spec.memory.levels
     )
     return with_calibration(
         _at_clock_power(
@@ -87,6 +81,48 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
             spec.compute.clock_hz,
         )
     )
+
+
+def _level_at_clock(
+    level: MemoryLevel, ratio: float, core_path_s: float, clock_hz: float
+) -> MemoryLevel:
+    """One level at ``ratio`` times the config clock (module docstring). A ``memory``-domain
+    level keeps its datasheet bandwidth, capped at ``core_path_bytes_per_cycle x clock_hz``
+    when it has that path limit."""
+    if level.clock_domain is ClockDomain.CORE:
+        return dataclasses.replace(
+            level,
+            bandwidth_bytes_per_s=level.bandwidth_bytes_per_s * ratio,
+            latency_s=level.latency_s / ratio,
+        )
+    if 0 < core_path_s < level.latency_s:
+        level = dataclasses.replace(
+            level, latency_s=level.latency_s - core_path_s + core_path_s / ratio
+        )
+    return _path_limited(level, clock_hz)
+
+
+def _path_limited(level: MemoryLevel, clock_hz: float) -> MemoryLevel:
+    """``level`` with its datasheet bandwidth capped at ``core_path_bytes_per_cycle x
+    clock_hz`` (itself without that limit); the datasheet value stays on the level."""
+    path = level.core_path_bytes_per_cycle
+    if path is None:
+        return level
+    datasheet = level.datasheet_bandwidth_bytes_per_s or level.bandwidth_bytes_per_s
+    return dataclasses.replace(
+        level,
+        bandwidth_bytes_per_s=min(datasheet, path * clock_hz),
+        datasheet_bandwidth_bytes_per_s=datasheet,
+    )
+
+
+def with_core_path_limits(spec: HardwareSpec) -> HardwareSpec:
+    """``spec`` with each ``core_path_bytes_per_cycle`` applied at its own clock (the loader
+    calls it: a config rated at a low locked clock gets the bandwidth that clock carries)."""
+    levels = tuple(_path_limited(level, spec.compute.clock_hz) for level in spec.memory.levels)
+    if levels == spec.memory.levels:
+        return spec
+    return dataclasses.replace(spec, memory=MemorySpec(levels=levels))
 
 
 def boosted(spec: HardwareSpec) -> HardwareSpec:

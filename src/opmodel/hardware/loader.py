@@ -9,6 +9,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
 from opmodel.hardware.calibrated import with_calibration
 from opmodel.hardware.checks import cross_field_problems
+from opmodel.hardware.clocking import with_core_path_limits
 from opmodel.hardware.derived import with_derived_peaks
 from opmodel.hardware.energy_calibration import load_energy_calibration
 from opmodel.hardware.spec import HardwareSpec
@@ -101,7 +102,7 @@ def _load_cached(path: str, _mtime_ns: int, _size: int) -> HardwareSpec:
     if errors or spec is None:
         raise ConfigError(f"{path}: {problem}" for problem in errors)
     assert isinstance(spec, HardwareSpec)
-    return _calibrated(spec, Path(path))
+    return _calibrated(with_core_path_limits(spec), Path(path))
 
 
 def _calibration_file(reference: str, path: Path) -> Path:

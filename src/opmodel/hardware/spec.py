@@ -131,6 +131,14 @@ class MemoryLevel:
     one access; ``energy_j_per_byte`` the dynamic energy of moving one byte at this level.
     ``shared_capacity_fraction`` is the share of the capacity left for data read by every SM
     when the level replicates lines across partitions (A100 and H100 L2: 0.5); 1.0 if omitted.
+
+    ``core_path_bytes_per_cycle`` (``memory``-domain levels only, optional) is the most bytes of
+    this level's traffic that the core-clocked path between the SMs and the memory controllers
+    (crossbar, L2 slices) carries per SM clock cycle: at SM clock ``f`` the level's usable
+    bandwidth is ``min(bandwidth, core_path_bytes_per_cycle x f)``
+    (:meth:`HardwareSpec.at_clock`), which only binds below the config's clock.
+    ``datasheet_bandwidth_bytes_per_s`` is set by :meth:`HardwareSpec.at_clock` when that cap
+    lowered ``bandwidth_bytes_per_s``, so that a later clock starts from the datasheet value.
     """
 
     name: str
@@ -140,6 +148,10 @@ class MemoryLevel:
     energy_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
     clock_domain: ClockDomain
     shared_capacity_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
+    core_path_bytes_per_cycle: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    datasheet_bandwidth_bytes_per_s: float | None = field(
+        default=None, repr=False, compare=False, metadata={"yaml": False}
+    )
 
     @property
     def shared_capacity_bytes(self) -> float:
