@@ -2,17 +2,17 @@
 
 :meth:`HardwareSpec.at_clock` delegates here. Engine peaks and the bandwidth of ``core``-domain
 levels scale with the clock, their latency in seconds inversely (a fixed number of cycles).
-``memory``-domain levels keep their bandwidth, but a miss to them first travels the
-core-clocked path an L2 hit takes (SM, crossbar, L2 lookup), so their latency keeps its
-memory-side part and scales the rest: ``L(f) = L(f0) - L_l2(f0) + L_l2(f0) f0 / f``, with the
-slowest core-domain level (the L2) as that path. Every byte of theirs also crosses that path,
-which carries a fixed number of bytes per SM cycle: a level with ``core_path_bytes_per_cycle``
-delivers ``min(bandwidth, core_path_bytes_per_cycle x f)`` at SM clock ``f`` (at a locked SM
-clock below the config's, that path rather than the DRAM can limit streaming;
-docs/hardware.md). The power tables of :class:`PowerSpec` set the idle
-power and scale core-domain switching energy by ``(V(f) / V(f0))^2``; at the clock of the
-config's energy calibration its fitted terms replace the estimates
-(:mod:`opmodel.hardware.calibrated`).
+``memory``-domain levels keep their bandwidth (up to the path limit below), but a miss to them
+first travels the core-clocked path an L2 hit takes (SM, crossbar, L2 lookup), so their
+latency keeps its memory-side part and scales the rest:
+``L(f) = L(f0) - L_l2(f0) + L_l2(f0) f0 / f``, with the slowest core-domain level (the L2) as
+that path. Every byte of theirs also crosses that path, which carries a fixed number of bytes
+per SM cycle: a level with ``core_path_bytes_per_cycle`` delivers
+``min(bandwidth, core_path_bytes_per_cycle x f)`` at SM clock ``f`` (at a locked SM clock below
+the config's, that path rather than the DRAM can limit streaming; docs/hardware.md). The power
+tables of :class:`PowerSpec` set the idle power and scale core-domain switching energy by
+``(V(f) / V(f0))^2``; at the clock of the config's energy calibration its fitted terms replace
+the estimates (:mod:`opmodel.hardware.calibrated`).
 """
 
 from __future__ import annotations
