@@ -135,10 +135,10 @@ class MemoryLevel:
     ``core_path_bytes_per_cycle`` (``memory``-domain levels only, optional) is the most bytes of
     this level's traffic that the core-clocked path between the SMs and the memory controllers
     (crossbar, L2 slices) carries per SM clock cycle: at SM clock ``f`` the level's usable
-    bandwidth is ``min(bandwidth, core_path_bytes_per_cycle x f)``
-    (:meth:`HardwareSpec.at_clock`), which only binds below the config's clock.
-    ``datasheet_bandwidth_bytes_per_s`` is set by :meth:`HardwareSpec.at_clock` when that cap
-    lowered ``bandwidth_bytes_per_s``, so that a later clock starts from the datasheet value.
+    bandwidth is ``min(bandwidth, core_path_bytes_per_cycle x f)``, applied by the loader at
+    ``compute.clock_hz`` and by :meth:`HardwareSpec.at_clock` at any other clock (the shipped
+    values bind only below their config's clock). ``datasheet_bandwidth_bytes_per_s`` keeps the
+    config's value once the cap has been applied, so that another clock starts from it.
     """
 
     name: str
