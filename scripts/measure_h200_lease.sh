@@ -6,6 +6,9 @@
 # ncu.csv, ncu_labels.csv (GRID=h200_kernels: kernel-scope times and kernel names, about 38 s,
 # docs/measure.md). GRID=none skips the timing grid; CHASE=1 first runs
 # scripts/pointer_chase.py (L2 and DRAM load latency, CuPy) into pointer_chase.json.
+# LOCK_MHZ=1830 locks the SM clock for the timing grid (opmodel measure --lock-sm-clock-mhz;
+# GRID=energaizer_gemms LOCK_MHZ=1830 NCU_GRID=none: the GEMMs of EnergAIzer's passes at the
+# H100 set's clock, about 26 s by the dry run). NCU_GRID=none skips Nsight Compute.
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
 # measured (docs/measure.md).
 set -u
@@ -23,8 +26,10 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,
 python3 -c "import sys, torch, pynvml, yaml; print(sys.version.split()[0], torch.__version__, torch.version.cuda)" || exit 1
 
 if [ "$GRID" = none ]; then GRID_S=0; fi
+LOCK=()
+if [ -n "${LOCK_MHZ:-}" ]; then LOCK=(--lock-sm-clock-mhz "$LOCK_MHZ"); fi
 [ "$GRID_S" -gt 0 ] && timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$GRID" --hardware h200_sxm \
-    --output-dir "$OUT/$GRID" --no-progress
+    --output-dir "$OUT/$GRID" --no-progress ${LOCK[@]+"${LOCK[@]}"}
 echo "grid exit status $?"
 if [ "${CHASE:-0}" = 1 ]; then
     timeout -k 10 120 python3 scripts/pointer_chase.py --output "$OUT/pointer_chase.json"
@@ -32,6 +37,7 @@ if [ "${CHASE:-0}" = 1 ]; then
 fi
 date -u
 
+if [ "$NCU_GRID" = none ]; then date -u; sleep 1; exit 0; fi
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
 if [ -z "$NCU" ]; then echo "no ncu found"; exit 0; fi
 "$NCU" --version | tail -1
