@@ -148,7 +148,8 @@ def grid_text(per_workload: dict[str, Counter[GemmCase]]) -> str:
             for case in cases
         ),
         "name: energaizer_gemms",
-        "description: the bf16 GEMMs of four EnergAIzer forward passes; kernel-scope times",
+        f"description: the bf16 GEMMs of {len(names)} EnergAIzer forward pass"
+        f"{'es' if len(names) > 1 else ''}; kernel-scope times",
         "warmup: 5",
         "repeats: 10",
         "flush_l2: true",
