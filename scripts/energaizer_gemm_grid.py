@@ -46,7 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
+from opmodel.measure.plan import Case
 from opmodel.validation.artifact_ops import entry_parts, positive_int
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -82,10 +85,14 @@ class GemmCase:
 
     @property
     def label(self) -> str:
-        """The label ``opmodel measure`` gives the case (opmodel.measure.plan.Case.label)."""
+        """The label ``opmodel measure`` gives the case (its plan's :class:`Case`)."""
+        sizes = (("m", self.m), ("n", self.n), ("k", self.k))
         if self.batch == 1:
-            return f"gemm bf16 m={self.m} n={self.n} k={self.k} {self.trans}"
-        return f"batched_gemm bf16 batch={self.batch} m={self.m} n={self.n} k={self.k} {self.trans}"
+            return Case(kind=OpKind.GEMM, dtype=DType.BF16, sizes=sizes, trans=self.trans).label
+        batched = (("batch", self.batch), *sizes)
+        return Case(
+            kind=OpKind.BATCHED_GEMM, dtype=DType.BF16, sizes=batched, trans=self.trans
+        ).label
 
 
 def gemm_case(entry: object, *, conv1d: bool = False) -> GemmCase | None:
