@@ -9,6 +9,7 @@ from opmodel import (
     OpValidationError,
     TensorSpec,
 )
+from opmodel.core.errors import did_you_mean
 
 
 def _t(role: str, shape: object, dtype: str = "bf16", layout: str | None = None) -> TensorSpec:
@@ -250,3 +251,18 @@ def test_bad_ops_raise_exact_messages(build: object, message: str) -> None:
 
 def test_there_are_at_least_twenty_bad_op_cases() -> None:
     assert len(BAD_OPS) >= 20
+
+
+@pytest.mark.parametrize(
+    ("word", "expected"),
+    [
+        ("h200", "; did you mean 'h200_sxm'?"),  # begins it, though 'b200' is one letter away
+        ("H200", "; did you mean 'h200_sxm'?"),
+        ("a100", "; did you mean 'a100_80gb_sxm'?"),  # two begin with it: the closer one
+        ("h10_sxm", "; did you mean 'h100_sxm'?"),  # none begins with it: the closest
+        ("zzzz", ""),
+    ],
+)
+def test_did_you_mean_prefers_names_the_word_begins(word: str, expected: str) -> None:
+    names = ["a100_40gb_pcie", "a100_80gb_sxm", "b200", "h100_sxm", "h200_sxm"]
+    assert did_you_mean(word, names) == expected

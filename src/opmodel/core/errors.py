@@ -57,10 +57,20 @@ class UnknownNameError(OpModelError, LookupError):
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
-    """Return ``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close."""
+    """Return ``"; did you mean 'x'?"`` for the closest choice, or ``""`` when none is close.
+
+    Choices that begin with ``word`` come first (``h200`` means ``h200_sxm``, not ``b200``,
+    which is one letter away); among several, or when none begins with it, the closest by
+    :func:`difflib.get_close_matches`."""
     import difflib  # noqa: PLC0415 - only error paths need it; keeps start-up fast
 
-    close = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)
+    options = list(choices)
+    prefixed = [c for c in options if word and c.lower().startswith(word.lower())]
+    if len(prefixed) == 1:
+        return f"; did you mean '{prefixed[0]}'?"
+    close = difflib.get_close_matches(
+        word, prefixed or options, n=1, cutoff=0.6 if not prefixed else 0
+    )
     return f"; did you mean '{close[0]}'?" if close else ""
 
 
