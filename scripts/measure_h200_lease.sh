@@ -4,8 +4,9 @@
 # repository root on the GPU machine, with PyTorch, nvidia-ml-py and PyYAML importable; results
 # go to $OUT (default ./lease_out): log.txt, $GRID/{gemm.csv,ops.csv,run.json,SOURCE.md},
 # ncu.csv, ncu_labels.csv (GRID=h200_kernels: kernel-scope times and kernel names, about 38 s,
-# docs/measure.md). GRID=none skips the timing grid; CHASE=1 first runs
-# scripts/pointer_chase.py (L2 and DRAM load latency, CuPy) into pointer_chase.json.
+# docs/measure.md). GRID=none skips the timing grid; CHASE=1 runs scripts/pointer_chase.py
+# after it (L2 and DRAM load latency and the L2 survival sweep, CuPy) into pointer_chase.json,
+# which scripts/l2_survival_report.py reads.
 # LOCK_MHZ=1830 locks the SM clock for the timing grid (opmodel measure --lock-sm-clock-mhz;
 # GRID=energaizer_gemms LOCK_MHZ=1830 NCU_GRID=none: the GEMMs of EnergAIzer's passes at the
 # H100 set's clock, about 26 s by the dry run). NCU_GRID=none skips Nsight Compute.

@@ -3,6 +3,7 @@
 Usage (on a machine with a CUDA GPU and CuPy; nothing of opmodel is needed):
 
     python scripts/pointer_chase.py --output chase.json [--device 0] [--hops 20000]
+        [--survival-fractions 0.2,...,2.0 | none]
 
 One thread per CTA follows a chain of 4-byte indices, each hop a load whose address is the
 value the previous load returned, so hops cannot overlap: ``cycles / hops`` is the latency of
@@ -21,9 +22,18 @@ Tests:
 - ``dram_random``: one CTA over 1 GiB in random order: DRAM latency with TLB misses.
 - ``dram_page_local``: one CTA over 1 GiB, the 2 MiB pages in order and the lines of each page
   in random order: DRAM latency with few TLB misses.
+- ``survival_one_sm_<f>`` and ``survival_all_sms_<f>`` (``--survival-fractions``; ``<f>`` is the
+  region as a percentage of the L2 the driver reports): one CTA, or one CTA on every SM, walks
+  the whole chain of a region once, all on the same lines; then one CTA walks its first lines
+  again, timed. Each timed line was last touched one pass earlier, the region's bytes of other
+  lines ago, so the timed cycles say which share of them the L2 kept over that reuse
+  distance: its replacement law, which ``scripts/l2_survival_report.py`` reads. Warmed from
+  every SM, the lines are read from both L2 partitions (the near/far replication).
 
 The JSON has per test the region bytes, hops, cycles per hop (median, min and max over CTAs)
-and ns per hop from the events, plus the GPU name and the SM clock NVML read before and after.
+and ns per hop from the events (a survival test: the timed walk's cycles per hop, the warm
+walk's median and SM ids, the region's fraction of the L2), plus the GPU name, the L2 size and
+the SM clock NVML read before and after.
 """
 
 from __future__ import annotations
@@ -38,6 +48,9 @@ from typing import Any
 
 _LINE_WORDS = 32  # 128-byte lines of 4-byte words
 _PAGE_BYTES = 2 * 2**20
+# regions of the survival sweep, as fractions of the L2 the driver reports; dense around half of
+# it, the share one partition's data gets where the two partitions replicate (docs/measure.md)
+_SURVIVAL_FRACTIONS = "0.2,0.3,0.4,0.45,0.5,0.55,0.6,0.7,0.8,1.0,1.25,1.5,2.0"
 
 _SOURCE = r"""
 extern "C" __global__ void chase(const unsigned int* __restrict__ chain,
@@ -138,6 +151,76 @@ def _run(cp: Any, kernel: Any, walk: _Walk) -> dict[str, Any]:
     }
 
 
+def _survival(cp: Any, kernel: Any, chain: Any, warm_ctas: int, hops: int) -> dict[str, Any]:
+    """``warm_ctas`` CTAs walk the whole cycle of one region (every CTA on the same lines), then
+    one CTA walks its first ``hops`` lines again, timed (module docstring). The warm walk is
+    timed too: its cycles per hop (cold lines) and SM ids are reported beside the timed ones."""
+    lines = int(chain.size) // _LINE_WORDS
+    cycles = cp.zeros(warm_ctas, dtype=cp.uint64)
+    smid = cp.zeros(warm_ctas, dtype=cp.uint32)
+    sink = cp.zeros(warm_ctas, dtype=cp.uint32)
+    same_lines = cp.uint64(0)  # every CTA's region starts at the chain's first word
+    kernel(
+        (warm_ctas,),
+        (32,),
+        (chain, same_lines, cp.uint32(0), cp.int32(lines), cp.int32(1), cycles, smid, sink),
+    )
+    cp.cuda.Device().synchronize()
+    warm_per_hop = [float(c) / lines for c in cp.asnumpy(cycles)]
+    warm_sms = sorted(int(s) for s in cp.asnumpy(smid))
+    kernel(
+        (1,),
+        (32,),
+        (chain, same_lines, cp.uint32(0), cp.int32(hops), cp.int32(1), cycles, smid, sink),
+    )
+    cp.cuda.Device().synchronize()
+    return {
+        "ctas": 1,
+        "warm_ctas": warm_ctas,
+        "hops": hops,
+        "warm_hops": lines,
+        "region_bytes": lines * _LINE_WORDS * 4,
+        "cycles_per_hop_median": float(cp.asnumpy(cycles)[0]) / hops,
+        "warm_cycles_per_hop_median": statistics.median(warm_per_hop),
+        "sm_ids": [int(cp.asnumpy(smid)[0])],
+        "warm_sm_ids": warm_sms,
+    }
+
+
+def _fractions(text: str) -> list[float]:
+    """``--survival-fractions``: comma-separated fractions of the L2 in (0, 8], or ``none``."""
+    if text.strip() == "none":
+        return []
+    try:
+        values = [float(part) for part in text.split(",")]
+    except ValueError:
+        values = []
+    if not values or not all(0 < v <= 8 for v in values):
+        raise argparse.ArgumentTypeError(
+            f"comma-separated fractions of the L2 in (0, 8], or none (got {text!r})"
+        )
+    return values
+
+
+def _sweep(cp: Any, np: Any, kernel: Any, setup: dict[str, Any], args: Any) -> None:
+    """The survival sweep into ``setup["results"]``: a region per fraction of the L2, warmed
+    from one SM and from every SM."""
+    results, rng = setup["results"], setup["rng"]
+    for fraction in args.survival_fractions:
+        lines = max(8, round(fraction * results["l2_bytes"] / (4 * _LINE_WORDS)))
+        chain = cp.asarray(_chain(np, lines, rng, None))
+        hops = min(args.hops, lines // 8)  # the timed walk re-touches an eighth at most
+        for who, warm_ctas in (("one_sm", 1), ("all_sms", results["sms"])):
+            name = f"survival_{who}_{round(fraction * 100):03d}"
+            results["tests"][name] = {
+                **_survival(cp, kernel, chain, warm_ctas, hops),
+                "l2_fraction": fraction,
+                "sm_clock_mhz": setup["sm_clock"](),
+            }
+            print(name, json.dumps(results["tests"][name]["cycles_per_hop_median"]))
+        del chain
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the tests and write the JSON."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -145,6 +228,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--device", type=int, default=0)
     parser.add_argument("--hops", type=int, default=20000)
     parser.add_argument("--dram-bytes", type=int, default=2**30, help="DRAM tests' region")
+    parser.add_argument(
+        "--survival-fractions",
+        type=_fractions,
+        default=_fractions(_SURVIVAL_FRACTIONS),
+        help=f"regions of the L2 survival sweep as fractions of the L2 (default "
+        f"{_SURVIVAL_FRACTIONS}; none skips it)",
+    )
     args = parser.parse_args(argv)
     if args.hops < 1 or args.dram_bytes < _PAGE_BYTES:
         parser.error(
@@ -195,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         }
         del chain
         print(name, json.dumps({k: v for k, v in results["tests"][name].items() if k != "sm_ids"}))
+    _sweep(cp, np, kernel, {"results": results, "rng": rng, "sm_clock": sm_clock}, args)
     results["sm_clock_mhz_after"] = sm_clock()
     args.output.write_text(json.dumps(results, indent=2) + "\n")
     return 0

@@ -28,13 +28,15 @@ class _Device:
     def synchronize(self) -> None: ...
 
 
-def _fake_cupy(walked: list[tuple[int, int, frozenset[int]]]) -> ModuleType:
+def _fake_cupy(
+    walked: list[tuple[int, int, frozenset[int]]], l2_bytes: int = 60 * 2**20
+) -> ModuleType:
     """``RawKernel`` runs the chase in Python: each CTA follows its region's chain."""
     cp = ModuleType("cupy")
     cp.uint64, cp.uint32, cp.int32 = np.uint64, np.uint32, np.int32  # type: ignore[attr-defined]
     cp.zeros, cp.asarray = np.zeros, np.asarray  # type: ignore[attr-defined]
     cp.asnumpy = np.asarray  # type: ignore[attr-defined]
-    props = {"name": b"Fake H200", "multiProcessorCount": 4, "l2CacheSize": 60 * 2**20}
+    props = {"name": b"Fake H200", "multiProcessorCount": 4, "l2CacheSize": l2_bytes}
     cp.cuda = SimpleNamespace(  # type: ignore[attr-defined]
         Device=_Device,
         Event=_Event,
@@ -99,7 +101,7 @@ def test_run_with_stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     script = load_script("pointer_chase")
     out = tmp_path / "chase.json"
     argv = ["--output", str(out), "--hops", "50", "--dram-bytes", str(4 * 2**20)]
-    assert script.main(argv) == 0
+    assert script.main([*argv, "--survival-fractions", "none"]) == 0
     result = json.loads(out.read_text())
     assert result["gpu"] == "Fake H200" and result["sms"] == 4
     per_sm = result["tests"]["l2_per_sm"]
@@ -115,7 +117,37 @@ def test_run_with_stand_ins(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     assert len(warm) == len(timed) == 50 and not warm & timed
 
 
+def test_survival_sweep_walks_each_region_whole_then_its_first_lines(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    walked: list[tuple[int, int, frozenset[int]]] = []
+    l2_bytes = 64 * 2**10  # 512 lines of 128 bytes
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy(walked, l2_bytes))
+    monkeypatch.setitem(sys.modules, "pynvml", _fake_nvml())
+    script = load_script("pointer_chase")
+    out = tmp_path / "chase.json"
+    argv = ["--output", str(out), "--hops", "50", "--dram-bytes", str(4 * 2**20)]
+    assert script.main([*argv, "--survival-fractions", "0.5,1"]) == 0
+    tests = json.loads(out.read_text())["tests"]
+    half, whole = tests["survival_one_sm_050"], tests["survival_all_sms_100"]
+    assert half["region_bytes"] == 256 * 128 and whole["region_bytes"] == 512 * 128
+    assert half["warm_ctas"] == 1 and whole["warm_ctas"] == 4 and whole["ctas"] == 1
+    assert half["warm_hops"] == 256 and whole["warm_hops"] == 512
+    assert half["hops"] == 32 and whole["hops"] == 50  # at most an eighth of the region
+    assert half["l2_fraction"] == 0.5 and whole["l2_fraction"] == 1.0
+    assert whole["warm_sm_ids"] == [0, 1, 2, 3] and whole["sm_ids"] == [0]
+    assert whole["cycles_per_hop_median"] == CYCLES_PER_HOP
+    # the last walks: four CTAs over all 512 lines (the same lines), then one over its first 50
+    *warm, timed = walked[-5:]
+    assert all(words == 0 and len(seen) == 512 for words, _, seen in warm)
+    assert len({seen for _, _, seen in warm}) == 1
+    assert len(timed[2]) == 50 and timed[2] <= warm[0][2] and 0 in timed[2]
+
+
 def test_bad_arguments(tmp_path: Path) -> None:
     script = load_script("pointer_chase")
     with pytest.raises(SystemExit):
         script.main(["--output", str(tmp_path / "x.json"), "--hops", "0"])
+    for fractions in ("0", "0.5,x", "9", ""):
+        with pytest.raises(SystemExit):
+            script.main(["--output", str(tmp_path / "x.json"), "--survival-fractions", fractions])
