@@ -1,4 +1,4 @@
-"""Attention prefill against published H100 throughput: FlashAttention-3 and cuDNN.
+"""Attention prefill and its backward pass against published H100 throughput: FA3 and cuDNN.
 
 Usage: python scripts/compare_published_attention.py [--model effective_roofline]
        [--hardware h100_sxm]
@@ -12,9 +12,15 @@ given; the model runs the config at its own clock law. cuDNN's kernels are not F
 and the model has no cuDNN kernel: that series shows how far it is from another
 implementation, not a validation. Nothing is fitted.
 
-Printed per series (implementation, mask, head_dim): the ratio predicted / published TFLOP/s
-at each sequence length, then MAPE and geometric-mean ratio per implementation, overall and
-from 4k tokens up.
+The backward pass: Fig. 6 of the same paper, the same shapes without a causal mask, head_dim
+64 and 128, FLOPs counted as 2.5 times the forward's (the five GEMMs of the backward against
+the forward's two). The model runs the op's backward (phase ``train_bwd`` with a ``grad`` dO;
+docs/models/attention.md, "Backward pass"): FA3's backward kernel with its preprocess and
+postprocess, which the published times include.
+
+Printed per series (pass, implementation, mask, head_dim): the ratio predicted / published
+TFLOP/s at each sequence length, then MAPE and geometric-mean ratio per pass and
+implementation, overall and from 4k tokens up.
 """
 
 from __future__ import annotations
@@ -48,6 +54,14 @@ PUBLISHED: dict[tuple[str, bool, int], tuple[float, ...]] = {
     ("cudnn", True, 128): (315, 410, 484, 518, 529, 539),
     ("cudnn", True, 256): (308, 391, 450, 483, 497, 509),
 }
+# (implementation, causal, head_dim) -> backward TFLOP/s at SEQUENCES, as printed in Fig. 6
+PUBLISHED_BACKWARD: dict[tuple[str, bool, int], tuple[float, ...]] = {
+    ("fa3", False, 64): (272, 363, 422, 453, 472, 474),
+    ("fa3", False, 128): (316, 424, 501, 542, 559, 561),
+    ("cudnn", False, 64): (266, 348, 395, 417, 432, 433),
+    ("cudnn", False, 128): (305, 408, 465, 499, 518, 516),
+}
+BACKWARD_FLOPS_FACTOR = 2.5  # the backward's five GEMMs against the forward's two
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,47 +74,58 @@ class Point:
     seq: int
     published_tflops: float
     predicted_tflops: float
+    backward: bool = False
 
     @property
     def ratio(self) -> float:
         return self.predicted_tflops / self.published_tflops
 
 
-def attention_op(seq: int, head_dim: int, *, causal: bool) -> LocalOp:
-    """The figure's fp16 prefill at sequence ``seq``: 16,384 / seq sequences, 2,048 / head_dim
-    heads."""
+def attention_op(seq: int, head_dim: int, *, causal: bool, backward: bool = False) -> LocalOp:
+    """The figure's fp16 attention at sequence ``seq``: 16,384 / seq sequences, 2,048 / head_dim
+    heads; its backward pass (reads Q, K, V, O and dO, writes dQ, dK, dV) when ``backward``."""
     batch, heads = TOKENS // seq, WIDTH // head_dim
     shape = (batch, heads, seq, head_dim)
-    tensors = tuple(
-        TensorSpec(role, shape, DType.FP16, layout=layout)
-        for role, layout in (
-            (TensorRole.INPUT, "q"),
-            (TensorRole.INPUT, "k"),
-            (TensorRole.INPUT, "v"),
-            (TensorRole.OUTPUT, "o"),
+
+    def tensor(role: TensorRole, layout: str) -> TensorSpec:
+        return TensorSpec(role, shape, DType.FP16, layout=layout)
+
+    if backward:
+        tensors = (
+            *(tensor(TensorRole.INPUT, layout) for layout in "qkvo"),
+            tensor(TensorRole.GRAD, "o"),
+            *(tensor(TensorRole.OUTPUT, layout) for layout in "qkv"),
         )
-    )
+    else:
+        tensors = (
+            *(tensor(TensorRole.INPUT, layout) for layout in "qkv"),
+            tensor(TensorRole.OUTPUT, "o"),
+        )
     return LocalOp(
         name="attention",
         kind=OpKind.ATTENTION_PREFILL,
-        phase=Phase.INFERENCE,
+        phase=Phase.TRAIN_BWD if backward else Phase.INFERENCE,
         tensors=tensors,
         attrs={"causal": causal},
     )
 
 
 def compare(model_name: str = "effective_roofline", hardware: str = "h100_sxm") -> list[Point]:
-    """Every published point with the model's TFLOP/s (the paper's FLOP count)."""
+    """Every published point, forward and backward, with the model's TFLOP/s (the paper's FLOP
+    count)."""
     model, spec = get_model(model_name), load_hardware(hardware)
     points = []
-    for (implementation, causal, head_dim), values in PUBLISHED.items():
-        for seq, published in zip(SEQUENCES, values, strict=True):
-            op = attention_op(seq, head_dim, causal=causal)
-            flops = 4 * TOKENS * seq * WIDTH * (0.5 if causal else 1.0)
-            latency = model.predict(op, spec).latency_s
-            points.append(
-                Point(implementation, causal, head_dim, seq, published, flops / latency / 1e12)
-            )
+    for backward, published in ((False, PUBLISHED), (True, PUBLISHED_BACKWARD)):
+        factor = BACKWARD_FLOPS_FACTOR if backward else 1.0
+        for (implementation, causal, head_dim), values in published.items():
+            for seq, value in zip(SEQUENCES, values, strict=True):
+                op = attention_op(seq, head_dim, causal=causal, backward=backward)
+                flops = factor * 4 * TOKENS * seq * WIDTH * (0.5 if causal else 1.0)
+                latency = model.predict(op, spec).latency_s
+                predicted = flops / latency / 1e12
+                points.append(
+                    Point(implementation, causal, head_dim, seq, value, predicted, backward)
+                )
     return points
 
 
@@ -117,22 +142,25 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hardware", default="h100_sxm")
     args = parser.parse_args(argv)
     points = compare(args.model, args.hardware)
-    print(f"{args.model} on {args.hardware} / published TFLOP/s (Shah et al. 2024, Fig. 5)")
-    print(f"{'series':22s}" + "".join(f"{s:>7d}" for s in SEQUENCES))
-    for implementation, causal, head_dim in PUBLISHED:
-        row = [
-            p
-            for p in points
-            if (p.implementation, p.causal, p.head_dim) == (implementation, causal, head_dim)
-        ]
-        label = f"{implementation} {'causal' if causal else 'full'} d{head_dim}"
-        print(f"{label:22s}" + "".join(f"{p.ratio:7.2f}" for p in row))
-    for implementation in ("fa3", "cudnn"):
-        mine = [p for p in points if p.implementation == implementation]
-        for scope, chosen in (("all", mine), (">= 4k", [p for p in mine if p.seq >= 4096])):
-            n, mape, geomean = summary(chosen)
-            figures = f"MAPE {100 * mape:5.1f} %  geomean {geomean:.3f}"
-            print(f"{implementation:6s} {scope:6s} n={n:3d}  {figures}")
+    print(f"{args.model} on {args.hardware} / published TFLOP/s (Shah et al. 2024, Figs. 5 and 6)")
+    print(f"{'series':26s}" + "".join(f"{s:>7d}" for s in SEQUENCES))
+    for backward, published in ((False, PUBLISHED), (True, PUBLISHED_BACKWARD)):
+        for implementation, causal, head_dim in published:
+            key = (implementation, causal, head_dim, backward)
+            row = [p for p in points if (p.implementation, p.causal, p.head_dim, p.backward) == key]
+            mask = "causal" if causal else "full"
+            label = f"{'bwd' if backward else 'fwd'} {implementation} {mask} d{head_dim}"
+            print(f"{label:26s}" + "".join(f"{p.ratio:7.2f}" for p in row))
+    for backward in (False, True):
+        for implementation in ("fa3", "cudnn"):
+            mine = [
+                p for p in points if p.implementation == implementation and p.backward == backward
+            ]
+            for scope, chosen in (("all", mine), (">= 4k", [p for p in mine if p.seq >= 4096])):
+                n, mape, geomean = summary(chosen)
+                figures = f"MAPE {100 * mape:5.1f} %  geomean {geomean:.3f}"
+                direction = "bwd" if backward else "fwd"
+                print(f"{direction} {implementation:6s} {scope:6s} n={n:3d}  {figures}")
     return 0
 
 

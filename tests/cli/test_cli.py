@@ -216,6 +216,7 @@ _KERNEL_KINDS = (
     "copy",
     "attention_prefill",
     "attention_decode",
+    "attention_backward",
 )
 
 
@@ -239,7 +240,12 @@ def test_effective_roofline_kernel_models_match_golden(
     _assert_golden(f"effective_roofline_{example}_h100", out)
     profile = json.loads(out)
     assert profile["implementation"].startswith(
-        ("effective_roofline/streaming/", "effective_roofline/fa3/", "effective_roofline/splitkv/")
+        (
+            "effective_roofline/streaming/",
+            "effective_roofline/fa3/",
+            "effective_roofline/fa3_bwd/",
+            "effective_roofline/splitkv/",
+        )
     )
     parts = profile["energy"]
     total = (

@@ -68,6 +68,28 @@ def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
     return build
 
 
+def _attention_backward(s: Sizes, d: DType) -> LocalOp:
+    """The backward pass of the prefill ``_attention`` builds: Q, K, V, O and dO in, dQ, dK, dV
+    out (docs/op_files.md)."""
+    forward = _attention(OpKind.ATTENTION_PREFILL)(s, d)
+    q, k, v, o = forward.tensors
+    tensors = (
+        q,
+        k,
+        v,
+        TensorSpec("input", o.shape, d, "o"),
+        TensorSpec("grad", o.shape, d, "o"),
+        *(TensorSpec("output", t.shape, d, t.layout) for t in (q, k, v)),
+    )
+    return LocalOp(
+        name="attention_backward",
+        kind=OpKind.ATTENTION_PREFILL,
+        phase="train_bwd",  # type: ignore[arg-type]
+        tensors=tensors,
+        attrs=forward.attrs,
+    )
+
+
 def _row(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
     def build(s: Sizes, d: DType) -> LocalOp:
         shape = (s["rows"], s["length"])
@@ -139,4 +161,13 @@ BUILDERS: dict[OpKind, Builder] = {
         ("tokens", "hidden"),
     ),
     OpKind.COPY: Builder(_ints(n=(1, 1 << 28)), _copy, ("n",)),
+}
+
+# ops that are not one kind's forward: the same properties hold for them
+VARIANTS: dict[str, Builder] = {
+    "attention_backward": Builder(
+        _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),
+        _attention_backward,
+        ("b", "hkv", "sq"),
+    ),
 }

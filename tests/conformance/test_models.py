@@ -22,7 +22,7 @@ from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
 from tests.hypothesis_budget import examples
 
-from .builders import BUILDERS
+from .builders import BUILDERS, VARIANTS, Builder
 
 HARDWARE = [load_hardware(name) for name in shipped_hardware_names()]
 DTYPES = (DType.BF16, DType.FP32)
@@ -54,8 +54,20 @@ def _ideal_latency_s(profile: OpProfile, hardware: HardwareSpec, compulsory_byte
 @SETTINGS
 @given(data=st.data())
 def test_model_conformance(model_name: str, kind: OpKind, data: st.DataObject) -> None:
+    _check_conformance(model_name, BUILDERS[kind], data)
+
+
+@pytest.mark.parametrize("model_name", model_names())
+@pytest.mark.parametrize("variant", sorted(VARIANTS))
+@SETTINGS
+@given(data=st.data())
+def test_variant_conformance(model_name: str, variant: str, data: st.DataObject) -> None:
+    _check_conformance(model_name, VARIANTS[variant], data)
+
+
+def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -> None:
+    """The properties of the module docstring for one op drawn from ``builder``."""
     model = get_model(model_name)
-    builder = BUILDERS[kind]
     hardware = data.draw(st.sampled_from(HARDWARE), label="hardware")
     dtype = data.draw(st.sampled_from(DTYPES), label="dtype")
     sizes = data.draw(builder.sizes, label="sizes")
@@ -94,7 +106,7 @@ def test_model_conformance(model_name: str, kind: OpKind, data: st.DataObject) -
     key = data.draw(st.sampled_from(builder.growable), label="grow")
     bigger = builder.build({**sizes, key: sizes[key] * 2 + 1}, dtype)
     small = op
-    if kind in GEMM_KINDS:  # monotone for a fixed kernel; selection may pick a better one
+    if op.kind in GEMM_KINDS:  # monotone for a fixed kernel; selection may pick a better one
         small, bigger = _with_fixed_kernel(op), _with_fixed_kernel(bigger)
     smaller = model.predict(small, hardware)
     larger = model.predict(bigger, hardware)

@@ -4,6 +4,9 @@ Conventions (CONTRACT.md): A ``[m, k]`` INPUT, B ``[k, n]`` WEIGHT, C ``[m, n]``
 GEMM adds a leading batch dim to A and C, and B is ``[batch, k, n]`` or broadcast ``[k, n]``;
 ``transpose_a`` / ``transpose_b`` store A as ``[k, m]`` and B as ``[n, k]``. Attention Q/K/V/O are
 ``[batch, heads, seq, head_dim]``; K and V may have fewer heads (GQA/MQA) if they divide Q's.
+An attention's backward pass (a ``grad`` tensor dO, phase ``train_bwd``) reads Q, K, V, O
+(inputs tagged ``q``/``k``/``v``/``o``) and dO, and writes dQ, dK, dV (outputs tagged
+``q``/``k``/``v``, shaped as Q, K, V): :func:`attention_view`.
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from typing import TYPE_CHECKING
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.views_attention_bwd import backward_tensors
 
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
@@ -47,7 +51,8 @@ class GemmView:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class AttentionView:
-    """``O = softmax(Q K^T / sqrt(d)) V`` over ``[batch, heads, seq, head_dim]`` operands."""
+    """``O = softmax(Q K^T / sqrt(d)) V`` over ``[batch, heads, seq, head_dim]`` operands, or
+    its backward pass (``backward``: dQ, dK, dV from Q, K, V, O and ``grad_o`` = dO)."""
 
     batch: int
     heads_q: int
@@ -69,6 +74,13 @@ class AttentionView:
     in_order: bool = False
     # another kernel's dirty lines in L2 (attr l2_dirty_bytes: a benchmark's flush)
     l2_dirty_bytes: int = 0
+    # the backward pass: dO (a grad tensor shaped as O) read, dQ, dK, dV written
+    grad_o: TensorSpec | None = None
+
+    @property
+    def backward(self) -> bool:
+        """True for the attention's backward pass (a ``grad`` tensor dO)."""
+        return self.grad_o is not None
 
     @property
     def score_pairs(self) -> int:
@@ -212,11 +224,23 @@ def _check_attention_shapes(
         raise fail(op, f"O must be {[b, hq, sq, v.shape[3]]}; got {list(o.shape)}")
 
 
-def attention_view(op: LocalOp) -> AttentionView:
-    """Parse and check attention Q/K/V/O; raise OpValidationError naming the problem."""
+def _attention_tensors(
+    op: LocalOp,
+) -> tuple[TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec | None]:
+    """Q, K, V, O and, for the backward pass (a grad tensor), dO."""
+    if op.tensors_with(TensorRole.GRAD):
+        only_roles(op, (TensorRole.INPUT, TensorRole.GRAD, TensorRole.OUTPUT, TensorRole.WORKSPACE))
+        (q, k, v, o), grad_o = backward_tensors(op)
+        return q, k, v, o, grad_o
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
     q, k, v = _qkv(op)
-    o = one(op, TensorRole.OUTPUT, "O")
+    return q, k, v, one(op, TensorRole.OUTPUT, "O"), None
+
+
+def attention_view(op: LocalOp) -> AttentionView:
+    """Parse and check attention Q/K/V/O (or its backward: module docstring); raise
+    OpValidationError naming the problem."""
+    q, k, v, o, grad_o = _attention_tensors(op)
     for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
         if len(tensor.shape) != 4:
             raise fail(
@@ -249,4 +273,5 @@ def attention_view(op: LocalOp) -> AttentionView:
         page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
         in_order=op.attrs.get("cta_order") == "in_order",
         l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
+        grad_o=grad_o,
     )

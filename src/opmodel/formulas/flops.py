@@ -8,9 +8,11 @@ functions (exp, tanh) as one FLOP each.
 from __future__ import annotations
 
 __all__ = [
+    "ATTENTION_BACKWARD_FLOPS_PER_SCORE",
     "LAYERNORM_FLOPS_PER_ELEMENT",
     "RMSNORM_FLOPS_PER_ELEMENT",
     "SOFTMAX_FLOPS_PER_ELEMENT",
+    "attention_backward_matmul_flops",
     "attention_matmul_flops",
     "elementwise_flops",
     "gemm_flops",
@@ -29,6 +31,10 @@ LAYERNORM_FLOPS_PER_ELEMENT = 5
 # rmsnorm (Zhang & Sennrich 2019): square, sum, multiply by rsqrt(mean + eps) -> 3 per element;
 # each weight (gamma) adds 1.
 RMSNORM_FLOPS_PER_ELEMENT = 3
+# attention backward, per (query, key) score (FlashAttention-2, Dao 2023, Algorithm 2): recompute
+# P = exp(scale S - LSE) (scale-and-subtract, exp) and form dS = P (dP - D) (subtract, multiply)
+# -> 4 per score; D = rowsum(dO * O) adds 2 per element of O.
+ATTENTION_BACKWARD_FLOPS_PER_SCORE = 4
 
 
 def gemm_flops(batch: int, m: int, n: int, k: int) -> int:
@@ -46,6 +52,19 @@ def attention_matmul_flops(
     two GEMMs; masked pairs are skipped by the kernel and not counted).
     """
     return 2 * batch_heads * score_pairs * (head_dim_qk + head_dim_v)
+
+
+def attention_backward_matmul_flops(
+    batch_heads: int, score_pairs: int, head_dim_qk: int, head_dim_v: int
+) -> int:
+    """FLOPs of the backward pass's five GEMMs over the unmasked (query, key) pairs.
+
+    The scores recomputed (``S = Q K^T``, ``d_qk``), ``dV = P^T dO`` and ``dP = dO V^T`` (``d_v``
+    each), ``dQ = dS K`` and ``dK = dS^T Q`` (``d_qk`` each): ``2 * batch_heads * pairs *
+    (3 head_dim_qk + 2 head_dim_v)``, 2.5 times the forward's GEMMs when the head dims are
+    equal (the count FlashAttention-2 and -3 report backward throughput with).
+    """
+    return 2 * batch_heads * score_pairs * (3 * head_dim_qk + 2 * head_dim_v)
 
 
 def softmax_flops(elements: int) -> int:

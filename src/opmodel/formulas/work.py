@@ -80,11 +80,19 @@ def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
 def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> OpWork:
     pairs = view.score_pairs
     batch_heads = view.batch * view.heads_q
-    mm = f.attention_matmul_flops(batch_heads, pairs, view.head_dim_qk, view.head_dim_v)
+    dims = (view.head_dim_qk, view.head_dim_v)
+    if view.backward:  # five GEMMs; the scores' recompute and dS, and D = rowsum(dO * O)
+        mm = f.attention_backward_matmul_flops(batch_heads, pairs, *dims)
+        vector = (
+            f.ATTENTION_BACKWARD_FLOPS_PER_SCORE * batch_heads * pairs + 2 * view.o.num_elements
+        )
+    else:
+        mm = f.attention_matmul_flops(batch_heads, pairs, *dims)
+        vector = f.softmax_flops(batch_heads * pairs)
     return OpWork(
         matmul_flops=mm,
         matmul_dtype=view.compute_dtype,
-        vector_flops=f.softmax_flops(batch_heads * pairs),
+        vector_flops=vector,
         vector_dtype=_attention_softmax_dtype(view),
         read_bytes=read,
         write_bytes=write,

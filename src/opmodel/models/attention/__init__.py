@@ -3,10 +3,12 @@
 :mod:`.tiles` counts the (query block, key/value block) tiles a causal or full mask visits in
 closed form; :mod:`.kernels` gives the block sizes and overlap structure of FlashAttention-2
 (sm_80 to sm_89, and sm_90 without warpgroup MMA) and FlashAttention-3 (sm_90);
-:mod:`.evaluate` times them (prefill there, the split-KV decode in :mod:`.decode`).
+:mod:`.evaluate` times them (prefill there, the split-KV decode in :mod:`.decode`, the
+backward pass in :mod:`.backward`).
 Equations: docs/models/attention.md.
 """
 
+from opmodel.models.attention.backward import backward_kernel
 from opmodel.models.attention.evaluate import AttentionEvaluation, evaluate_attention
 from opmodel.models.attention.kernels import FlashKernel, flash_kernel
 from opmodel.models.attention.tiles import TileCounts, tile_counts
@@ -15,6 +17,7 @@ __all__ = [
     "AttentionEvaluation",
     "FlashKernel",
     "TileCounts",
+    "backward_kernel",
     "evaluate_attention",
     "flash_kernel",
     "tile_counts",

@@ -16,9 +16,11 @@ from opmodel.core.op import TensorSpec
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
 from opmodel.models.attention.kernels import FlashKernel
+from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 
 __all__ = [
+    "busiest_sm_s",
     "common",
     "dirty_bytes",
     "element_bytes",
@@ -26,6 +28,7 @@ __all__ = [
     "kv_block_bytes",
     "rates",
     "resident_ctas",
+    "sm_rates",
     "tile_cycles",
 ]
 
@@ -33,11 +36,12 @@ _FP32_OPS_PER_SCORE = 4
 _WGMMA_ROWS = 64  # rows of one warpgroup MMA (wgmma m64nNk16): the rows an FA3 warpgroup owns
 
 
-def tile_cycles(
-    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
-) -> tuple[float, float, float, float]:
-    """(tile, MMA, softmax, whole softmax) cycles of one ``rows`` x ``block_kv`` tile on one
-    SM; the whole softmax, ``t_sfu + t_fp32``, is what an FA3 block's first tile exposes."""
+def sm_rates(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> tuple[float, float]:
+    """(tensor FLOP per cycle, FP32 lanes) of one SM for ``kernel``: the tensor peak at the
+    ``mma.sync`` fraction when the kernel issues it, and the FP32 operations per cycle the
+    softmax's bookkeeping runs at."""
     compute, sm = hardware.compute, hardware.compute.sm
     assert sm is not None
     peak = compute.tensor_peak(view.compute_dtype) or 0.0
@@ -45,7 +49,17 @@ def tile_cycles(
     fraction *= hardware.utilization.tensor_fraction
     tensor_rate = peak / (sm.sm_count * compute.clock_hz) * fraction
     fp32 = compute.vector_peak(DType.FP32) or 0.0  # the softmax runs in fp32
-    lanes = fp32 / (sm.sm_count * compute.clock_hz) / 2
+    return tensor_rate, fp32 / (sm.sm_count * compute.clock_hz) / 2
+
+
+def tile_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
+) -> tuple[float, float, float, float]:
+    """(tile, MMA, softmax, whole softmax) cycles of one ``rows`` x ``block_kv`` tile on one
+    SM; the whole softmax, ``t_sfu + t_fp32``, is what an FA3 block's first tile exposes."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    tensor_rate, lanes = sm_rates(kernel, view, hardware)
     scores = rows * kernel.block_kv
     t_mma = 2 * scores * (view.head_dim_qk + view.head_dim_v) / tensor_rate
     t_sfu = scores / sm.sfu_ops_per_cycle_per_sm
@@ -115,3 +129,25 @@ def dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> 
     if not view.l2_dirty_bytes or l2 is None:
         return 0
     return round(dirty_write_back_bytes(view.l2_dirty_bytes, allocated, l2.shared_capacity_bytes))
+
+
+def busiest_sm_s(
+    view: AttentionView, counts: TileCounts, heads: int, times: tuple[float, float], sms: int
+) -> float:
+    """The busiest SM's time for its blocks, ``times = (t_tile, t_start)`` in seconds: each of
+    ``heads x counts.q_blocks`` CTAs visits up to ``counts.kv_blocks`` tiles, ``counts.tiles``
+    per head in all (:mod:`.evaluate`: breadth first, longest first if causal; the backward
+    pass passes its key blocks as the CTAs, :mod:`.backward`)."""
+    t_tile, t_start = times
+    ctas = heads * counts.q_blocks
+    unmasked = math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
+    if not view.causal:
+        return unmasked
+    longest = counts.longest_block_tiles * t_tile + t_start
+    work = heads * counts.tiles * t_tile + ctas * t_start  # summed over the query blocks
+    mean = counts.tiles / max(1, counts.q_blocks)
+    balanced = max(work / sms, longest, math.ceil(ctas / sms) * (mean * t_tile + t_start))
+    if not view.in_order:
+        return balanced
+    # launch order: the longest blocks start last, when the rest is spread over the SMs
+    return min(max(balanced, (work - longest) / sms + longest), max(balanced, unmasked))

@@ -33,7 +33,8 @@ hit L2); L2 serves every tile's K and V blocks. ``latency = fixed + max(compute 
 L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill)
 fewer for FA3, whose first block's start holds it.
 
-Decode runs the split-KV kernel, :mod:`.decode`.
+Decode runs the split-KV kernel, :mod:`.decode`; a backward pass (``view.backward``) its three
+kernels, :mod:`.backward`.
 
 Another kernel's dirty lines (attr ``l2_dirty_bytes``: a benchmark's L2 flush that wrote a
 buffer) are written back as the kernel's own DRAM traffic evicts them,
@@ -47,11 +48,11 @@ DRAM bound carries them (a compute-bound prefill hides them), decode's waves too
 
 from __future__ import annotations
 
-import math
-
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention.backward import evaluate_backward
 from opmodel.models.attention.costs import (
+    busiest_sm_s,
     common,
     dirty_bytes,
     issued_flops,
@@ -72,6 +73,8 @@ def evaluate_attention(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
     """Time ``kernel`` on the attention ``view`` on ``hardware`` (a GPU)."""
+    if view.backward:
+        return evaluate_backward(kernel, view, hardware)
     if kernel.name == "splitkv":
         return evaluate_decode(kernel, view, hardware)
     return _prefill(kernel, view, hardware)
@@ -84,26 +87,6 @@ def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
             view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.window
         )
     return tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
-
-
-def _prefill_compute_s(
-    view: AttentionView, counts: TileCounts, heads: int, times: tuple[float, float], sms: int
-) -> float:
-    """The busiest SM's time for its query blocks, ``times = (t_tile, t_start)`` in seconds
-    (module docstring: breadth first, longest first if causal)."""
-    t_tile, t_start = times
-    ctas = heads * counts.q_blocks
-    unmasked = math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
-    if not view.causal:
-        return unmasked
-    longest = counts.longest_block_tiles * t_tile + t_start
-    work = heads * counts.tiles * t_tile + ctas * t_start  # summed over the query blocks
-    mean = counts.tiles / max(1, counts.q_blocks)
-    balanced = max(work / sms, longest, math.ceil(ctas / sms) * (mean * t_tile + t_start))
-    if not view.in_order:
-        return balanced
-    # launch order: the longest blocks start last, when the rest is spread over the SMs
-    return min(max(balanced, (work - longest) / sms + longest), max(balanced, unmasked))
 
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
@@ -121,7 +104,7 @@ def _prefill(
     counts, heads = _prefill_counts(kernel, view), view.batch * view.heads_q
     tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
-    compute = _prefill_compute_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
+    compute = busiest_sm_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
     dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
     dirty = dirty_bytes(view, hardware, dram_read + dram_write)
     hbm_rate, l2_rate = rates(hardware)

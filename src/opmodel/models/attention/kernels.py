@@ -42,6 +42,7 @@ from opmodel.hardware.spec import HardwareSpec, Instruction
 __all__ = [
     "DecodeGrid",
     "FlashKernel",
+    "async_mma_instruction",
     "decode_grid",
     "flash_kernel",
     "num_splits",
@@ -68,6 +69,12 @@ class FlashKernel(FastValue):
     # part of the exponentials computed with FMA polynomials instead of the MUFU (Blackwell
     # kernels, FlashAttention-4), so the MUFU's 16 per cycle do not bound the tile
     emulated_exponentials: bool = False
+
+
+def async_mma_instruction(hardware: HardwareSpec) -> Instruction | None:
+    """The asynchronous warpgroup MMA the architecture's attention kernels issue (``wgmma`` on
+    sm_90, ``tcgen05`` on sm_100), or ``None`` where they issue the warp-level MMA."""
+    return _ASYNC_MMA.get(hardware.architecture or "")
 
 
 def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
@@ -105,7 +112,7 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
     sm = hardware.compute.sm
     assert sm is not None
     head_dim = max(view.head_dim_qk, view.head_dim_v)
-    asynchronous = _ASYNC_MMA.get(hardware.architecture or "")
+    asynchronous = async_mma_instruction(hardware)
     split = FlashKernel(
         name="splitkv",
         block_q=SPLIT_BLOCK_Q,

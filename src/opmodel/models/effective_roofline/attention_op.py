@@ -1,4 +1,4 @@
-"""Attention prefill and decode on GPUs with the FlashAttention machinery.
+"""Attention prefill, decode and backward on GPUs with the FlashAttention machinery.
 
 The roofline's setup supplies the op's useful FLOPs and the softmax's vector energy;
 :mod:`opmodel.models.attention` supplies the kernel, its latency and traffic per level.
@@ -20,7 +20,7 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.formulas.energy import event_energy_j
 from opmodel.hardware.clocking import throttled
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.attention import evaluate_attention, flash_kernel
+from opmodel.models.attention import backward_kernel, evaluate_attention, flash_kernel
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import roofline_setup
 
@@ -41,7 +41,11 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The FlashAttention profile of an attention op on a GPU."""
     view = op.view
     assert isinstance(view, AttentionView)
-    kernel = flash_kernel(hardware, view, decode=op.kind is OpKind.ATTENTION_DECODE)
+    kernel = (
+        backward_kernel(hardware, view)
+        if view.backward
+        else flash_kernel(hardware, view, decode=op.kind is OpKind.ATTENTION_DECODE)
+    )
     e = evaluate_attention(kernel, view, hardware)
     slow = throttled(hardware, view.compute_dtype, e.issued_mma_flops, e.latency_s)
     if slow is not None:  # the same kernel at the clock its tensor activity allows

@@ -1,0 +1,274 @@
+"""FlashAttention's backward pass on GPUs: a preprocess, the tiled main kernel, a postprocess.
+
+FlashAttention-2 (Dao 2023, Algorithm 2; csrc/flash_attn/src/flash_bwd_kernel.h) and -3 (Shah
+et al. 2024; hopper/flash_bwd_kernel.h) run a backward pass as three kernels:
+
+1. **preprocess**: ``D = rowsum(dO * O)`` per query row (reads O and dO, writes D in fp32) and
+   clears the fp32 accumulator of dQ;
+2. **main**: one CTA per key block (``Bc`` keys of one query head) loops over the query blocks
+   (``Br`` rows) that see its keys, all of them without a mask and from the diagonal on with a
+   causal one. Per tile it recomputes ``S = Q K^T`` and ``P = exp(S - LSE)``, accumulates
+   ``dV += P^T dO``, computes ``dP = dO V^T`` and ``dS = P (dP - D)``, accumulates
+   ``dK += dS^T Q`` and adds ``dS K`` into dQ's fp32 accumulator in L2 (atomic adds); it writes
+   its dK and dV blocks at the end. With GQA it writes them per query head;
+3. **postprocess**: converts dQ's accumulator to dQ's dtype (and sums GQA's per-query-head dK
+   and dV over each group).
+
+Per tile, in SM cycles (rates of :func:`~opmodel.models.attention.costs.sm_rates`):
+
+    t_mma  = 2 Br Bc (3 d_qk + 2 d_v) / tensor FLOP per cycle      (the five GEMMs)
+    t_sfu  = Br Bc / SFU results per cycle                          (one exp2 per score)
+    t_fp32 = 5 Br Bc / FP32 lanes     (scale-and-subtract before the exp, dP - D, the multiply by
+                                       P, the 16-bit conversions of P and dS)
+    t_tile = t_mma + max(t_sfu, t_fp32)
+
+The elementwise work sits between the GEMMs that produce and consume it (``dS`` needs ``dP``,
+``dK`` and ``dQ`` need ``dS``), so it is not overlapped, for FA3's warpgroup MMAs either: FA3's
+forward hides its exponentials under the other warpgroup's GEMMs by a ping-pong schedule, its
+backward has none (a modelling assumption, checked against the paper's throughput below).
+Blocks (approximately, after the two libraries' launch templates): ``Br = 128`` up to head_dim
+64 and 64 above, ``Bc = 128`` up to head_dim 128 and 64 above (64 from head_dim 96 on FA2's
+sm_86/sm_89 templates, whose SMs have less shared memory). A CTA holds its K and V blocks,
+two stages of Q and dO blocks and the P and dS tiles in shared memory; where that allows one
+CTA per SM, each CTA waits for its first Q and dO blocks (a DRAM round trip, ``t_start``).
+
+The busiest SM's time is the prefill's law with the key blocks as CTAs
+(:func:`~opmodel.models.attention.costs.busiest_sm_s`): longest first with a causal mask, the
+first key block being visited by every query block. Tiles are counted on the ``Bc x Bc`` grid
+and scaled by ``Bc / Br`` (exact when the sequence lengths and the causal offset are
+multiples of ``Bc``). Memory: the main kernel reads Q, K, V, dO, LSE and D from DRAM once (a
+head's key-block CTAs run together, so Q and dO re-reads hit L2) and writes dK, dV and dQ's
+accumulator; L2 serves every tile's Q and dO blocks and the accumulator's read-modify-write.
+``t_main = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes /
+L2 bandwidth)``; the preprocess and postprocess are bandwidth-bound streams,
+``fixed + bytes / bandwidth + L_dram`` each. ``latency = t_pre + t_main + t_post``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.views_matmul import AttentionView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention.costs import (
+    busiest_sm_s,
+    common,
+    dirty_bytes,
+    element_bytes,
+    rates,
+    sm_rates,
+)
+from opmodel.models.attention.evaluation import AttentionEvaluation
+from opmodel.models.attention.kernels import FlashKernel, async_mma_instruction
+from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
+
+__all__ = ["backward_kernel", "backward_tiles", "evaluate_backward", "staged_bytes"]
+
+_FP32_OPS_PER_SCORE = 5  # module docstring, t_fp32
+_ACCUMULATOR_BYTES = 4  # dQ accumulates in fp32; LSE and D are fp32 per query row
+_SMALL_SMEM_BYTES = 160 * 1024  # below this per SM: FA2's sm_86/sm_89 block choices
+_WARPS = 8  # warps of a backward CTA (FA2's kernel traits; FA3's two MMA warpgroups)
+
+
+def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
+    """The backward kernel FlashAttention runs for ``view`` (module docstring): FA3's on an
+    architecture with warpgroup MMAs, FA2's elsewhere."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    head_dim = max(view.head_dim_qk, view.head_dim_v)
+    asynchronous = async_mma_instruction(hardware)
+    block_kv = 128 if head_dim <= 128 else 64
+    if asynchronous is None and sm.shared_memory_per_sm_bytes < _SMALL_SMEM_BYTES:
+        block_kv = 128 if head_dim <= 64 else 64
+    return FlashKernel(
+        name="fa3_bwd" if asynchronous is not None else "fa2_bwd",
+        block_q=128 if head_dim <= 64 else 64,
+        block_kv=block_kv,
+        instruction=asynchronous or sm.warp_mma_instruction,
+        softmax_overlapped=False,
+    )
+
+
+def backward_tiles(kernel: FlashKernel, view: AttentionView) -> TileCounts:
+    """Per (batch, head): query blocks, key blocks, tiles, and the most tiles one key block's
+    CTA visits (``longest_block_tiles``), counted on the ``Bc x Bc`` grid (module docstring)."""
+    ratio = kernel.block_kv // kernel.block_q
+    bc = kernel.block_kv
+    if view.window is not None:
+        coarse = windowed_tile_counts(view.seq_q, view.seq_kv, bc, bc, view.window)
+    else:
+        coarse = tile_counts(view.seq_q, view.seq_kv, bc, bc, view.causal)
+    q_blocks = math.ceil(view.seq_q / kernel.block_q)
+    tiles = min(q_blocks * coarse.kv_blocks, ratio * coarse.tiles)
+    # without a window the first key block is seen by every query row (seq_q <= seq_kv when
+    # causal); a band's key block by about as many query blocks as a query block's key blocks
+    longest = min(q_blocks, ratio * coarse.longest_block_tiles) if view.window else q_blocks
+    return TileCounts(
+        q_blocks=q_blocks, kv_blocks=coarse.kv_blocks, tiles=tiles, longest_block_tiles=longest
+    )
+
+
+def staged_bytes(kernel: FlashKernel, view: AttentionView) -> int:
+    """Bytes one tile stores to shared memory between its GEMMs (module docstring): dS for
+    ``dQ = dS K``, and FA3's fp32 dQ tile for its bulk reduce-add into the accumulator, or
+    FA2's P for ``dV = P^T dO`` (FA2 adds dQ to the accumulator from registers)."""
+    scores = kernel.block_q * kernel.block_kv * element_bytes(view.q)
+    if kernel.name == "fa3_bwd":
+        return scores + kernel.block_q * view.head_dim_qk * _ACCUMULATOR_BYTES
+    return 2 * scores
+
+
+def _tile_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> tuple[float, float, float]:
+    """(tile, MMA, rest) cycles of one ``Br x Bc`` tile on one SM: the rest is the
+    elementwise work and the shared-memory staging, both between GEMMs."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    tensor_rate, lanes = sm_rates(kernel, view, hardware)
+    scores = kernel.block_q * kernel.block_kv
+    t_mma = 2 * scores * (3 * view.head_dim_qk + 2 * view.head_dim_v) / tensor_rate
+    elementwise = max(scores / sm.sfu_ops_per_cycle_per_sm, _FP32_OPS_PER_SCORE * scores / lanes)
+    smem = hardware.levels_by_name.get("smem")
+    per_cycle = (
+        smem.bandwidth_bytes_per_s / (sm.sm_count * hardware.compute.clock_hz) if smem else 0
+    )
+    stage = staged_bytes(kernel, view) / per_cycle if per_cycle > 0 else 0.0
+    return t_mma + elementwise + stage, t_mma, elementwise + stage
+
+
+def _cta_overhead_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, resident: int
+) -> float:
+    """A CTA's cycles outside its tiles: its dK and dV blocks staged through shared memory for
+    their store at the end (written and read once), and, where it is alone on its SM, the DRAM
+    round trip of its first Q and dO blocks, which no other CTA's tiles hide."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    clock = hardware.compute.clock_hz
+    smem = hardware.levels_by_name.get("smem")
+    per_cycle = smem.bandwidth_bytes_per_s / (sm.sm_count * clock) if smem else 0
+    out = kernel.block_kv * (view.head_dim_qk + view.head_dim_v) * element_bytes(view.q)
+    epilogue = 2 * out / per_cycle if per_cycle > 0 else 0.0
+    return epilogue + (hardware.hbm.latency_s * clock if resident == 1 else 0.0)
+
+
+def _resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
+    """Backward CTAs one SM holds: K and V blocks, two stages of Q and dO blocks, P and dS."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    dims = view.head_dim_qk + view.head_dim_v
+    elements = (
+        kernel.block_kv * dims + 2 * kernel.block_q * dims + 2 * kernel.block_q * kernel.block_kv
+    )
+    smem = elements * element_bytes(view.q) + sm.shared_memory_reserved_per_cta_bytes
+    by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
+    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // _WARPS))
+
+
+def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict[str, int]:
+    """DRAM bytes read and written by each of the three kernels, and the main kernel's L2
+    bytes (module docstring)."""
+    heads = view.batch * view.heads_q
+    rows = heads * view.seq_q  # query rows: one LSE and one D each
+    group = view.heads_q // view.heads_kv
+    accumulator = rows * view.head_dim_qk * _ACCUMULATOR_BYTES
+    dkv = view.k.nbytes + view.v.nbytes  # dK and dV
+    grad_o = view.grad_o.nbytes if view.grad_o is not None else 0
+    tiles = heads * counts.tiles
+    e = element_bytes(view.q)
+    dims = view.head_dim_qk + view.head_dim_v
+    gqa = group * dkv if group > 1 else 0  # dK and dV per query head, summed afterwards
+    return {
+        "pre_read": view.o.nbytes + grad_o,
+        "pre_write": rows * _ACCUMULATOR_BYTES + accumulator,  # D; the cleared accumulator
+        "main_read": view.q.nbytes + dkv + grad_o + 2 * rows * _ACCUMULATOR_BYTES,
+        "main_write": (gqa or dkv) + accumulator,
+        "post_read": accumulator + gqa,
+        "post_write": view.q.nbytes + (dkv if group > 1 else 0),
+        # every tile's Q and dO blocks with their LSE and D, each CTA's K and V blocks, and
+        # the accumulator's read-modify-write
+        "l2": tiles * kernel.block_q * (dims * e + 2 * _ACCUMULATOR_BYTES)
+        + heads * counts.kv_blocks * kernel.block_kv * dims * e
+        + 2 * tiles * kernel.block_q * view.head_dim_qk * _ACCUMULATOR_BYTES,
+    }
+
+
+def _issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
+    """MMA work of ``tiles`` whole ``Br x Bc`` tiles of the five GEMMs, padding included."""
+    dims = 3 * view.head_dim_qk + 2 * view.head_dim_v
+    return tiles * 2 * kernel.block_q * kernel.block_kv * dims
+
+
+def _busiest_sm(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, counts: TileCounts
+) -> tuple[float, tuple[float, float, float], int, float]:
+    """(the busiest SM's seconds, (tile, MMA, rest) cycles, resident CTAs, CTA cycles outside
+    its tiles): the prefill's law with the key blocks as the CTAs."""
+    sm, _, _, _, clock = common(hardware)
+    cycles = _tile_cycles(kernel, view, hardware)
+    resident = _resident_ctas(kernel, view, hardware)
+    start = _cta_overhead_cycles(kernel, view, hardware, resident)
+    by_key_block = TileCounts(  # busiest_sm_s's roles swapped
+        q_blocks=counts.kv_blocks,
+        kv_blocks=counts.q_blocks,
+        tiles=counts.tiles,
+        longest_block_tiles=counts.longest_block_tiles,
+    )
+    heads = view.batch * view.heads_q
+    times = (cycles[0] / clock, start / clock)
+    return busiest_sm_s(view, by_key_block, heads, times, sm.sm_count), cycles, resident, start
+
+
+def _times(
+    moved: dict[str, int], dirty: int, compute_s: float, hardware: HardwareSpec
+) -> tuple[dict[str, float], float]:
+    """The main kernel's compute, DRAM and L2 bounds, and the preprocess's and postprocess's
+    seconds together (module docstring)."""
+    _, fixed, l_dram, l_l2, _ = common(hardware)
+    hbm_rate, l2_rate = rates(hardware)
+    main = {
+        "compute": compute_s + 2 * l_dram + l_l2,
+        "dram": (moved["main_read"] + moved["main_write"] + dirty) / hbm_rate + l_dram,
+        "l2": (moved["l2"] + moved["main_write"]) / l2_rate,
+    }
+    side = sum(moved[k] for k in ("pre_read", "pre_write", "post_read", "post_write"))
+    return main, 2 * (fixed + l_dram) + side / hbm_rate
+
+
+def evaluate_backward(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
+) -> AttentionEvaluation:
+    """Time the backward pass of ``view`` with ``kernel`` on ``hardware`` (a GPU)."""
+    counts, heads = backward_tiles(kernel, view), view.batch * view.heads_q
+    compute, (tile, mma, rest), resident, start = _busiest_sm(kernel, view, hardware, counts)
+    moved = _bytes(kernel, view, counts)
+    read = moved["pre_read"] + moved["main_read"] + moved["post_read"]
+    written = moved["pre_write"] + moved["main_write"] + moved["post_write"]
+    dirty = dirty_bytes(view, hardware, read + written)
+    main, side = _times(moved, dirty, compute, hardware)
+    limiter = max(main, key=lambda name: main[name])
+    fixed = common(hardware)[1]
+    return AttentionEvaluation(
+        kernel=kernel,
+        tiles=counts,
+        splits=1,
+        ctas=heads * counts.kv_blocks,
+        resident_ctas_per_sm=resident,
+        tile_cycles=tile,
+        mma_cycles_per_tile=mma,
+        softmax_cycles_per_tile=rest,
+        start_cycles_per_block=start,
+        compute_s=compute,
+        dram_s=main["dram"],
+        l2_s=main["l2"],
+        limiter=limiter,
+        latency_s=fixed + main[limiter] + side,
+        dram_read_bytes=read,
+        dram_write_bytes=written,
+        l2_read_bytes=moved["l2"],
+        issued_mma_flops=_issued_flops(kernel, view, heads * counts.tiles),
+        sm_clock_hz=hardware.compute.clock_hz,
+        dirty_write_back_bytes=dirty,
+        side_kernels_s=side,
+    )

@@ -1,0 +1,195 @@
+"""The attention's backward pass: the op convention and its errors, FLOPs, the backward kernel's
+blocks, tiles and staged bytes (hand-derived), and properties against the forward."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmodel import DType, LocalOp, OpKind, OpValidationError, Phase, TensorRole, TensorSpec
+from opmodel.formulas.work import op_work
+from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware.spec import Instruction
+from opmodel.models import get_model
+from opmodel.models.attention import AttentionEvaluation, backward_kernel
+from opmodel.models.attention.backward import backward_tiles, staged_bytes
+from tests.models.attention.ops import A100, H100, MODEL, attention
+
+A10 = load_hardware("a10")
+
+
+def backward(
+    batch: int,
+    heads: int,
+    seq: int,
+    head_dim: int,
+    *,
+    causal: bool = False,
+    kv_heads: int | None = None,
+    window: int | None = None,
+) -> LocalOp:
+    """The backward pass of a bf16 self-attention: Q, K, V, O and dO in; dQ, dK, dV out."""
+    kv_heads = kv_heads or heads
+    q = (batch, heads, seq, head_dim)
+    kv = (batch, kv_heads, seq, head_dim)
+    bf16 = DType.BF16
+    attrs: dict[str, object] = {"causal": causal}
+    if window is not None:
+        attrs["window"] = window
+    return LocalOp(
+        name="attention_backward",
+        kind=OpKind.ATTENTION_PREFILL,
+        phase=Phase.TRAIN_BWD,
+        tensors=(
+            TensorSpec(TensorRole.INPUT, q, bf16, "q"),
+            TensorSpec(TensorRole.INPUT, kv, bf16, "k"),
+            TensorSpec(TensorRole.INPUT, kv, bf16, "v"),
+            TensorSpec(TensorRole.INPUT, q, bf16, "o"),
+            TensorSpec(TensorRole.GRAD, q, bf16, "o"),
+            TensorSpec(TensorRole.OUTPUT, q, bf16, "q"),
+            TensorSpec(TensorRole.OUTPUT, kv, bf16, "k"),
+            TensorSpec(TensorRole.OUTPUT, kv, bf16, "v"),
+        ),
+        attrs=attrs,
+    )
+
+
+def _replaced(op: LocalOp, index: int, tensor: TensorSpec | None, **changes: object) -> LocalOp:
+    tensors = list(op.tensors)
+    if tensor is None:
+        del tensors[index]
+    else:
+        tensors[index] = tensor
+    fields = {"name": op.name, "kind": op.kind, "phase": op.phase, "attrs": op.attrs}
+    return LocalOp(**{**fields, **changes, "tensors": tuple(tensors)})  # type: ignore[arg-type]
+
+
+def test_backward_op_parses_and_counts_its_work() -> None:
+    op = backward(1, 2, 4, 8)
+    view = op.view
+    assert view.backward and view.grad_o is not None and view.o.layout == "o"
+    work = op_work(op)
+    # pairs = 4 x 4 = 16 per head, 2 heads: 2 x 2 x 16 x (3 x 8 + 2 x 8) = 2,560 GEMM FLOPs;
+    # 4 per score (128) and 2 per element of O (2 x 64 = 128)
+    assert work.matmul_flops == 2560 and work.vector_flops == 256
+    # Q, K, V, O and dO read (5 x 128 bytes), dQ, dK, dV written (3 x 128)
+    assert (work.read_bytes, work.write_bytes) == (640, 384)
+    forward = op_work(attention(1, 2, 4, 8))
+    assert work.matmul_flops == 2.5 * forward.matmul_flops
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"phase": Phase.PREFILL}, "phase must be train_bwd (got prefill)"),
+        ({"kind": OpKind.ATTENTION_DECODE}, "only attention_prefill has a backward pass"),
+    ],
+)
+def test_backward_needs_train_bwd_prefill(change: dict[str, object], message: str) -> None:
+    op = backward(1, 2, 64, 8)
+    with pytest.raises(OpValidationError, match=re.escape(message)):
+        _replaced(op, 0, op.tensors[0], **change)
+
+
+def test_backward_tensor_errors_name_the_tensor() -> None:
+    op = backward(1, 2, 64, 8)
+    q, _, _, o, grad, dq, _, _ = op.tensors
+    untagged = TensorSpec(TensorRole.INPUT, o.shape, o.dtype)
+    with pytest.raises(OpValidationError, match=r"4 input tensors \(Q, K, V and O\) tagged"):
+        _replaced(op, 3, untagged)
+    with pytest.raises(OpValidationError, match=r"4 input tensors .* got 3"):
+        _replaced(op, 3, None)
+    with pytest.raises(OpValidationError, match=r"3 output tensors \(dQ, dK, dV\)"):
+        _replaced(op, 5, None)
+    wrong_dq = TensorSpec(TensorRole.OUTPUT, (1, 2, 32, 8), dq.dtype, "q")
+    with pytest.raises(OpValidationError, match=r"dQ must be shaped as its input \[1, 2, 64, 8\]"):
+        _replaced(op, 5, wrong_dq)
+    wrong_do = TensorSpec(TensorRole.GRAD, (1, 2, 64, 4), grad.dtype, "o")
+    with pytest.raises(OpValidationError, match=r"dO must be shaped as O \[1, 2, 64, 8\]"):
+        _replaced(op, 4, wrong_do)
+    two = (*op.tensors, grad)
+    with pytest.raises(OpValidationError, match="needs exactly one grad tensor"):
+        LocalOp(name="x", kind=op.kind, phase=op.phase, tensors=two, attrs=op.attrs)
+    assert q.layout == "q"
+
+
+def test_backward_kernel_blocks() -> None:
+    h100 = backward_kernel(H100, backward(1, 8, 1024, 128).view)
+    assert (h100.name, h100.block_q, h100.block_kv, h100.instruction) == (
+        "fa3_bwd",
+        64,
+        128,
+        Instruction.WGMMA,
+    )
+    assert (backward_kernel(H100, backward(1, 8, 1024, 64).view).block_q) == 128
+    wide = backward_kernel(H100, backward(1, 8, 1024, 256).view)
+    assert (wide.block_q, wide.block_kv) == (64, 64)
+    a100 = backward_kernel(A100, backward(1, 8, 1024, 128).view)
+    assert (a100.name, a100.block_q, a100.block_kv) == ("fa2_bwd", 64, 128)
+    # an sm_86 SM's 100 KB of shared memory: FA2's smaller key blocks from head_dim 96
+    a10 = backward_kernel(A10, backward(1, 8, 1024, 128).view)
+    assert (a10.block_q, a10.block_kv) == (64, 64)
+
+
+def test_backward_tiles_hand_derived() -> None:
+    kernel = backward_kernel(H100, backward(1, 1, 256, 128).view)  # Br = 64, Bc = 128
+    causal = backward_tiles(kernel, backward(1, 1, 256, 128, causal=True).view)
+    # query blocks of 64 rows see ceil(64 (b + 1) / 128) key blocks: 1, 1, 2, 2
+    assert (causal.q_blocks, causal.kv_blocks, causal.tiles) == (4, 2, 6)
+    assert causal.longest_block_tiles == 4  # key block 0 is seen by every query block
+    full = backward_tiles(kernel, backward(1, 1, 256, 128).view)
+    assert (full.tiles, full.longest_block_tiles) == (8, 4)
+
+
+def test_staged_bytes_hand_derived() -> None:
+    view = backward(1, 8, 1024, 128).view
+    fa3 = backward_kernel(H100, view)  # 64 x 128: dS in bf16 and dQ's fp32 tile
+    assert staged_bytes(fa3, view) == 64 * 128 * 2 + 64 * 128 * 4
+    fa2 = backward_kernel(A100, view)  # 64 x 128: P and dS in bf16
+    assert staged_bytes(fa2, view) == 2 * 64 * 128 * 2
+
+
+@pytest.mark.parametrize("hardware", [A100, H100, A10], ids=lambda h: h.name)
+def test_backward_is_slower_than_forward_and_masks_save_time(hardware: HardwareSpec) -> None:
+    for heads, seq, dim in ((16, 2048, 128), (32, 512, 64), (8, 8192, 128)):
+        forward_s = MODEL.predict(attention(2, heads, seq, dim), hardware).latency_s
+        full = MODEL.predict(backward(2, heads, seq, dim), hardware)
+        causal = MODEL.predict(backward(2, heads, seq, dim, causal=True), hardware)
+        assert full.latency_s > forward_s
+        assert 0.5 * full.latency_s < causal.latency_s < full.latency_s
+        assert full.implementation.startswith("effective_roofline/fa")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    heads=st.integers(1, 16),
+    group=st.sampled_from([1, 2, 4]),
+    seq=st.integers(17, 4096),
+    dim=st.sampled_from([64, 96, 128, 256]),
+    causal=st.booleans(),
+)
+def test_backward_properties(heads: int, group: int, seq: int, dim: int, causal: bool) -> None:
+    op = backward(1, heads * group, seq, dim, causal=causal, kv_heads=heads)
+    for name in ("roofline", "extended_roofline", "effective_roofline"):
+        profile = get_model(name).predict(op, H100)
+        assert math.isfinite(profile.latency_s) and profile.latency_s > 0
+        assert profile.flops == op_work(op).flops
+    effective = MODEL.predict(op, H100)
+    longer = MODEL.predict(
+        backward(1, heads * group, 2 * seq, dim, causal=causal, kv_heads=heads), H100
+    )
+    assert longer.latency_s > effective.latency_s
+    # every score of the five GEMMs is issued at least once
+    diagnostics = effective.diagnostics
+    assert isinstance(diagnostics, AttentionEvaluation)
+    assert diagnostics.issued_mma_flops >= op_work(op).matmul_flops
+
+
+def test_sliding_window_backward_visits_fewer_tiles() -> None:
+    full = MODEL.predict(backward(1, 8, 8192, 128, causal=True), H100)
+    band = MODEL.predict(backward(1, 8, 8192, 128, causal=True, window=1024), H100)
+    assert band.latency_s < 0.5 * full.latency_s
