@@ -51,6 +51,19 @@ LIGER_KERNELS = {
 }
 
 
+# backward passes kept: nn.LayerNorm's is one ATen node (the grad-input and gamma/beta kernels);
+# Liger's Triton backward kernels are persistent programs the model does not describe and the
+# eager RMSNorm's backward is many kernels (data/ops/liger/SOURCE.md)
+LIGER_BACKWARD_KERNELS = {("layer_norm", "huggingface"): ("layernorm", "pytorch")}
+
+
+def _backward_tensors(count: int, length: int, dtype: str) -> str:
+    """x, dy, gamma and beta in, dx, dgamma and dbeta out (docs/op_files.md)."""
+    rows, vector = f"{count}x{length}:{dtype}", f"{length}:{dtype}"
+    read = (f"input:{rows}", f"grad:{rows}", f"weight:{vector}", f"weight:{vector}")
+    return ";".join((*read, f"output:{rows}", f"output:{vector}", f"output:{vector}"))
+
+
 def _row(**values: object) -> dict[str, object]:
     return {column: values.get(column, "") for column in COLUMNS}
 
@@ -94,23 +107,27 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
 
 
 def convert_liger(shared: Path, out: Path) -> None:
-    """Liger-Kernel's single-kernel forward rows (``LIGER_KERNELS``) as ``out/liger`` op tables."""
+    """Liger-Kernel's single-kernel forward rows (``LIGER_KERNELS``) and the backward rows of
+    ``LIGER_BACKWARD_KERNELS`` as ``out/liger`` op tables."""
     path = shared / "liger_kernel_benchmarks/all_benchmark_data.csv"
     rows = []
     with path.open(newline="") as handle:
         for record in csv.DictReader(handle):
             key = (record["kernel_name"], record["kernel_provider"])
             config = LIGER_GPUS.get(record["gpu_name"])
-            if key not in LIGER_KERNELS or config is None:
+            mode = record["kernel_operation_mode"]
+            kernels = LIGER_BACKWARD_KERNELS if mode == "backward" else LIGER_KERNELS
+            if key not in kernels or config is None or mode not in ("forward", "backward"):
                 continue
-            if (record["kernel_operation_mode"], record["metric_name"]) != ("forward", "speed"):
+            if record["metric_name"] != "speed":
                 continue
             extra = json.loads(record["extra_benchmark_config_str"])
-            kind, implementation = LIGER_KERNELS[key]
+            kind, implementation = kernels[key]
             length, count = int(float(record["x_value"])), int(extra["M"])
-            tensors, attrs = norm_columns(
-                kind, count, length, LIGER_DTYPES[extra["dtype"]], implementation
-            )
+            dtype = LIGER_DTYPES[extra["dtype"]]
+            tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+            if mode == "backward":
+                tensors = _backward_tensors(count, length, dtype)
             # Triton's do_bench zeroes a 256 MiB buffer before each call to flush the L2
             # (triton/backends/nvidia/driver.py, get_empty_cache_for_benchmark / clear_cache)
             attrs = with_attrs(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES})
@@ -118,14 +135,16 @@ def convert_liger(shared: Path, out: Path) -> None:
                 _row(
                     name=record["kernel_name"],
                     kind=kind,
-                    phase="train_fwd",
+                    phase="train_bwd" if mode == "backward" else "train_fwd",
                     tensors=tensors,
                     attrs=attrs,
                     time=record["y_value_50"],
                     hardware=config,
                     source="liger",
                     implementation=implementation,
-                    label=f"{record['kernel_name']}:{record['kernel_provider']}:M{count}:N{length}",
+                    label=f"{record['kernel_name']}:{record['kernel_provider']}"
+                    + (":backward" if mode == "backward" else "")
+                    + f":M{count}:N{length}",
                     # do_bench records CUDA events around each call (triton.testing.do_bench)
                     timing_scope="event",
                 )

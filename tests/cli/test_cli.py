@@ -217,6 +217,7 @@ _KERNEL_KINDS = (
     "attention_prefill",
     "attention_decode",
     "attention_backward",
+    "layernorm_backward",
 )
 
 

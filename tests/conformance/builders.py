@@ -90,6 +90,24 @@ def _attention_backward(s: Sizes, d: DType) -> LocalOp:
     )
 
 
+def _row_backward(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
+    """The row op's backward pass: x, dy and the weights in, dx and the weights' gradients out
+    (docs/op_files.md)."""
+
+    def build(s: Sizes, d: DType) -> LocalOp:
+        shape, vector = (s["rows"], s["length"]), (s["length"],)
+        tensors = (
+            TensorSpec("input", shape, d),
+            TensorSpec("grad", shape, d),
+            *(TensorSpec("weight", vector, d) for _ in range(weights)),
+            TensorSpec("output", shape, d),
+            *(TensorSpec("output", vector, d) for _ in range(weights)),
+        )
+        return LocalOp(name=kind.value, kind=kind, phase="train_bwd", tensors=tensors)  # type: ignore[arg-type]
+
+    return build
+
+
 def _row(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
     def build(s: Sizes, d: DType) -> LocalOp:
         shape = (s["rows"], s["length"])
@@ -170,4 +188,10 @@ VARIANTS: dict[str, Builder] = {
         _attention_backward,
         ("b", "hkv", "sq"),
     ),
+    **{
+        f"{kind.value}_backward": Builder(
+            _ints(**_ROWS), _row_backward(kind, weights), ("rows", "length")
+        )
+        for kind, weights in ((OpKind.SOFTMAX, 0), (OpKind.LAYERNORM, 2), (OpKind.RMSNORM, 1))
+    },
 }

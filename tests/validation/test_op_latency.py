@@ -115,7 +115,8 @@ def test_shipped_accuracy_does_not_regress() -> None:
     12.4 %), 11.6 % on this project's event-timed H200 rows (SDPA prefill 16.0 %, RMSNorm
     5.3 %, ATen elementwise 7.5 % and copies 3.3 % with its 128-bit vectors, 8.3 % and 7.9 %
     without), 8.9 % on Liger's torch.nn.LayerNorm, 18.1 % on the RTX 3090 softmax, 4.9 % and
-    6.5 % on Liger's Triton LayerNorm and RMSNorm; held out on A100: residual add 5.2 %,
+    6.5 % on Liger's Triton LayerNorm and RMSNorm, 22.9 % on nn.LayerNorm's backward pass;
+    held out on A100: residual add 5.2 %,
     SiluAndMul 5.2 %; on H100: ATen GELU 6.6 %, LayerNorm 8.5 %, vLLM RoPE 9.1 %, residual add
     8.3 %), with a little slack, so a change that makes the streaming model worse fails. The
     29,604 A100 rows the instruction-issue calibration was fitted on (GELU, LayerNorm,
@@ -124,11 +125,11 @@ def test_shipped_accuracy_does_not_regress() -> None:
     event-timed rows the event-scope offsets were fitted on (the two fastest of each
     GPU and op kind) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 104090 and not skipped
+    assert len(rows) == 104095 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
     assert result.training is not None and result.training.count == 29604 + 22 + 192
     assert result.event_training is not None and result.event_training.count == 22
-    assert result.overall.count == 104090 - 29604 - 22 - 192 - 22
+    assert result.overall.count == 104095 - 29604 - 22 - 192 - 22
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.105
     assert result.by_kind["elementwise:h200_sxm"].mape <= 0.08
@@ -136,6 +137,10 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.06
     # Liger's benchmarks: torch.nn.LayerNorm (A100, H100) and torch.softmax (RTX 3090) apart
     assert result.by_source["liger:pytorch:layernorm"].mape <= 0.095
+    # nn.LayerNorm's backward pass (H100, its own group, out of the offsets' fit): 22.9 %,
+    # 0.76x, autograd's host work in the event times of the short rows
+    backward = result.by_kind["layernorm_backward:h100_sxm"]
+    assert backward.count == 5 and backward.mape <= 0.24
     assert result.by_source["liger:pytorch:softmax"].mape <= 0.215
     assert result.by_kind["layernorm:a40"].mape <= 0.10
     assert result.by_kind["attention_prefill:h200_sxm"].mape <= 0.11

@@ -19,6 +19,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_matmul import AttentionView, GemmView, attention_view, gemm_view
+from opmodel.core.views_row_bwd import row_backward_view
 
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
@@ -38,7 +39,11 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RowView:
-    """A row-wise op (softmax, layernorm, rmsnorm): ``rows`` rows of ``row_length`` elements."""
+    """A row-wise op (softmax, layernorm, rmsnorm): ``rows`` rows of ``row_length`` elements.
+
+    Its backward pass (``dy``, a ``grad`` tensor): ``x`` is the forward's input (softmax: its
+    output), ``y`` the input gradient dx, ``weight_grads`` the weights' gradients (outputs of
+    ``row_length`` elements; :func:`build_view`)."""
 
     rows: int
     row_length: int
@@ -46,6 +51,13 @@ class RowView:
     y: TensorSpec
     weights: tuple[TensorSpec, ...]
     compute_dtype: DType
+    dy: TensorSpec | None = None
+    weight_grads: tuple[TensorSpec, ...] = ()
+
+    @property
+    def backward(self) -> bool:
+        """True for the op's backward pass (a ``grad`` tensor dy)."""
+        return self.dy is not None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,6 +113,12 @@ def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
 
 
 def _row_view(op: LocalOp) -> RowView:
+    if op.tensors_with(TensorRole.GRAD):
+        return row_backward_view(op, _row_forward_view)
+    return _row_forward_view(op)
+
+
+def _row_forward_view(op: LocalOp) -> RowView:
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
     x = one(op, TensorRole.INPUT, "x")
     y = one(op, TensorRole.OUTPUT, "y")

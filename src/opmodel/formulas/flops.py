@@ -11,6 +11,7 @@ __all__ = [
     "ATTENTION_BACKWARD_FLOPS_PER_SCORE",
     "LAYERNORM_FLOPS_PER_ELEMENT",
     "RMSNORM_FLOPS_PER_ELEMENT",
+    "ROW_BACKWARD_FLOPS_PER_ELEMENT",
     "SOFTMAX_FLOPS_PER_ELEMENT",
     "attention_backward_matmul_flops",
     "attention_matmul_flops",
@@ -19,6 +20,7 @@ __all__ = [
     "layernorm_flops",
     "reduction_flops",
     "rmsnorm_flops",
+    "row_backward_flops",
     "softmax_flops",
 ]
 
@@ -35,6 +37,13 @@ RMSNORM_FLOPS_PER_ELEMENT = 3
 # P = exp(scale S - LSE) (scale-and-subtract, exp) and form dS = P (dP - D) (subtract, multiply)
 # -> 4 per score; D = rowsum(dO * O) adds 2 per element of O.
 ATTENTION_BACKWARD_FLOPS_PER_SCORE = 4
+# backward passes of the row ops, per element of x (docs/models/roofline.md), before the weights:
+# softmax dx = y (dy - sum(dy y)): multiply, add (the sum), subtract, multiply -> 4;
+# layernorm: x_hat = (x - mean) rstd (2), the sums of g and g x_hat with g = dy gamma (3),
+# dx = rstd (g - mean(g) - x_hat mean(g x_hat)) (4) -> 9;
+# rmsnorm: x_hat = x rstd (1), the sum of g x_hat (2), dx = rstd (g - x_hat mean(g x_hat)) (3) -> 6.
+# Each weight read adds 1 (g = dy gamma); dgamma adds 2 (dy x_hat accumulated), dbeta 1.
+ROW_BACKWARD_FLOPS_PER_ELEMENT = {"softmax": 4, "layernorm": 9, "rmsnorm": 6}
 
 
 def gemm_flops(batch: int, m: int, n: int, k: int) -> int:
@@ -65,6 +74,15 @@ def attention_backward_matmul_flops(
     equal (the count FlashAttention-2 and -3 report backward throughput with).
     """
     return 2 * batch_heads * score_pairs * (3 * head_dim_qk + 2 * head_dim_v)
+
+
+def row_backward_flops(kind: str, elements: int, weights: int, weight_grads: int) -> int:
+    """FLOPs of a row op's backward pass over ``elements`` (``kind``: softmax, layernorm or
+    rmsnorm) reading ``weights`` weight vectors and writing ``weight_grads`` weight gradients
+    (the first dgamma, a second dbeta): ``ROW_BACKWARD_FLOPS_PER_ELEMENT[kind] + weights +
+    2 (dgamma) + 1 (dbeta)`` per element."""
+    grads = (2 if weight_grads >= 1 else 0) + (1 if weight_grads >= 2 else 0)
+    return (ROW_BACKWARD_FLOPS_PER_ELEMENT[kind] + weights + grads) * elements
 
 
 def softmax_flops(elements: int) -> int:

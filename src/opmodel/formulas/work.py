@@ -101,7 +101,10 @@ def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> 
 
 def _row_work(op: LocalOp, view: RowView, read: int, write: int) -> OpWork:
     elements, weights = view.x.num_elements, len(view.weights)
-    if op.kind is OpKind.SOFTMAX:
+    if view.backward:
+        grads = len(view.weight_grads)
+        flops = f.row_backward_flops(op.kind.value, elements, weights, grads)
+    elif op.kind is OpKind.SOFTMAX:
         flops = f.softmax_flops(elements)
     elif op.kind is OpKind.LAYERNORM:
         flops = f.layernorm_flops(elements, weights)

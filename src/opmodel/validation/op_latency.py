@@ -172,14 +172,14 @@ def _result(
         limiter=tuple(limiters),
         overall=error_metrics(held_s, [r.time_s for r in held]),
         by_hardware=_grouped(held, held_s, lambda r: r.hardware),
-        by_kind=_grouped(held, held_s, lambda r: f"{r.op.kind.value}:{r.hardware}"),
+        by_kind=_grouped(held, held_s, lambda r: f"{kind_label(r.op)}:{r.hardware}"),
         by_function=_grouped(
             [held[i] for i in elementwise],
             [held_s[i] for i in elementwise],
             _function_key,
         ),
         by_source=_grouped(
-            held, held_s, lambda r: f"{r.source}:{r.implementation}:{r.op.kind.value}"
+            held, held_s, lambda r: f"{r.source}:{r.implementation}:{kind_label(r.op)}"
         ),
         by_duration=_grouped(held, held_s, _duration_class),
         training=metrics_of("training"),
@@ -194,8 +194,10 @@ def _with_event_offsets(
 ) -> tuple[list[float], dict[str, float], frozenset[int]]:
     """Event-timed predictions plus their hardware's fitted offset, the offsets, and the rows
     they were fitted on (opmodel.validation.timing_scope)."""
-    groups = [
-        (r.hardware, r.op.kind.value) if r.timing_scope == "event" and not t else None
+    groups = [  # a backward pass's event time also holds autograd's host work: not fitted on
+        (r.hardware, r.op.kind.value)
+        if r.timing_scope == "event" and not t and not is_backward(r.op)
+        else None
         for r, t in zip(rows, fitted, strict=True)
     ]
     measured = [r.time_s for r in rows]
@@ -228,6 +230,16 @@ def is_training_row(row: OpRow) -> bool:
             row.hardware, row.source, view.rows, view.row_length, max(1, view.x.dtype.bits // 8)
         )
     )
+
+
+def is_backward(op: LocalOp) -> bool:
+    """True for an op's backward pass (a ``grad`` tensor: docs/op_files.md)."""
+    return bool(getattr(op.view, "backward", False))
+
+
+def kind_label(op: LocalOp) -> str:
+    """The op's kind, ``<kind>_backward`` for its backward pass: the groups of the tables."""
+    return f"{op.kind.value}_backward" if is_backward(op) else op.kind.value
 
 
 def _function_key(row: OpRow) -> str:

@@ -21,6 +21,7 @@ from opmodel.formulas.energy import event_energy_j
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
@@ -154,6 +155,8 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
     unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
+    if isinstance(op.view, RowView) and op.view.backward:
+        return predict_row_backward(op, hardware)
     hardware = boosted(hardware)
     base = roofline_setup(op, hardware)
     shape = _shape(op)

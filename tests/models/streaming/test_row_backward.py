@@ -1,0 +1,180 @@
+"""Backward passes of the row ops (softmax, layernorm, rmsnorm with a grad dy): the op
+convention and its errors, FLOPs, the kernel structures (hand-derived) and properties."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from opmodel import DType, LocalOp, OpKind, OpValidationError, Phase, TensorRole, TensorSpec
+from opmodel.core.errors import UnsupportedOpError
+from opmodel.formulas.work import op_work
+from opmodel.models import get_model
+from opmodel.models.effective_roofline.row_backward_op import RowBackwardEvaluation
+from opmodel.models.streaming.row_backward import (
+    grad_input_kernel,
+    partial_bytes,
+    weight_grad_kernel,
+)
+from tests.models.streaming.ops import H100, MODEL
+
+FP32 = DType.FP32
+
+
+def backward(
+    kind: OpKind,
+    rows: int,
+    length: int,
+    *,
+    weights: int = 0,
+    grads: int = 0,
+    implementation: str = "pytorch",
+    phase: Phase = Phase.TRAIN_BWD,
+) -> LocalOp:
+    """x and dy in (with ``weights`` weight vectors), dx out (and ``grads`` weight gradients)."""
+    shape, vector = (rows, length), (length,)
+    tensors = (
+        TensorSpec(TensorRole.INPUT, shape, FP32),
+        TensorSpec(TensorRole.GRAD, shape, FP32),
+        *(TensorSpec(TensorRole.WEIGHT, vector, FP32) for _ in range(weights)),
+        TensorSpec(TensorRole.OUTPUT, shape, FP32),
+        *(TensorSpec(TensorRole.OUTPUT, vector, FP32) for _ in range(grads)),
+    )
+    attrs = {"implementation": implementation}
+    return LocalOp(name="bwd", kind=kind, phase=phase, tensors=tensors, attrs=attrs)
+
+
+def forward(kind: OpKind, rows: int, length: int, weights: int = 0) -> LocalOp:
+    shape = (rows, length)
+    tensors = (
+        TensorSpec(TensorRole.INPUT, shape, FP32),
+        *(TensorSpec(TensorRole.WEIGHT, (length,), FP32) for _ in range(weights)),
+        TensorSpec(TensorRole.OUTPUT, shape, FP32),
+    )
+    attrs = {"implementation": "pytorch"}
+    return LocalOp(name="fwd", kind=kind, phase=Phase.TRAIN_FWD, tensors=tensors, attrs=attrs)
+
+
+def test_views_and_flops_hand_derived() -> None:
+    layernorm = backward(OpKind.LAYERNORM, 4, 8, weights=2, grads=2)
+    view = layernorm.view
+    assert view.backward and len(view.weights) == 2 and len(view.weight_grads) == 2
+    assert (view.rows, view.row_length) == (4, 8)
+    # (9 + 2 weights + 2 for dgamma + 1 for dbeta) x 32 elements
+    assert op_work(layernorm).vector_flops == 14 * 32
+    # x, dy, gamma, beta read (128 + 128 + 32 + 32 bytes); dx, dgamma, dbeta written
+    assert (op_work(layernorm).read_bytes, op_work(layernorm).write_bytes) == (320, 192)
+    rmsnorm = backward(OpKind.RMSNORM, 4, 8, weights=1, grads=1)
+    assert op_work(rmsnorm).vector_flops == (6 + 1 + 2) * 32
+    softmax = backward(OpKind.SOFTMAX, 4, 8)
+    assert op_work(softmax).vector_flops == 4 * 32
+    assert not forward(OpKind.LAYERNORM, 4, 8, 2).view.backward
+
+
+@pytest.mark.parametrize(
+    ("op", "message"),
+    [
+        (
+            lambda: backward(OpKind.LAYERNORM, 4, 8, phase=Phase.TRAIN_FWD),
+            "makes this the layernorm's backward pass: phase must be train_bwd (got train_fwd)",
+        ),
+        (
+            lambda: backward(OpKind.RMSNORM, 4, 8, weights=1, grads=2),
+            "rmsnorm writes at most 1 weight gradient(s) besides dx; got 2 more outputs",
+        ),
+        (
+            lambda: backward(OpKind.SOFTMAX, 4, 8, grads=1),
+            "softmax writes at most 0 weight gradient(s)",
+        ),
+    ],
+)
+def test_backward_convention_errors(op: object, message: str) -> None:
+    with pytest.raises(OpValidationError, match=re.escape(message)):
+        op()  # type: ignore[operator]
+
+
+def test_backward_tensor_shape_errors() -> None:
+    shape = (4, 8)
+    x = TensorSpec(TensorRole.INPUT, shape, FP32)
+    dx = TensorSpec(TensorRole.OUTPUT, shape, FP32)
+
+    def op(*tensors: TensorSpec) -> LocalOp:
+        return LocalOp(name="b", kind="layernorm", phase="train_bwd", tensors=tensors)  # type: ignore[arg-type]
+
+    with pytest.raises(OpValidationError, match=re.escape("dy must be shaped as x [4, 8]")):
+        op(x, TensorSpec(TensorRole.GRAD, (4, 4), FP32), dx)
+    dy = TensorSpec(TensorRole.GRAD, shape, FP32)
+    with pytest.raises(OpValidationError, match="needs exactly one output shaped as x"):
+        op(x, dy, dx, dx)
+    bad_grad = TensorSpec(TensorRole.OUTPUT, (7,), FP32)
+    with pytest.raises(OpValidationError, match="must have row_length=8 elements"):
+        op(x, dy, dx, bad_grad)
+    with pytest.raises(OpValidationError, match="needs exactly one grad tensor"):
+        op(x, dy, dy, dx)
+
+
+def test_vllm_has_no_backward_kernels() -> None:
+    op = backward(OpKind.RMSNORM, 64, 4096, weights=1, implementation="vllm")
+    with pytest.raises(UnsupportedOpError, match="vLLM has no backward kernels"):
+        MODEL.predict(op, H100)
+    assert get_model("roofline").predict(op, H100).latency_s > 0
+
+
+def test_kernel_structures_hand_derived() -> None:
+    aten = grad_input_kernel(OpKind.LAYERNORM, "pytorch", 4096, 1024, 4)
+    # one row per 128-thread CTA, vectors of 4: ceil(1024 / 512) = 2 loads a pass, two passes
+    assert (aten.name, aten.ctas, aten.threads_per_cta) == (
+        "layer_norm_grad_input_kernel",
+        4096,
+        128,
+    )
+    assert (aten.serial_loads, aten.global_passes, aten.reductions) == (2, 2, 1)
+    gamma_beta, elements = weight_grad_kernel("pytorch", 4096, 1024, 132)
+    assert gamma_beta.name == "GammaBetaBackward" and elements == 4096 * 1024
+    partials, summed = weight_grad_kernel("fused", 4096, 1024, 132)
+    assert partials.name == "sum of per-SM partials" and summed == 132 * 1024
+    # 132 SMs x 1024 columns x 4 bytes for each of dgamma and dbeta; none for ATen
+    assert partial_bytes("fused", 4096, 1024, 132, 2) == 132 * 1024 * 4 * 2
+    assert partial_bytes("pytorch", 4096, 1024, 132, 2) == 0
+    fused = grad_input_kernel(OpKind.RMSNORM, "fused", 4096, 1024, 4)
+    assert (fused.ctas, fused.global_passes, fused.reductions) == (4096, 1, 1)
+    warp = grad_input_kernel(OpKind.SOFTMAX, "pytorch", 4096, 512, 4)
+    assert (warp.name, warp.global_passes, warp.reductions) == ("softmax_warp_backward", 1, 1)
+
+
+def test_two_kernels_and_their_sum() -> None:
+    op = backward(OpKind.LAYERNORM, 4096, 4096, weights=2, grads=2)
+    profile = MODEL.predict(op, H100)
+    diagnostics = profile.diagnostics
+    assert isinstance(diagnostics, RowBackwardEvaluation) and diagnostics.weight_grads is not None
+    parts = diagnostics.grad_input.latency_s + diagnostics.weight_grads.latency_s
+    assert profile.latency_s == pytest.approx(parts)
+    assert profile.implementation == "effective_roofline/streaming/pytorch/backward"
+    no_grads = MODEL.predict(backward(OpKind.LAYERNORM, 4096, 4096, weights=2), H100)
+    assert no_grads.latency_s < profile.latency_s
+    forward_s = MODEL.predict(forward(OpKind.LAYERNORM, 4096, 4096, 2), H100).latency_s
+    assert no_grads.latency_s > forward_s  # twice the rows read, dx written
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    kind=st.sampled_from([OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM]),
+    rows=st.integers(1, 8192),
+    length=st.integers(1, 16384),
+    implementation=st.sampled_from(["pytorch", "fused"]),
+)
+def test_backward_properties(kind: OpKind, rows: int, length: int, implementation: str) -> None:
+    weights = {OpKind.SOFTMAX: 0, OpKind.LAYERNORM: 2, OpKind.RMSNORM: 1}[kind]
+    op = backward(kind, rows, length, weights=weights, grads=weights, implementation=implementation)
+    profile = MODEL.predict(op, H100)
+    longer = MODEL.predict(
+        backward(
+            kind, 2 * rows, length, weights=weights, grads=weights, implementation=implementation
+        ),
+        H100,
+    )
+    assert 0 < profile.latency_s <= longer.latency_s
+    assert profile.traffic["hbm"].total_bytes >= op_work(op).read_bytes + op_work(op).write_bytes
