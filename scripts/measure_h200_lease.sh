@@ -10,6 +10,8 @@
 # LOCK_MHZ=1830 locks the SM clock for the timing grid (opmodel measure --lock-sm-clock-mhz;
 # GRID=energaizer_gemms LOCK_MHZ=1830 NCU_GRID=none: the GEMMs of EnergAIzer's passes at the
 # H100 set's clock, about 26 s by the dry run). NCU_GRID=none skips Nsight Compute.
+# GRID=h200_backward NCU_GRID=none: SDPA and ATen norm/softmax backward passes beside their
+# forwards, kernel-scope times, about 38 s by the dry run (docs/measure.md, "Backward cases").
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
 # measured (docs/measure.md).
 set -u

@@ -86,6 +86,10 @@ class FakeTensor:
         self.torch.activity("copy_", self.torch.kernel_us)
         return self
 
+    def requires_grad_(self, flag: bool) -> FakeTensor:
+        self.requires_grad = flag
+        return self
+
     def zero_(self) -> FakeTensor:
         self.torch.calls["flush"] += 1
         self.torch.activity("flush", self.torch.flush_us)
@@ -159,7 +163,7 @@ class FakeTorch:
             profile=lambda activities: FakeSession(self, activities),
             ProfilerActivity=SimpleNamespace(CUDA="cuda"),
         )
-        self.autograd = SimpleNamespace(DeviceType=SimpleNamespace(CUDA="device"))
+        self.autograd = SimpleNamespace(DeviceType=SimpleNamespace(CUDA="device"), grad=self._grad)
         self.calls: Counter[str] = Counter()
         self.kernels: list[tuple[str, tuple[tuple[int, ...], ...], dict[str, Any]]] = []
         props = SimpleNamespace(L2_cache_size=60 * 2**20, multi_processor_count=132)
@@ -213,6 +217,19 @@ class FakeTorch:
         return FakeTensor(self, (size,), dtype)
 
     def empty_like(self, tensor: FakeTensor) -> FakeTensor:
+        return FakeTensor(self, tensor.shape, tensor.dtype)
+
+    def _grad(
+        self, output: FakeTensor, inputs: list[FakeTensor], grad: FakeTensor, retain_graph: bool
+    ) -> tuple[FakeTensor, ...]:
+        """``torch.autograd.grad``: one backward launch, logged with the leaves' shapes."""
+        shapes = (output.shape, *(t.shape for t in inputs), grad.shape)
+        self.kernels.append(("autograd.grad", shapes, {"retain_graph": retain_graph}))
+        self.calls["launch"] += 1
+        self.activity("backward", self.kernel_us)
+        return tuple(FakeTensor(self, t.shape, t.dtype) for t in inputs)
+
+    def randn_like(self, tensor: FakeTensor) -> FakeTensor:
         return FakeTensor(self, tensor.shape, tensor.dtype)
 
     def randn(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:

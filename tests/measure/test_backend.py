@@ -122,6 +122,35 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
     ]
 
 
+def test_backward_cases_run_the_forward_once_then_time_its_gradients(tmp_path: Path) -> None:
+    path = tmp_path / "bwd.yaml"
+    path.write_text(
+        "name: bwd\nops:\n"
+        "  - {kind: layernorm, sizes: {rows: [8], length: [128]}, backward: [true]}\n"
+        "  - kind: attention_prefill\n"
+        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [64]}\n"
+        "    backward: [true]\n"
+    )
+    torch = FakeTorch(itertools.repeat(1.0))
+    backend = TorchBackend(torch=torch, nvml=FakeNVML(torch, mj_per_launch=1.0, allow_lock=True))
+    layernorm, attention = expand(load_grid(path))
+    assert layernorm.label == "layernorm bf16 rows=8 length=128 backward"
+    run = backend.kernel(layernorm)
+    assert [k[0] for k in torch.kernels] == ["layer_norm"]  # the forward, once, untimed
+    run()
+    run()
+    name, shapes, kwargs = torch.kernels[-1]
+    # d(output) with respect to x, gamma and beta, the incoming gradient shaped as the output
+    assert (name, kwargs) == ("autograd.grad", {"retain_graph": True})
+    assert shapes == ((8, 128), (8, 128), (128,), (128,), (8, 128))
+    assert [k[0] for k in torch.kernels].count("layer_norm") == 1
+    torch.kernels.clear()
+    backend.kernel(attention)()
+    assert [k[0] for k in torch.kernels] == ["scaled_dot_product_attention", "autograd.grad"]
+    q, k = (1, 8, 256, 64), (1, 2, 256, 64)
+    assert torch.kernels[-1][1] == (q, q, k, k, q)
+
+
 def test_clock_lock_and_refusal(tmp_path: Path) -> None:
     backend, _torch, nvml, _cases = _backend(tmp_path, itertools.repeat(1.0))
     assert backend.lock_sm_clock(1500.0) and nvml.locked == (1500, 1500)

@@ -177,3 +177,39 @@ def test_embedding_gathers_int64_ids_from_the_case_dtype_table(tmp_path: Path) -
     diagnostics = get_model("effective_roofline").predict(op, load_hardware("h200_sxm")).diagnostics
     assert isinstance(diagnostics, StreamingEvaluation)
     assert diagnostics.kernel.name == "indexSelectLargeIndex"
+
+
+def test_backward_cases_are_the_models_backward_ops(tmp_path: Path) -> None:
+    """A ``backward`` flag doubles an entry's cases; the backward case is the op's backward
+    pass as docs/op_files.md writes it, and the models predict it."""
+    path = tmp_path / "g.yaml"
+    path.write_text(
+        "name: g\nops:\n"
+        "  - {kind: rmsnorm, sizes: {rows: [64], length: [4096]}, backward: [false, true]}\n"
+        "  - kind: attention_prefill\n"
+        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [1024], head_dim: [128]}\n"
+        "    causal: [false]\n"
+        "    backward: [true]\n"
+    )
+    forward, backward, attention = expand(load_grid(path))
+    assert (forward.backward, backward.backward) == (False, True)
+    op = backward.op(flush_bytes=1000)
+    roles = [t.role.value for t in op.tensors]
+    assert roles == ["input", "weight", "grad", "output", "output"]
+    assert op.phase.value == "train_bwd" and op.view.backward and op.attrs["l2_dirty_bytes"] == 1000
+    att = attention.op()
+    assert [(t.role.value, t.layout) for t in att.tensors] == [
+        ("input", "q"),
+        ("input", "k"),
+        ("input", "v"),
+        ("input", "o"),
+        ("grad", "o"),
+        ("output", "q"),
+        ("output", "k"),
+        ("output", "v"),
+    ]
+    assert att.view.backward and attention.label.endswith("full backward")
+    h200 = load_hardware("h200_sxm")
+    model = get_model("effective_roofline")
+    assert model.predict(att, h200).implementation == "effective_roofline/fa3_bwd/wgmma"
+    assert model.predict(op, h200).latency_s > model.predict(forward.op(), h200).latency_s

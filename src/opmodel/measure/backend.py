@@ -19,6 +19,7 @@ the case, while the energy loop runs (the clock under load) and after it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import math
 import statistics
 import time
@@ -125,13 +126,31 @@ class TorchBackend:
         return table[dtype]
 
     def kernel(self, case: Case) -> Callable[[], Any]:
-        """A callable that runs the case's op once on tensors allocated here."""
-        torch, op = self._torch, case.op()
+        """A callable that runs the case's op once on tensors allocated here: for a backward
+        case, the gradients of the forward's output with respect to its inputs and weights
+        (the forward runs once here, untimed; ``retain_graph`` keeps its saved tensors)."""
+        if not case.backward:
+            return self._forward(case)
+        torch = self._torch
+        leaves: list[Any] = []
+        forward = self._forward(case, leaves)
+        output = forward()
+        grad = torch.randn_like(output)
+        return lambda: torch.autograd.grad(output, leaves, grad, retain_graph=True)
+
+    def _forward(self, case: Case, leaves: list[Any] | None = None) -> Callable[[], Any]:
+        """The case's forward op; with ``leaves``, its inputs and weights require gradients
+        and are appended there."""
+        torch, op = self._torch, dataclasses.replace(case, backward=False).op()
         dtype = self._dtype(case.dtype)
         functional = torch.nn.functional
 
         def make(shape: tuple[int, ...]) -> Any:
-            return torch.randn(shape, dtype=dtype, device="cuda")
+            tensor = torch.randn(shape, dtype=dtype, device="cuda")
+            if leaves is not None:
+                tensor.requires_grad_(True)
+                leaves.append(tensor)
+            return tensor
 
         if case.kind is OpKind.EMBEDDING:
             # token ids drawn over the whole vocabulary (Vidur's profiler does the same), so the

@@ -15,9 +15,13 @@ ops:
     trans: [NN, NT]
   - kind: attention_prefill
     sizes: {batch: [1], heads: [32], kv_heads: [8], seq: [2048], head_dim: [128]}
+    backward: [false, true]   # also its backward pass (attention_prefill and the row ops)
 ```
 
-Every combination of an entry's sizes (and dtypes, trans, functions, causal flags) is one case.
+Every combination of an entry's sizes (and dtypes, trans, functions, causal flags, backward
+flags) is one case. A backward case times the op's backward pass alone: the forward runs once,
+untimed, and each timed run is ``torch.autograd.grad`` of its output with a fixed incoming
+gradient (docs/measure.md).
 ``copy`` is a device-to-device copy of a ``rows x length`` tensor into another of the same
 dtype (``Tensor.copy_``): no arithmetic, so its time gives the bandwidth a stream sustains on
 the GPU, the reference the models' DRAM peak is checked against (docs/validation.md,
@@ -39,6 +43,7 @@ from opmodel.parsing.schema import MUST_BE_POSITIVE, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
+    "BACKWARD_KINDS",
     "ENERGY_LOOP_MIN_S",
     "FLUSH_L2_MULTIPLE",
     "MEASURED_DTYPES",
@@ -74,6 +79,10 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }
 
+BACKWARD_KINDS = (OpKind.ATTENTION_PREFILL, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM)
+"""Kinds whose backward pass ``opmodel measure`` times (the models' backward ops,
+docs/op_files.md)."""
+
 MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "gelu")
 """Elementwise functions measured as one PyTorch kernel each (composites such as
 silu_and_mul run as several kernels in eager PyTorch and are left out)."""
@@ -94,6 +103,7 @@ class OpGrid:
     trans: tuple[str, ...] = ("NN",)
     functions: tuple[str, ...] = ()
     causal: tuple[bool, ...] = (True,)
+    backward: tuple[bool, ...] = (False,)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -158,6 +168,9 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
                 f"{path}.functions: required for elementwise ({', '.join(MEASURED_FUNCTIONS)})"
             )
         problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
+    if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
+        kinds = ", ".join(k.value for k in BACKWARD_KINDS)
+        problems.append(f"{path}.backward: only {kinds} have a measured backward pass")
     return problems
 
 

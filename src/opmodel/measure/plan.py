@@ -10,6 +10,7 @@ prediction on the target hardware config, so the estimate is as good as the mode
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections import Counter
 from dataclasses import dataclass
@@ -52,6 +53,7 @@ class Case:
     trans: str = "NN"
     function: str | None = None
     causal: bool = False
+    backward: bool = False  # the op's backward pass (grid field ``backward``)
 
     @property
     def size(self) -> dict[str, int]:
@@ -68,6 +70,8 @@ class Case:
             OpKind.ELEMENTWISE: self.function or "",
             OpKind.ATTENTION_PREFILL: "causal" if self.causal else "full",
         }.get(self.kind, "")
+        if self.backward:
+            extra = f"{extra} backward".strip()
         return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
 
     def op(self, flush_bytes: int = 0) -> LocalOp:
@@ -90,6 +94,8 @@ class Case:
         if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
             attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
+        if self.backward:
+            tensors, phase = backward_tensors(tensors), Phase.TRAIN_BWD
         return LocalOp(
             name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs
         )
@@ -177,13 +183,27 @@ def _attention_tensors(case: Case) -> _Built:
     return tensors, attrs
 
 
-def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool]]:
+def backward_tensors(forward: tuple[TensorSpec, ...]) -> tuple[TensorSpec, ...]:
+    """The tensors of the backward pass of an op with ``forward``'s tensors (docs/op_files.md):
+    its inputs and weights, its output as an input (attention's O, tagged ``o``) or not (the
+    row ops read x), the incoming gradient (a ``grad`` tensor shaped as the output) and a
+    gradient output per input and weight, shaped as it."""
+    output = next(t for t in forward if t.role is TensorRole.OUTPUT)
+    read = tuple(t for t in forward if t.role is not TensorRole.OUTPUT)
+    attention = output.layout == "o"
+    saved = (dataclasses.replace(output, role=TensorRole.INPUT),) if attention else ()
+    grad = dataclasses.replace(output, role=TensorRole.GRAD)
+    written = tuple(dataclasses.replace(t, role=TensorRole.OUTPUT) for t in read)
+    return (*read, *saved, grad, *written)
+
+
+def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool]]:
     trans = entry.trans if entry.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM) else ("NN",)
     functions: tuple[str | None, ...] = (
         entry.functions if entry.kind is OpKind.ELEMENTWISE else (None,)
     )
     causal = entry.causal if entry.kind is OpKind.ATTENTION_PREFILL else (False,)
-    return list(itertools.product(trans, functions, causal))
+    return list(itertools.product(trans, functions, causal, entry.backward))
 
 
 def expand(grid: MeasureGrid) -> list[Case]:
@@ -194,7 +214,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
         for dtype in entry.dtypes:
             for values in itertools.product(*(entry.sizes[name] for name in names)):
                 sizes = tuple(zip(names, values, strict=True))
-                for trans, function, causal in _variants(entry):
+                for trans, function, causal, backward in _variants(entry):
                     case = Case(
                         kind=entry.kind,
                         dtype=dtype,
@@ -202,6 +222,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
                         trans=trans,
                         function=function,
                         causal=causal,
+                        backward=backward,
                     )
                     cases[case] = None
     return list(cases)
