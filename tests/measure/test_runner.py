@@ -12,6 +12,8 @@ from opmodel.batch.tableio import read_table
 from opmodel.cli import main
 from opmodel.measure import Case, CaseResult, MeasureGrid, MeasureRequest, run_measurements
 from opmodel.validation.gemm_data import load_gemm_rows
+from opmodel.validation.op_latency import validate_op_latency
+from opmodel.validation.op_rows import load_op_rows
 from tests.measure.fakes import FakeBackend
 
 GRID = """name: tiny
@@ -210,3 +212,32 @@ def test_prefill_rows_say_cudnn_starts_the_query_blocks_in_launch_order(tmp_path
     attrs = _measured_attrs(tmp_path)
     assert attrs["attention_prefill"]["cta_order"] == "in_order"
     assert all("cta_order" not in a for kind, a in attrs.items() if kind != "attention_prefill")
+
+
+def test_backward_cases_reach_the_op_validator(tmp_path: Path) -> None:
+    """A grid with backward cases writes them as the models' backward ops: validate-ops reads
+    them and groups them apart (``<kind>_backward``)."""
+    grid = tmp_path / "bwd.yaml"
+    grid.write_text(
+        "name: bwd\nwarmup: 1\nrepeats: 3\nops:\n"
+        "  - {kind: layernorm, sizes: {rows: [64], length: [4096]}, backward: [false, true]}\n"
+        "  - kind: attention_prefill\n"
+        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [512], head_dim: [64]}\n"
+        "    backward: [true]\n"
+    )
+    request = MeasureRequest(grid=str(grid), hardware="h200_sxm", output_dir=str(tmp_path / "o"))
+    run_measurements(request, FakeBackend())
+    with (tmp_path / "o" / "ops.csv").open() as handle:
+        rows = list(csv.DictReader(handle))
+    assert [(r["kind"], r["phase"]) for r in rows] == [
+        ("layernorm", "prefill"),
+        ("layernorm", "train_bwd"),
+        ("attention_prefill", "train_bwd"),
+    ]
+    assert "grad:64x4096:bf16" in rows[1]["tensors"]
+    ops, skipped = load_op_rows(tmp_path / "o")
+    assert len(ops) == 3 and not skipped
+    result = validate_op_latency(ops, "effective_roofline")
+    assert {"attention_prefill_backward:h200_sxm", "layernorm_backward:h200_sxm"} <= set(
+        result.by_kind
+    )
