@@ -96,3 +96,20 @@ def test_elementwise_default_and_named_functions() -> None:
     assert ew(None, 3) == 20  # ternary default: two combines per element
     assert ew("silu", 1) == 40  # neg, exp, add, div
     assert ew("gelu", 1) == 90
+    # backward functions over x (or y) and dy: module comments of opmodel.core.attrs
+    assert ew("relu_backward", 2) == 20
+    assert ew("sigmoid_backward", 2) == ew("tanh_backward", 2) == 30
+    assert ew("silu_backward", 2) == 90
+    assert ew("gelu_backward", 2) == 150
+
+
+def test_backward_flops() -> None:
+    # 6 (batch x heads) x 10 pairs x 2 x (3 x 8 + 2 x 16) = 6,720: 2.5x the forward at d 8/8
+    assert f.attention_backward_matmul_flops(6, 10, 8, 16) == 6720
+    assert f.attention_backward_matmul_flops(1, 1, 8, 8) == 2.5 * f.attention_matmul_flops(
+        1, 1, 8, 8
+    )
+    assert f.row_backward_flops("softmax", 100, 0, 0) == 400
+    assert f.row_backward_flops("layernorm", 100, 2, 2) == (9 + 2 + 2 + 1) * 100
+    assert f.row_backward_flops("rmsnorm", 100, 1, 1) == (6 + 1 + 2) * 100
+    assert f.row_backward_flops("rmsnorm", 100, 1, 0) == 700

@@ -54,6 +54,16 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "cast": 1,
     "rope": 3,
     "dropout": 2,
+    # backward passes, inputs (x or the forward's output y, then dy), one output dx:
+    # relu: compare, select = 2; sigmoid from y: dy y (1 - y) = 3; tanh from y: dy (1 - y^2) = 3;
+    # silu from x: s = sigmoid(x) (4), dy s (1 + x (1 - s)) (5) = 9; gelu (tanh form) from x:
+    # x^2, x^3, the inner FMA (2), tanh, 1 + t, 1 - t^2 (2), 1 + 3c x^2 (2), the products (4)
+    # and dy = 15
+    "relu_backward": 2,
+    "sigmoid_backward": 3,
+    "tanh_backward": 3,
+    "silu_backward": 9,
+    "gelu_backward": 15,
 }
 
 

@@ -86,6 +86,8 @@ ELEMENTWISE_SFU_OPS = {
     "gelu_tanh": 1,  # MUFU.TANH
     "gelu_and_mul": 1,
     "div": 1,  # RCP, then a multiply and a Newton step
+    "silu_backward": 2,  # the sigmoid's EX2 and RCP
+    "gelu_backward": 1,  # MUFU.TANH
 }
 """Special-function-unit instructions per element for elementwise functions (how nvcc lowers
 them with fast-math intrinsics; an estimate where a library uses precise variants). Functions
