@@ -114,7 +114,7 @@ def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
 
 def _row_view(op: LocalOp) -> RowView:
     if op.tensors_with(TensorRole.GRAD):
-        return row_backward_view(op, _row_forward_view)
+        return row_backward_view(op, row_view_of)
     return _row_forward_view(op)
 
 
@@ -122,6 +122,14 @@ def _row_forward_view(op: LocalOp) -> RowView:
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
     x = one(op, TensorRole.INPUT, "x")
     y = one(op, TensorRole.OUTPUT, "y")
+    return row_view_of(op, x, y, op.tensors_with(TensorRole.WEIGHT))
+
+
+def row_view_of(
+    op: LocalOp, x: TensorSpec, y: TensorSpec, weights: tuple[TensorSpec, ...]
+) -> RowView:
+    """The row view of ``op`` with input ``x``, output ``y`` and ``weights``, checked (the
+    backward pass passes x, dx and the weights, :mod:`opmodel.core.views_row_bwd`)."""
     length_attr = op.attrs.get("row_length")
     row_length = length_attr if isinstance(length_attr, int) else x.shape[-1]
     if x.num_elements % row_length:
@@ -134,7 +142,6 @@ def _row_forward_view(op: LocalOp) -> RowView:
         raise fail(
             op, f"output {list(y.shape)} must have as many elements as input {list(x.shape)}"
         )
-    weights = op.tensors_with(TensorRole.WEIGHT)
     if op.kind is OpKind.SOFTMAX and weights:
         raise fail(op, "softmax takes no weight tensor")
     for w in weights:

@@ -19,7 +19,7 @@ from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.viewcheck import fail, one, only_roles
 
 if TYPE_CHECKING:
-    from opmodel.core.op import LocalOp
+    from opmodel.core.op import LocalOp, TensorSpec
     from opmodel.core.views import RowView
 
 __all__ = ["row_backward_view"]
@@ -28,10 +28,13 @@ __all__ = ["row_backward_view"]
 _WEIGHT_GRADS = {OpKind.SOFTMAX: 0, OpKind.LAYERNORM: 2, OpKind.RMSNORM: 1}
 
 
-def row_backward_view(op: LocalOp, forward: Callable[[LocalOp], RowView]) -> RowView:
-    """The backward pass's view: ``forward`` (the forward view's parser) checks x, dx and the
-    weights as it checks x, y and the weights of the forward op; dy and the weights' gradients
-    are checked here."""
+def row_backward_view(
+    op: LocalOp,
+    forward: Callable[[LocalOp, TensorSpec, TensorSpec, tuple[TensorSpec, ...]], RowView],
+) -> RowView:
+    """The backward pass's view: ``forward`` (the forward view's checks,
+    :func:`~opmodel.core.views.row_view_of`) checks x, dx and the weights as it checks x, y and
+    the weights of the forward op; dy and the weights' gradients are checked here."""
     if op.phase is not Phase.TRAIN_BWD:
         raise fail(
             op,
@@ -55,10 +58,7 @@ def row_backward_view(op: LocalOp, forward: Callable[[LocalOp], RowView]) -> Row
             f"{op.kind.value} writes at most {limit} weight gradient(s) besides dx; "
             f"got {len(grads)} more outputs",
         )
-    shell = dataclasses.replace(
-        op, tensors=tuple(t for t in op.tensors if t is not dy and t not in grads)
-    )
-    view = forward(shell)
+    view = forward(op, x, dx[0], op.tensors_with(TensorRole.WEIGHT))
     for grad in grads:
         if grad.num_elements != view.row_length:
             raise fail(
