@@ -41,7 +41,8 @@ def row_backward_view(
             f"a grad tensor (dy) makes this the {op.kind.value}'s backward pass: phase must be "
             f"train_bwd (got {op.phase.value})",
         )
-    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.GRAD, TensorRole.OUTPUT))
+    roles = (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.GRAD, TensorRole.OUTPUT)
+    only_roles(op, (*roles, TensorRole.WORKSPACE))
     dy = one(op, TensorRole.GRAD, "dy")
     x = one(op, TensorRole.INPUT, "x")
     if dy.shape != x.shape:
