@@ -187,6 +187,10 @@ def test_backward_properties(heads: int, group: int, seq: int, dim: int, causal:
     diagnostics = effective.diagnostics
     assert isinstance(diagnostics, AttentionEvaluation)
     assert diagnostics.issued_mma_flops >= op_work(op).matmul_flops
+    # a causal mask never takes less than half the unmasked time (issue #5's property)
+    other = backward(1, heads * group, seq, dim, causal=not causal, kv_heads=heads)
+    masked, full = (effective, MODEL.predict(other, H100))[:: 1 if causal else -1]
+    assert 0.5 * full.latency_s <= masked.latency_s <= full.latency_s * (1 + 1e-12)
 
 
 def test_sliding_window_backward_visits_fewer_tiles() -> None:
