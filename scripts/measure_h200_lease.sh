@@ -12,6 +12,8 @@
 # H100 set's clock, about 26 s by the dry run). NCU_GRID=none skips Nsight Compute.
 # GRID=h200_backward NCU_GRID=none: SDPA and ATen norm/softmax backward passes beside their
 # forwards, kernel-scope times, about 38 s by the dry run (docs/measure.md, "Backward cases").
+# Several grids in one lease: GRID="energaizer_gemms@1830 h200_backward h200_kernels" (a
+# grid@MHZ entry locks the SM clock for that grid alone; GRID_S caps each grid).
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was
 # measured (docs/measure.md).
 set -u
@@ -29,11 +31,19 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.max.sm,
 python3 -c "import sys, torch, pynvml, yaml; print(sys.version.split()[0], torch.__version__, torch.version.cuda)" || exit 1
 
 if [ "$GRID" = none ]; then GRID_S=0; fi
-LOCK=()
-if [ -n "${LOCK_MHZ:-}" ]; then LOCK=(--lock-sm-clock-mhz "$LOCK_MHZ"); fi
-[ "$GRID_S" -gt 0 ] && timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$GRID" --hardware h200_sxm \
-    --output-dir "$OUT/$GRID" --no-progress ${LOCK[@]+"${LOCK[@]}"}
-echo "grid exit status $?"
+# GRID may list several grids, each run in turn with its own cap; GRID_NAME@MHZ locks the SM
+# clock for that grid alone (LOCK_MHZ: for every grid that names none)
+for ENTRY in $GRID; do
+    [ "$GRID_S" -gt 0 ] || break
+    NAME=${ENTRY%@*}
+    MHZ=${LOCK_MHZ:-}
+    if [ "$ENTRY" != "$NAME" ]; then MHZ=${ENTRY#*@}; fi
+    LOCK=()
+    if [ -n "$MHZ" ]; then LOCK=(--lock-sm-clock-mhz "$MHZ"); fi
+    timeout -k 30 -s TERM "$GRID_S" python3 -m opmodel measure --grid "$NAME" --hardware h200_sxm \
+        --output-dir "$OUT/$NAME" --no-progress ${LOCK[@]+"${LOCK[@]}"}
+    echo "grid $NAME exit status $?"
+done
 if [ "${CHASE:-0}" = 1 ]; then
     timeout -k 10 120 python3 scripts/pointer_chase.py --output "$OUT/pointer_chase.json"
     echo "pointer chase exit status $?"
