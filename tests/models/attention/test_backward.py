@@ -130,7 +130,7 @@ def test_backward_kernel_blocks() -> None:
     assert (wide.block_q, wide.block_kv) == (64, 64)
     a100 = backward_kernel(A100, backward(1, 8, 1024, 128).view)
     assert (a100.name, a100.block_q, a100.block_kv) == ("fa2_bwd", 64, 128)
-    # an sm_86 SM's 100 KB of shared memory: FA2's smaller key blocks from head_dim 96
+    # an sm_86 SM's 100 KB of shared memory: FA2's smaller key blocks above head_dim 64
     a10 = backward_kernel(A10, backward(1, 8, 1024, 128).view)
     assert (a10.block_q, a10.block_kv) == (64, 64)
 

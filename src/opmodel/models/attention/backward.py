@@ -25,12 +25,15 @@ Per tile, in SM cycles (rates of :func:`~opmodel.models.attention.costs.sm_rates
 The elementwise work sits between the GEMMs that produce and consume it (``dS`` needs ``dP``,
 ``dK`` and ``dQ`` need ``dS``), so it is not overlapped, for FA3's warpgroup MMAs either: FA3's
 forward hides its exponentials under the other warpgroup's GEMMs by a ping-pong schedule, its
-backward has none (a modelling assumption, checked against the paper's throughput below).
+backward has none (a modelling assumption; docs/models/attention.md compares the model with
+the paper's backward throughput).
 Blocks (approximately, after the two libraries' launch templates): ``Br = 128`` up to head_dim
-64 and 64 above, ``Bc = 128`` up to head_dim 128 and 64 above (64 from head_dim 96 on FA2's
+64 and 64 above, ``Bc = 128`` up to head_dim 128 and 64 above (64 above head_dim 64 on FA2's
 sm_86/sm_89 templates, whose SMs have less shared memory). A CTA holds its K and V blocks,
-two stages of Q and dO blocks and the P and dS tiles in shared memory; where that allows one
-CTA per SM, each CTA waits for its first Q and dO blocks (a DRAM round trip, ``t_start``).
+two stages of Q and dO blocks and the P and dS tiles in shared memory. Outside its tiles
+(``t_cta``) it stages its dK and dV blocks through shared memory for its final store and,
+where shared memory allows one CTA per SM, waits for its first Q and dO blocks (a DRAM round
+trip).
 
 The busiest SM's time is the prefill's law with the key blocks as CTAs
 (:func:`~opmodel.models.attention.costs.busiest_sm_s`): longest first with a causal mask, the
