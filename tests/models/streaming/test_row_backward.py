@@ -178,3 +178,10 @@ def test_backward_properties(kind: OpKind, rows: int, length: int, implementatio
     )
     assert 0 < profile.latency_s <= longer.latency_s
     assert profile.traffic["hbm"].total_bytes >= op_work(op).read_bytes + op_work(op).write_bytes
+
+
+def test_kernel_builders_refuse_what_they_cannot_build() -> None:
+    with pytest.raises(ValueError, match="implementation must be pytorch or fused"):
+        grad_input_kernel(OpKind.LAYERNORM, "cudnn", 8, 8, 2)
+    with pytest.raises(ValueError, match="rows and length must be >= 1"):
+        weight_grad_kernel("pytorch", 0, 8, 132)

@@ -40,19 +40,26 @@ _LAYER_NORM_VECTOR = 4  # layer_norm_kernel.cu: vec_size
 _PARTIAL_BYTES = 4  # the fused kernels' per-SM partial sums of the weight gradients, fp32
 
 
-def _check(implementation: str) -> None:
+def _check(implementation: str, rows: int, length: int) -> None:
+    """A one-line error for an implementation without backward kernels or an empty shape."""
     if implementation == "vllm":
         raise UnsupportedOpError(
             "implementation vllm: vLLM has no backward kernels; a row op's backward pass runs "
             "as implementation pytorch or fused"
         )
+    if implementation not in ("pytorch", "fused"):
+        raise ValueError(
+            f"row backward: implementation must be pytorch or fused (got {implementation!r})"
+        )
+    if rows < 1 or length < 1:
+        raise ValueError(f"row backward: rows and length must be >= 1 (got {rows}, {length})")
 
 
 def grad_input_kernel(
     kind: OpKind, implementation: str, rows: int, length: int, element_bytes: int
 ) -> StreamKernel:
     """The kernel that writes dx for ``rows`` rows of ``length`` elements (module docstring)."""
-    _check(implementation)
+    _check(implementation, rows, length)
     if implementation == "fused":
         fused = streaming_kernel(kind, "fused", rows, length, element_bytes)
         return dataclasses.replace(
@@ -91,7 +98,7 @@ def weight_grad_kernel(
     """The kernel that sums the weight gradients over the rows, and the elements it reads per
     gradient: ATen's ``GammaBetaBackward`` over the ``rows x length`` elements of x and dy, or
     the fused kernels' sum of ``min(rows, sm_count)`` per-SM partials per column."""
-    _check(implementation)
+    _check(implementation, rows, length)
     if implementation == "fused":
         partials = min(rows, sm_count)
         reduce = streaming_kernel(OpKind.REDUCTION, None, length, partials, _PARTIAL_BYTES)
