@@ -16,7 +16,7 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import Instruction
 from opmodel.models import get_model
 from opmodel.models.attention import AttentionEvaluation, backward_kernel
-from opmodel.models.attention.backward import backward_tiles, staged_bytes
+from opmodel.models.attention.backward import backward_tiles, evaluate_backward, staged_bytes
 from tests.models.attention.ops import A100, H100, MODEL, attention
 
 A10 = load_hardware("a10")
@@ -197,3 +197,10 @@ def test_sliding_window_backward_visits_fewer_tiles() -> None:
     full = MODEL.predict(backward(1, 8, 8192, 128, causal=True), H100)
     band = MODEL.predict(backward(1, 8, 8192, 128, causal=True, window=1024), H100)
     assert band.latency_s < 0.5 * full.latency_s
+
+
+def test_evaluate_backward_refuses_a_forward_view() -> None:
+    view = attention(1, 8, 1024, 128).view
+    kernel = backward_kernel(H100, view)
+    with pytest.raises(ValueError, match="the view is an attention's forward"):
+        evaluate_backward(kernel, view, H100)

@@ -243,6 +243,8 @@ def evaluate_backward(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
     """Time the backward pass of ``view`` with ``kernel`` on ``hardware`` (a GPU)."""
+    if not view.backward:
+        raise ValueError("evaluate_backward: the view is an attention's forward (no grad dO)")
     counts, heads = backward_tiles(kernel, view), view.batch * view.heads_q
     compute, (tile, mma, rest), resident, start = _busiest_sm(kernel, view, hardware, counts)
     moved = _bytes(kernel, view, counts)
