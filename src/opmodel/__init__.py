@@ -20,6 +20,7 @@ from opmodel.core import (
     UnsupportedDTypeError,
     UnsupportedOpError,
 )
+from opmodel.core.backward import backward_of
 
 __all__ = [
     "ConfigError",
@@ -38,6 +39,7 @@ __all__ = [
     "UnsupportedDTypeError",
     "UnsupportedOpError",
     "__version__",
+    "backward_of",
 ]
 
 __version__ = "0.1.0"

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from opmodel import DType, LocalOp, OpKind, TensorSpec
+from opmodel import DType, LocalOp, OpKind, TensorSpec, backward_of
 
 Sizes = dict[str, int]
 
@@ -69,43 +69,14 @@ def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
 
 
 def _attention_backward(s: Sizes, d: DType) -> LocalOp:
-    """The backward pass of the prefill ``_attention`` builds: Q, K, V, O and dO in, dQ, dK, dV
-    out (docs/op_files.md)."""
-    forward = _attention(OpKind.ATTENTION_PREFILL)(s, d)
-    q, k, v, o = forward.tensors
-    tensors = (
-        q,
-        k,
-        v,
-        TensorSpec("input", o.shape, d, "o"),
-        TensorSpec("grad", o.shape, d, "o"),
-        *(TensorSpec("output", t.shape, d, t.layout) for t in (q, k, v)),
-    )
-    return LocalOp(
-        name="attention_backward",
-        kind=OpKind.ATTENTION_PREFILL,
-        phase="train_bwd",  # type: ignore[arg-type]
-        tensors=tensors,
-        attrs=forward.attrs,
-    )
+    """The backward op of the prefill ``_attention`` builds (docs/op_files.md)."""
+    return backward_of(_attention(OpKind.ATTENTION_PREFILL)(s, d))
 
 
 def _row_backward(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
-    """The row op's backward pass: x, dy and the weights in, dx and the weights' gradients out
-    (docs/op_files.md)."""
-
-    def build(s: Sizes, d: DType) -> LocalOp:
-        shape, vector = (s["rows"], s["length"]), (s["length"],)
-        tensors = (
-            TensorSpec("input", shape, d),
-            TensorSpec("grad", shape, d),
-            *(TensorSpec("weight", vector, d) for _ in range(weights)),
-            TensorSpec("output", shape, d),
-            *(TensorSpec("output", vector, d) for _ in range(weights)),
-        )
-        return LocalOp(name=kind.value, kind=kind, phase="train_bwd", tensors=tensors)  # type: ignore[arg-type]
-
-    return build
+    """The backward op of the row op ``_row`` builds: dx and a gradient per weight written."""
+    forward = _row(kind, weights)
+    return lambda s, d: backward_of(forward(s, d))
 
 
 def _row(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:

@@ -36,6 +36,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmodel.core.backward import BACKWARD_KINDS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
@@ -78,10 +79,6 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }
-
-BACKWARD_KINDS = (OpKind.ATTENTION_PREFILL, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM)
-"""Kinds whose backward pass ``opmodel measure`` times (the models' backward ops,
-docs/op_files.md)."""
 
 MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "gelu")
 """Elementwise functions measured as one PyTorch kernel each (composites such as

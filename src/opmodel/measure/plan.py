@@ -10,12 +10,12 @@ prediction on the target hardware config, so the estimate is as good as the mode
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 from collections import Counter
 from dataclasses import dataclass
 
 from opmodel.core.attrs import AttrValue, attr_specs
+from opmodel.core.backward import backward_of
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.model import OpModel
@@ -94,11 +94,10 @@ class Case:
         if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
             attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
-        if self.backward:
-            tensors, phase = backward_tensors(tensors), Phase.TRAIN_BWD
-        return LocalOp(
+        op = LocalOp(
             name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs
         )
+        return backward_of(op) if self.backward else op
 
 
 _Built = tuple[tuple[TensorSpec, ...], dict[str, AttrValue]]
@@ -181,20 +180,6 @@ def _attention_tensors(case: Case) -> _Built:
     )
     attrs: dict[str, AttrValue] = {"causal": case.causal} if prefill else {}
     return tensors, attrs
-
-
-def backward_tensors(forward: tuple[TensorSpec, ...]) -> tuple[TensorSpec, ...]:
-    """The tensors of the backward pass of an op with ``forward``'s tensors (docs/op_files.md):
-    its inputs and weights, its output as an input (attention's O, tagged ``o``) or not (the
-    row ops read x), the incoming gradient (a ``grad`` tensor shaped as the output) and a
-    gradient output per input and weight, shaped as it."""
-    output = next(t for t in forward if t.role is TensorRole.OUTPUT)
-    read = tuple(t for t in forward if t.role is not TensorRole.OUTPUT)
-    attention = output.layout == "o"
-    saved = (dataclasses.replace(output, role=TensorRole.INPUT),) if attention else ()
-    grad = dataclasses.replace(output, role=TensorRole.GRAD)
-    written = tuple(dataclasses.replace(t, role=TensorRole.OUTPUT) for t in read)
-    return (*read, *saved, grad, *written)
 
 
 def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool]]:

@@ -1,0 +1,59 @@
+"""The backward op of a forward op (docs/op_files.md): what a training step runs for it.
+
+A backward op is the same kind in phase ``train_bwd`` with a ``grad`` tensor, the incoming
+gradient, shaped as the forward's output. It reads the forward's inputs and weights (attention
+also its output O, tagged ``o``) and writes a gradient per input and weight, shaped as it.
+Attention's tensors are tagged ``q``/``k``/``v``/``o`` whether or not the forward tagged them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import OpValidationError
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.views import RowView
+from opmodel.core.views_matmul import AttentionView
+
+__all__ = ["BACKWARD_KINDS", "backward_of"]
+
+BACKWARD_KINDS = (OpKind.ATTENTION_PREFILL, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM)
+"""Kinds with a backward op; a GEMM's or an elementwise op's backward kernels are ops of their
+own kind (README, "A training step's ops")."""
+
+
+def _read(op: LocalOp) -> tuple[tuple[TensorSpec, ...], TensorSpec]:
+    """(what the backward reads of the forward, besides its output; the output)."""
+    view = op.view
+    if isinstance(view, AttentionView):
+        tagged = tuple(
+            dataclasses.replace(t, layout=tag)
+            for t, tag in ((view.q, "q"), (view.k, "k"), (view.v, "v"))
+        )
+        return tagged, dataclasses.replace(view.o, layout="o")
+    assert isinstance(view, RowView)
+    return (view.x, *view.weights), view.y
+
+
+def backward_of(op: LocalOp) -> LocalOp:
+    """The backward op of the forward op ``op`` (module docstring), with ``op``'s name and
+    attrs; an OpValidationError for a kind without one or an op that is a backward already."""
+    if op.kind not in BACKWARD_KINDS:
+        kinds = ", ".join(k.value for k in BACKWARD_KINDS)
+        raise OpValidationError(
+            f"op '{op.name}' ({op.kind.value}): has no backward op (kinds with one: {kinds})"
+        )
+    if op.tensors_with(TensorRole.GRAD):
+        raise OpValidationError(f"op '{op.name}' ({op.kind.value}): is a backward op already")
+    read, output = _read(op)
+    saved = (dataclasses.replace(output, role=TensorRole.INPUT),)
+    tensors = (
+        *read,
+        *(saved if op.kind is OpKind.ATTENTION_PREFILL else ()),
+        dataclasses.replace(output, role=TensorRole.GRAD),
+        *(dataclasses.replace(t, role=TensorRole.OUTPUT) for t in read),
+    )
+    return LocalOp(
+        name=op.name, kind=op.kind, phase=Phase.TRAIN_BWD, tensors=tensors, attrs=op.attrs
+    )
