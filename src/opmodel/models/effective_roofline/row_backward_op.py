@@ -9,23 +9,19 @@ the first kernel's traffic left it there
 (:func:`~opmodel.models.shared.l2_survival.producer_output_survival`). Each kernel is timed by
 :func:`~opmodel.models.streaming.evaluate_streaming`, fixed overhead included, and the two
 times add. Energy as :mod:`.streaming_op`: the roofline's arithmetic energy, DRAM and L2 bytes
-x J/byte, static power x latency.
+x J/byte, static power x latency (:mod:`.streaming_cost`).
 """
 
 from __future__ import annotations
 
-import math
-from types import MappingProxyType
-
 from opmodel.core.op import LocalOp
-from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.core.profile import OpProfile
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import RowView
-from opmodel.formulas.energy import event_energy_j
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.shared.level_energy import level_energy_j
+from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.evaluate import StreamingEvaluation
@@ -100,27 +96,6 @@ def _weight_grad_evaluation(
     return evaluate_streaming(kernel, hardware, work)
 
 
-def _traffic(
-    kernels: tuple[StreamingEvaluation, ...], l2_write_bytes: int
-) -> MappingProxyType[str, LevelTraffic]:
-    """DRAM and L2 bytes of the kernels together (a flush's dirty lines written back count as
-    DRAM writes, as in :mod:`.streaming_op`)."""
-    return MappingProxyType(
-        {
-            "hbm": LevelTraffic(
-                read_bytes=math.ceil(sum(e.dram_read_bytes for e in kernels)),
-                write_bytes=math.ceil(
-                    sum(e.dram_write_bytes + e.dirty_write_back_bytes for e in kernels)
-                ),
-            ),
-            "l2": LevelTraffic(
-                read_bytes=math.ceil(sum(e.l2_read_bytes for e in kernels)),
-                write_bytes=l2_write_bytes,
-            ),
-        }
-    )
-
-
 def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The profile of a row op's backward pass on a GPU (module docstring), at the device's
     boost clock as the forward's streaming kernels."""
@@ -140,19 +115,15 @@ def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     second = _weight_grad_evaluation(view, implementation, hardware, first)
     kernels = (first,) if second is None else (first, second)
     latency = sum(e.latency_s for e in kernels)
-    traffic = _traffic(kernels, base.traffic["hbm"].write_bytes + partials)
+    writes = base.traffic["hbm"].write_bytes + partials
+    traffic, energy = streaming_cost(base, hardware, kernels, writes)
     return OpProfile.make(
         latency_s=latency,
         flops=base.tensor_flops + base.vector_flops,
         engine=base.engine,
         footprint=op.footprint,
         traffic=traffic,
-        energy=EnergyBreakdown.make(
-            tensor_j=event_energy_j(base.tensor_flops, base.tensor_j_per_flop),
-            vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
-            memory_j=level_energy_j(traffic, hardware),
-            static_j=hardware.power.busy_w * latency,
-        ),
+        energy=energy,
         implementation=f"effective_roofline/streaming/{implementation}/backward",
         diagnostics=RowBackwardEvaluation(grad_input=first, weight_grads=second, latency_s=latency),
     )

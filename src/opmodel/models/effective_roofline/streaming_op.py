@@ -9,20 +9,15 @@ streaming.md); elementwise ops default to ``pytorch``, row ops to ``fused``.
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
-from types import MappingProxyType
-
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
-from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
+from opmodel.core.profile import OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
-from opmodel.formulas.energy import event_energy_j
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
-from opmodel.models.shared.level_energy import level_energy_j
+from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
@@ -165,24 +160,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
     kernel = _kernel_of(op, rows, length, element_bytes, sm.sm_count)
     e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shape))
-    traffic: Mapping[str, LevelTraffic] = MappingProxyType(
-        {
-            # the op's writes, and another kernel's dirty lines it writes back now
-            "hbm": LevelTraffic(
-                read_bytes=math.ceil(e.dram_read_bytes),
-                write_bytes=math.ceil(e.dram_write_bytes + e.dirty_write_back_bytes),
-            ),
-            "l2": LevelTraffic(
-                read_bytes=math.ceil(e.l2_read_bytes), write_bytes=base.traffic["hbm"].write_bytes
-            ),
-        }
-    )
-    energy = EnergyBreakdown.make(
-        tensor_j=event_energy_j(base.tensor_flops, base.tensor_j_per_flop),
-        vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
-        memory_j=level_energy_j(traffic, hardware),
-        static_j=hardware.power.busy_w * e.latency_s,
-    )
+    traffic, energy = streaming_cost(base, hardware, (e,), base.traffic["hbm"].write_bytes)
     return OpProfile.make(
         latency_s=e.latency_s,
         flops=base.tensor_flops + base.vector_flops,

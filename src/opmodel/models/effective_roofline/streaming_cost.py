@@ -1,0 +1,52 @@
+"""Traffic per level and energy of one or more streaming kernels that make up an op (the
+forward's one kernel in :mod:`.streaming_op`, a backward pass's two in :mod:`.row_backward_op`).
+
+DRAM: what the kernels read, and what they write plus another kernel's dirty lines they write
+back now; L2: what they read, and ``l2_write_bytes``. Energy: the roofline's arithmetic energy,
+each level's bytes x J/byte, static power over the kernels' summed latency.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from types import MappingProxyType
+
+from opmodel.core.profile import EnergyBreakdown, LevelTraffic
+from opmodel.formulas.energy import event_energy_j
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.level_energy import level_energy_j
+from opmodel.models.shared.roofline_estimate import RooflineSetup
+from opmodel.models.streaming.evaluate import StreamingEvaluation
+
+__all__ = ["streaming_cost"]
+
+
+def streaming_cost(
+    base: RooflineSetup,
+    hardware: HardwareSpec,
+    kernels: Sequence[StreamingEvaluation],
+    l2_write_bytes: int,
+) -> tuple[Mapping[str, LevelTraffic], EnergyBreakdown]:
+    """(traffic per level, energy) of ``kernels`` together (module docstring)."""
+    traffic: Mapping[str, LevelTraffic] = MappingProxyType(
+        {
+            "hbm": LevelTraffic(
+                read_bytes=math.ceil(sum(e.dram_read_bytes for e in kernels)),
+                write_bytes=math.ceil(
+                    sum(e.dram_write_bytes + e.dirty_write_back_bytes for e in kernels)
+                ),
+            ),
+            "l2": LevelTraffic(
+                read_bytes=math.ceil(sum(e.l2_read_bytes for e in kernels)),
+                write_bytes=l2_write_bytes,
+            ),
+        }
+    )
+    energy = EnergyBreakdown.make(
+        tensor_j=event_energy_j(base.tensor_flops, base.tensor_j_per_flop),
+        vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
+        memory_j=level_energy_j(traffic, hardware),
+        static_j=hardware.power.busy_w * sum(e.latency_s for e in kernels),
+    )
+    return traffic, energy
