@@ -29,24 +29,22 @@ def streaming_cost(
     l2_write_bytes: int,
 ) -> tuple[Mapping[str, LevelTraffic], EnergyBreakdown]:
     """(traffic per level, energy) of ``kernels`` together (module docstring)."""
+    read = written = l2_read = latency = 0.0
+    for e in kernels:  # one pass (a hot path: every fresh streaming op comes through here)
+        read += e.dram_read_bytes
+        written += e.dram_write_bytes + e.dirty_write_back_bytes
+        l2_read += e.l2_read_bytes
+        latency += e.latency_s
     traffic: Mapping[str, LevelTraffic] = MappingProxyType(
         {
-            "hbm": LevelTraffic(
-                read_bytes=math.ceil(sum(e.dram_read_bytes for e in kernels)),
-                write_bytes=math.ceil(
-                    sum(e.dram_write_bytes + e.dirty_write_back_bytes for e in kernels)
-                ),
-            ),
-            "l2": LevelTraffic(
-                read_bytes=math.ceil(sum(e.l2_read_bytes for e in kernels)),
-                write_bytes=l2_write_bytes,
-            ),
+            "hbm": LevelTraffic(read_bytes=math.ceil(read), write_bytes=math.ceil(written)),
+            "l2": LevelTraffic(read_bytes=math.ceil(l2_read), write_bytes=l2_write_bytes),
         }
     )
     energy = EnergyBreakdown.make(
         tensor_j=event_energy_j(base.tensor_flops, base.tensor_j_per_flop),
         vector_j=event_energy_j(base.vector_flops, base.vector_j_per_flop),
         memory_j=level_energy_j(traffic, hardware),
-        static_j=hardware.power.busy_w * sum(e.latency_s for e in kernels),
+        static_j=hardware.power.busy_w * latency,
     )
     return traffic, energy
