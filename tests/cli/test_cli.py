@@ -26,6 +26,14 @@ def _assert_golden(name: str, out: str) -> None:
     assert json.loads(out) == json.loads(golden.read_text())
 
 
+def effective_on_h100(capsys: pytest.CaptureFixture[str], example: str) -> tuple[int, str, str]:
+    """``opmodel predict --model effective_roofline --hardware h100_sxm`` on an example."""
+    op = str(EXAMPLES / f"{example}.yaml")
+    return _run(
+        capsys, "predict", "--model", "effective_roofline", "--hardware", "h100_sxm", "--op", op
+    )
+
+
 def _run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     """Run the CLI in-process; argparse usage errors exit through SystemExit."""
     try:
@@ -227,16 +235,7 @@ def test_effective_roofline_kernel_models_match_golden(
 ) -> None:
     """Every non-GEMM example through effective_roofline's streaming and attention kernels on
     the H100 (golden/effective_roofline_<example>_h100.json)."""
-    code, out, err = _run(
-        capsys,
-        "predict",
-        "--model",
-        "effective_roofline",
-        "--hardware",
-        "h100_sxm",
-        "--op",
-        str(EXAMPLES / f"{example}.yaml"),
-    )
+    code, out, err = effective_on_h100(capsys, example)
     assert (code, err) == (0, "")
     _assert_golden(f"effective_roofline_{example}_h100", out)
     profile = json.loads(out)

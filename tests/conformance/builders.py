@@ -51,6 +51,23 @@ def _bgemm(s: Sizes, d: DType) -> LocalOp:
     )
 
 
+def _grouped_gemm(s: Sizes, d: DType) -> LocalOp:
+    """Experts' GEMMs: ``groups`` groups of ``m`` rows, the first ``hot`` rows more, and
+    ``idle`` groups without rows (their weights unread)."""
+    sizes = [s["m"] + s["hot"]] + [s["m"]] * (s["groups"] - 1) + [0] * s["idle"]
+    rows, experts = sum(sizes), len(sizes)
+    return _op(
+        OpKind.GROUPED_GEMM,
+        (
+            TensorSpec("input", (rows, s["k"]), d),
+            TensorSpec("weight", (experts, s["n"], s["k"]), d),
+            TensorSpec("output", (rows, s["n"]), d),
+        ),
+        transpose_b=True,
+        group_sizes=sizes,
+    )
+
+
 def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
     def build(s: Sizes, d: DType) -> LocalOp:
         hq, skv = s["hkv"] * s["group"], s["sq"] + s["extra_kv"]
@@ -128,6 +145,14 @@ BUILDERS: dict[OpKind, Builder] = {
         _ints(b=(1, 64), m=(1, 2048), n=(1, 2048), k=(1, 2048), broadcast=(0, 1)),
         _bgemm,
         ("b", "m", "n", "k"),
+    ),
+    OpKind.GROUPED_GEMM: Builder(
+        _ints(groups=(1, 64), m=(0, 2048), hot=(1, 4096), idle=(0, 64), n=(1, 4096), k=(1, 4096)),
+        _grouped_gemm,
+        # not "hot": a few more rows in one group can add a CTA that moves less than the
+        # kernel's average, which the GEMM model's per-CTA averages (gemm.cta_work) spread over
+        # the bandwidth-bound waves; tests/models/gemm/test_grouped.py checks skew by hand
+        ("groups", "m", "n", "k"),
     ),
     OpKind.ATTENTION_PREFILL: Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 4096)),

@@ -136,7 +136,7 @@ def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     return names == ["indexSelectSmallIndex", "indexSelectLargeIndex"]
 
 
-GEMM_KINDS = (OpKind.GEMM, OpKind.BATCHED_GEMM)
+GEMM_KINDS = (OpKind.GEMM, OpKind.BATCHED_GEMM, OpKind.GROUPED_GEMM)
 
 
 def _with_fixed_kernel(op: LocalOp) -> LocalOp:

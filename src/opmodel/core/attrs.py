@@ -9,8 +9,8 @@ values through the op's view or their own parameter objects, never raw lookups w
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 
+from opmodel.core.attr_spec import AttrSpec
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import did_you_mean
@@ -22,6 +22,7 @@ __all__ = [
     "AttrValue",
     "FrozenAttrs",
     "attr_specs",
+    "int_attr",
     "validate_attrs",
 ]
 
@@ -65,37 +66,6 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "silu_backward": 9,
     "gelu_backward": 15,
 }
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class AttrSpec:
-    """One accepted attribute: its Python type, accepted strings, and integer minimum."""
-
-    name: str
-    kind: type
-    choices: tuple[str, ...] = ()
-    minimum: int | None = None
-    doc: str = ""
-
-    def check(self, value: object) -> str | None:
-        """Return a problem description for ``value``, or None when it is acceptable."""
-        if self.kind is bool:
-            return (
-                None if isinstance(value, bool) else f"must be a boolean true/false (got {value!r})"
-            )
-        if self.kind is int:
-            return self._check_int(value)
-        if not isinstance(value, str) or (self.choices and value not in self.choices):
-            hint = did_you_mean(value, self.choices) if isinstance(value, str) else ""
-            return f"must be one of {', '.join(self.choices)} (got {value!r}){hint}"
-        return None
-
-    def _check_int(self, value: object) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return f"must be an integer (got {value!r})"
-        if self.minimum is not None and value < self.minimum:
-            return f"must be >= {self.minimum} (got {value!r})"
-        return None
 
 
 def _ints(names: tuple[str, ...], doc: str) -> tuple[AttrSpec, ...]:
@@ -156,6 +126,14 @@ _GEMM = (
         choices=("latency", "energy"),
         doc="what automatic kernel selection minimises",
     ),
+)
+_GROUPED = AttrSpec(
+    name="group_sizes",
+    kind=tuple,
+    minimum=0,
+    doc="rows of A (tokens) each group (expert) takes, in B's group order; one entry per group, "
+    "summing to A's rows; 0 for a group no row is routed to (its weights are not read). "
+    "Default: the rows split as evenly as the groups allow (balanced routing)",
 )
 _ATTENTION = (
     AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),
@@ -254,6 +232,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
     for kind, extra in (
         (OpKind.GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.BATCHED_GEMM, (*_GEMM, _L2_DIRTY)),
+        (OpKind.GROUPED_GEMM, (*_GEMM, _GROUPED, _L2_DIRTY)),
         (OpKind.ATTENTION_PREFILL, (*_ATTENTION, _L2_DIRTY)),
         (OpKind.ATTENTION_DECODE, (*_ATTENTION, _L2_DIRTY)),
         (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
@@ -265,6 +244,13 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
     )
 }
+
+
+def int_attr(attrs: Mapping[str, AttrValue], name: str, default: int = 0) -> int:
+    """The integer attribute ``name`` (validated at the op's construction), or ``default``."""
+    value = attrs.get(name, default)
+    assert isinstance(value, int)
+    return value
 
 
 def attr_specs(kind: OpKind) -> Mapping[str, AttrSpec]:

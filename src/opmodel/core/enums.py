@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-__all__ = ["Bound", "Engine", "OpKind", "Phase", "StrValueEnum", "TensorRole"]
+__all__ = ["GEMM_KINDS", "Bound", "Engine", "OpKind", "Phase", "StrValueEnum", "TensorRole"]
 
 
 class StrValueEnum(StrEnum):
@@ -23,6 +23,7 @@ class OpKind(StrValueEnum):
 
     GEMM = "gemm"
     BATCHED_GEMM = "batched_gemm"
+    GROUPED_GEMM = "grouped_gemm"
     ATTENTION_PREFILL = "attention_prefill"
     ATTENTION_DECODE = "attention_decode"
     SOFTMAX = "softmax"
@@ -32,6 +33,10 @@ class OpKind(StrValueEnum):
     REDUCTION = "reduction"
     EMBEDDING = "embedding"
     COPY = "copy"
+
+
+GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM, OpKind.GROUPED_GEMM})
+"""The kinds the GEMM machinery (:mod:`opmodel.models.gemm`) models."""
 
 
 class Phase(StrValueEnum):

@@ -9,7 +9,8 @@ from typing import Any
 
 __all__ = ["AttrValue", "FrozenAttrs"]
 
-AttrValue = bool | int | float | str
+AttrValue = bool | int | float | str | tuple[int, ...]
+"""An attribute's value; a list of integers (``group_sizes``) is kept as a tuple."""
 
 
 class FrozenAttrs(Mapping[str, AttrValue]):
@@ -18,7 +19,10 @@ class FrozenAttrs(Mapping[str, AttrValue]):
     __slots__ = ("_data", "_hash")
 
     def __init__(self, data: Mapping[str, AttrValue] | None = None) -> None:
-        self._data: dict[str, AttrValue] = dict(data or {})
+        self._data: dict[str, AttrValue] = {
+            name: tuple(value) if isinstance(value, list) else value
+            for name, value in (data or {}).items()
+        }
         self._hash: int | None = None
 
     def __getitem__(self, key: str) -> AttrValue:

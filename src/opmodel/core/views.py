@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.views_grouped import grouped_gemm_view
 from opmodel.core.views_matmul import AttentionView, GemmView, attention_view, gemm_view
 from opmodel.core.views_row_bwd import row_backward_view
 
@@ -241,6 +242,7 @@ def _copy_view(op: LocalOp) -> CopyView:
 _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
     OpKind.GEMM: gemm_view,
     OpKind.BATCHED_GEMM: gemm_view,
+    OpKind.GROUPED_GEMM: grouped_gemm_view,
     OpKind.ATTENTION_PREFILL: attention_view,
     OpKind.ATTENTION_DECODE: attention_view,
     OpKind.SOFTMAX: _row_view,

@@ -27,6 +27,8 @@ __all__ = [
     "GemmView",
     "attention_view",
     "causal_score_pairs",
+    "gemm_dims",
+    "gemm_operands",
     "gemm_view",
     "windowed_score_pairs",
 ]
@@ -47,6 +49,16 @@ class GemmView:
     transpose_b: bool
     broadcast_b: bool
     compute_dtype: DType
+    # a grouped GEMM (kind grouped_gemm): the rows of A each of B's groups takes (batch 1, m the
+    # rows of all groups); empty for a GEMM or batched GEMM
+    group_sizes: tuple[int, ...] = ()
+
+    @property
+    def active_groups(self) -> int:
+        """Groups whose weights the op reads: those with rows (the batch otherwise)."""
+        if not self.group_sizes:
+            return 1 if self.broadcast_b else self.batch
+        return sum(1 for rows in self.group_sizes if rows)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -156,19 +168,21 @@ def _check_batch_and_c(
     return broadcast_b
 
 
-def gemm_view(op: LocalOp) -> GemmView:
-    """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
+def gemm_operands(op: LocalOp) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
+    """A (the input), B (the weight) and C (the output) of a GEMM kind, one of each."""
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    a, b, c = (
+    return (
         one(op, TensorRole.INPUT, "A"),
         one(op, TensorRole.WEIGHT, "B"),
         one(op, TensorRole.OUTPUT, "C"),
     )
-    _check_gemm_ranks(op, a, b, c)
+
+
+def gemm_dims(op: LocalOp, a: TensorSpec, b: TensorSpec) -> tuple[int, int, int, bool, bool]:
+    """``(m, n, k, transpose_a, transpose_b)`` from A's and B's last two dims; an error when
+    their inner dimensions differ."""
     ta = op.attrs.get("transpose_a", False) is True
     tb = op.attrs.get("transpose_b", False) is True
-    batched = op.kind is OpKind.BATCHED_GEMM
-    batch = a.shape[0] if batched else 1
     m, k = (a.shape[-1], a.shape[-2]) if ta else (a.shape[-2], a.shape[-1])
     kb, n = (b.shape[-1], b.shape[-2]) if tb else (b.shape[-2], b.shape[-1])
     if k != kb:
@@ -177,9 +191,17 @@ def gemm_view(op: LocalOp) -> GemmView:
             f"inner dimensions differ: A has k={k} but B has k={kb} "
             f"(A {list(a.shape)}, B {list(b.shape)}, transpose_a={ta}, transpose_b={tb})",
         )
+    return m, n, k, ta, tb
+
+
+def gemm_view(op: LocalOp) -> GemmView:
+    """Parse and check a GEMM or batched GEMM; raise OpValidationError naming the problem."""
+    a, b, c = gemm_operands(op)
+    _check_gemm_ranks(op, a, b, c)
+    m, n, k, ta, tb = gemm_dims(op, a, b)
     broadcast_b = _check_batch_and_c(op, a, b, c, (m, n))
     return GemmView(
-        batch=batch,
+        batch=a.shape[0] if op.kind is OpKind.BATCHED_GEMM else 1,
         m=m,
         n=n,
         k=k,

@@ -67,6 +67,9 @@ def op_work(op: LocalOp) -> OpWork:
 
 def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
     mm = f.gemm_flops(view.batch, view.m, view.n, view.k)
+    if view.group_sizes:  # a grouped GEMM reads the weights of the groups that have rows only
+        groups = len(view.group_sizes)
+        read -= view.b.nbytes * (groups - view.active_groups) // groups
     return OpWork(
         matmul_flops=mm,
         matmul_dtype=view.compute_dtype,

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from opmodel.core.enums import OpKind
+from opmodel.core.enums import GEMM_KINDS
 from opmodel.core.profile import OpProfile
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
@@ -48,7 +48,7 @@ __all__ = [
     "predict_runs",
 ]
 
-TENSOR_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})  # WorkloadResult.tensor_kernel_s
+TENSOR_KINDS = GEMM_KINDS  # WorkloadResult.tensor_kernel_s
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -25,6 +25,7 @@ import statistics
 from dataclasses import dataclass
 from pathlib import Path
 
+from opmodel.core.attrs import int_attr
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import ConfigError, OpModelError
@@ -149,7 +150,12 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
     """The model's DRAM bytes for one ncu row on the A100, beside the measured ones."""
     op = _row_op(record)
     m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
-    cta = (int(op.attrs["cta_tile_m"]), int(op.attrs["cta_tile_n"]), int(op.attrs["cta_tile_k"]))
+    attrs = op.attrs
+    cta = (
+        int_attr(attrs, "cta_tile_m"),
+        int_attr(attrs, "cta_tile_n"),
+        int_attr(attrs, "cta_tile_k"),
+    )
     hardware = load_hardware("a100_80gb_sxm")
     sm = hardware.compute.sm
     assert sm is not None

@@ -13,7 +13,7 @@ docs/models/effective_roofline.md.
 
 from __future__ import annotations
 
-from opmodel.core.enums import Engine, OpKind
+from opmodel.core.enums import GEMM_KINDS, Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
 from opmodel.core.views import GemmView
@@ -33,7 +33,6 @@ from opmodel.models.shared.roofline_estimate import roofline_estimate
 
 __all__ = ["EffectiveRooflineModel"]
 
-_GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
 _ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE})
 _FALLBACK = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
@@ -118,7 +117,7 @@ class EffectiveRooflineModel:
         """
         if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
-        if op.kind in _GEMM_KINDS:
+        if op.kind in GEMM_KINDS:
             if hardware.compute.sm is not None:
                 return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
             if hardware.compute.mxu is not None and _on_mxu(op, hardware):

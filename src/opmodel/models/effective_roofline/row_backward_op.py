@@ -14,6 +14,7 @@ x J/byte, static power x latency (:mod:`.streaming_cost`).
 
 from __future__ import annotations
 
+from opmodel.core.attrs import int_attr
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.values import FastValue, value_type
@@ -66,7 +67,7 @@ def _grad_input_work(op: LocalOp, view: RowView, base: RooflineSetup, partials: 
         vector_flops_per_s=base.vector_flops / vector_s if vector_s > 0 else 0.0,
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
-        dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
+        dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
     )
 
 

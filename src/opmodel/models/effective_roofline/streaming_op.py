@@ -9,6 +9,7 @@ streaming.md); elementwise ops default to ``pytorch``, row ops to ``fused``.
 
 from __future__ import annotations
 
+from opmodel.core.attrs import int_attr
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
@@ -142,7 +143,7 @@ def _work_of(
         producer_bytes=producer if isinstance(producer, int) else warm,
         producer_waves=waves if isinstance(waves, int) else None,
         instructions_per_element=_issue_cost(op, kernel, length, element_bytes),
-        dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
+        dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
     )
 
 

@@ -5,7 +5,8 @@ A weight-stationary MXU of ``R x C`` processing elements holds one ``R x C`` til
 "In-Datacenter Performance Analysis of a Tensor Processing Unit", ISCA 2017, section 2; TPU v4
 keeps the 128x128 weight-stationary design, Jouppi et al., ISCA 2023). With
 ``T = ceil(K / R) * ceil(N / C)`` weight tiles (per batch entry unless B is broadcast) over
-``U`` MXUs:
+``U`` MXUs (a grouped GEMM's ``M`` is its groups' mean of ``max(m_g, R)``: a weight tile
+takes ``R`` cycles to load however few rows its group streams):
 
     T >= U:  passes = ceil(T / U), rows per pass = M
     T <  U:  one pass, rows split over s = min(floor(U / T), ceil(M / R)) MXUs per tile
@@ -100,6 +101,8 @@ def _mxu_schedule(problem: GemmProblem, hardware: HardwareSpec) -> tuple[int, in
     units = mxu.tensor_cores * mxu.mxus_per_core
     weight_sets = 1 if problem.broadcast_b else problem.batch
     rows = problem.m * (problem.batch if problem.broadcast_b else 1)
+    if problem.group_m:  # a group streams its own rows through its weight tiles, at least R
+        rows = -(-sum(max(m, mxu.mxu_rows) for m in problem.group_m) // problem.batch)
     tiles = weight_sets * math.ceil(problem.k / mxu.mxu_rows) * math.ceil(problem.n / mxu.mxu_cols)
     if tiles >= units:
         return tiles, rows, 1, math.ceil(tiles / units)

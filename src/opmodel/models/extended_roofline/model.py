@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from opmodel.core.enums import Engine, OpKind
+from opmodel.core.enums import GEMM_KINDS, Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.hardware.clocking import throttled
@@ -46,7 +46,6 @@ from opmodel.models.shared.roofline_estimate import roofline_estimate
 
 __all__ = ["ExtendedRooflineModel"]
 
-_GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM})
 _FALLBACK = {
     Engine.TENSOR: "extended_roofline/roofline-tensor",
     Engine.VECTOR: "extended_roofline/roofline-vector",
@@ -144,7 +143,7 @@ class ExtendedRooflineModel:
         """
         if type(op) is not LocalOp or type(hardware) is not HardwareSpec:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
-        if op.kind not in _GEMM_KINDS or hardware.compute.sm is None:
+        if op.kind not in GEMM_KINDS or hardware.compute.sm is None:
             return roofline_estimate(op, hardware, _FALLBACK)
         return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
 

@@ -4,11 +4,16 @@ Resident CTAs per SM are the minimum over the SM's limits (CUDA occupancy rules)
 CTAs, resident warps, registers (allocated per warp in units of ``register_allocation_unit``)
 and shared memory (the operand ring plus the per-CTA system reserve). The raster of CTAs and
 the wave structure follow the launch order of CUTLASS's identity threadblock swizzle.
+
+A grouped GEMM's grid is every group's own tiles: ``sum_g ceil(m_g / tile_m) x tiles_n``
+CTAs, each running the full K loop (a group's last row tile is padded like an edge tile), so a
+skewed routing costs more tiles than the same rows split evenly.
 """
 
 from __future__ import annotations
 
 from enum import StrEnum
+from functools import lru_cache
 
 from opmodel.core.errors import InvalidKernelError
 from opmodel.core.values import FastValue, value_type
@@ -105,14 +110,27 @@ class Grid(FastValue):
         return self.ctas / self.ctas_per_wave
 
 
+@lru_cache(maxsize=4096)
+def group_row_tiles(group_m: tuple[int, ...], tile_m: int) -> int:
+    """Row tiles of a grouped GEMM: ``sum_g ceil(m_g / tile_m)`` (one pass over the groups,
+    memoised: a kernel selection asks for few tile heights)."""
+    return sum(-(-rows // tile_m) for rows in group_m)
+
+
 def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occupancy) -> Grid:
     """The launch grid: ``batch * tiles_m * tiles_n * split_k`` CTAs in waves of
-    ``sm_count * resident`` (closed form, no loop over CTAs)."""
-    tiles_m = -(-problem.m // kernel.cta_tile_m)  # ceil, in integers
+    ``sm_count * resident`` (closed form, no loop over CTAs); a grouped GEMM's ``tiles_m`` is
+    its groups' mean, rounded up, and its CTAs count each group's own row tiles."""
     tiles_n = -(-problem.n // kernel.cta_tile_n)
     k_tiles = -(-problem.k // kernel.cta_tile_k)
     k_iterations = -(-k_tiles // kernel.split_k)
-    ctas = problem.batch * tiles_m * tiles_n * kernel.split_k
+    if problem.group_m:
+        row_tiles = group_row_tiles(problem.group_m, kernel.cta_tile_m)
+        tiles_m = -(-row_tiles // problem.batch)
+    else:
+        tiles_m = -(-problem.m // kernel.cta_tile_m)  # ceil, in integers
+        row_tiles = problem.batch * tiles_m
+    ctas = row_tiles * tiles_n * kernel.split_k
     per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
     full, tail = divmod(ctas, per_wave)
     issued_k = k_iterations * kernel.split_k * kernel.cta_tile_k
@@ -126,8 +144,8 @@ def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occ
         tail_ctas=tail,
         tail_ctas_per_sm=-(-tail // sm.sm_count),
         tail_active_sms=min(tail, sm.sm_count),
-        edge_efficiency=(problem.m * problem.n)
-        / (tiles_m * kernel.cta_tile_m * tiles_n * kernel.cta_tile_n),
+        edge_efficiency=(problem.total_rows * problem.n)
+        / (row_tiles * kernel.cta_tile_m * tiles_n * kernel.cta_tile_n),
         k_efficiency=problem.k / issued_k,
         wave_efficiency=ctas / ((full + (1 if tail else 0)) * per_wave),
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import field
 
+from opmodel.core.attrs import int_attr
 from opmodel.core.dtypes import DTYPE_BITS, DType, nbytes_of
 from opmodel.core.errors import OpModelError
 from opmodel.core.op import LocalOp
@@ -16,6 +17,13 @@ __all__ = ["GemmProblem"]
 @value_type
 class GemmProblem(FastValue):
     """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n] (+ beta C)``.
+
+    A grouped GEMM (kind ``grouped_gemm``) has ``group_m``, the rows of each group that has
+    any (ascending), and ``rows``, their sum. Its traffic equations see it as a batched GEMM
+    of ``batch`` = those groups, each ``m = ceil(rows / batch)`` rows with its own B; its grid
+    counts each group's own row tiles (:func:`~opmodel.models.gemm.occupancy.grid_of`), and
+    its FLOPs and A and C bytes are those of the ``rows`` (docs/models/gemm.md, "Grouped
+    GEMMs").
 
     ``beta_zero`` is False when the epilogue reads C (``C = A @ B + beta C``).
     ``broadcast_b`` means one B serves every batch entry. ``l2_dirty_bytes``: what another
@@ -35,13 +43,15 @@ class GemmProblem(FastValue):
     broadcast_b: bool
     beta_zero: bool
     l2_dirty_bytes: int = 0  # another kernel's dirty lines in L2 at the start (attr)
+    group_m: tuple[int, ...] = ()  # a grouped GEMM's non-empty groups' rows, ascending
+    rows: int = 0  # a grouped GEMM's rows (sum of group_m); 0 otherwise
     # element widths of A, B and C, derived once (the traffic equations use them often)
     a_bits: int = field(init=False, compare=False, repr=False)
     b_bits: int = field(init=False, compare=False, repr=False)
     c_bits: int = field(init=False, compare=False, repr=False)
     # everything but the dtypes, as plain ints and bools: the memo key where the dtypes are
     # already part of an outer key (hashing it costs a fraction of hashing the problem)
-    sizes: tuple[int, int, int, int, bool, bool, bool, bool, int] = field(
+    sizes: tuple[int, int, int, int, bool, bool, bool, bool, int, tuple[int, ...]] = field(
         init=False, compare=False, repr=False
     )
     # (a, b, c, compute) dtypes: with ``sizes``, what memo keys need of a problem
@@ -62,6 +72,7 @@ class GemmProblem(FastValue):
             self.broadcast_b,
             self.beta_zero,
             self.l2_dirty_bytes,
+            self.group_m,
         )
         fields["dtypes"] = (self.a_dtype, self.b_dtype, self.c_dtype, self.compute_dtype)
 
@@ -72,9 +83,11 @@ class GemmProblem(FastValue):
         if not isinstance(view, GemmView):
             msg = f"op '{op.name}' ({op.kind}): not a GEMM"
             raise OpModelError(msg)
+        group_m = tuple(sorted(rows for rows in view.group_sizes if rows))
+        batch = len(group_m) if group_m else view.batch
         return GemmProblem.make(
-            batch=view.batch,
-            m=view.m,
+            batch=batch,
+            m=-(-view.m // batch) if group_m else view.m,
             n=view.n,
             k=view.k,
             a_dtype=view.a.dtype,
@@ -85,18 +98,25 @@ class GemmProblem(FastValue):
             transpose_b=view.transpose_b,
             broadcast_b=view.broadcast_b,
             beta_zero=op.attrs.get("beta_zero", True) is True,
-            l2_dirty_bytes=int(op.attrs.get("l2_dirty_bytes", 0)),
+            l2_dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
+            group_m=group_m,
+            rows=view.m if group_m else 0,
         )
 
     @property
+    def total_rows(self) -> int:
+        """Rows of A and C over every batch entry or group."""
+        return self.rows or self.batch * self.m
+
+    @property
     def flops(self) -> int:
-        """Useful FLOPs: ``2 * batch * m * n * k``."""
-        return 2 * self.batch * self.m * self.n * self.k
+        """Useful FLOPs: ``2 * batch * m * n * k`` (``2 * rows * n * k`` grouped)."""
+        return 2 * self.total_rows * self.n * self.k
 
     @property
     def a_bytes(self) -> int:
         """Bytes of A over all batches."""
-        return nbytes_of(self.batch * self.m * self.k, self.a_dtype)
+        return nbytes_of(self.total_rows * self.k, self.a_dtype)
 
     @property
     def b_bytes(self) -> int:
@@ -107,4 +127,4 @@ class GemmProblem(FastValue):
     @property
     def c_bytes(self) -> int:
         """Bytes of C over all batches."""
-        return nbytes_of(self.batch * self.m * self.n, self.c_dtype)
+        return nbytes_of(self.total_rows * self.n, self.c_dtype)

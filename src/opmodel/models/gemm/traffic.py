@@ -145,6 +145,18 @@ def _dram_passes(
     return a_passes, b_passes
 
 
+def _a_bytes_and_b_reads(
+    kernel: GemmKernel, problem: GemmProblem, grid: Grid, a_batch: int
+) -> tuple[int, int]:
+    """(A's bytes over every batch entry, times B is read from L2): B once per row tile (or
+    cluster of them); a grouped GEMM's A is its rows exactly and its B is read once per row
+    tile of its own group (``grid.ctas`` counts them)."""
+    if problem.group_m:
+        a_all = sector_rounded_bytes(problem.rows, problem.k, problem.a_bits)
+        return a_all, -(-grid.ctas // (grid.tiles_n * kernel.split_k * kernel.cluster_m))
+    return problem.batch * a_batch, -(-grid.tiles_m // kernel.cluster_m) * problem.batch
+
+
 def _smem_bytes(grid: Grid, tiles: KernelTiles) -> tuple[int, int]:
     """(written, read) shared-memory bytes: operand fills, warp fragment reads, C staging."""
     a_tile, b_tile, c_tile = tiles.held_a_bytes, tiles.held_b_bytes, tiles.c_bytes
@@ -176,16 +188,16 @@ def gemm_traffic(
         batch_set = a_batch + b_batch + c_bytes // batch
         b_passes *= 1 + (batch - 1) * capacity_miss_fraction(batch_set, l2_bytes)
     c_read = 0 if problem.beta_zero else c_bytes
-    workspace = (kernel.split_k - 1) * (batch * problem.m * problem.n * SPLIT_K_PARTIAL_BITS // 8)
+    workspace = (kernel.split_k - 1) * (problem.total_rows * problem.n * SPLIT_K_PARTIAL_BITS // 8)
     smem_written, smem_read = _smem_bytes(grid, tiles)
-    a_dram = batch * a_batch * a_passes
-    b_dram = b_copies * b_batch * b_passes
+    a_all, b_tile_rows = _a_bytes_and_b_reads(kernel, problem, grid, a_batch)
+    a_dram, b_dram = a_all * a_passes, b_copies * b_batch * b_passes
     moved = a_dram + b_dram + c_read + 2 * workspace + c_bytes
     dirty = problem.l2_dirty_bytes  # another kernel's, which this one's traffic evicts
     written_back = round(dirty_write_back_bytes(dirty, moved, l2_bytes)) if dirty else 0
     return GemmTraffic.make(
-        a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * batch * a_batch,
-        b_l2_bytes=-(-grid.tiles_m // kernel.cluster_m) * batch * b_batch,
+        a_l2_bytes=-(-grid.tiles_n // kernel.cluster_n) * a_all,
+        b_l2_bytes=b_tile_rows * b_batch,
         c_read_bytes=c_read,
         c_write_bytes=c_bytes,
         workspace_bytes=workspace,
