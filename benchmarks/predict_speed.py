@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -93,28 +94,61 @@ def fresh_gemm_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]
     ]
 
 
+def fresh_grouped_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]:
+    """DeepSeek-V3's routed-expert up-projection (gate and up fused, as in its config: hidden
+    7168, moe_intermediate_size 2048, 256 routed experts, 8 per token) over 4,096 tokens, so
+    32,768 rows, with a routing drawn afresh for each ``i`` of ``indices`` (seeded, skewed: an
+    expert's share is a squared uniform draw): group sizes never seen before."""
+    ops = []
+    for i in indices:
+        draw = random.Random(i)
+        weights = [draw.random() ** 2 for _ in range(256)]
+        total = sum(weights)
+        sizes = [int(32768 * w / total) for w in weights]
+        sizes[0] += 32768 - sum(sizes)
+        ops.append(
+            LocalOp(
+                name="experts_up",
+                kind="grouped_gemm",
+                phase="prefill",
+                tensors=(
+                    TensorSpec("input", (32768, 7168), "bf16"),
+                    TensorSpec("weight", (256, 4096, 7168), "bf16"),
+                    TensorSpec("output", (32768, 4096), "bf16"),
+                ),
+                attrs={"transpose_b": True, "group_sizes": sizes, **attrs},
+            )
+        )
+    return ops
+
+
 def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str, float]:
     """µs per GEMM predict when every op has a shape not seen before (nothing memoised but
     what depends on the hardware and kernel alone; op construction not timed), for the
     issue-4 GEMM (m = 4096 + 8 i, n = 32768, k = 8192, bf16): ``effective_roofline`` with an
     explicit kernel and with automatic selection, ``extended_roofline`` with the explicit
-    kernel (issue 3's budget). The best and the median over ``repeats`` rounds of ``count``
+    kernel (issue 3's budget); and a grouped GEMM of 256 experts with a fresh routing
+    (``fresh_grouped_ops``) through ``effective_roofline``, explicit and selected. The best
+    and the median over ``repeats`` rounds of ``count``
     new shapes each, a round's figure being the median of its single predicts (so a garbage
     collection or a slow moment of the VM does not count as the model's time)."""
     hardware = load_hardware(hardware_name)
     seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
     out: dict[str, float] = {}
+    tile = {"cta_tile_m": 128, "cta_tile_n": 256}
     cases = (
-        ("effective_roofline", "explicit_kernel", seed.attrs),
-        ("effective_roofline", "auto_selection", {}),
-        ("extended_roofline", "explicit_kernel", seed.attrs),
+        ("effective_roofline", "explicit_kernel", seed.attrs, fresh_gemm_ops),
+        ("effective_roofline", "auto_selection", {}, fresh_gemm_ops),
+        ("extended_roofline", "explicit_kernel", seed.attrs, fresh_gemm_ops),
+        ("effective_roofline", "grouped_explicit_kernel", tile, fresh_grouped_ops),
+        ("effective_roofline", "grouped_auto_selection", {}, fresh_grouped_ops),
     )
     first = 1
-    for model_name, label, attrs in cases:
+    for model_name, label, attrs, make in cases:
         model = get_model(model_name)
         rounds = []
         for _ in range(repeats):
-            ops = fresh_gemm_ops(attrs, range(first, first + count))
+            ops = make(attrs, range(first, first + count))
             first += count
             times = []
             for op in ops:

@@ -14,6 +14,7 @@ from opmodel.core.views import GemmView
 from opmodel.core.views_grouped import balanced_group_sizes
 from opmodel.formulas.work import op_work
 from opmodel.hardware import load_hardware
+from opmodel.models.gemm.occupancy import group_row_tiles
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.registry import get_model
 
@@ -228,3 +229,21 @@ def test_tpu_streams_a_weight_tile_for_at_least_its_rows() -> None:
     rows = 128  # the v5e's MXU side
     assert skewed.rows_per_weight_tile == math.ceil((4089 + 7 * rows) / 8)  # type: ignore[attr-defined]
     assert skewed.mxu_efficiency < even.mxu_efficiency  # type: ignore[attr-defined]
+
+
+def test_row_tiles_by_bands_and_by_groups() -> None:
+    """ceil(m/128) summed: 1 + 1 + 2 + 8 = 12 when the bands (8) outnumber the groups (4);
+    300 groups of 5 rows and one of 300 rows in 3 bands: 300 + 3."""
+    assert group_row_tiles((1, 128, 129, 1000), 128) == 12
+    assert group_row_tiles((5,) * 300 + (300,), 128) == 303
+
+
+def test_routings_share_one_kernel_memo() -> None:
+    """A sweep over routings with one kernel's attrs builds that kernel once per spec: the
+    group sizes stay out of the memo's key (it would otherwise grow with every routing)."""
+    spec, model = load_hardware("a100_80gb_sxm"), get_model("effective_roofline")
+    kernel_keys = lambda: {key for key in spec.derived_cache if key[0] == "gemm.attrs_kernel"}  # noqa: E731
+    before = kernel_keys()
+    for hot in range(1, 6):
+        model.predict(_grouped([512 + hot] + [512] * 7, tile=True, split_k=1), spec)
+    assert len(kernel_keys() - before) == 1

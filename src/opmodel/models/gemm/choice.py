@@ -114,15 +114,15 @@ def _kernel_from_attrs(
 ) -> tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]]:
     """The kernel the op's attrs describe, its setup and its evaluations by problem sizes
     (``GemmProblem.sizes``), memoised per spec on the attrs and dtypes (only the split-K check
-    depends on the sizes); keeping the evaluations with the setup spares hashing the kernel and
-    the dtypes on every predict."""
+    depends on the sizes; a grouped GEMM's ``group_sizes`` are not part of the key, so a sweep
+    over routings builds one kernel); keeping the evaluations with the setup spares hashing
+    the kernel and the dtypes on every predict."""
     sm = hardware.compute.sm
     assert sm is not None
-    key = (
-        "gemm.attrs_kernel",
-        op.attrs,
-        problem.dtypes,
-    )
+    attrs: object = op.attrs
+    if problem.group_m:  # the routing does not change the kernel: keep it out of the key
+        attrs = tuple(item for item in op.attrs.items() if item[0] != "group_sizes")
+    key = ("gemm.attrs_kernel", attrs, problem.dtypes)
     hit: tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]] | None = (
         hardware.derived_cache.get(key)
     )

@@ -12,6 +12,7 @@ skewed routing costs more tiles than the same rows split evenly.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from enum import StrEnum
 from functools import lru_cache
 
@@ -112,9 +113,14 @@ class Grid(FastValue):
 
 @lru_cache(maxsize=4096)
 def group_row_tiles(group_m: tuple[int, ...], tile_m: int) -> int:
-    """Row tiles of a grouped GEMM: ``sum_g ceil(m_g / tile_m)`` (one pass over the groups,
-    memoised: a kernel selection asks for few tile heights)."""
-    return sum(-(-rows // tile_m) for rows in group_m)
+    """Row tiles of a grouped GEMM, ``sum_g ceil(m_g / tile_m)`` over the ascending
+    ``group_m``; memoised (a kernel selection asks for few tile heights). Counted by bands when
+    they are fewer than the groups: ``ceil(m / t)`` is the number of ``j >= 0`` with
+    ``j t < m``, so the sum is ``sum_j #{g: m_g > j t}``, one bisection per band."""
+    bands, groups = -(-group_m[-1] // tile_m), len(group_m)
+    if bands >= groups:
+        return sum(-(-rows // tile_m) for rows in group_m)
+    return sum(groups - bisect_right(group_m, j * tile_m) for j in range(bands))
 
 
 def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occupancy) -> Grid:

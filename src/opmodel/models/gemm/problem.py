@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import field
 
 from opmodel.core.attrs import int_attr
@@ -83,7 +84,8 @@ class GemmProblem(FastValue):
         if not isinstance(view, GemmView):
             msg = f"op '{op.name}' ({op.kind}): not a GEMM"
             raise OpModelError(msg)
-        group_m = tuple(sorted(rows for rows in view.group_sizes if rows))
+        ascending = sorted(view.group_sizes)
+        group_m = tuple(ascending[bisect_right(ascending, 0) :])  # the groups with rows
         batch = len(group_m) if group_m else view.batch
         return GemmProblem.make(
             batch=batch,
