@@ -74,6 +74,7 @@ class FakeTensor:
 
     def __init__(self, torch: FakeTorch, shape: tuple[int, ...], dtype: str) -> None:
         self.torch, self.shape, self.dtype = torch, tuple(shape), dtype
+        self.values: list[int] = []  # what torch.tensor was given
 
     def transpose(self, a: int, b: int) -> FakeTensor:
         dims = list(self.shape)
@@ -142,7 +143,7 @@ class FakeEvent:
 class FakeTorch:
     """The parts of ``torch`` the backend uses."""
 
-    bfloat16, float16, float32, uint8 = "bf16", "fp16", "fp32", "u8"
+    bfloat16, float16, float32, uint8, int32 = "bf16", "fp16", "fp32", "u8", "i32"
     __version__ = "2.11.0"
 
     def __init__(
@@ -188,6 +189,7 @@ class FakeTorch:
         self.nn = SimpleNamespace(functional=SimpleNamespace(**{n: self._op(n) for n in names}))
         for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
             setattr(self, name, self._op(name))
+        self._grouped_mm = self._op("_grouped_mm")
 
     def _op(self, name: str) -> Any:
         def run(*args: Any, **kwargs: Any) -> FakeTensor:
@@ -234,6 +236,12 @@ class FakeTorch:
 
     def randn(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:
         return FakeTensor(self, shape, dtype)
+
+    def tensor(self, data: list[int], dtype: str, device: str) -> FakeTensor:
+        """A tensor holding ``data`` (kept as ``values`` for the tests to read)."""
+        made = FakeTensor(self, (len(data),), dtype)
+        made.values = list(data)
+        return made
 
     def randint(self, low: int, high: int, shape: tuple[int, ...], device: str) -> FakeTensor:
         self.kernels.append(("randint", (shape,), {"low": low, "high": high}))

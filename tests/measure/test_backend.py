@@ -176,3 +176,23 @@ def test_no_cuda_device_is_a_clear_error() -> None:
     nvml = FakeNVML(torch, mj_per_launch=1.0, allow_lock=True)
     with pytest.raises(ConfigError, match="no CUDA device is visible"):
         TorchBackend(torch=torch, nvml=nvml)
+
+
+def test_grouped_gemm_runs_torch_grouped_mm_with_the_groups_end_rows(tmp_path: Path) -> None:
+    """10 rows over the first 3 of 4 experts (4, 3, 3, 0): ``torch._grouped_mm`` of A
+    ``[10, 64]`` by B ``[4, 32, 64]`` transposed, with int32 end rows 4, 7, 10, 10."""
+    path = tmp_path / "g.yaml"
+    path.write_text(
+        "name: g\nops:\n  - {kind: grouped_gemm, sizes: {groups: [4], active: [3], rows: [10], "
+        "n: [32], k: [64]}}\n"
+    )
+    torch = FakeTorch(itertools.repeat(1.0))
+    backend = TorchBackend(torch=torch, nvml=FakeNVML(torch, mj_per_launch=1.0, allow_lock=True))
+    (case,) = expand(load_grid(path))
+    backend.kernel(case)()
+    ((name, shapes, kwargs),) = torch.kernels
+    assert (name, shapes) == ("_grouped_mm", ((10, 64), (4, 64, 32)))
+    assert kwargs["offs"].values == [4, 7, 10, 10] and kwargs["offs"].dtype == "i32"
+    del torch._grouped_mm  # PyTorch before 2.8
+    with pytest.raises(RuntimeError, match=r"needs torch._grouped_mm \(PyTorch >= 2.8"):
+        backend.kernel(case)

@@ -85,6 +85,16 @@ def test_missing_file() -> None:
         ),
         ("ops: []\n", "ops: expected at least one op grid"),
         (
+            "ops:\n  - {kind: grouped_gemm, sizes: {groups: [8], active: [4, 9], rows: [64], "
+            "n: [32], k: [32]}}\n",
+            "ops[0].sizes.active: 9 exceeds groups 8 or rows 64",
+        ),
+        (
+            "ops:\n  - {kind: grouped_gemm, sizes: {groups: [8], active: [4], rows: [64], "
+            "n: [32], k: [32]}, dtypes: [fp16]}\n",
+            "ops[0].dtypes: grouped_gemm is measured in bf16 only (torch._grouped_mm)",
+        ),
+        (
             "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, backward: [true]}\n",
             "ops[0].backward: only attention_prefill, softmax, layernorm, rmsnorm have a measured "
             "backward pass",

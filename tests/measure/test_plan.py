@@ -213,3 +213,21 @@ def test_backward_cases_are_the_models_backward_ops(tmp_path: Path) -> None:
     model = get_model("effective_roofline")
     assert model.predict(att, h200).implementation == "effective_roofline/fa3_bwd/wgmma"
     assert model.predict(op, h200).latency_s > model.predict(forward.op(), h200).latency_s
+
+
+def test_moe_grid_cases_are_grouped_gemms_of_their_routing() -> None:
+    """h200_moe: every case a grouped_gemm whose group sizes split its rows evenly over the
+    first ``active`` experts (Mixtral's 16-row decode over 2 of 8: 8, 8, then six 0), each
+    predicted by the kernel model; the dry run's estimate fits a short lease."""
+    cases = expand(load_grid("h200_moe"))
+    assert len(cases) == 28 and {case.kind for case in cases} == {OpKind.GROUPED_GEMM}
+    first = cases[0].op()
+    assert first.attrs["group_sizes"] == (8, 8, 0, 0, 0, 0, 0, 0)
+    assert [t.shape for t in first.tensors] == [(16, 4096), (8, 28672, 4096), (16, 28672)]
+    for case in cases:
+        s, op = case.size, case.op()
+        sizes = op.attrs["group_sizes"]
+        assert isinstance(sizes, tuple) and sum(sizes) == s["rows"]
+        assert sum(1 for rows in sizes if rows) == s["active"]
+    summary = dry_run(MeasureRequest(grid="h200_moe", hardware="h200_sxm")).summary()
+    assert summary["estimated_total_s"] < 60

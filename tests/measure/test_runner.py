@@ -214,21 +214,27 @@ def test_prefill_rows_say_cudnn_starts_the_query_blocks_in_launch_order(tmp_path
     assert all("cta_order" not in a for kind, a in attrs.items() if kind != "attention_prefill")
 
 
-def test_backward_cases_reach_the_op_validator(tmp_path: Path) -> None:
-    """A grid with backward cases writes them as the models' backward ops: validate-ops reads
-    them and groups them apart (``<kind>_backward``)."""
-    grid = tmp_path / "bwd.yaml"
-    grid.write_text(
-        "name: bwd\nwarmup: 1\nrepeats: 3\nops:\n"
-        "  - {kind: layernorm, sizes: {rows: [64], length: [4096]}, backward: [false, true]}\n"
-        "  - kind: attention_prefill\n"
-        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [512], head_dim: [64]}\n"
-        "    backward: [true]\n"
-    )
+def _ops_rows_of(tmp_path: Path, ops: str) -> list[dict[str, str]]:
+    """Run a grid of ``ops`` (its YAML entries) with the fake backend into ``tmp_path / "o"``
+    and read back ops.csv."""
+    grid = tmp_path / "grid.yaml"
+    grid.write_text(f"name: g\nwarmup: 1\nrepeats: 3\nops:\n{ops}")
     request = MeasureRequest(grid=str(grid), hardware="h200_sxm", output_dir=str(tmp_path / "o"))
     run_measurements(request, FakeBackend())
     with (tmp_path / "o" / "ops.csv").open() as handle:
-        rows = list(csv.DictReader(handle))
+        return list(csv.DictReader(handle))
+
+
+def test_backward_cases_reach_the_op_validator(tmp_path: Path) -> None:
+    """A grid with backward cases writes them as the models' backward ops: validate-ops reads
+    them and groups them apart (``<kind>_backward``)."""
+    rows = _ops_rows_of(
+        tmp_path,
+        "  - {kind: layernorm, sizes: {rows: [64], length: [4096]}, backward: [false, true]}\n"
+        "  - kind: attention_prefill\n"
+        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [512], head_dim: [64]}\n"
+        "    backward: [true]\n",
+    )
     assert [(r["kind"], r["phase"]) for r in rows] == [
         ("layernorm", "prefill"),
         ("layernorm", "train_bwd"),
@@ -241,3 +247,23 @@ def test_backward_cases_reach_the_op_validator(tmp_path: Path) -> None:
     assert {"attention_prefill_backward:h200_sxm", "layernorm_backward:h200_sxm"} <= set(
         result.by_kind
     )
+
+
+def test_grouped_cases_reach_the_op_validator(tmp_path: Path) -> None:
+    """Grouped GEMM cases are written to ops.csv as grouped_gemm ops with their group sizes,
+    which validate-ops reads and groups by kind (the two shortest event-timed rows of a kind
+    fit the event-scope offset, the third is held out)."""
+    rows = _ops_rows_of(
+        tmp_path,
+        "  - {kind: grouped_gemm, sizes: {groups: [8], active: [2, 4, 8], rows: [16], n: [4096], "
+        "k: [2048]}}\n",
+    )
+    assert [json.loads(r["attrs"])["group_sizes"] for r in rows] == [
+        [8, 8, 0, 0, 0, 0, 0, 0],
+        [4, 4, 4, 4, 0, 0, 0, 0],
+        [2, 2, 2, 2, 2, 2, 2, 2],
+    ]
+    ops, skipped = load_op_rows(tmp_path / "o")
+    assert len(ops) == 3 and not skipped
+    result = validate_op_latency(ops, "effective_roofline")
+    assert "grouped_gemm:h200_sxm" in result.by_kind

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import itertools
 import math
 import statistics
 import time
@@ -31,7 +32,7 @@ from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
-from opmodel.measure.plan import Case
+from opmodel.measure.plan import Case, grouped_sizes
 from opmodel.measure.protocol import CaseResult, DeviceInfo
 
 __all__ = ["TorchBackend"]
@@ -165,6 +166,8 @@ class TorchBackend:
             a = a.transpose(-1, -2) if case.trans[0] == "T" else a
             b = b.transpose(-1, -2) if case.trans[1] == "T" else b
             return lambda: torch.matmul(a, b)
+        if case.kind is OpKind.GROUPED_GEMM:
+            return self._grouped(case, inputs)
         if case.kind in (OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM):
             return self._row(case, inputs)
         if case.kind in (OpKind.ELEMENTWISE, OpKind.COPY):
@@ -175,6 +178,21 @@ class TorchBackend:
         return lambda: functional.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=gqa
         )
+
+    def _grouped(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+        """``torch._grouped_mm`` of A ``[rows, k]`` by B ``[groups, n, k]`` transposed, with
+        each group's end row as int32 offsets (PyTorch 2.8 and later on sm_90 and later)."""
+        torch = self._torch
+        grouped_mm = getattr(torch, "_grouped_mm", None)
+        if grouped_mm is None:
+            version = torch.__version__
+            msg = f"grouped_gemm needs torch._grouped_mm (PyTorch >= 2.8; this is {version})"
+            raise RuntimeError(msg)
+        a, b = inputs
+        ends = list(itertools.accumulate(grouped_sizes(case)))
+        offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+        weights = b.transpose(-2, -1)
+        return lambda: grouped_mm(a, weights, offs=offs)
 
     def _row(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
         """Softmax over the last dimension, or a layer or RMS norm with its weights."""

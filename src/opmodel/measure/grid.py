@@ -22,6 +22,10 @@ Every combination of an entry's sizes (and dtypes, trans, functions, causal flag
 flags) is one case. A backward case times the op's backward pass alone: the forward runs once,
 untimed, and each timed run is ``torch.autograd.grad`` of its output with a fixed incoming
 gradient (docs/measure.md).
+``grouped_gemm`` multiplies ``rows`` rows by ``groups`` experts' weights in one
+``torch._grouped_mm`` call (PyTorch 2.8 and later, bf16, sm_90 and later), the rows split as
+evenly as they go over the first ``active`` experts and none to the rest: ``active`` below
+``groups`` is a decode step that reaches few experts, or a skewed routing.
 ``copy`` is a device-to-device copy of a ``rows x length`` tensor into another of the same
 dtype (``Tensor.copy_``): no arithmetic, so its time gives the bandwidth a stream sustains on
 the GPU, the reference the models' DRAM peak is checked against (docs/validation.md,
@@ -70,6 +74,7 @@ quantisation under 5 % (shared/hardware/README.md, measurement limits)."""
 REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.GEMM: ("m", "n", "k"),
     OpKind.BATCHED_GEMM: ("batch", "m", "n", "k"),
+    OpKind.GROUPED_GEMM: ("groups", "active", "rows", "n", "k"),
     OpKind.SOFTMAX: ("rows", "length"),
     OpKind.LAYERNORM: ("rows", "length"),
     OpKind.RMSNORM: ("rows", "length"),
@@ -149,6 +154,19 @@ def _choice_problems(
     ]
 
 
+def _grouped_problems(path: str, entry: OpGrid) -> list[str]:
+    """Every ``active`` within ``groups`` and ``rows``, and bf16 only (``torch._grouped_mm``)."""
+    groups, active, rows = (entry.sizes.get(name, ()) for name in ("groups", "active", "rows"))
+    problems = [
+        f"{path}.sizes.active: {a} exceeds groups {min(groups)} or rows {min(rows)}"
+        for a in active
+        if groups and rows and (a > min(groups) or a > min(rows))
+    ]
+    if any(d is not DType.BF16 for d in entry.dtypes):
+        problems.append(f"{path}.dtypes: grouped_gemm is measured in bf16 only (torch._grouped_mm)")
+    return problems
+
+
 def _op_problems(index: int, entry: OpGrid) -> list[str]:
     path = f"ops[{index}]"
     required = REQUIRED_SIZES.get(entry.kind)
@@ -165,6 +183,8 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
                 f"{path}.functions: required for elementwise ({', '.join(MEASURED_FUNCTIONS)})"
             )
         problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
+    if entry.kind is OpKind.GROUPED_GEMM:
+        problems += _grouped_problems(path, entry)
     if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         problems.append(f"{path}.backward: only {kinds} have a measured backward pass")

@@ -20,6 +20,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.model import OpModel
 from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.views_grouped import balanced_group_sizes
 from opmodel.hardware import HardwareSpec
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, REQUIRED_SIZES, MeasureGrid, OpGrid
 
@@ -31,6 +32,7 @@ __all__ = [
     "Case",
     "Plan",
     "expand",
+    "grouped_sizes",
     "plan",
 ]
 
@@ -81,6 +83,7 @@ class Case:
         build = {
             OpKind.GEMM: _gemm_tensors,
             OpKind.BATCHED_GEMM: _gemm_tensors,
+            OpKind.GROUPED_GEMM: _grouped_tensors,
             OpKind.SOFTMAX: _row_tensors,
             OpKind.LAYERNORM: _row_tensors,
             OpKind.RMSNORM: _row_tensors,
@@ -121,6 +124,24 @@ def _gemm_tensors(case: Case) -> _Built:
         _tensor(case, TensorRole.OUTPUT, (*lead, s["m"], s["n"])),
     )
     return tensors, {"transpose_a": ta, "transpose_b": tb}
+
+
+def grouped_sizes(case: Case) -> list[int]:
+    """A grouped case's rows per group: ``rows`` split as evenly as they go over the first
+    ``active`` of ``groups``, none to the rest."""
+    s = case.size
+    return [*balanced_group_sizes(s["rows"], s["active"]), *[0] * (s["groups"] - s["active"])]
+
+
+def _grouped_tensors(case: Case) -> _Built:
+    """A ``[rows, k]`` by ``[groups, n, k]`` (a linear layer's weights, ``transpose_b``)."""
+    s = case.size
+    tensors = (
+        _tensor(case, TensorRole.INPUT, (s["rows"], s["k"])),
+        _tensor(case, TensorRole.WEIGHT, (s["groups"], s["n"], s["k"])),
+        _tensor(case, TensorRole.OUTPUT, (s["rows"], s["n"])),
+    )
+    return tensors, {"transpose_b": True, "group_sizes": tuple(grouped_sizes(case))}
 
 
 def _row_tensors(case: Case) -> _Built:
