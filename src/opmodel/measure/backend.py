@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import itertools
 import math
 import statistics
 import time
@@ -32,8 +31,9 @@ from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
-from opmodel.measure.plan import Case, grouped_sizes
+from opmodel.measure.plan import Case
 from opmodel.measure.protocol import CaseResult, DeviceInfo
+from opmodel.measure.torch_calls import grouped_call, row_call, stream_call
 
 __all__ = ["TorchBackend"]
 
@@ -167,67 +167,17 @@ class TorchBackend:
             b = b.transpose(-1, -2) if case.trans[1] == "T" else b
             return lambda: torch.matmul(a, b)
         if case.kind is OpKind.GROUPED_GEMM:
-            return self._grouped(case, inputs)
+            return grouped_call(self._torch, case, inputs)
         if case.kind in (OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM):
-            return self._row(case, inputs)
+            return row_call(self._torch, case, inputs)
         if case.kind in (OpKind.ELEMENTWISE, OpKind.COPY):
-            return self._stream(case, inputs)
+            return stream_call(self._torch, case, inputs)
         q, k, v = inputs
         gqa = q.shape[1] != k.shape[1]
         causal = case.causal
         return lambda: functional.scaled_dot_product_attention(
             q, k, v, is_causal=causal, enable_gqa=gqa
         )
-
-    def _grouped(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
-        """``torch._grouped_mm`` of A ``[rows, k]`` by B ``[groups, n, k]`` transposed, with
-        each group's end row as int32 offsets (PyTorch 2.8 and later on sm_90 and later)."""
-        torch = self._torch
-        grouped_mm = getattr(torch, "_grouped_mm", None)
-        if grouped_mm is None:
-            version = torch.__version__
-            msg = f"grouped_gemm needs torch._grouped_mm (PyTorch >= 2.8; this is {version})"
-            raise RuntimeError(msg)
-        a, b = inputs
-        ends = list(itertools.accumulate(grouped_sizes(case)))
-        offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
-        weights = b.transpose(-2, -1)
-        return lambda: grouped_mm(a, weights, offs=offs)
-
-    def _row(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
-        """Softmax over the last dimension, or a layer or RMS norm with its weights."""
-        torch, functional = self._torch, self._torch.nn.functional
-        if case.kind is OpKind.SOFTMAX:
-            return lambda: torch.softmax(inputs[0], dim=-1)
-        if case.kind is OpKind.LAYERNORM:
-            x, w, b = inputs
-            return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
-        x, w = inputs
-        return lambda: functional.rms_norm(x, (x.shape[-1],), w)
-
-    def _stream(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
-        """An elementwise function, or a copy into a preallocated tensor of the same dtype."""
-        if case.kind is OpKind.COPY:
-            source = inputs[0]
-            target = self._torch.empty_like(source)
-            return lambda: target.copy_(source)
-        return self._elementwise(case.function or "add", inputs)
-
-    def _elementwise(self, function: str, inputs: list[Any]) -> Callable[[], Any]:
-        torch, functional = self._torch, self._torch.nn.functional
-        unary: dict[str, Callable[[Any], Any]] = {
-            "relu": torch.relu,
-            "exp": torch.exp,
-            "tanh": torch.tanh,
-            "sigmoid": torch.sigmoid,
-            "silu": functional.silu,
-            "gelu": lambda x: functional.gelu(x, approximate="tanh"),
-        }
-        if function in ("add", "mul"):
-            binary = torch.add if function == "add" else torch.mul
-            return lambda: binary(inputs[0], inputs[1])
-        fn, x = unary[function], inputs[0]
-        return lambda: fn(x)
 
     def _time(self, run: Callable[[], Any], grid: MeasureGrid) -> list[float]:
         torch = self._torch

@@ -1,0 +1,67 @@
+"""The PyTorch call each case kind times (one per timed run), built from the torch module and
+the case's allocated inputs: what :class:`~opmodel.measure.backend.TorchBackend` runs for the
+grouped GEMMs, the row ops and the streaming ops (docs/measure.md has the table)."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+from opmodel.core.enums import OpKind
+from opmodel.measure.plan import Case, grouped_sizes
+
+__all__ = ["grouped_call", "row_call", "stream_call"]
+
+
+def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+    """``torch._grouped_mm`` of A ``[rows, k]`` by B ``[groups, n, k]`` transposed, with each
+    group's end row as int32 offsets (PyTorch 2.8 and later on sm_90 and later)."""
+    grouped_mm = getattr(torch, "_grouped_mm", None)
+    if grouped_mm is None:
+        version = torch.__version__
+        msg = f"grouped_gemm needs torch._grouped_mm (PyTorch >= 2.8; this is {version})"
+        raise RuntimeError(msg)
+    a, b = inputs
+    ends = list(itertools.accumulate(grouped_sizes(case)))
+    offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    weights = b.transpose(-2, -1)
+    return lambda: grouped_mm(a, weights, offs=offs)
+
+
+def row_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+    """Softmax over the last dimension, or a layer or RMS norm with its weights."""
+    functional = torch.nn.functional
+    if case.kind is OpKind.SOFTMAX:
+        return lambda: torch.softmax(inputs[0], dim=-1)
+    if case.kind is OpKind.LAYERNORM:
+        x, w, b = inputs
+        return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
+    x, w = inputs
+    return lambda: functional.rms_norm(x, (x.shape[-1],), w)
+
+
+def stream_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+    """An elementwise function, or a copy into a preallocated tensor of the same dtype."""
+    if case.kind is OpKind.COPY:
+        source = inputs[0]
+        target = torch.empty_like(source)
+        return lambda: target.copy_(source)
+    return _elementwise(torch, case.function or "add", inputs)
+
+
+def _elementwise(torch: Any, function: str, inputs: list[Any]) -> Callable[[], Any]:
+    functional = torch.nn.functional
+    unary: dict[str, Callable[[Any], Any]] = {
+        "relu": torch.relu,
+        "exp": torch.exp,
+        "tanh": torch.tanh,
+        "sigmoid": torch.sigmoid,
+        "silu": functional.silu,
+        "gelu": lambda x: functional.gelu(x, approximate="tanh"),
+    }
+    if function in ("add", "mul"):
+        binary = torch.add if function == "add" else torch.mul
+        return lambda: binary(inputs[0], inputs[1])
+    fn, x = unary[function], inputs[0]
+    return lambda: fn(x)
