@@ -68,6 +68,23 @@ def _grouped_gemm(s: Sizes, d: DType) -> LocalOp:
     )
 
 
+def _grouped_wgrad(s: Sizes, d: DType) -> LocalOp:
+    """Experts' weight gradients: X [rows, hidden] (transpose_a) by dY [rows, n] into dW
+    [experts, hidden, n], the rows grouped as ``_grouped_gemm`` groups them."""
+    sizes = [s["m"] + s["hot"]] + [s["m"]] * (s["groups"] - 1) + [0] * s["idle"]
+    rows = sum(sizes)
+    return _op(
+        OpKind.GROUPED_GEMM,
+        (
+            TensorSpec("input", (rows, s["hidden"]), d),
+            TensorSpec("weight", (rows, s["n"]), d),
+            TensorSpec("output", (len(sizes), s["hidden"], s["n"]), d),
+        ),
+        transpose_a=True,
+        group_sizes=sizes,
+    )
+
+
 def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
     def build(s: Sizes, d: DType) -> LocalOp:
         hq, skv = s["hkv"] * s["group"], s["sq"] + s["extra_kv"]
@@ -149,10 +166,12 @@ BUILDERS: dict[OpKind, Builder] = {
     OpKind.GROUPED_GEMM: Builder(
         _ints(groups=(1, 64), m=(0, 2048), hot=(1, 4096), idle=(0, 64), n=(1, 4096), k=(1, 4096)),
         _grouped_gemm,
-        # not "hot": a few more rows in one group can add a CTA that moves less than the
-        # kernel's average, which the GEMM model's per-CTA averages (gemm.cta_work) spread over
-        # the bandwidth-bound waves; tests/models/gemm/test_grouped.py checks skew by hand
-        ("groups", "m", "n", "k"),
+        # not "hot" or "groups": a few more rows in one group, or a few near-empty groups, add
+        # CTAs that move less than the kernel's average, and the GEMM models' per-CTA averages
+        # (gemm.cta_work) spread that over the bandwidth-bound waves, a few per cent faster;
+        # tests/models/gemm/test_grouped.py checks skew by hand (docs/models/
+        # extended_roofline.md, "Grouped GEMMs")
+        ("m", "n", "k"),
     ),
     OpKind.ATTENTION_PREFILL: Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 4096)),
@@ -179,6 +198,13 @@ BUILDERS: dict[OpKind, Builder] = {
 
 # ops that are not one kind's forward: the same properties hold for them
 VARIANTS: dict[str, Builder] = {
+    "grouped_gemm_wgrad": Builder(
+        _ints(
+            groups=(1, 64), m=(0, 2048), hot=(1, 4096), idle=(0, 8), hidden=(1, 2048), n=(1, 2048)
+        ),
+        _grouped_wgrad,
+        ("groups", "m", "hidden", "n"),
+    ),
     "attention_backward": Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),
         _attention_backward,

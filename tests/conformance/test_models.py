@@ -117,13 +117,17 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
 
 def _split_kernel_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     """True when a short attention runs the split-KV kernel with a split and the grown one
-    another kernel. The split pays a combine pass (one more kernel); the model's single-pass
-    prefill kernel does not (FA2 would split a small prefill grid too; the model leaves that
-    out, docs/models/attention.md), so a slightly longer attention can come out faster by up to
-    that pass. Within one kernel, and across the switch without a split
-    (tests/models/attention), the property holds."""
+    another kernel or another split count. The split pays a combine pass (one more kernel);
+    the model's single-pass prefill kernel does not (FA2 would split a small prefill grid too;
+    the model leaves that out, docs/models/attention.md), so a slightly longer attention can
+    come out faster by up to that pass. A longer KV cut into more splits runs more CTAs, whose
+    loads are in flight at once: a 3-CTA grid streams 34 KB sooner than a 2-CTA grid streams
+    33 KB (Little's law; the concurrency-limited DRAM rate). Within one kernel and split
+    count, and across the switch without a split (tests/models/attention), the property
+    holds."""
     splits = getattr(smaller.diagnostics, "splits", 1)
-    return splits > 1 and smaller.implementation != larger.implementation
+    grown = getattr(larger.diagnostics, "splits", 1)
+    return splits > 1 and (smaller.implementation != larger.implementation or splits != grown)
 
 
 def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:

@@ -228,7 +228,7 @@ def test_memos_keep_dtypes_apart(a100: HardwareSpec) -> None:
     same sizes in another dtype are evaluated afresh, and a repeat of a shape in a new op
     object reuses the memoised evaluation."""
     problem = GemmProblem.from_op(gemm(512, 768, 1024, DType.FP16))
-    assert problem.sizes == (1, 512, 768, 1024, False, False, False, True, 0, ())
+    assert problem.sizes == (1, 512, 768, 1024, False, False, False, True, 0, (0, 0))
     for attrs in ({}, {"cta_tile_m": 128, "cta_tile_n": 128}):  # selection, explicit kernel
         bf16 = MODEL.predict(gemm(512, 768, 1024, DType.BF16, **attrs), a100)
         fp32 = MODEL.predict(gemm(512, 768, 1024, DType.FP32, **attrs), a100)

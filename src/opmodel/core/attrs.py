@@ -131,9 +131,10 @@ _GROUPED = AttrSpec(
     name="group_sizes",
     kind=tuple,
     minimum=0,
-    doc="rows of A (tokens) each group (expert) takes, in B's group order; one entry per group, "
-    "summing to A's rows; 0 for a group no row is routed to (its weights are not read). "
-    "Default: the rows split as evenly as the groups allow (balanced routing)",
+    doc="rows (token-expert pairs) each group (expert) takes, in group order: one entry per "
+    "group (B's first dim when grouped along M, C's when grouped along K), summing to the "
+    "grouped rows (A's rows, or the contraction); 0 for a group no row is routed to (its "
+    "weights are not read). Default: the rows split as evenly as the groups allow",
 )
 _ATTENTION = (
     AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),

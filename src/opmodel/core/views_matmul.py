@@ -49,16 +49,17 @@ class GemmView:
     transpose_b: bool
     broadcast_b: bool
     compute_dtype: DType
-    # a grouped GEMM (kind grouped_gemm): the rows of A each of B's groups takes (batch 1, m the
-    # rows of all groups); empty for a GEMM or batched GEMM
+    # a grouped GEMM (kind grouped_gemm): each group's rows (batch 1; m, or with
+    # groups_along_k k, the rows of all groups); empty for a GEMM or batched GEMM
     group_sizes: tuple[int, ...] = ()
+    groups_along_k: bool = False  # the groups split the contraction (weight gradients)
 
     @property
     def active_groups(self) -> int:
         """Groups whose weights the op reads: those with rows (the batch otherwise)."""
         if not self.group_sizes:
             return 1 if self.broadcast_b else self.batch
-        return sum(1 for rows in self.group_sizes if rows)
+        return len(self.group_sizes) - self.group_sizes.count(0)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

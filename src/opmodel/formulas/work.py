@@ -67,7 +67,7 @@ def op_work(op: LocalOp) -> OpWork:
 
 def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
     mm = f.gemm_flops(view.batch, view.m, view.n, view.k)
-    if view.group_sizes:  # a grouped GEMM reads the weights of the groups that have rows only
+    if view.group_sizes and not view.groups_along_k:  # only the routed groups' weights are read
         groups = len(view.group_sizes)
         read -= view.b.nbytes * (groups - view.active_groups) // groups
     return OpWork(

@@ -115,9 +115,8 @@ def test_group_sizes_default_to_balanced() -> None:
         ),
         (
             {"transpose_a": True},
-            "op 'experts' (grouped_gemm): transpose_a is not accepted: a grouped_gemm groups the "
-            "rows of A (M); a weight gradient grouped along K (dW[g] = A[g]^T dC[g]) is one gemm "
-            "per group",
+            "op 'experts' (grouped_gemm): transpose_a is not accepted when the groups split the "
+            "rows of A (M): A is [rows, k]",
         ),
     ],
 )
@@ -133,8 +132,10 @@ def test_malformed_groups_are_one_line_errors(change: dict[str, object], message
     [
         (
             ((6, K), (N, K), (6, N)),
-            "B must be [groups, k, n] ([groups, n, k] with transpose_b); got shape [1536, 2048]",
+            "shapes must be A [rows, k], B [groups, k, n] ([groups, n, k] with transpose_b) and "
+            "C [rows, n] (groups along M), or A [m, rows]",
         ),
+        (((K, 6), (N, 6), (3, K, N + 1)), "C must be [3, 2048, 1536] for A [2048, 6]"),
         (((6, K), (3, N, K + 1), (6, N)), "inner dimensions differ: A has k=2048 but B has k=2049"),
         (((6, K), (3, N, K), (6, N + 1)), "C must be [6, 1536] for A [6, 2048]"),
     ],

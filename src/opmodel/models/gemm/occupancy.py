@@ -7,7 +7,10 @@ the wave structure follow the launch order of CUTLASS's identity threadblock swi
 
 A grouped GEMM's grid is every group's own tiles: ``sum_g ceil(m_g / tile_m) x tiles_n``
 CTAs, each running the full K loop (a group's last row tile is padded like an edge tile), so a
-skewed routing costs more tiles than the same rows split evenly.
+skewed routing costs more tiles than the same rows split evenly. Grouped along K (weight
+gradients), every group with rows has the same output tiles and its own K loop; the model runs
+CTAs of the longest loop, as many as the total work needs (:func:`_k_grouped`), and the K
+efficiency is the rows over the issued K.
 """
 
 from __future__ import annotations
@@ -123,23 +126,43 @@ def group_row_tiles(group_m: tuple[int, ...], tile_m: int) -> int:
     return sum(groups - bisect_right(group_m, j * tile_m) for j in range(bands))
 
 
+def _ceil(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def _k_grouped(kernel: GemmKernel, problem: GemmProblem, tiles: int) -> tuple[int, int, int]:
+    """(K iterations per CTA, CTAs, issued K) of a K-grouped GEMM over ``tiles`` output tiles
+    per group. Group ``g``'s CTAs run ``L_g = ceil(k_g / cta_k)`` iterations (split over
+    ``split_k``), unequal across groups. The model runs CTAs of the longest loop,
+    ``L = ceil(L_max / split_k)``, as many as the work needs, ``ceil(tiles x sum_g L_g / L)``:
+    one wave of them lasts the longest group's loop, as the real grid's first wave does, and
+    many waves hold the total work, as the real grid's do; even groups give the batched GEMM."""
+    longest = _ceil(_ceil(problem.group_k[-1], kernel.cta_tile_k), kernel.split_k)
+    total = tiles * group_row_tiles(problem.group_k, kernel.cta_tile_k)
+    ctas = _ceil(total, longest)
+    return longest, ctas, ctas * longest * kernel.cta_tile_k
+
+
 def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occupancy) -> Grid:
     """The launch grid: ``batch * tiles_m * tiles_n * split_k`` CTAs in waves of
     ``sm_count * resident`` (closed form, no loop over CTAs); a grouped GEMM's ``tiles_m`` is
     its groups' mean, rounded up, and its CTAs count each group's own row tiles."""
     tiles_n = -(-problem.n // kernel.cta_tile_n)
-    k_tiles = -(-problem.k // kernel.cta_tile_k)
-    k_iterations = -(-k_tiles // kernel.split_k)
+    per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
     if problem.group_m:
         row_tiles = group_row_tiles(problem.group_m, kernel.cta_tile_m)
         tiles_m = -(-row_tiles // problem.batch)
     else:
         tiles_m = -(-problem.m // kernel.cta_tile_m)  # ceil, in integers
         row_tiles = problem.batch * tiles_m
-    ctas = row_tiles * tiles_n * kernel.split_k
-    per_wave = sm.sm_count * occupancy.resident_ctas_per_sm
+    if problem.group_k:
+        k_iterations, ctas, issued_k = _k_grouped(kernel, problem, tiles_m * tiles_n)
+        useful_k = tiles_m * tiles_n * problem.rows
+    else:
+        k_iterations = _ceil(_ceil(problem.k, kernel.cta_tile_k), kernel.split_k)
+        issued_k, useful_k = k_iterations * kernel.split_k * kernel.cta_tile_k, problem.k
+        ctas = row_tiles * tiles_n * kernel.split_k
     full, tail = divmod(ctas, per_wave)
-    issued_k = k_iterations * kernel.split_k * kernel.cta_tile_k
     return Grid.make(
         tiles_m=tiles_m,
         tiles_n=tiles_n,
@@ -152,6 +175,6 @@ def grid_of(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec, occupancy: Occ
         tail_active_sms=min(tail, sm.sm_count),
         edge_efficiency=(problem.total_rows * problem.n)
         / (row_tiles * kernel.cta_tile_m * tiles_n * kernel.cta_tile_n),
-        k_efficiency=problem.k / issued_k,
+        k_efficiency=useful_k / issued_k,
         wave_efficiency=ctas / ((full + (1 if tail else 0)) * per_wave),
     )

@@ -19,12 +19,17 @@ __all__ = ["GemmProblem"]
 class GemmProblem(FastValue):
     """``C[batch, m, n] = A[batch, m, k] @ B[(batch,) k, n] (+ beta C)``.
 
-    A grouped GEMM (kind ``grouped_gemm``) has ``group_m``, the rows of each group that has
-    any (ascending), and ``rows``, their sum. Its traffic equations see it as a batched GEMM
-    of ``batch`` = those groups, each ``m = ceil(rows / batch)`` rows with its own B; its grid
-    counts each group's own row tiles (:func:`~opmodel.models.gemm.occupancy.grid_of`), and
-    its FLOPs and A and C bytes are those of the ``rows`` (docs/models/gemm.md, "Grouped
-    GEMMs").
+    A grouped GEMM (kind ``grouped_gemm``) has ``rows``, the grouped dimension's total. Grouped
+    along M it has ``group_m``, the rows of each group that has any (ascending): its traffic
+    equations see a batched GEMM of ``batch`` = those groups, each ``m = ceil(rows / batch)``
+    rows with its own B, its grid counts each group's own row tiles
+    (:func:`~opmodel.models.gemm.occupancy.grid_of`), and its FLOPs and A and C bytes are
+    those of the ``rows``. Grouped along K (weight gradients) it has ``group_k``, the rows of
+    each group that has any (ascending), and ``zero_groups``, the others, whose C is only
+    zeroed: a batched GEMM of ``batch`` = the groups with rows, each with ``k = ceil(rows /
+    batch)``, whose grid counts each group's own K tiles; FLOPs and A and B bytes are those of
+    the ``rows``, C's those of every group
+    (docs/models/extended_roofline.md, "Grouped GEMMs").
 
     ``beta_zero`` is False when the epilogue reads C (``C = A @ B + beta C``).
     ``broadcast_b`` means one B serves every batch entry. ``l2_dirty_bytes``: what another
@@ -44,8 +49,10 @@ class GemmProblem(FastValue):
     broadcast_b: bool
     beta_zero: bool
     l2_dirty_bytes: int = 0  # another kernel's dirty lines in L2 at the start (attr)
-    group_m: tuple[int, ...] = ()  # a grouped GEMM's non-empty groups' rows, ascending
-    rows: int = 0  # a grouped GEMM's rows (sum of group_m); 0 otherwise
+    group_m: tuple[int, ...] = ()  # grouped along M: the non-empty groups' rows, ascending
+    rows: int = 0  # a grouped GEMM's grouped rows (M or K); 0 otherwise
+    group_k: tuple[int, ...] = ()  # grouped along K: the non-empty groups' rows, ascending
+    zero_groups: int = 0  # grouped along K: groups without rows (their C is zeroed)
     # element widths of A, B and C, derived once (the traffic equations use them often)
     a_bits: int = field(init=False, compare=False, repr=False)
     b_bits: int = field(init=False, compare=False, repr=False)
@@ -73,7 +80,8 @@ class GemmProblem(FastValue):
             self.broadcast_b,
             self.beta_zero,
             self.l2_dirty_bytes,
-            self.group_m,
+            # grouping: (len(group_m), *group_m, *group_k, zero_groups), unambiguous by axis
+            (len(self.group_m), *self.group_m, *self.group_k, self.zero_groups),
         )
         fields["dtypes"] = (self.a_dtype, self.b_dtype, self.c_dtype, self.compute_dtype)
 
@@ -85,13 +93,15 @@ class GemmProblem(FastValue):
             msg = f"op '{op.name}' ({op.kind}): not a GEMM"
             raise OpModelError(msg)
         ascending = sorted(view.group_sizes)
-        group_m = tuple(ascending[bisect_right(ascending, 0) :])  # the groups with rows
-        batch = len(group_m) if group_m else view.batch
+        routed = tuple(ascending[bisect_right(ascending, 0) :])  # the groups with rows
+        along_k = view.groups_along_k
+        group_k, group_m = (routed, ()) if along_k else ((), routed)
+        batch = len(routed) or view.batch
         return GemmProblem.make(
             batch=batch,
             m=-(-view.m // batch) if group_m else view.m,
             n=view.n,
-            k=view.k,
+            k=-(-view.k // batch) if group_k else view.k,
             a_dtype=view.a.dtype,
             b_dtype=view.b.dtype,
             c_dtype=view.c.dtype,
@@ -102,31 +112,39 @@ class GemmProblem(FastValue):
             beta_zero=op.attrs.get("beta_zero", True) is True,
             l2_dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
             group_m=group_m,
-            rows=view.m if group_m else 0,
+            rows=(view.k if along_k else view.m) if view.group_sizes else 0,
+            group_k=group_k,
+            zero_groups=len(ascending) - len(routed) if along_k else 0,
         )
 
     @property
     def total_rows(self) -> int:
         """Rows of A and C over every batch entry or group."""
-        return self.rows or self.batch * self.m
+        return self.rows if self.group_m else self.batch * self.m
 
     @property
     def flops(self) -> int:
-        """Useful FLOPs: ``2 * batch * m * n * k`` (``2 * rows * n * k`` grouped)."""
+        """Useful FLOPs: ``2 * batch * m * n * k`` (grouped: over the ``rows``)."""
+        if self.group_k:
+            return 2 * self.m * self.n * self.rows
         return 2 * self.total_rows * self.n * self.k
 
     @property
     def a_bytes(self) -> int:
         """Bytes of A over all batches."""
+        if self.group_k:
+            return nbytes_of(self.m * self.rows, self.a_dtype)
         return nbytes_of(self.total_rows * self.k, self.a_dtype)
 
     @property
     def b_bytes(self) -> int:
         """Bytes of B (once when broadcast)."""
+        if self.group_k:
+            return nbytes_of(self.rows * self.n, self.b_dtype)
         copies = 1 if self.broadcast_b else self.batch
         return nbytes_of(copies * self.k * self.n, self.b_dtype)
 
     @property
     def c_bytes(self) -> int:
-        """Bytes of C over all batches."""
-        return nbytes_of(self.total_rows * self.n, self.c_dtype)
+        """Bytes of C over all batches (and the zeroed groups of a K-grouped GEMM)."""
+        return nbytes_of((self.total_rows + self.zero_groups * self.m) * self.n, self.c_dtype)
