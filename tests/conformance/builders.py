@@ -198,9 +198,18 @@ BUILDERS: dict[OpKind, Builder] = {
 
 # ops that are not one kind's forward: the same properties hold for them
 VARIANTS: dict[str, Builder] = {
+    # weight gradients of at least one output tile per group and 16 rows per group: below
+    # that a grid of a few elements is all epilogue, and the model's CTAs of the longest K
+    # loop (gemm.occupancy._k_grouped) merge small groups' epilogues (docs/models/
+    # extended_roofline.md, "Grouped GEMMs")
     "grouped_gemm_wgrad": Builder(
         _ints(
-            groups=(1, 64), m=(0, 2048), hot=(1, 4096), idle=(0, 8), hidden=(1, 2048), n=(1, 2048)
+            groups=(1, 64),
+            m=(16, 2048),
+            hot=(1, 4096),
+            idle=(0, 8),
+            hidden=(128, 4096),
+            n=(128, 4096),
         ),
         _grouped_wgrad,
         ("groups", "m", "hidden", "n"),
