@@ -178,20 +178,35 @@ def test_no_cuda_device_is_a_clear_error() -> None:
         TorchBackend(torch=torch, nvml=nvml)
 
 
-def test_grouped_gemm_runs_torch_grouped_mm_with_the_groups_end_rows(tmp_path: Path) -> None:
-    """10 rows over the first 3 of 4 experts (4, 3, 3, 0): ``torch._grouped_mm`` of A
-    ``[10, 64]`` by B ``[4, 32, 64]`` transposed, with int32 end rows 4, 7, 10, 10."""
+@pytest.mark.parametrize(
+    ("trans", "shapes", "called"),
+    [
+        # groups along M: A [10, 64] by B [4, 32, 64] transposed
+        ("NT", [(10, 64), (4, 32, 64), (10, 32)], ((10, 64), (4, 64, 32))),
+        # the weight gradient: X [10, 64] transposed by dY [10, 32] into [4, 64, 32]
+        ("TN", [(10, 64), (10, 32), (4, 64, 32)], ((64, 10), (10, 32))),
+    ],
+)
+def test_grouped_gemm_runs_torch_grouped_mm_with_the_groups_end_rows(
+    tmp_path: Path,
+    trans: str,
+    shapes: list[tuple[int, ...]],
+    called: tuple[tuple[int, ...], ...],
+) -> None:
+    """10 rows over the first 3 of 4 experts (4, 3, 3, 0): one ``torch._grouped_mm`` call with
+    the int32 end rows 4, 7, 10, 10 as offsets (along M for NT, along K for TN)."""
     path = tmp_path / "g.yaml"
     path.write_text(
         "name: g\nops:\n  - {kind: grouped_gemm, sizes: {groups: [4], active: [3], rows: [10], "
-        "n: [32], k: [64]}}\n"
+        f"n: [32], k: [64]}}, trans: [{trans}]}}\n"
     )
     torch = FakeTorch(itertools.repeat(1.0))
     backend = TorchBackend(torch=torch, nvml=FakeNVML(torch, mj_per_launch=1.0, allow_lock=True))
     (case,) = expand(load_grid(path))
+    assert [t.shape for t in case.op().tensors] == shapes
     backend.kernel(case)()
-    ((name, shapes, kwargs),) = torch.kernels
-    assert (name, shapes) == ("_grouped_mm", ((10, 64), (4, 64, 32)))
+    ((name, logged, kwargs),) = torch.kernels
+    assert (name, logged) == ("_grouped_mm", called)
     assert kwargs["offs"].values == [4, 7, 10, 10] and kwargs["offs"].dtype == "i32"
     del torch._grouped_mm  # PyTorch before 2.8
     with pytest.raises(RuntimeError, match=r"needs torch._grouped_mm \(PyTorch >= 2.8"):

@@ -95,6 +95,12 @@ def test_missing_file() -> None:
             "ops[0].dtypes: grouped_gemm is measured in bf16 only (torch._grouped_mm)",
         ),
         (
+            "ops:\n  - {kind: grouped_gemm, sizes: {groups: [8], active: [4], rows: [64], "
+            "n: [32], k: [32]}, trans: [NT, TT]}\n",
+            "ops[0].trans: grouped_gemm takes NT (groups along M) or TN (along K: the weight "
+            "gradient) (got 'TT')",
+        ),
+        (
             "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, backward: [true]}\n",
             "ops[0].backward: only attention_prefill, softmax, layernorm, rmsnorm have a measured "
             "backward pass",

@@ -220,7 +220,7 @@ def test_moe_grid_cases_are_grouped_gemms_of_their_routing() -> None:
     first ``active`` experts (Mixtral's 16-row decode over 2 of 8: 8, 8, then six 0), each
     predicted by the kernel model; the dry run's estimate fits a short lease."""
     cases = expand(load_grid("h200_moe"))
-    assert len(cases) == 28 and {case.kind for case in cases} == {OpKind.GROUPED_GEMM}
+    assert len(cases) == 32 and {case.kind for case in cases} == {OpKind.GROUPED_GEMM}
     first = cases[0].op()
     assert first.attrs["group_sizes"] == (8, 8, 0, 0, 0, 0, 0, 0)
     assert [t.shape for t in first.tensors] == [(16, 4096), (8, 28672, 4096), (16, 28672)]
@@ -229,5 +229,8 @@ def test_moe_grid_cases_are_grouped_gemms_of_their_routing() -> None:
         sizes = op.attrs["group_sizes"]
         assert isinstance(sizes, tuple) and sum(sizes) == s["rows"]
         assert sum(1 for rows in sizes if rows) == s["active"]
+    wgrad = cases[-1].op()  # DeepSeek-V3's weight gradients: X^T dY into [256, 7168, 4096]
+    assert [t.shape for t in wgrad.tensors] == [(32768, 7168), (32768, 4096), (256, 7168, 4096)]
+    assert wgrad.attrs["transpose_a"] is True and cases[-1].trans == "TN"
     summary = dry_run(MeasureRequest(grid="h200_moe", hardware="h200_sxm")).summary()
     assert summary["estimated_total_s"] < 60

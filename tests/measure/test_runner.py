@@ -267,3 +267,16 @@ def test_grouped_cases_reach_the_op_validator(tmp_path: Path) -> None:
     assert len(ops) == 3 and not skipped
     result = validate_op_latency(ops, "effective_roofline")
     assert "grouped_gemm:h200_sxm" in result.by_kind
+
+
+def test_grouped_weight_gradient_rows_are_k_grouped_ops(tmp_path: Path) -> None:
+    """trans TN cases are written as grouped_gemm ops grouped along K (C [groups, k, n]),
+    which load back as such."""
+    rows = _ops_rows_of(
+        tmp_path,
+        "  - {kind: grouped_gemm, sizes: {groups: [4], active: [4], rows: [256], n: [512], "
+        "k: [1024]}, trans: [TN]}\n",
+    )
+    assert rows[0]["tensors"] == "input:256x1024:bf16;weight:256x512:bf16;output:4x1024x512:bf16"
+    ops, skipped = load_op_rows(tmp_path / "o")
+    assert not skipped and ops[0].op.view.groups_along_k  # type: ignore[union-attr]

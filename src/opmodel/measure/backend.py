@@ -29,9 +29,9 @@ from typing import Any
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
+from opmodel.measure.case import Case
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
-from opmodel.measure.plan import Case
 from opmodel.measure.protocol import CaseResult, DeviceInfo
 from opmodel.measure.torch_calls import grouped_call, row_call, stream_call
 

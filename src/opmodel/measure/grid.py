@@ -25,7 +25,10 @@ gradient (docs/measure.md).
 ``grouped_gemm`` multiplies ``rows`` rows by ``groups`` experts' weights in one
 ``torch._grouped_mm`` call (PyTorch 2.8 and later, bf16, sm_90 and later), the rows split as
 evenly as they go over the first ``active`` experts and none to the rest: ``active`` below
-``groups`` is a decode step that reaches few experts, or a skewed routing.
+``groups`` is a decode step that reaches few experts, or a skewed routing. Its ``trans`` is NT
+(the default: A ``[rows, k]`` by the experts' ``[groups, n, k]`` weights) or TN (their weight
+gradient: A ``[rows, k]`` transposed by B ``[rows, n]`` into ``[groups, k, n]``, grouped
+along K).
 ``copy`` is a device-to-device copy of a ``rows x length`` tensor into another of the same
 dtype (``Tensor.copy_``): no arithmetic, so its time gives the bandwidth a stream sustains on
 the GPU, the reference the models' DRAM peak is checked against (docs/validation.md,
@@ -164,6 +167,13 @@ def _grouped_problems(path: str, entry: OpGrid) -> list[str]:
     ]
     if any(d is not DType.BF16 for d in entry.dtypes):
         problems.append(f"{path}.dtypes: grouped_gemm is measured in bf16 only (torch._grouped_mm)")
+    if entry.trans != ("NN",):  # the default stands for NT
+        problems += [
+            f"{path}.trans: grouped_gemm takes NT (groups along M) or TN (along K: the weight "
+            f"gradient) (got '{t}')"
+            for t in entry.trans
+            if t not in ("NT", "TN")
+        ]
     return problems
 
 

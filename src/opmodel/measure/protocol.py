@@ -8,8 +8,8 @@ import statistics
 from dataclasses import dataclass
 from typing import Protocol
 
+from opmodel.measure.case import Case
 from opmodel.measure.grid import MeasureGrid
-from opmodel.measure.plan import Case
 
 __all__ = ["Backend", "CaseResult", "DeviceInfo"]
 

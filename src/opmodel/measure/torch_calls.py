@@ -9,14 +9,15 @@ from collections.abc import Callable
 from typing import Any
 
 from opmodel.core.enums import OpKind
-from opmodel.measure.plan import Case, grouped_sizes
+from opmodel.measure.case import Case, grouped_sizes
 
 __all__ = ["grouped_call", "row_call", "stream_call"]
 
 
 def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
-    """``torch._grouped_mm`` of A ``[rows, k]`` by B ``[groups, n, k]`` transposed, with each
-    group's end row as int32 offsets (PyTorch 2.8 and later on sm_90 and later)."""
+    """``torch._grouped_mm`` with each group's end row as int32 offsets (PyTorch 2.8 and later
+    on sm_90 and later): NT, A ``[rows, k]`` by B ``[groups, n, k]`` transposed; TN (the weight
+    gradient), A ``[rows, k]`` transposed by B ``[rows, n]``, offsets along K."""
     grouped_mm = getattr(torch, "_grouped_mm", None)
     if grouped_mm is None:
         version = torch.__version__
@@ -25,6 +26,9 @@ def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]
     a, b = inputs
     ends = list(itertools.accumulate(grouped_sizes(case)))
     offs = torch.tensor(ends, dtype=torch.int32, device="cuda")
+    if case.trans == "TN":
+        rows_last = a.transpose(0, 1)
+        return lambda: grouped_mm(rows_last, b, offs=offs)
     weights = b.transpose(-2, -1)
     return lambda: grouped_mm(a, weights, offs=offs)
 

@@ -1,0 +1,187 @@
+"""One measurement case (an op kind at one size, dtype and variant) and the LocalOp it
+measures: the tensors and attrs each kind's case builds (what the models predict for it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from opmodel.core.attrs import AttrValue, attr_specs
+from opmodel.core.backward import backward_of
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.views_grouped import balanced_group_sizes
+
+__all__ = ["Case", "grouped_sizes"]
+
+_BINARY = frozenset({"add", "mul"})
+_OP_FUNCTION = {"gelu": "gelu_tanh"}  # grid function -> the op's function attr
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Case:
+    """One measurement: an op kind at one size, dtype and variant."""
+
+    kind: OpKind
+    dtype: DType
+    sizes: tuple[tuple[str, int], ...]
+    trans: str = "NN"
+    function: str | None = None
+    causal: bool = False
+    backward: bool = False  # the op's backward pass (grid field ``backward``)
+
+    @property
+    def size(self) -> dict[str, int]:
+        """The sizes by name."""
+        return dict(self.sizes)
+
+    @property
+    def label(self) -> str:
+        """A short human-readable name, unique within a plan."""
+        dims = " ".join(f"{k}={v}" for k, v in self.sizes)
+        extra = {
+            OpKind.GEMM: self.trans,
+            OpKind.BATCHED_GEMM: self.trans,
+            OpKind.GROUPED_GEMM: self.trans,
+            OpKind.ELEMENTWISE: self.function or "",
+            OpKind.ATTENTION_PREFILL: "causal" if self.causal else "full",
+        }.get(self.kind, "")
+        if self.backward:
+            extra = f"{extra} backward".strip()
+        return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
+
+    def op(self, flush_bytes: int = 0) -> LocalOp:
+        """The LocalOp this case measures (what the models predict for it). ``flush_bytes``:
+        what the L2 flush before each timed run wrote (``opmodel measure`` zeroes a buffer of
+        twice the L2), which ops whose kind takes it carry as ``l2_dirty_bytes``."""
+        build = {
+            OpKind.GEMM: _gemm_tensors,
+            OpKind.BATCHED_GEMM: _gemm_tensors,
+            OpKind.GROUPED_GEMM: _grouped_tensors,
+            OpKind.SOFTMAX: _row_tensors,
+            OpKind.LAYERNORM: _row_tensors,
+            OpKind.RMSNORM: _row_tensors,
+            OpKind.ELEMENTWISE: _elementwise_tensors,
+            OpKind.COPY: _copy_tensors,
+            OpKind.EMBEDDING: _embedding_tensors,
+            OpKind.ATTENTION_PREFILL: _attention_tensors,
+            OpKind.ATTENTION_DECODE: _attention_tensors,
+        }[self.kind]
+        tensors, attrs = build(self)
+        if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
+            attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
+        phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
+        op = LocalOp(
+            name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs
+        )
+        return backward_of(op) if self.backward else op
+
+
+_Built = tuple[tuple[TensorSpec, ...], dict[str, AttrValue]]
+
+
+def _tensor(
+    case: Case, role: TensorRole, shape: tuple[int, ...], layout: str | None = None
+) -> TensorSpec:
+    return TensorSpec(role, shape, case.dtype, layout)
+
+
+def _gemm_tensors(case: Case) -> _Built:
+    s = case.size
+    lead = (s["batch"],) if case.kind is OpKind.BATCHED_GEMM else ()
+    ta, tb = case.trans[0] == "T", case.trans[1] == "T"
+    a = (*lead, s["k"], s["m"]) if ta else (*lead, s["m"], s["k"])
+    b = (*lead, s["n"], s["k"]) if tb else (*lead, s["k"], s["n"])
+    tensors = (
+        _tensor(case, TensorRole.INPUT, a),
+        _tensor(case, TensorRole.WEIGHT, b),
+        _tensor(case, TensorRole.OUTPUT, (*lead, s["m"], s["n"])),
+    )
+    return tensors, {"transpose_a": ta, "transpose_b": tb}
+
+
+def grouped_sizes(case: Case) -> list[int]:
+    """A grouped case's rows per group: ``rows`` split as evenly as they go over the first
+    ``active`` of ``groups``, none to the rest."""
+    s = case.size
+    return [*balanced_group_sizes(s["rows"], s["active"]), *[0] * (s["groups"] - s["active"])]
+
+
+def _grouped_tensors(case: Case) -> _Built:
+    """NT: A ``[rows, k]`` by ``[groups, n, k]`` (a linear layer's weights, ``transpose_b``),
+    grouped along M; TN: the weight gradient, A ``[rows, k]`` transposed by B ``[rows, n]``
+    into C ``[groups, k, n]``, grouped along K."""
+    s = case.size
+    sizes = tuple(grouped_sizes(case))
+    if case.trans == "TN":
+        wgrad = (
+            _tensor(case, TensorRole.INPUT, (s["rows"], s["k"])),
+            _tensor(case, TensorRole.WEIGHT, (s["rows"], s["n"])),
+            _tensor(case, TensorRole.OUTPUT, (s["groups"], s["k"], s["n"])),
+        )
+        return wgrad, {"transpose_a": True, "group_sizes": sizes}
+    tensors = (
+        _tensor(case, TensorRole.INPUT, (s["rows"], s["k"])),
+        _tensor(case, TensorRole.WEIGHT, (s["groups"], s["n"], s["k"])),
+        _tensor(case, TensorRole.OUTPUT, (s["rows"], s["n"])),
+    )
+    return tensors, {"transpose_b": True, "group_sizes": sizes}
+
+
+def _row_tensors(case: Case) -> _Built:
+    """softmax (no weights), rmsnorm (gamma) and layernorm (gamma, beta) over rows x length."""
+    weights = {OpKind.SOFTMAX: 0, OpKind.LAYERNORM: 2, OpKind.RMSNORM: 1}[case.kind]
+    shape = (case.size["rows"], case.size["length"])
+    tensors = (
+        _tensor(case, TensorRole.INPUT, shape),
+        *(_tensor(case, TensorRole.WEIGHT, shape[1:]) for _ in range(weights)),
+        _tensor(case, TensorRole.OUTPUT, shape),
+    )
+    return tensors, {"implementation": "pytorch"}  # ATen's kernels run them
+
+
+def _elementwise_tensors(case: Case) -> _Built:
+    shape = (case.size["rows"], case.size["length"])
+    inputs = 2 if case.function in _BINARY else 1
+    tensors = (
+        *(_tensor(case, TensorRole.INPUT, shape) for _ in range(inputs)),
+        _tensor(case, TensorRole.OUTPUT, shape),
+    )
+    function = case.function or "add"
+    # the backend runs torch's tanh approximation for "gelu" (measure.backend)
+    function = _OP_FUNCTION.get(function, function)
+    return tensors, {"function": function, "implementation": "pytorch"}
+
+
+def _copy_tensors(case: Case) -> _Built:
+    """One ``rows x length`` tensor copied into another of the same dtype."""
+    shape = (case.size["rows"], case.size["length"])
+    return (_tensor(case, TensorRole.INPUT, shape), _tensor(case, TensorRole.OUTPUT, shape)), {}
+
+
+def _embedding_tensors(case: Case) -> _Built:
+    """``F.embedding`` of ``tokens`` int64 ids into a ``vocab x hidden`` table (ATen's
+    index_select; the backend draws the ids at random over the vocabulary, as Vidur does)."""
+    s = case.size
+    tensors = (
+        TensorSpec(TensorRole.INPUT, (s["tokens"],), DType.INT64),
+        _tensor(case, TensorRole.WEIGHT, (s["vocab"], s["hidden"])),
+        _tensor(case, TensorRole.OUTPUT, (s["tokens"], s["hidden"])),
+    )
+    return tensors, {"implementation": "pytorch"}
+
+
+def _attention_tensors(case: Case) -> _Built:
+    """Q, K, V and O in (batch, heads, tokens, head_dim) with q/k/v/o layout tags."""
+    s, prefill = case.size, case.kind is OpKind.ATTENTION_PREFILL
+    q_len = s["seq"] if prefill else 1
+    kv_len = s["seq"] if prefill else s["context"]
+    b, h, kvh, hd = s["batch"], s["heads"], s["kv_heads"], s["head_dim"]
+    tensors = (
+        _tensor(case, TensorRole.INPUT, (b, h, q_len, hd), "q"),
+        _tensor(case, TensorRole.INPUT, (b, kvh, kv_len, hd), "k"),
+        _tensor(case, TensorRole.INPUT, (b, kvh, kv_len, hd), "v"),
+        _tensor(case, TensorRole.OUTPUT, (b, h, q_len, hd), "o"),
+    )
+    attrs: dict[str, AttrValue] = {"causal": case.causal} if prefill else {}
+    return tensors, attrs
