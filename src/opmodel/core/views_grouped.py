@@ -50,7 +50,8 @@ def _along_k(op: LocalOp, a: TensorSpec, b: TensorSpec, c: TensorSpec) -> bool:
             raise fail(
                 op,
                 "transpose_a is not accepted when the groups split the rows of A (M): A is "
-                "[rows, k]",
+                "[rows, k] (a weight gradient, grouped along K, has B [rows, n] and C "
+                "[groups, m, n])",
             )
         return False
     if ranks == (2, 2, 3):

@@ -71,6 +71,8 @@ class Case:
         if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
             attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
+        if self.kind is OpKind.GROUPED_GEMM and self.trans == "TN":
+            phase = Phase.TRAIN_BWD  # the experts' weight gradients
         op = LocalOp(
             name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs
         )

@@ -116,7 +116,8 @@ def test_group_sizes_default_to_balanced() -> None:
         (
             {"transpose_a": True},
             "op 'experts' (grouped_gemm): transpose_a is not accepted when the groups split the "
-            "rows of A (M): A is [rows, k]",
+            "rows of A (M): A is [rows, k] (a weight gradient, grouped along K, has B [rows, n] "
+            "and C [groups, m, n])",
         ),
     ],
 )

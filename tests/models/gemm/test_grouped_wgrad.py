@@ -88,3 +88,16 @@ def test_the_grouping_axis_keys_the_memos() -> None:
     assert (along_m.batch, along_m.m, along_m.n, along_m.k) == (2, 512, 1024, 512)
     assert (along_k.batch, along_k.m, along_k.n, along_k.k) == (2, 512, 1024, 512)
     assert along_m.sizes != along_k.sizes
+
+
+def test_weight_gradient_routings_share_one_kernel_memo() -> None:
+    """As for the forward (test_grouped.py): a sweep over routings builds the kernel once."""
+    spec, model = load_hardware("a100_80gb_sxm"), get_model("effective_roofline")
+    kernel_keys = lambda: {key for key in spec.derived_cache if key[0] == "gemm.attrs_kernel"}  # noqa: E731
+    before = kernel_keys()
+    tile = {"cta_tile_m": 128, "cta_tile_n": 128, "split_k": 1, "pipeline_stages": 3}
+    for hot in range(1, 6):
+        sizes = [512 + hot] + [512] * 7
+        attrs = {"transpose_a": True, "group_sizes": sizes, **tile}
+        model.predict(_op(((sum(sizes), K), (sum(sizes), N), (8, K, N)), attrs), spec)
+    assert len(kernel_keys() - before) == 1

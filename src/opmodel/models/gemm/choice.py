@@ -120,7 +120,7 @@ def _kernel_from_attrs(
     sm = hardware.compute.sm
     assert sm is not None
     attrs: object = op.attrs
-    if problem.group_m:  # the routing does not change the kernel: keep it out of the key
+    if "group_sizes" in op.attrs:  # the routing does not change the kernel: keep it out
         attrs = tuple(item for item in op.attrs.items() if item[0] != "group_sizes")
     key = ("gemm.attrs_kernel", attrs, problem.dtypes)
     hit: tuple[KernelSetup, dict[tuple[int | bool, ...], KernelEvaluation]] | None = (
