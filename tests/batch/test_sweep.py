@@ -222,3 +222,22 @@ def test_cli_sweep(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         main([*argv, "--engine", "spark"])
     assert exit_info.value.code == 2
     assert "invalid choice: 'spark'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("model", "low_ms", "high_ms"), [("roofline", 1.55, 1.7), ("effective_roofline", 2.4, 2.6)]
+)
+def test_moe_layer_example_sweeps(
+    tmp_path: Path, model: str, low_ms: float, high_ms: float
+) -> None:
+    """examples/sweep_mixtral_moe_layer.csv (README, "A mixture-of-experts layer's ops"): every
+    row predicted on the H100; the layer's sum is the README's 1.6 ms (roofline) and 2.5 ms
+    (effective_roofline), most of it the grouped GEMMs."""
+    options = SweepOptions(model=model, engine=EngineChoice(workers=1))
+    output = tmp_path / "moe.csv"
+    run_sweep(EXAMPLES / "sweep_mixtral_moe_layer.csv", "h100_sxm", output, options)
+    rows = _read(output)
+    latency = {row["name"]: float(row["latency_s"]) for row in rows}
+    assert len(rows) == 8 and all(value > 0 for value in latency.values())
+    assert low_ms < sum(latency.values()) * 1e3 < high_ms
+    assert latency["experts_up"] + latency["experts_down"] > 0.8 * sum(latency.values())
