@@ -21,6 +21,7 @@ from opmodel.core import (
     UnsupportedOpError,
 )
 from opmodel.core.backward import backward_of
+from opmodel.core.backward_gemm import gemm_backward_of
 
 __all__ = [
     "ConfigError",
@@ -40,6 +41,7 @@ __all__ = [
     "UnsupportedOpError",
     "__version__",
     "backward_of",
+    "gemm_backward_of",
 ]
 
 __version__ = "0.1.0"
