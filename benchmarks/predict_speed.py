@@ -20,16 +20,19 @@ import subprocess
 import sys
 import time
 import timeit
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
 
-from opmodel import LocalOp, TensorSpec
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel.core.attrs import AttrValue
 from opmodel.core.model import OpModel
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
 
 ROOT = Path(__file__).resolve().parent.parent
+_OpMaker = Callable[[Mapping[str, AttrValue], range], list[LocalOp]]
 
 
 def _best_and_median_us(stmt: object, number: int, repeats: int) -> tuple[float, float]:
@@ -39,8 +42,8 @@ def _best_and_median_us(stmt: object, number: int, repeats: int) -> tuple[float,
 
 def _time_op(
     model: OpModel, op: LocalOp, hardware: HardwareSpec, number: int, repeats: int
-) -> tuple[float, float]:
-    """(warm, cold) median µs per predict of ``op``."""
+) -> dict[str, float]:
+    """Warm and cold µs per predict of ``op``, best and median."""
 
     def cold() -> object:
         fresh = LocalOp(
@@ -72,7 +75,7 @@ def predict_times(hardware_name: str, number: int, repeats: int) -> list[dict[st
     return rows
 
 
-def fresh_gemm_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]:
+def fresh_gemm_ops(attrs: Mapping[str, AttrValue], indices: range) -> list[LocalOp]:
     """The issue-4 GEMM of ``examples/gemm_extended_roofline.yaml`` with ``attrs`` at
     m = 4096 + 8 i for each i of ``indices`` (n = 32768, k = 8192, bf16): shapes never seen
     before when the indices are new."""
@@ -88,13 +91,13 @@ def fresh_gemm_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]
                 b,
                 TensorSpec(c.role, (4096 + 8 * i, 32768), c.dtype),
             ),
-            attrs=attrs,  # type: ignore[arg-type]
+            attrs=attrs,
         )
         for i in indices
     ]
 
 
-def fresh_grouped_ops(attrs: Mapping[str, object], indices: range) -> list[LocalOp]:
+def fresh_grouped_ops(attrs: Mapping[str, AttrValue], indices: range) -> list[LocalOp]:
     """DeepSeek-V3's routed-expert up-projection (gate and up fused, as in its config: hidden
     7168, moe_intermediate_size 2048, 256 routed experts, 8 per token) over 4,096 tokens, so
     32,768 rows, with a routing drawn afresh for each ``i`` of ``indices`` (seeded, skewed: an
@@ -109,14 +112,14 @@ def fresh_grouped_ops(attrs: Mapping[str, object], indices: range) -> list[Local
         ops.append(
             LocalOp(
                 name="experts_up",
-                kind="grouped_gemm",
-                phase="prefill",
+                kind=OpKind.GROUPED_GEMM,
+                phase=Phase.PREFILL,
                 tensors=(
-                    TensorSpec("input", (32768, 7168), "bf16"),
-                    TensorSpec("weight", (256, 4096, 7168), "bf16"),
-                    TensorSpec("output", (32768, 4096), "bf16"),
+                    TensorSpec(TensorRole.INPUT, (32768, 7168), DType.BF16),
+                    TensorSpec(TensorRole.WEIGHT, (256, 4096, 7168), DType.BF16),
+                    TensorSpec(TensorRole.OUTPUT, (32768, 4096), DType.BF16),
                 ),
-                attrs={"transpose_b": True, "group_sizes": sizes, **attrs},
+                attrs={"transpose_b": True, "group_sizes": tuple(sizes), **attrs},
             )
         )
     return ops
@@ -135,8 +138,8 @@ def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str,
     hardware = load_hardware(hardware_name)
     seed = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml")
     out: dict[str, float] = {}
-    tile = {"cta_tile_m": 128, "cta_tile_n": 256}
-    cases = (
+    tile: dict[str, AttrValue] = {"cta_tile_m": 128, "cta_tile_n": 256}
+    cases: tuple[tuple[str, str, Mapping[str, AttrValue], _OpMaker], ...] = (
         ("effective_roofline", "explicit_kernel", seed.attrs, fresh_gemm_ops),
         ("effective_roofline", "auto_selection", {}, fresh_gemm_ops),
         ("extended_roofline", "explicit_kernel", seed.attrs, fresh_gemm_ops),
@@ -208,7 +211,7 @@ def main() -> None:
     parser.add_argument("--number", type=int, default=2000)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
-    result = {
+    result: dict[str, Any] = {
         "predict": predict_times(args.hardware, args.number, args.repeats),
         "startup": startup_times(args.repeats),
         "fresh_shapes": fresh_shape_times(args.hardware, 300, args.repeats),
