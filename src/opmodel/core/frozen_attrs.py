@@ -19,10 +19,12 @@ class FrozenAttrs(Mapping[str, AttrValue]):
     __slots__ = ("_data", "_hash")
 
     def __init__(self, data: Mapping[str, AttrValue] | None = None) -> None:
-        self._data: dict[str, AttrValue] = {
-            name: tuple(value) if isinstance(value, list) else value
-            for name, value in (data or {}).items()
-        }
+        self._data: dict[str, AttrValue] = dict(data or {})
+        if list in map(type, self._data.values()):  # a list of integers is frozen to a tuple
+            self._data = {
+                name: tuple(value) if isinstance(value, list) else value
+                for name, value in self._data.items()
+            }
         self._hash: int | None = None
 
     def __getitem__(self, key: str) -> AttrValue:

@@ -58,6 +58,7 @@ from opmodel.models.attention.costs import (
     common,
     dirty_bytes,
     element_bytes,
+    issued_flops,
     rates,
     sm_rates,
 )
@@ -199,12 +200,6 @@ def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict
     }
 
 
-def _issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
-    """MMA work of ``tiles`` whole ``Br x Bc`` tiles of the five GEMMs, padding included."""
-    dims = 3 * view.head_dim_qk + 2 * view.head_dim_v
-    return tiles * 2 * kernel.block_q * kernel.block_kv * dims
-
-
 def _busiest_sm(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, counts: TileCounts
 ) -> tuple[float, tuple[float, float, float], int, float]:
@@ -274,7 +269,7 @@ def evaluate_backward(
         dram_read_bytes=read,
         dram_write_bytes=written,
         l2_read_bytes=moved["l2"],
-        issued_mma_flops=_issued_flops(kernel, view, heads * counts.tiles),
+        issued_mma_flops=issued_flops(kernel, view, heads * counts.tiles),
         sm_clock_hz=hardware.compute.clock_hz,
         dirty_write_back_bytes=dirty,
         side_kernels_s=side,

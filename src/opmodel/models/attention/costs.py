@@ -105,8 +105,11 @@ def rates(hardware: HardwareSpec) -> tuple[float, float]:
 
 
 def issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
-    """MMA work of ``tiles`` whole ``block_q x block_kv`` tiles, padding included."""
-    return tiles * 2 * kernel.block_q * kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+    """MMA work of ``tiles`` whole ``block_q x block_kv`` tiles, padding included: the
+    forward's two GEMMs (``d_qk + d_v``), or the backward pass's five (``3 d_qk + 2 d_v``)."""
+    qk, v = (3, 2) if view.backward else (1, 1)
+    dims = qk * view.head_dim_qk + v * view.head_dim_v
+    return tiles * 2 * kernel.block_q * kernel.block_kv * dims
 
 
 def element_bytes(tensor: TensorSpec) -> int:

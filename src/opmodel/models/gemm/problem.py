@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import field
+from typing import Any
 
 from opmodel.core.attrs import int_attr
 from opmodel.core.dtypes import DTYPE_BITS, DType, nbytes_of
@@ -50,9 +51,10 @@ class GemmProblem(FastValue):
     beta_zero: bool
     l2_dirty_bytes: int = 0  # another kernel's dirty lines in L2 at the start (attr)
     group_m: tuple[int, ...] = ()  # grouped along M: the non-empty groups' rows, ascending
-    rows: int = 0  # a grouped GEMM's grouped rows (M or K); 0 otherwise
     group_k: tuple[int, ...] = ()  # grouped along K: the non-empty groups' rows, ascending
     zero_groups: int = 0  # grouped along K: groups without rows (their C is zeroed)
+    # a grouped GEMM's grouped rows (M or K), the sum of its groups' rows; 0 otherwise
+    rows: int = field(init=False, compare=False, repr=False)
     # element widths of A, B and C, derived once (the traffic equations use them often)
     a_bits: int = field(init=False, compare=False, repr=False)
     b_bits: int = field(init=False, compare=False, repr=False)
@@ -67,6 +69,7 @@ class GemmProblem(FastValue):
 
     def __post_init__(self) -> None:
         fields = self.__dict__
+        fields["rows"] = sum(self.group_m or self.group_k)
         fields["a_bits"] = DTYPE_BITS[self.a_dtype]
         fields["b_bits"] = DTYPE_BITS[self.b_dtype]
         fields["c_bits"] = DTYPE_BITS[self.c_dtype]
@@ -92,16 +95,16 @@ class GemmProblem(FastValue):
         if not isinstance(view, GemmView):
             msg = f"op '{op.name}' ({op.kind}): not a GEMM"
             raise OpModelError(msg)
-        ascending = sorted(view.group_sizes)
-        routed = tuple(ascending[bisect_right(ascending, 0) :])  # the groups with rows
-        along_k = view.groups_along_k
-        group_k, group_m = (routed, ()) if along_k else ((), routed)
-        batch = len(routed) or view.batch
+        grouping: dict[str, Any] = {}
+        batch = view.batch
+        if view.group_sizes:  # the groups with rows are the batch entries
+            grouping = _grouping(view)
+            batch = len(grouping.get("group_m") or grouping["group_k"])
         return GemmProblem.make(
             batch=batch,
-            m=-(-view.m // batch) if group_m else view.m,
+            m=-(-view.m // batch) if "group_m" in grouping else view.m,
             n=view.n,
-            k=-(-view.k // batch) if group_k else view.k,
+            k=-(-view.k // batch) if "group_k" in grouping else view.k,
             a_dtype=view.a.dtype,
             b_dtype=view.b.dtype,
             c_dtype=view.c.dtype,
@@ -111,10 +114,7 @@ class GemmProblem(FastValue):
             broadcast_b=view.broadcast_b,
             beta_zero=op.attrs.get("beta_zero", True) is True,
             l2_dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
-            group_m=group_m,
-            rows=(view.k if along_k else view.m) if view.group_sizes else 0,
-            group_k=group_k,
-            zero_groups=len(ascending) - len(routed) if along_k else 0,
+            **grouping,
         )
 
     @property
@@ -148,3 +148,13 @@ class GemmProblem(FastValue):
     def c_bytes(self) -> int:
         """Bytes of C over all batches (and the zeroed groups of a K-grouped GEMM)."""
         return nbytes_of((self.total_rows + self.zero_groups * self.m) * self.n, self.c_dtype)
+
+
+def _grouping(view: GemmView) -> dict[str, Any]:
+    """A grouped GEMM's ``group_m`` (groups along M) or ``group_k`` and ``zero_groups``
+    (along K): the groups with rows, ascending, and the others."""
+    ascending = sorted(view.group_sizes)
+    routed = tuple(ascending[bisect_right(ascending, 0) :])
+    if view.groups_along_k:
+        return {"group_k": routed, "zero_groups": len(ascending) - len(routed)}
+    return {"group_m": routed}
