@@ -26,8 +26,9 @@ implementation, overall and from 4k tokens up.
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass
+
+from ratio_summary import ratio_summary
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
@@ -131,9 +132,7 @@ def compare(model_name: str = "effective_roofline", hardware: str = "h100_sxm") 
 
 def summary(points: list[Point]) -> tuple[int, float, float]:
     """(count, MAPE, geometric-mean ratio) of ``points``."""
-    ratios = [p.ratio for p in points]
-    mape = sum(abs(r - 1) for r in ratios) / len(ratios)
-    return len(ratios), mape, math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+    return ratio_summary([r.ratio for r in points])
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -224,6 +224,7 @@ _KERNEL_KINDS = (
     "copy",
     "attention_prefill",
     "attention_decode",
+    "attention_decode_mla",
     "attention_backward",
     "layernorm_backward",
 )
@@ -245,6 +246,7 @@ def test_effective_roofline_kernel_models_match_golden(
             "effective_roofline/fa3/",
             "effective_roofline/fa3_bwd/",
             "effective_roofline/splitkv/",
+            "effective_roofline/flashmla/",
         )
     )
     parts = profile["energy"]

@@ -102,6 +102,23 @@ def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
     return build
 
 
+def _mla_decode(s: Sizes, d: DType) -> LocalOp:
+    """MLA's absorbed decode: one latent cache whose first ``dv`` channels are the values
+    (attr ``shared_kv``), ``rope`` more channels in the keys (DeepSeek-V3: 512 and 64)."""
+    hq, dqk = s["hkv"] * s["group"], s["dv"] + s["rope"]
+    return _op(
+        OpKind.ATTENTION_DECODE,
+        (
+            TensorSpec("input", (s["b"], hq, s["sq"], dqk), d, "q"),
+            TensorSpec("input", (s["b"], s["hkv"], s["skv"], dqk), d, "k"),
+            TensorSpec("input", (s["b"], s["hkv"], s["skv"], s["dv"]), d, "v"),
+            TensorSpec("output", (s["b"], hq, s["sq"], s["dv"]), d, "o"),
+        ),
+        causal=bool(s["causal"]),
+        shared_kv=True,
+    )
+
+
 def _attention_backward(s: Sizes, d: DType) -> LocalOp:
     """The backward op of the prefill ``_attention`` builds (docs/op_files.md)."""
     return backward_of(_attention(OpKind.ATTENTION_PREFILL)(s, d))
@@ -213,6 +230,20 @@ VARIANTS: dict[str, Builder] = {
         ),
         _grouped_wgrad,
         ("groups", "m", "hidden", "n"),
+    ),
+    "attention_decode_mla": Builder(
+        _ints(
+            b=(1, 256),
+            hkv=(1, 2),
+            group=(1, 128),
+            sq=(1, 4),
+            dv=(16, 512),
+            rope=(0, 64),
+            skv=(4, 65536),
+            causal=(0, 1),
+        ),
+        _mla_decode,
+        ("b", "group", "skv"),
     ),
     "attention_backward": Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),

@@ -158,6 +158,14 @@ _ATTENTION = (
         "FlashAttention-2/3's scheduling) or in_order (launch order, the longest blocks last, as "
         "cuDNN's fused kernels that PyTorch's SDPA runs on sm_90 behave)",
     ),
+    AttrSpec(
+        name="shared_kv",
+        kind=bool,
+        doc="the values are the first head_dim_v channels of each key row, stored once "
+        "(Multi-head Latent Attention's absorbed form, DeepSeek-V2/V3: one latent cache of "
+        "512 + 64 channels per token, V its first 512): V's bytes are neither read nor "
+        "stored apart from K's; a forward pass (default false)",
+    ),
 )
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(

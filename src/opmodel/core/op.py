@@ -12,7 +12,7 @@ from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.profile import Footprint, footprint_of
-from opmodel.core.views import OpView, build_view
+from opmodel.core.views import AttentionView, OpView, build_view
 
 __all__ = ["LocalOp", "TensorSpec", "coerce_enum"]
 
@@ -169,7 +169,11 @@ class LocalOp:
         if "warm_input" in attrs or "producer_bytes" in attrs or "producer_waves" in attrs:
             _check_warm_attrs(self, where)
         set_(self, "view", build_view(self))
-        set_(self, "footprint", footprint_of(self.tensors))
+        footprint = footprint_of(self.tensors)
+        view = self.view
+        if isinstance(view, AttentionView) and view.shared_kv:  # V is stored within K's rows
+            footprint = footprint.less_input(view.v.nbytes)
+        set_(self, "footprint", footprint)
         set_(self, "derived_cache", {})
 
     def tensors_with(self, role: TensorRole) -> tuple[TensorSpec, ...]:

@@ -42,6 +42,16 @@ class Footprint(FastValue):
     grad_bytes: int
     workspace_bytes: int
 
+    def less_input(self, nbytes: int) -> Footprint:
+        """This footprint with ``nbytes`` fewer input bytes (an input that aliases another)."""
+        return Footprint(
+            input_bytes=self.input_bytes - nbytes,
+            weight_bytes=self.weight_bytes,
+            output_bytes=self.output_bytes,
+            grad_bytes=self.grad_bytes,
+            workspace_bytes=self.workspace_bytes,
+        )
+
     @property
     def total_bytes(self) -> int:
         """All roles together."""

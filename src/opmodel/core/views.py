@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.views_attention import attention_view
 from opmodel.core.views_grouped import grouped_gemm_view
-from opmodel.core.views_matmul import AttentionView, GemmView, attention_view, gemm_view
+from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
 from opmodel.core.views_row_bwd import row_backward_view
 
 if TYPE_CHECKING:

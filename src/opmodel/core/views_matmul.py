@@ -6,7 +6,7 @@ GEMM adds a leading batch dim to A and C, and B is ``[batch, k, n]`` or broadcas
 ``[batch, heads, seq, head_dim]``; K and V may have fewer heads (GQA/MQA) if they divide Q's.
 An attention's backward pass (a ``grad`` tensor dO, phase ``train_bwd``) reads Q, K, V, O
 (inputs tagged ``q``/``k``/``v``/``o``) and dO, and writes dQ, dK, dV (outputs tagged
-``q``/``k``/``v``, shaped as Q, K, V): :func:`attention_view`.
+``q``/``k``/``v``, shaped as Q, K, V): :func:`~opmodel.core.views_attention.attention_view`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
-from opmodel.core.views_attention_bwd import backward_tensors
 
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
@@ -25,7 +24,6 @@ if TYPE_CHECKING:
 __all__ = [
     "AttentionView",
     "GemmView",
-    "attention_view",
     "causal_score_pairs",
     "gemm_dims",
     "gemm_operands",
@@ -89,11 +87,20 @@ class AttentionView:
     l2_dirty_bytes: int = 0
     # the backward pass: dO (a grad tensor shaped as O) read, dQ, dK, dV written
     grad_o: TensorSpec | None = None
+    # V is the first head_dim_v channels of each K row, stored once (attr shared_kv: MLA's
+    # absorbed form, one latent cache)
+    shared_kv: bool = False
 
     @property
     def backward(self) -> bool:
         """True for the attention's backward pass (a ``grad`` tensor dO)."""
         return self.grad_o is not None
+
+    @property
+    def kv_nbytes(self) -> int:
+        """Bytes the keys and values occupy: K's and V's, or K's alone when V is a prefix of
+        each key row (``shared_kv``)."""
+        return self.k.nbytes if self.shared_kv else self.k.nbytes + self.v.nbytes
 
     @property
     def score_pairs(self) -> int:
@@ -213,88 +220,4 @@ def gemm_view(op: LocalOp) -> GemmView:
         transpose_b=tb,
         broadcast_b=broadcast_b,
         compute_dtype=compute_dtype(op, a.dtype),
-    )
-
-
-def _qkv(op: LocalOp) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
-    inputs = op.tensors_with(TensorRole.INPUT)
-    tagged = {t.layout: t for t in inputs if t.layout in ("q", "k", "v")}
-    if len(inputs) != 3:
-        raise fail(op, f"needs three input tensors Q, K, V; got {len(inputs)}")
-    if tagged and len(tagged) != 3:
-        raise fail(op, "tag all of Q, K, V with layout q/k/v, or none (then they are in order)")
-    if tagged:
-        return tagged["q"], tagged["k"], tagged["v"]
-    return inputs[0], inputs[1], inputs[2]
-
-
-def _check_attention_shapes(
-    op: LocalOp, q: TensorSpec, k: TensorSpec, v: TensorSpec, o: TensorSpec
-) -> None:
-    """Q, K, V and O share the batch; K and V heads and sequence; Q and K the head dim; the
-    query heads are a multiple of the KV heads; O is ``[batch, heads_q, seq_q, head_dim_v]``."""
-    b, hq, sq, dqk = q.shape
-    _, hkv, skv, dk = k.shape
-    if k.shape[0] != b or v.shape[0] != b or o.shape[0] != b:
-        raise fail(op, "Q, K, V and O must share the batch dim")
-    if v.shape[1] != hkv or v.shape[2] != skv:
-        raise fail(op, f"K {list(k.shape)} and V {list(v.shape)} must share heads and seq")
-    if dk != dqk:
-        raise fail(op, f"Q head_dim {dqk} differs from K head_dim {dk}")
-    if hq % hkv:
-        raise fail(op, f"K/V heads {hkv} must divide Q heads {hq} (GQA/MQA)")
-    if o.shape != (b, hq, sq, v.shape[3]):
-        raise fail(op, f"O must be {[b, hq, sq, v.shape[3]]}; got {list(o.shape)}")
-
-
-def _attention_tensors(
-    op: LocalOp,
-) -> tuple[TensorSpec, TensorSpec, TensorSpec, TensorSpec, TensorSpec | None]:
-    """Q, K, V, O and, for the backward pass (a grad tensor), dO."""
-    if op.tensors_with(TensorRole.GRAD):
-        only_roles(op, (TensorRole.INPUT, TensorRole.GRAD, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-        (q, k, v, o), grad_o = backward_tensors(op)
-        return q, k, v, o, grad_o
-    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    q, k, v = _qkv(op)
-    return q, k, v, one(op, TensorRole.OUTPUT, "O"), None
-
-
-def attention_view(op: LocalOp) -> AttentionView:
-    """Parse and check attention Q/K/V/O (or its backward: module docstring); raise
-    OpValidationError naming the problem."""
-    q, k, v, o, grad_o = _attention_tensors(op)
-    for name, tensor in (("Q", q), ("K", k), ("V", v), ("O", o)):
-        if len(tensor.shape) != 4:
-            raise fail(
-                op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}"
-            )
-    _check_attention_shapes(op, q, k, v, o)
-    b, hq, sq, dqk = q.shape
-    _, hkv, skv, _ = k.shape
-    causal = op.attrs.get("causal", False) is True
-    if causal and sq > skv:
-        raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
-    window = op.attrs.get("window")
-    if window is not None and not causal:
-        raise fail(op, "attrs.window needs causal: true (a sliding window is a causal band)")
-    return AttentionView(
-        batch=b,
-        heads_q=hq,
-        heads_kv=hkv,
-        seq_q=sq,
-        seq_kv=skv,
-        head_dim_qk=dqk,
-        head_dim_v=v.shape[3],
-        causal=causal,
-        q=q,
-        k=k,
-        v=v,
-        o=o,
-        compute_dtype=compute_dtype(op, q.dtype),
-        window=window if isinstance(window, int) else None,
-        page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
-        in_order=op.attrs.get("cta_order") == "in_order",
-        l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
-        grad_o=grad_o,
     )

@@ -83,6 +83,8 @@ def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
 def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> OpWork:
     pairs = view.score_pairs
     batch_heads = view.batch * view.heads_q
+    if view.shared_kv:  # V is a prefix of each key row: read with K, not apart
+        read -= view.v.nbytes
     dims = (view.head_dim_qk, view.head_dim_v)
     if view.backward:  # five GEMMs; the scores' recompute and dS, and D = rowsum(dO * O)
         mm = f.attention_backward_matmul_flops(batch_heads, pairs, *dims)

@@ -69,7 +69,7 @@ def test_decode_pays_the_evicted_lines_at_dram_bandwidth_by_hand() -> None:
     # of 128 keys per CTA, each streamed longer than it computes)
     bandwidth = H200.hbm.bandwidth_bytes_per_s * H200.memory_fraction("hbm")
     fixed = H200.overhead.fixed_device_overhead_cycles / H200.compute.clock_hz
-    streamed = (kv + round(dirty)) / bandwidth
+    streamed = (kv + q + o + round(dirty)) / bandwidth  # the queries and outputs too
     drain = e.tile_cycles / H200.compute.clock_hz
     assert drain < streamed / 16
     expected = fixed + streamed + H200.hbm.latency_s + drain

@@ -79,8 +79,9 @@ def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSp
     sm = hardware.compute.sm
     assert sm is not None
     element = max(1, view.k.dtype.bits // 8)
+    kv_dims = view.head_dim_qk + (0 if view.shared_kv else view.head_dim_v)
     smem = (
-        kernel.block_q * view.head_dim_qk + kernel.block_kv * (view.head_dim_qk + view.head_dim_v)
+        kernel.block_q * view.head_dim_qk + kernel.block_kv * kv_dims
     ) * element + sm.shared_memory_reserved_per_cta_bytes
     by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
     return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // 4))
@@ -118,10 +119,10 @@ def element_bytes(tensor: TensorSpec) -> int:
 
 
 def kv_block_bytes(kernel: FlashKernel, view: AttentionView) -> int:
-    """Bytes of one key block and its value block (``block_kv`` rows of each)."""
-    return kernel.block_kv * (
-        view.head_dim_qk * element_bytes(view.k) + view.head_dim_v * element_bytes(view.v)
-    )
+    """Bytes of one key block and its value block (``block_kv`` rows of each; the key block
+    alone when the values are a prefix of its rows, ``shared_kv``)."""
+    values = 0 if view.shared_kv else view.head_dim_v * element_bytes(view.v)
+    return kernel.block_kv * (view.head_dim_qk * element_bytes(view.k) + values)
 
 
 def dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> int:

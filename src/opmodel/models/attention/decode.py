@@ -1,20 +1,24 @@
-"""Time of the split-KV (flash-decoding) attention kernel.
+"""Time of the split-KV (flash-decoding) attention kernel, and of FlashMLA on its own grid.
 
 Decode (split-KV): the query rows of a KV head's group are packed into 64-row blocks; the key
 range is split by FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): no split when
 the grid already has 80 % of twice the SM count in CTAs (FA2 doubles the count for its
 128-thread CTAs), else the fewest splits whose wave efficiency is within 85 % of the best.
 Each wave of ``c`` CTAs takes ``max(per-CTA compute, s) + L_dram + min(t_tile, s / n)``,
-``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA,
-``rate = loaded_rate(bandwidth, c x 2 x block bytes, L_dram)`` (two key/value blocks in flight
-per CTA, Little's law at DRAM's loaded latency,
+``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA
+(its share of the keys and values, which the query blocks of one KV head read side by side and
+DRAM streams once, plus its queries and outputs),
+``rate = loaded_rate(bandwidth, c x min(2 x block bytes + Q and O tiles, bytes per CTA),
+L_dram)`` (two key/value blocks in flight per CTA besides its query and output tiles, never
+more than it moves; Little's law at DRAM's loaded latency,
 :mod:`opmodel.models.shared.queueing`): a two-stage pipeline fills with a DRAM round trip and
 drains with its last block's compute, or with that block's transfer when compute bounds the
 wave. A combine pass (one more fixed overhead plus the partial
 outputs) follows a split. With a paged KV cache (attr ``page_size``) each block first reads its
 page's address from the block table (an L2 hit), so a block in flight takes ``L_dram + L_l2``,
 and the table (4 bytes per page) is read too. No loop over tiles, blocks or waves; the split
-search tries at most 128 candidates.
+search tries at most 128 candidates. FlashMLA (MLA's latent cache on sm_90) runs the same
+waves on its persistent grid (:mod:`.flashmla`).
 
 Another kernel's dirty lines (attr ``l2_dirty_bytes``; :mod:`.evaluate`) take DRAM bandwidth
 beside the blocks but not their latency: each wave's bytes term is also at least
@@ -31,6 +35,7 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import costs
 from opmodel.models.attention.evaluation import AttentionEvaluation
+from opmodel.models.attention.flashmla import FLASHMLA, flashmla_grid
 from opmodel.models.attention.kernels import DecodeGrid, FlashKernel, decode_grid
 from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.queueing import loaded_rate
@@ -52,7 +57,8 @@ class _DecodeWave:
     blocks_per_cta: int
     cta_bytes: float
     dirty_cta_bytes: float  # another kernel's dirty lines each CTA's traffic evicts
-    block_bytes: int
+    block_bytes: float  # distinct DRAM bytes of one block in flight per CTA
+    io_tile_bytes: int  # the CTA's query block, loaded at its start, and output block, stored
     block_latency_s: float  # a block in flight: DRAM, plus the block table's L2 hit if paged
     l_dram_s: float
     hbm_rate: float
@@ -61,7 +67,9 @@ class _DecodeWave:
         """A wave of ``c`` CTAs: its time, and whether compute (not the stream) bounds it."""
         # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing);
         # the dirty lines take bandwidth beside the blocks but not their latency
-        in_flight = c * _KV_BLOCKS_IN_FLIGHT * self.block_bytes
+        # (a CTA has no more in flight than it reads)
+        per_cta = _KV_BLOCKS_IN_FLIGHT * self.block_bytes + self.io_tile_bytes
+        in_flight = c * min(per_cta, self.cta_bytes)
         rate = loaded_rate(self.hbm_rate, in_flight, self.block_latency_s)
         streamed = max(
             c * self.cta_bytes / rate, c * (self.cta_bytes + self.dirty_cta_bytes) / self.hbm_rate
@@ -74,20 +82,38 @@ class _DecodeWave:
 
 
 def _decode_wave(
-    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, g: DecodeGrid, dirty: int
+    kernel: FlashKernel,
+    view: AttentionView,
+    hardware: HardwareSpec,
+    g: DecodeGrid,
+    bytes_: tuple[int, int, int],
 ) -> _DecodeWave:
-    """The split-KV kernel's wave on ``hardware`` for the grid ``g``, ``dirty`` evicted bytes."""
+    """The split-KV kernel's wave on ``hardware`` for the grid ``g``; ``bytes_``: the DRAM
+    reads (:func:`_dram_bytes`), the split partials' bytes and the dirty bytes it evicts."""
+    dram_read, split_bytes, dirty = bytes_
     sm, _fixed, l_dram, l_l2, clock = costs.common(hardware)
     tile = costs.tile_cycles(kernel, view, hardware, kernel.block_q)[0]  # padded rows
-    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    kv_bytes = view.kv_nbytes * g.kv_len // view.seq_kv
+    # the main kernel reads the queries and the block table and writes O (the combine term
+    # charges the partials, written here and read there)
+    io_bytes = dram_read - kv_bytes - split_bytes + view.o.nbytes
     return _DecodeWave(
         sm_count=sm.sm_count,
         cta_compute_s=g.tiles_per_cta * tile / clock,
         tile_s=tile / clock,
         blocks_per_cta=g.tiles_per_cta,
-        cta_bytes=(kv_bytes / (view.batch * view.heads_kv * g.splits)) * g.m_blocks,
+        # the m_blocks CTAs of a KV head's split run side by side (the query block is the
+        # grid's fastest index) and read the same key/value blocks: DRAM streams each block
+        # once, for all of them, and the L2 serves the rest; queries and outputs are the
+        # CTAs' own
+        cta_bytes=(kv_bytes + io_bytes) / g.ctas,
         dirty_cta_bytes=dirty / g.ctas,  # evicted as the CTAs' traffic allocates lines
-        block_bytes=costs.kv_block_bytes(kernel, view),
+        block_bytes=costs.kv_block_bytes(kernel, view) / g.m_blocks,
+        io_tile_bytes=kernel.block_q
+        * (
+            view.head_dim_qk * costs.element_bytes(view.q)
+            + view.head_dim_v * costs.element_bytes(view.o)
+        ),
         # paged KV: each block's address comes from the block table first (an L2 hit)
         block_latency_s=l_dram + (l_l2 if view.page_size else 0.0),
         l_dram_s=l_dram,
@@ -100,17 +126,18 @@ def evaluate_decode(
 ) -> AttentionEvaluation:
     """Time the split-KV ``kernel`` on the decode ``view`` on ``hardware`` (module docstring)."""
     sm, fixed, l_dram, _l_l2, clock = costs.common(hardware)
-    g = decode_grid(kernel, view, sm.sm_count)
+    grid = flashmla_grid if kernel.name == FLASHMLA.name else decode_grid
+    g = grid(kernel, view, sm.sm_count)
     resident = costs.resident_ctas(kernel, view, hardware)
     tile, mma, softmax, _ = costs.tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
     dram_read, split_bytes = _dram_bytes(view, g)
     dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
-    wave = _decode_wave(kernel, view, hardware, g, dirty)
+    wave = _decode_wave(kernel, view, hardware, g, (dram_read, split_bytes, dirty))
     full, tail = divmod(g.ctas, sm.sm_count * resident)
     t_full, full_compute_bound = wave.seconds(sm.sm_count * resident) if full else (0.0, False)
     t_tail, tail_compute_bound = wave.seconds(tail) if tail else (0.0, False)
     main = full * t_full + t_tail
-    combine = fixed + 2 * split_bytes / wave.hbm_rate + l_dram if g.splits > 1 else 0.0
+    combine = fixed + 2 * split_bytes / wave.hbm_rate + l_dram if g.partials else 0.0
     memory_s = main + combine
     return AttentionEvaluation(
         kernel=kernel,
@@ -129,7 +156,8 @@ def evaluate_decode(
         latency_s=fixed + memory_s,
         dram_read_bytes=dram_read,
         dram_write_bytes=view.o.nbytes + split_bytes,
-        l2_read_bytes=dram_read,
+        # each of a split's m_blocks CTAs reads its key/value blocks from L2
+        l2_read_bytes=dram_read + (g.m_blocks - 1) * (view.kv_nbytes * g.kv_len // view.seq_kv),
         issued_mma_flops=costs.issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=clock,
         dirty_write_back_bytes=dirty,
@@ -139,10 +167,10 @@ def evaluate_decode(
 def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int]:
     """DRAM reads (the queries, the KV rows the grid covers, a paged cache's block table and the
     combine pass's partials) and the split partials' bytes (0 without splits)."""
-    kv_bytes = (view.k.nbytes + view.v.nbytes) * g.kv_len // view.seq_kv
+    kv_bytes = view.kv_nbytes * g.kv_len // view.seq_kv
     # a paged cache's block table: int32 per page
     table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
-    split_bytes = g.splits * _partial_bytes(view) if g.splits > 1 else 0
+    split_bytes = g.partials * _partial_bytes(view)
     return view.q.nbytes + kv_bytes + table + split_bytes, split_bytes
 
 
@@ -157,5 +185,5 @@ def _tile_counts(g: DecodeGrid) -> TileCounts:
 
 
 def _partial_bytes(view: AttentionView) -> int:
-    """One split's fp32 partial outputs and log-sum-exps for every query row."""
-    return view.batch * view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES
+    """One request's fp32 partial outputs and log-sum-exps, for each of its query rows."""
+    return view.heads_q * view.seq_q * (view.head_dim_v + 1) * _PARTIAL_BYTES

@@ -75,7 +75,7 @@ def evaluate_attention(
     """Time ``kernel`` on the attention ``view`` on ``hardware`` (a GPU)."""
     if view.backward:
         return evaluate_backward(kernel, view, hardware)
-    if kernel.name == "splitkv":
+    if kernel.name in ("splitkv", "flashmla"):
         return evaluate_decode(kernel, view, hardware)
     return _prefill(kernel, view, hardware)
 
@@ -91,7 +91,7 @@ def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
     """(DRAM read, DRAM write, L2 read) bytes of a prefill visiting ``tiles`` tiles in all."""
-    dram_read = view.q.nbytes + view.k.nbytes + view.v.nbytes
+    dram_read = view.q.nbytes + view.kv_nbytes
     return dram_read, view.o.nbytes, view.q.nbytes + tiles * kv_block_bytes(kernel, view)
 
 

@@ -40,6 +40,7 @@ from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 
 __all__ = [
+    "FLASHMLA",
     "DecodeGrid",
     "FlashKernel",
     "async_mma_instruction",
@@ -69,6 +70,17 @@ class FlashKernel(FastValue):
     # part of the exponentials computed with FMA polynomials instead of the MUFU (Blackwell
     # kernels, FlashAttention-4), so the MUFU's 16 per cycle do not bound the tile
     emulated_exponentials: bool = False
+
+
+# FlashMLA's dense decode kernel (sm_90, attr shared_kv: MLA's one latent cache;
+# :mod:`.flashmla`): Flash_fwd_kernel_traits_mla<576, 64, 64, 8 warps>, wgmma
+FLASHMLA = FlashKernel(
+    name="flashmla",
+    block_q=64,
+    block_kv=64,
+    instruction=Instruction.WGMMA,
+    softmax_overlapped=False,
+)
 
 
 def async_mma_instruction(hardware: HardwareSpec) -> Instruction | None:
@@ -123,7 +135,8 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         softmax_overlapped=False,
     )
     if decode or view.seq_q <= DECODE_MAX_QUERY_ROWS:
-        return split
+        # MLA's shared latent cache decodes with FlashMLA on Hopper
+        return FLASHMLA if view.shared_kv and asynchronous is Instruction.WGMMA else split
     if asynchronous is not None:
         block_kv = 128 if head_dim <= 128 else 64
         return FlashKernel(
@@ -159,6 +172,9 @@ class DecodeGrid(FastValue):
     splits: int
     ctas: int
     tiles_per_cta: int
+    # one request's fp32 partial outputs, written by each piece of a request the grid cuts and
+    # merged by a combine kernel (0 when no request is cut)
+    partials: int = 0
 
 
 def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
@@ -178,4 +194,5 @@ def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> Deco
         splits=splits,
         ctas=grid * splits,
         tiles_per_cta=math.ceil(kv_blocks / splits),
+        partials=view.batch * splits if splits > 1 else 0,
     )

@@ -1,0 +1,180 @@
+"""MLA decode (FlashMLA, attr ``shared_kv``) against published H100 times and DeepSeek's peak.
+
+Usage: python scripts/compare_published_mla.py [--model effective_roofline]
+       [--hardware h100_sxm]
+
+Times: the output of FlashMLA's ``tests/test_flash_mla.py`` on an H100 80GB (Modal's H100,
+PyTorch 2.6.0, CUDA 12.6, FlashMLA at its 2025-02-24 release), posted in ai-bot-pro/achatbot
+pull request #123 ("feat: add deepseek flash mal bench on modal H100", 2025-02-24,
+https://github.com/ai-bot-pro/achatbot/pull/123) and in deepseek-ai/FlashMLA issue #19. The
+test decodes batch 128 against a paged bf16 latent cache (64-token pages) of ``mean_sk`` =
+4,096 tokens per request, one KV head of 576 channels, values its first 512, ``h_q`` query
+heads and ``s_q`` query tokens with a causal mask, timed with ``triton.testing.do_bench``
+(which zeroes a 256 MiB buffer before each run: ``l2_dirty_bytes``) around the split-KV kernel
+and its combine kernel. Rows with ``varlen=False`` have every request at 4,096 tokens: these
+are the validation. The ``varlen=True`` rows draw each request's length from a normal
+distribution (mean 4,096, deviation 2,048); the model sees them at the mean length, so they
+are printed apart and not counted. The posted figures have three significant digits.
+
+Peak: DeepSeek states up to 660 TFLOP/s for the compute-bound configurations on an H800 SXM5
+whose clock throttles to about 1,600 MHz (FlashMLA README and
+docs/20250422-new-kernel-deep-dive.md); the H800 has the H100 SXM5's SMs and HBM3. The script
+prints the model's throughput at 1,600 MHz for h_q = 128 (DeepSeek's decode setting) beside it:
+a ceiling to stay near, not a measurement per configuration.
+
+Each case is also predicted without ``shared_kv`` (V as a separate tensor, an ordinary MQA
+decode): what a user who lowers MLA's absorbed decode as plain attention would get.
+Nothing is fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+from dataclasses import dataclass
+
+from ratio_summary import ratio_summary
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+BATCH = 128
+MEAN_SK = 4096
+HEAD_DIM_QK = 576  # 512 latent channels + 64 rotary
+HEAD_DIM_V = 512
+PAGE_TOKENS = 64
+DO_BENCH_FLUSH_BYTES = 256 * 2**20  # triton.testing.do_bench's cache-clearing buffer
+
+# (h_q, s_q, varlen) -> ms, as posted (ai-bot-pro/achatbot#123)
+PUBLISHED_H100_MS: dict[tuple[int, int, bool], float] = {
+    (16, 1, False): 0.215,
+    (16, 1, True): 0.231,
+    (16, 2, False): 0.218,
+    (16, 2, True): 0.241,
+    (32, 1, False): 0.218,
+    (32, 1, True): 0.246,
+    (32, 2, False): 0.223,
+    (32, 2, True): 0.248,
+    (64, 1, False): 0.223,
+    (64, 1, True): 0.246,
+}
+H800_PEAK_TFLOPS = 660.0  # FlashMLA README, compute-bound, H800 SXM5, CUDA 12.8
+H800_CLOCK_HZ = 1.6e9  # "reducing to ~1600 MHz in our case" (the deep-dive note)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One published case and the model's times for it."""
+
+    heads_q: int
+    seq_q: int
+    varlen: bool
+    published_ms: float
+    predicted_ms: float
+    unshared_ms: float  # the same decode without shared_kv
+
+    @property
+    def ratio(self) -> float:
+        return self.predicted_ms / self.published_ms
+
+
+def mla_decode_op(
+    heads_q: int, seq_q: int, seq_kv: int = MEAN_SK, *, shared: bool = True
+) -> LocalOp:
+    """The test's decode: batch 128, one latent KV head, a paged bf16 cache, causal."""
+
+    def tensor(role: TensorRole, shape: tuple[int, ...], layout: str) -> TensorSpec:
+        return TensorSpec(role, shape, DType.BF16, layout=layout)
+
+    return LocalOp(
+        name="mla_decode",
+        kind=OpKind.ATTENTION_DECODE,
+        phase=Phase.DECODE,
+        tensors=(
+            tensor(TensorRole.INPUT, (BATCH, heads_q, seq_q, HEAD_DIM_QK), "q"),
+            tensor(TensorRole.INPUT, (BATCH, 1, seq_kv, HEAD_DIM_QK), "k"),
+            tensor(TensorRole.INPUT, (BATCH, 1, seq_kv, HEAD_DIM_V), "v"),
+            tensor(TensorRole.OUTPUT, (BATCH, heads_q, seq_q, HEAD_DIM_V), "o"),
+        ),
+        attrs={
+            "shared_kv": shared,
+            "causal": True,
+            "page_size": PAGE_TOKENS,
+            "l2_dirty_bytes": DO_BENCH_FLUSH_BYTES,
+        },
+    )
+
+
+def compare(model_name: str = "effective_roofline", hardware: str = "h100_sxm") -> list[Row]:
+    """Every published H100 case with the model's time, with and without ``shared_kv``."""
+    model, spec = get_model(model_name), load_hardware(hardware)
+    rows = []
+    for (heads_q, seq_q, varlen), published in PUBLISHED_H100_MS.items():
+        shared = model.predict(mla_decode_op(heads_q, seq_q), spec).latency_s
+        unshared = model.predict(mla_decode_op(heads_q, seq_q, shared=False), spec).latency_s
+        rows.append(Row(heads_q, seq_q, varlen, published, 1e3 * shared, 1e3 * unshared))
+    return rows
+
+
+def peak_tflops(
+    model_name: str = "effective_roofline", hardware: str = "h100_sxm"
+) -> list[tuple[int, int, float]]:
+    """(s_q, s_k, model TFLOP/s) at h_q = 128 on ``hardware`` at the H800's throttled clock,
+    FLOPs counted as the test does: ``2 b s_q s_k h_q (d_qk + d_v)``."""
+    model, spec = get_model(model_name), load_hardware(hardware).at_clock(H800_CLOCK_HZ)
+    points = []
+    for seq_q in (1, 2):
+        for seq_kv in (4096, 8192, 16384):
+            op = mla_decode_op(128, seq_q, seq_kv)
+            flops = 2 * BATCH * seq_q * seq_kv * 128 * (HEAD_DIM_QK + HEAD_DIM_V)
+            points.append((seq_q, seq_kv, flops / model.predict(op, spec).latency_s / 1e12))
+    return points
+
+
+def summary(rows: list[Row]) -> tuple[int, float, float]:
+    """(count, MAPE, geometric-mean ratio) of ``rows``."""
+    return ratio_summary([r.ratio for r in rows])
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="effective_roofline")
+    parser.add_argument("--hardware", default="h100_sxm")
+    args = parser.parse_args(argv)
+    rows = compare(args.model, args.hardware)
+    print(f"{args.model} on {args.hardware} / FlashMLA on an H100 (ai-bot-pro/achatbot#123)")
+    print(
+        f"{'h_q':>4s} {'s_q':>4s} {'varlen':>7s} {'ms':>7s} {'model':>7s} {'ratio':>6s}"
+        f" {'no shared_kv':>13s}"
+    )
+    for r in rows:
+        print(
+            f"{r.heads_q:4d} {r.seq_q:4d} {r.varlen!s:>7s} {r.published_ms:7.3f}"
+            f" {r.predicted_ms:7.3f} {r.ratio:6.2f} {r.unshared_ms / r.published_ms:12.2f}x"
+        )
+    for label, chosen in (
+        ("validation (varlen=False)", [r for r in rows if not r.varlen]),
+        ("varlen=True at the mean length", [r for r in rows if r.varlen]),
+    ):
+        n, mape, geomean = summary(chosen)
+        print(f"{label:32s} n={n}  MAPE {100 * mape:4.1f} %  geomean {geomean:.3f}")
+    unshared = [r.unshared_ms / r.published_ms for r in rows if not r.varlen]
+    geomean = math.exp(sum(map(math.log, unshared)) / len(unshared))
+    print(f"without shared_kv (varlen=False): geomean {geomean:.3f}")
+    clock_mhz = H800_CLOCK_HZ / 1e6
+    print(
+        f"h_q = 128 at {clock_mhz:.0f} MHz (DeepSeek: up to {H800_PEAK_TFLOPS:.0f} TFLOP/s, H800)"
+    )
+    for seq_q, seq_kv, tflops in peak_tflops(args.model, args.hardware):
+        ratio = tflops / H800_PEAK_TFLOPS
+        print(f"  s_q={seq_q} s_k={seq_kv:5d}: {tflops:5.0f} TFLOP/s ({ratio:.2f}x)")
+    return 0
+
+
+if __name__ == "__main__":
+    from script_errors import run
+
+    run("compare_published_mla", main)
