@@ -88,15 +88,12 @@ def _decode_wave(
     g: DecodeGrid,
     bytes_: tuple[int, int, int],
 ) -> _DecodeWave:
-    """The split-KV kernel's wave on ``hardware`` for the grid ``g``; ``bytes_``: the DRAM
-    reads (:func:`_dram_bytes`), the split partials' bytes and the dirty bytes it evicts."""
-    dram_read, split_bytes, dirty = bytes_
+    """The split-KV kernel's wave on ``hardware`` for the grid ``g``; ``bytes_``: the keys and
+    values it reads, its other DRAM bytes (queries, block table and O; the combine term charges
+    the partials, written here and read there) and the dirty bytes it evicts."""
+    kv_bytes, io_bytes, dirty = bytes_
     sm, _fixed, l_dram, l_l2, clock = costs.common(hardware)
     tile = costs.tile_cycles(kernel, view, hardware, kernel.block_q)[0]  # padded rows
-    kv_bytes = view.kv_nbytes * g.kv_len // view.seq_kv
-    # the main kernel reads the queries and the block table and writes O (the combine term
-    # charges the partials, written here and read there)
-    io_bytes = dram_read - kv_bytes - split_bytes + view.o.nbytes
     return _DecodeWave(
         sm_count=sm.sm_count,
         cta_compute_s=g.tiles_per_cta * tile / clock,
@@ -126,13 +123,13 @@ def evaluate_decode(
 ) -> AttentionEvaluation:
     """Time the split-KV ``kernel`` on the decode ``view`` on ``hardware`` (module docstring)."""
     sm, fixed, l_dram, _l_l2, clock = costs.common(hardware)
-    grid = flashmla_grid if kernel.name == FLASHMLA.name else decode_grid
-    g = grid(kernel, view, sm.sm_count)
+    g = (flashmla_grid if kernel.name == FLASHMLA.name else decode_grid)(kernel, view, sm.sm_count)
     resident = costs.resident_ctas(kernel, view, hardware)
     tile, mma, softmax, _ = costs.tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
-    dram_read, split_bytes = _dram_bytes(view, g)
+    kv_bytes, other_read, split_bytes = _dram_bytes(view, g)
+    dram_read = kv_bytes + other_read + split_bytes
     dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
-    wave = _decode_wave(kernel, view, hardware, g, (dram_read, split_bytes, dirty))
+    wave = _decode_wave(kernel, view, hardware, g, (kv_bytes, other_read + view.o.nbytes, dirty))
     full, tail = divmod(g.ctas, sm.sm_count * resident)
     t_full, full_compute_bound = wave.seconds(sm.sm_count * resident) if full else (0.0, False)
     t_tail, tail_compute_bound = wave.seconds(tail) if tail else (0.0, False)
@@ -157,21 +154,20 @@ def evaluate_decode(
         dram_read_bytes=dram_read,
         dram_write_bytes=view.o.nbytes + split_bytes,
         # each of a split's m_blocks CTAs reads its key/value blocks from L2
-        l2_read_bytes=dram_read + (g.m_blocks - 1) * (view.kv_nbytes * g.kv_len // view.seq_kv),
+        l2_read_bytes=dram_read + (g.m_blocks - 1) * kv_bytes,
         issued_mma_flops=costs.issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
         sm_clock_hz=clock,
         dirty_write_back_bytes=dirty,
     )
 
 
-def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int]:
-    """DRAM reads (the queries, the KV rows the grid covers, a paged cache's block table and the
-    combine pass's partials) and the split partials' bytes (0 without splits)."""
+def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int, int]:
+    """DRAM reads, in three parts: the KV rows the grid covers; the queries and a paged cache's
+    block table; the split partials the combine pass reads (0 without a cut request)."""
     kv_bytes = view.kv_nbytes * g.kv_len // view.seq_kv
     # a paged cache's block table: int32 per page
     table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
-    split_bytes = g.partials * _partial_bytes(view)
-    return view.q.nbytes + kv_bytes + table + split_bytes, split_bytes
+    return kv_bytes, view.q.nbytes + table, g.partials * _partial_bytes(view)
 
 
 def _tile_counts(g: DecodeGrid) -> TileCounts:

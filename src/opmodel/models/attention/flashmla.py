@@ -30,7 +30,7 @@ from __future__ import annotations
 import math
 
 from opmodel.core.views_matmul import AttentionView
-from opmodel.models.attention.kernels import FLASHMLA, DecodeGrid, FlashKernel
+from opmodel.models.attention.kernels import FLASHMLA, DecodeGrid, FlashKernel, decode_blocks
 
 __all__ = ["FLASHMLA", "flashmla_grid"]
 
@@ -39,11 +39,8 @@ _FIXED_OVERHEAD_BLOCKS = 5  # Config::FIXED_OVERHEAD_NUM_BLOCKS, get_mla_metadat
 
 def flashmla_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
     """FlashMLA's persistent grid for ``view`` on ``sm_count`` SMs (module docstring)."""
-    group = max(1, view.heads_q // max(1, view.heads_kv))
-    m_blocks = math.ceil(view.seq_q * group / kernel.block_q)
+    m_blocks, kv_len, kv_blocks = decode_blocks(kernel, view)
     parts = max(1, sm_count // view.heads_kv // m_blocks)
-    kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
-    kv_blocks = math.ceil(kv_len / kernel.block_kv)
     # get_mla_metadata's units: a request's key blocks plus a fixed overhead; each part takes
     # a payload of the mean share plus one overhead, so the last parts may stay empty
     total = view.batch * (kv_blocks + _FIXED_OVERHEAD_BLOCKS)

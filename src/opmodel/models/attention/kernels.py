@@ -44,6 +44,7 @@ __all__ = [
     "DecodeGrid",
     "FlashKernel",
     "async_mma_instruction",
+    "decode_blocks",
     "decode_grid",
     "flash_kernel",
     "num_splits",
@@ -177,14 +178,18 @@ class DecodeGrid(FastValue):
     partials: int = 0
 
 
-def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
-    """Split-KV decode's grid for ``view`` on ``sm_count`` SMs (module docstring)."""
+def decode_blocks(kernel: FlashKernel, view: AttentionView) -> tuple[int, int, int]:
+    """(query blocks per KV head, keys read, key blocks) of a decode kernel's grid."""
     group = max(1, view.heads_q // max(1, view.heads_kv))
     rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
-    m_blocks = math.ceil(rows / kernel.block_q)
     # a sliding window reads only the last window + seq_q - 1 keys
     kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
-    kv_blocks = math.ceil(kv_len / kernel.block_kv)
+    return math.ceil(rows / kernel.block_q), kv_len, math.ceil(kv_len / kernel.block_kv)
+
+
+def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
+    """Split-KV decode's grid for ``view`` on ``sm_count`` SMs (module docstring)."""
+    m_blocks, kv_len, kv_blocks = decode_blocks(kernel, view)
     grid = view.batch * view.heads_kv * m_blocks
     splits = num_splits(grid, split_slots(sm_count), kv_blocks)
     return DecodeGrid.make(
