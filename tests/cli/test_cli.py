@@ -213,20 +213,9 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 _KERNEL_KINDS = (
-    "softmax",
-    "layernorm",
-    "rmsnorm",
-    "rmsnorm_warm",
-    "rope",
-    "elementwise",
-    "reduction",
-    "embedding",
-    "copy",
-    "attention_prefill",
-    "attention_decode",
-    "attention_decode_mla",
-    "attention_backward",
-    "layernorm_backward",
+    *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
+    *("embedding", "copy", "layernorm_backward"),
+    *(f"attention_{k}" for k in ("prefill", "decode", "decode_mla", "decode_varlen", "backward")),
 )
 
 

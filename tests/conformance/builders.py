@@ -119,6 +119,29 @@ def _mla_decode(s: Sizes, d: DType) -> LocalOp:
     )
 
 
+def _varlen_decode(s: Sizes, d: DType) -> LocalOp:
+    """A decode batch whose requests hold different numbers of keys (attr ``kv_lengths``):
+    request ``i`` holds ``sq + extra x (1 + 7919 i mod b) / b`` of a capacity ``sq + extra``
+    (spread over the whole range, every one growing with ``extra``), in a paged cache when
+    ``paged``."""
+    b, sq, extra = s["b"], s["sq"], s["extra_kv"]
+    lengths = [sq + extra * (1 + (7919 * i) % b) // b for i in range(b)]
+    hq, skv = s["hkv"] * s["group"], sq + extra
+    paged = {"page_size": 16} if s["paged"] else {}
+    return _op(
+        OpKind.ATTENTION_DECODE,
+        (
+            TensorSpec("input", (b, hq, sq, s["d"]), d, "q"),
+            TensorSpec("input", (b, s["hkv"], skv, s["d"]), d, "k"),
+            TensorSpec("input", (b, s["hkv"], skv, s["d"]), d, "v"),
+            TensorSpec("output", (b, hq, sq, s["d"]), d, "o"),
+        ),
+        causal=bool(s["causal"]),
+        kv_lengths=lengths,
+        **paged,
+    )
+
+
 def _attention_backward(s: Sizes, d: DType) -> LocalOp:
     """The backward op of the prefill ``_attention`` builds (docs/op_files.md)."""
     return backward_of(_attention(OpKind.ATTENTION_PREFILL)(s, d))
@@ -244,6 +267,20 @@ VARIANTS: dict[str, Builder] = {
         ),
         _mla_decode,
         ("b", "group", "skv"),
+    ),
+    "attention_decode_varlen": Builder(
+        _ints(
+            b=(1, 128),
+            hkv=(1, 8),
+            group=(1, 16),
+            d=(16, 256),
+            causal=(0, 1),
+            sq=(1, 4),
+            extra_kv=(0, 65536),
+            paged=(0, 1),
+        ),
+        _varlen_decode,
+        ("hkv", "extra_kv"),
     ),
     "attention_backward": Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),

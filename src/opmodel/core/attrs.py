@@ -167,6 +167,16 @@ _ATTENTION = (
         "stored apart from K's; a forward pass (default false)",
     ),
 )
+_KV_LENGTHS = AttrSpec(
+    name="kv_lengths",
+    kind=tuple,
+    minimum=1,
+    doc="keys each request of the batch holds in its cache, one entry per batch row (a batch "
+    "of requests at different context lengths, as a serving engine's decode step runs them): "
+    "each at most K's seq dim (the cache's capacity per request) and, with causal, at least "
+    "the query tokens; a request's queries see its last keys (bottom-right). Default: every "
+    "request holds K's seq dim of keys",
+)
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(
     name="implementation",
@@ -243,7 +253,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.BATCHED_GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.GROUPED_GEMM, (*_GEMM, _GROUPED, _L2_DIRTY)),
         (OpKind.ATTENTION_PREFILL, (*_ATTENTION, _L2_DIRTY)),
-        (OpKind.ATTENTION_DECODE, (*_ATTENTION, _L2_DIRTY)),
+        (OpKind.ATTENTION_DECODE, (*_ATTENTION, _KV_LENGTHS, _L2_DIRTY)),
         (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
         (OpKind.LAYERNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),

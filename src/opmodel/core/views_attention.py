@@ -74,8 +74,7 @@ def attention_view(op: LocalOp) -> AttentionView:
                 op, f"{name} must be [batch, heads, seq, head_dim]; got {list(tensor.shape)}"
             )
     _check_attention_shapes(op, q, k, v, o)
-    b, hq, sq, dqk = q.shape
-    _, hkv, skv, _ = k.shape
+    (b, hq, sq, dqk), (_, hkv, skv, _) = q.shape, k.shape
     causal = op.attrs.get("causal", False) is True
     if causal and sq > skv:
         raise fail(op, f"causal attention needs seq_q <= seq_kv (got {sq} > {skv})")
@@ -105,7 +104,36 @@ def attention_view(op: LocalOp) -> AttentionView:
         l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
         grad_o=grad_o,
         shared_kv=shared_kv,
+        kv_lengths=_kv_lengths(op, b, sq, skv, causal),
     )
+
+
+def _kv_lengths(
+    op: LocalOp, batch: int, seq_q: int, seq_kv: int, causal: bool
+) -> tuple[int, ...] | None:
+    """Attr ``kv_lengths`` (attention_decode): one entry per request, at most K's seq dim and,
+    causal, at least the query tokens; ``None`` when absent."""
+    given = op.attrs.get("kv_lengths")
+    if given is None:
+        return None
+    assert isinstance(given, tuple)  # validated and frozen by LocalOp
+    if len(given) != batch:
+        raise fail(
+            op, f"attrs.kv_lengths: needs one entry per request (batch {batch}); got {len(given)}"
+        )
+    if (longest := max(given)) > seq_kv:
+        raise fail(
+            op,
+            f"attrs.kv_lengths: {longest} exceeds K's seq dim {seq_kv} (the cache's capacity "
+            "per request)",
+        )
+    if causal and (shortest := min(given)) < seq_q:
+        raise fail(
+            op,
+            f"attrs.kv_lengths: {shortest} is shorter than the {seq_q} query tokens (causal "
+            "attention needs seq_q <= each request's keys)",
+        )
+    return given
 
 
 def _check_shared_kv(op: LocalOp, k: TensorSpec, v: TensorSpec, grad_o: TensorSpec | None) -> None:

@@ -90,6 +90,9 @@ class AttentionView:
     # V is the first head_dim_v channels of each K row, stored once (attr shared_kv: MLA's
     # absorbed form, one latent cache)
     shared_kv: bool = False
+    # keys each request holds (attr kv_lengths: a decode batch at different context lengths);
+    # None: every request holds seq_kv
+    kv_lengths: tuple[int, ...] | None = None
 
     @property
     def backward(self) -> bool:
@@ -104,12 +107,35 @@ class AttentionView:
 
     @property
     def score_pairs(self) -> int:
-        """Valid (query, key) pairs per (batch, head): the softmax elements actually computed."""
+        """Valid (query, key) pairs per (batch, head): the softmax elements actually computed
+        (of a request holding ``seq_kv`` keys; :attr:`batch_score_pairs` sums the batch)."""
+        return self.pairs_for(self.seq_kv)
+
+    @property
+    def batch_score_pairs(self) -> int:
+        """Valid (query, key) pairs per head, summed over the batch's requests (each at its own
+        length with ``kv_lengths``)."""
+        if self.kv_lengths is None:
+            return self.batch * self.score_pairs
         if not self.causal:
-            return self.seq_q * self.seq_kv
+            return self.seq_q * sum(self.kv_lengths)
+        if self.window is None:  # causal_score_pairs summed (every length holds seq_q keys)
+            sq, batch = self.seq_q, self.batch
+            return sq * sum(self.kv_lengths) - batch * sq * sq + batch * sq * (sq + 1) // 2
+        return sum(self.pairs_for(length) for length in self.kv_lengths)
+
+    @property
+    def kv_tokens(self) -> int:
+        """Keys held by the batch's requests, summed: ``batch x seq_kv`` or ``sum(kv_lengths)``."""
+        return self.batch * self.seq_kv if self.kv_lengths is None else sum(self.kv_lengths)
+
+    def pairs_for(self, keys: int) -> int:
+        """Valid (query, key) pairs per head of one request holding ``keys`` keys."""
+        if not self.causal:
+            return self.seq_q * keys
         if self.window is not None:
-            return windowed_score_pairs(self.seq_q, self.seq_kv, self.window)
-        return causal_score_pairs(self.seq_q, self.seq_kv)
+            return windowed_score_pairs(self.seq_q, keys, self.window)
+        return causal_score_pairs(self.seq_q, keys)
 
 
 def causal_score_pairs(seq_q: int, seq_kv: int) -> int:

@@ -81,19 +81,19 @@ def _gemm_work(op: LocalOp, view: GemmView, read: int, write: int) -> OpWork:
 
 
 def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> OpWork:
-    pairs = view.score_pairs
-    batch_heads = view.batch * view.heads_q
+    # pairs per head over the batch (each request at its own length with kv_lengths)
+    pairs, heads = view.batch_score_pairs, view.heads_q
     if view.shared_kv:  # V is a prefix of each key row: read with K, not apart
         read -= view.v.nbytes
+    if view.kv_lengths is not None:  # a request's cache rows past its length are not read
+        read -= view.kv_nbytes - view.kv_nbytes * view.kv_tokens // (view.batch * view.seq_kv)
     dims = (view.head_dim_qk, view.head_dim_v)
     if view.backward:  # five GEMMs; the scores' recompute and dS, and D = rowsum(dO * O)
-        mm = f.attention_backward_matmul_flops(batch_heads, pairs, *dims)
-        vector = (
-            f.ATTENTION_BACKWARD_FLOPS_PER_SCORE * batch_heads * pairs + 2 * view.o.num_elements
-        )
+        mm = f.attention_backward_matmul_flops(heads, pairs, *dims)
+        vector = f.ATTENTION_BACKWARD_FLOPS_PER_SCORE * heads * pairs + 2 * view.o.num_elements
     else:
-        mm = f.attention_matmul_flops(batch_heads, pairs, *dims)
-        vector = f.softmax_flops(batch_heads * pairs)
+        mm = f.attention_matmul_flops(heads, pairs, *dims)
+        vector = f.softmax_flops(heads * pairs)
     return OpWork(
         matmul_flops=mm,
         matmul_dtype=view.compute_dtype,

@@ -12,7 +12,7 @@ from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import OpValidationError
 from opmodel.formulas.work import op_work
 from opmodel.models import get_model
-from opmodel.models.attention.flashmla import flashmla_grid
+from opmodel.models.attention.flashmla import flashmla_grid, schedule
 from opmodel.models.attention.kernels import FLASHMLA
 from tests.models.attention.ops import A100, H100, MODEL, evaluation
 
@@ -93,31 +93,40 @@ def test_flashmla_runs_on_hopper_only_for_a_shared_cache() -> None:
 def test_flashmla_grid_by_hand() -> None:
     """Batch 128, 128 heads, one token, 4,096 keys on 132 SMs: 128 packed rows make 2 blocks of
     64, so 132 // 1 // 2 = 66 parts; 128 x (64 + 5) = 8,832 units, a payload of ceil(8832 / 66)
-    + 5 = 139, so ceil(8832 / 139) = 64 parts get work: 2 x 64 = 128 CTAs of 128 x 64 / 64 =
-    128 key blocks; the 63 cuts split 63 requests: 126 partial pieces."""
+    + 5 = 139: each part takes two whole requests (138 units; the 1 left holds no block beside
+    the 5), so 64 parts get work, 2 x 64 = 128 CTAs of 128 key blocks in 2 pieces, none cut."""
     g = flashmla_grid(FLASHMLA, mla().view, 132)  # type: ignore[arg-type]
     assert (g.m_blocks, g.kv_blocks, g.ctas, g.tiles_per_cta) == (2, 64, 128, 128)
-    assert (g.partials, g.splits) == (126, 1)
+    assert (g.partials, g.splits, g.longest_tiles, g.longest_pieces) == (0, 1, 128, 2)
     # 8 requests, 16 heads: one block of rows, 132 parts; 8 x 69 = 552 units, payload 5 + 5 =
-    # 10, 56 parts used, 10 blocks per CTA, 55 + 8 pieces, 7 per request
+    # 10: a part cuts 5 blocks off a request (12 times), the 13th takes its last 4 (9 units)
+    # and the 1 left holds none of the next; 8 x 13 = 104 parts, every piece a partial
     small = flashmla_grid(FLASHMLA, mla(8, 16).view, 132)  # type: ignore[arg-type]
-    assert (small.m_blocks, small.ctas, small.tiles_per_cta) == (1, 56, 10)
-    assert (small.partials, small.splits) == (63, 7)
+    assert (small.m_blocks, small.ctas, small.tiles_per_cta) == (1, 104, 5)
+    assert (small.partials, small.splits, small.longest_tiles) == (104, 13, 5)
     # one key: one unit of work and no cut
     tiny = flashmla_grid(FLASHMLA, mla(1, 16, 1, 1).view, 132)  # type: ignore[arg-type]
     assert (tiny.ctas, tiny.tiles_per_cta, tiny.partials) == (1, 1, 0)
 
 
+def test_flashmla_schedule_by_hand() -> None:
+    """get_mla_metadata's walk over blocks (3, 70, 1) for 2 parts: 74 blocks + 3 x 5 = 89 units,
+    payload ceil(89 / 2) + 5 = 50. Part 0 takes request 0 (8 units, 42 left) and cuts 37
+    blocks off request 1 (42 - 5); part 1 takes its last 33 (38 units) and request 2 (6): the
+    busiest part holds 40 blocks in 2 pieces, and request 1's 2 pieces are partials."""
+    assert schedule((3, 70, 1), 2) == (2, 40, 2, 2)
+    # one part takes everything, uncut
+    assert schedule((3, 70, 1), 1) == (1, 74, 3, 0)
+
+
 def test_flashmla_reads_the_latent_cache_once() -> None:
-    """DRAM reads: Q, the cache (K only, contiguous: no block table), and the 126 partial
-    pieces of 128 rows x 513 fp32 values the combine reads; the L2 serves each key block to
-    both query blocks of its part."""
+    """DRAM reads: Q and the cache (K only, contiguous: no block table); no request is cut, so
+    no partial outputs; the L2 serves each key block to both query blocks of its part."""
     e = evaluation(mla(), H100)
     q, k = 128 * 128 * 576 * 2, 128 * 4096 * 576 * 2
-    partials = 126 * 128 * 513 * 4
-    assert e.dram_read_bytes == q + k + partials
-    assert e.l2_read_bytes == q + 2 * k + partials
-    assert e.dram_write_bytes == 128 * 128 * 512 * 2 + partials
+    assert e.dram_read_bytes == q + k
+    assert e.l2_read_bytes == q + 2 * k
+    assert e.dram_write_bytes == 128 * 128 * 512 * 2
 
 
 def test_query_blocks_of_one_head_stream_its_keys_once() -> None:

@@ -20,6 +20,11 @@ and the table (4 bytes per page) is read too. No loop over tiles, blocks or wave
 search tries at most 128 candidates. FlashMLA (MLA's latent cache on sm_90) runs the same
 waves on its persistent grid (:mod:`.flashmla`).
 
+The kernel takes at least one wave of CTAs each as long as its busiest, plus a DRAM round
+trip for each further request piece that CTA starts: requests of different lengths (attr
+``kv_lengths``) leave the split-KV CTAs of short requests with fewer blocks, and FlashMLA's
+parts differ (docs/models/attention.md, "Requests of different lengths").
+
 Another kernel's dirty lines (attr ``l2_dirty_bytes``; :mod:`.evaluate`) take DRAM bandwidth
 beside the blocks but not their latency: each wave's bytes term is also at least
 ``c x (bytes per CTA + dirty bytes per CTA) / bandwidth``, the lines spread over the CTAs as
@@ -29,7 +34,7 @@ their traffic allocates them.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
@@ -130,12 +135,10 @@ def evaluate_decode(
     dram_read = kv_bytes + other_read + split_bytes
     dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
     wave = _decode_wave(kernel, view, hardware, g, (kv_bytes, other_read + view.o.nbytes, dirty))
-    full, tail = divmod(g.ctas, sm.sm_count * resident)
-    t_full, full_compute_bound = wave.seconds(sm.sm_count * resident) if full else (0.0, False)
-    t_tail, tail_compute_bound = wave.seconds(tail) if tail else (0.0, False)
-    main = full * t_full + t_tail
-    combine = fixed + 2 * split_bytes / wave.hbm_rate + l_dram if g.partials else 0.0
-    memory_s = main + combine
+    main, compute_bound = _main_kernel(wave, g, sm.sm_count * resident)
+    # FlashMLA launches its combine kernel after every call; FA2 only after a split
+    merged = g.partials or kernel.name == FLASHMLA.name
+    memory_s = main + (fixed + 2 * split_bytes / wave.hbm_rate + l_dram if merged else 0.0)
     return AttentionEvaluation(
         kernel=kernel,
         tiles=_tile_counts(g),
@@ -149,7 +152,7 @@ def evaluate_decode(
         compute_s=math.ceil(g.ctas / sm.sm_count) * wave.cta_compute_s,
         dram_s=memory_s,
         l2_s=0.0,
-        limiter="compute" if (full_compute_bound if full else tail_compute_bound) else "dram",
+        limiter="compute" if compute_bound else "dram",
         latency_s=fixed + memory_s,
         dram_read_bytes=dram_read,
         dram_write_bytes=view.o.nbytes + split_bytes,
@@ -161,13 +164,39 @@ def evaluate_decode(
     )
 
 
+def _main_kernel(wave: _DecodeWave, g: DecodeGrid, slots: int) -> tuple[float, bool]:
+    """The main kernel's waves of ``slots`` CTAs and its tail, at least one wave of CTAs as long
+    as the busiest (module docstring); and whether compute bounds its first wave."""
+    full, tail = divmod(g.ctas, slots)
+    t_full, full_compute_bound = wave.seconds(slots) if full else (0.0, False)
+    t_tail, tail_compute_bound = wave.seconds(tail) if tail else (0.0, False)
+    main = max(full * t_full + t_tail, _busiest_wave(wave, g, min(g.ctas, slots)))
+    return main, full_compute_bound if full else tail_compute_bound
+
+
+def _busiest_wave(wave: _DecodeWave, g: DecodeGrid, c: int) -> float:
+    """A wave of ``c`` CTAs each holding the busiest CTA's key blocks (and its share of the other
+    bytes), plus a DRAM round trip for each further request piece it starts (its pipeline
+    fills again); 0 when every CTA holds the mean."""
+    if g.longest_tiles <= g.tiles_per_cta and g.longest_pieces <= 1:
+        return 0.0
+    scale = g.longest_tiles / g.tiles_per_cta
+    busiest = replace(
+        wave,
+        cta_compute_s=wave.cta_compute_s * scale,
+        blocks_per_cta=g.longest_tiles,
+        cta_bytes=wave.cta_bytes * scale,
+        dirty_cta_bytes=wave.dirty_cta_bytes * scale,
+    )
+    return busiest.seconds(c)[0] + (g.longest_pieces - 1) * wave.l_dram_s
+
+
 def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int, int]:
     """DRAM reads, in three parts: the KV rows the grid covers; the queries and a paged cache's
     block table; the split partials the combine pass reads (0 without a cut request)."""
-    kv_bytes = view.kv_nbytes * g.kv_len // view.seq_kv
+    kv_bytes = view.kv_nbytes * g.keys_read // (view.batch * view.seq_kv)
     # a paged cache's block table: int32 per page
-    table = view.batch * math.ceil(g.kv_len / view.page_size) * 4 if view.page_size else 0
-    return kv_bytes, view.q.nbytes + table, g.partials * _partial_bytes(view)
+    return kv_bytes, view.q.nbytes + 4 * g.table_entries, g.partials * _partial_bytes(view)
 
 
 def _tile_counts(g: DecodeGrid) -> TileCounts:
