@@ -215,7 +215,10 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
 _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     *("embedding", "copy", "layernorm_backward"),
-    *(f"attention_{k}" for k in ("prefill", "decode", "decode_mla", "decode_varlen", "backward")),
+    *(
+        f"attention_{k}"
+        for k in ("prefill", "prefill_packed", "decode", "decode_mla", "decode_varlen", "backward")
+    ),
 )
 
 

@@ -11,6 +11,13 @@ from dataclasses import dataclass
 from hypothesis import strategies as st
 
 from opmodel import DType, LocalOp, OpKind, TensorSpec, backward_of
+from tests.conformance.builders_attention import (
+    attention,
+    attention_backward,
+    mla_decode,
+    packed_prefill,
+    varlen_decode,
+)
 
 Sizes = dict[str, int]
 
@@ -85,68 +92,6 @@ def _grouped_wgrad(s: Sizes, d: DType) -> LocalOp:
     )
 
 
-def _attention(kind: OpKind) -> Callable[[Sizes, DType], LocalOp]:
-    def build(s: Sizes, d: DType) -> LocalOp:
-        hq, skv = s["hkv"] * s["group"], s["sq"] + s["extra_kv"]
-        return _op(
-            kind,
-            (
-                TensorSpec("input", (s["b"], hq, s["sq"], s["d"]), d, "q"),
-                TensorSpec("input", (s["b"], s["hkv"], skv, s["d"]), d, "k"),
-                TensorSpec("input", (s["b"], s["hkv"], skv, s["d"]), d, "v"),
-                TensorSpec("output", (s["b"], hq, s["sq"], s["d"]), d, "o"),
-            ),
-            causal=bool(s["causal"]),
-        )
-
-    return build
-
-
-def _mla_decode(s: Sizes, d: DType) -> LocalOp:
-    """MLA's absorbed decode: one latent cache whose first ``dv`` channels are the values
-    (attr ``shared_kv``), ``rope`` more channels in the keys (DeepSeek-V3: 512 and 64)."""
-    hq, dqk = s["hkv"] * s["group"], s["dv"] + s["rope"]
-    return _op(
-        OpKind.ATTENTION_DECODE,
-        (
-            TensorSpec("input", (s["b"], hq, s["sq"], dqk), d, "q"),
-            TensorSpec("input", (s["b"], s["hkv"], s["skv"], dqk), d, "k"),
-            TensorSpec("input", (s["b"], s["hkv"], s["skv"], s["dv"]), d, "v"),
-            TensorSpec("output", (s["b"], hq, s["sq"], s["dv"]), d, "o"),
-        ),
-        causal=bool(s["causal"]),
-        shared_kv=True,
-    )
-
-
-def _varlen_decode(s: Sizes, d: DType) -> LocalOp:
-    """A decode batch whose requests hold different numbers of keys (attr ``kv_lengths``):
-    request ``i`` holds ``sq + extra x (1 + 7919 i mod b) / b`` of a capacity ``sq + extra``
-    (spread over the whole range, every one growing with ``extra``), in a paged cache when
-    ``paged``."""
-    b, sq, extra = s["b"], s["sq"], s["extra_kv"]
-    lengths = [sq + extra * (1 + (7919 * i) % b) // b for i in range(b)]
-    hq, skv = s["hkv"] * s["group"], sq + extra
-    paged = {"page_size": 16} if s["paged"] else {}
-    return _op(
-        OpKind.ATTENTION_DECODE,
-        (
-            TensorSpec("input", (b, hq, sq, s["d"]), d, "q"),
-            TensorSpec("input", (b, s["hkv"], skv, s["d"]), d, "k"),
-            TensorSpec("input", (b, s["hkv"], skv, s["d"]), d, "v"),
-            TensorSpec("output", (b, hq, sq, s["d"]), d, "o"),
-        ),
-        causal=bool(s["causal"]),
-        kv_lengths=lengths,
-        **paged,
-    )
-
-
-def _attention_backward(s: Sizes, d: DType) -> LocalOp:
-    """The backward op of the prefill ``_attention`` builds (docs/op_files.md)."""
-    return backward_of(_attention(OpKind.ATTENTION_PREFILL)(s, d))
-
-
 def _row_backward(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
     """The backward op of the row op ``_row`` builds: dx and a gradient per weight written."""
     forward = _row(kind, weights)
@@ -215,12 +160,12 @@ BUILDERS: dict[OpKind, Builder] = {
     ),
     OpKind.ATTENTION_PREFILL: Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 4096)),
-        _attention(OpKind.ATTENTION_PREFILL),
+        attention(OpKind.ATTENTION_PREFILL),
         ("b", "hkv", "sq", "extra_kv"),
     ),
     OpKind.ATTENTION_DECODE: Builder(
         _ints(**_ATTN, sq=(1, 4), extra_kv=(0, 65536)),
-        _attention(OpKind.ATTENTION_DECODE),
+        attention(OpKind.ATTENTION_DECODE),
         ("b", "hkv", "extra_kv"),
     ),
     OpKind.SOFTMAX: Builder(_ints(**_ROWS), _row(OpKind.SOFTMAX, 0), ("rows", "length")),
@@ -265,7 +210,7 @@ VARIANTS: dict[str, Builder] = {
             skv=(4, 65536),
             causal=(0, 1),
         ),
-        _mla_decode,
+        mla_decode,
         ("b", "group", "skv"),
     ),
     "attention_decode_varlen": Builder(
@@ -279,12 +224,22 @@ VARIANTS: dict[str, Builder] = {
             extra_kv=(0, 65536),
             paged=(0, 1),
         ),
-        _varlen_decode,
+        varlen_decode,
         ("hkv", "extra_kv"),
+    ),
+    "attention_prefill_packed": Builder(
+        _ints(**_ATTN, extra=(0, 4096), context=(0, 2048)),
+        packed_prefill,
+        ("hkv", "extra"),
+    ),
+    "attention_backward_packed": Builder(
+        _ints(**_ATTN, extra=(0, 4096), context=(0, 0)),
+        lambda s, d: backward_of(packed_prefill(s, d)),
+        ("hkv", "extra"),
     ),
     "attention_backward": Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),
-        _attention_backward,
+        attention_backward,
         ("b", "hkv", "sq"),
     ),
     **{

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from opmodel.core.attr_spec import AttrSpec
+from opmodel.core.attrs_attention import ATTENTION, KV_LENGTHS, PREFILL_LENGTHS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import did_you_mean
@@ -136,47 +137,6 @@ _GROUPED = AttrSpec(
     "grouped rows (A's rows, or the contraction); 0 for a group no row is routed to (its "
     "weights are not read). Default: the rows split as evenly as the groups allow",
 )
-_ATTENTION = (
-    AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),
-    AttrSpec(
-        name="window",
-        kind=int,
-        minimum=1,
-        doc="sliding window (with causal): each query sees its last `window` keys",
-    ),
-    AttrSpec(
-        name="page_size",
-        kind=int,
-        minimum=1,
-        doc="paged KV cache: tokens per page (the kernel reads a block table; default contiguous)",
-    ),
-    AttrSpec(
-        name="cta_order",
-        kind=str,
-        choices=("longest_first", "in_order"),
-        doc="order in which a causal prefill's query blocks start: longest_first (the default: "
-        "FlashAttention-2/3's scheduling) or in_order (launch order, the longest blocks last, as "
-        "cuDNN's fused kernels that PyTorch's SDPA runs on sm_90 behave)",
-    ),
-    AttrSpec(
-        name="shared_kv",
-        kind=bool,
-        doc="the values are the first head_dim_v channels of each key row, stored once "
-        "(Multi-head Latent Attention's absorbed form, DeepSeek-V2/V3: one latent cache of "
-        "512 + 64 channels per token, V its first 512): V's bytes are neither read nor "
-        "stored apart from K's; a forward pass (default false)",
-    ),
-)
-_KV_LENGTHS = AttrSpec(
-    name="kv_lengths",
-    kind=tuple,
-    minimum=1,
-    doc="keys each request of the batch holds in its cache, one entry per batch row (a batch "
-    "of requests at different context lengths, as a serving engine's decode step runs them): "
-    "each at most K's seq dim (the cache's capacity per request) and, with causal, at least "
-    "the query tokens; a request's queries see its last keys (bottom-right). Default: every "
-    "request holds K's seq dim of keys",
-)
 STREAMING_IMPLEMENTATIONS = ("fused", "vllm", "pytorch")
 _IMPLEMENTATION = AttrSpec(
     name="implementation",
@@ -252,8 +212,8 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.BATCHED_GEMM, (*_GEMM, _L2_DIRTY)),
         (OpKind.GROUPED_GEMM, (*_GEMM, _GROUPED, _L2_DIRTY)),
-        (OpKind.ATTENTION_PREFILL, (*_ATTENTION, _L2_DIRTY)),
-        (OpKind.ATTENTION_DECODE, (*_ATTENTION, _KV_LENGTHS, _L2_DIRTY)),
+        (OpKind.ATTENTION_PREFILL, (*ATTENTION, *PREFILL_LENGTHS, _L2_DIRTY)),
+        (OpKind.ATTENTION_DECODE, (*ATTENTION, KV_LENGTHS, _L2_DIRTY)),
         (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
         (OpKind.LAYERNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),

@@ -104,36 +104,44 @@ def attention_view(op: LocalOp) -> AttentionView:
         l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
         grad_o=grad_o,
         shared_kv=shared_kv,
-        kv_lengths=_kv_lengths(op, b, sq, skv, causal),
+        **_lengths(op, (b, sq, skv), causal),
     )
 
 
-def _kv_lengths(
-    op: LocalOp, batch: int, seq_q: int, seq_kv: int, causal: bool
-) -> tuple[int, ...] | None:
-    """Attr ``kv_lengths`` (attention_decode): one entry per request, at most K's seq dim and,
-    causal, at least the query tokens; ``None`` when absent."""
-    given = op.attrs.get("kv_lengths")
-    if given is None:
-        return None
-    assert isinstance(given, tuple)  # validated and frozen by LocalOp
-    if len(given) != batch:
-        raise fail(
-            op, f"attrs.kv_lengths: needs one entry per request (batch {batch}); got {len(given)}"
-        )
-    if (longest := max(given)) > seq_kv:
-        raise fail(
-            op,
-            f"attrs.kv_lengths: {longest} exceeds K's seq dim {seq_kv} (the cache's capacity "
-            "per request)",
-        )
-    if causal and (shortest := min(given)) < seq_q:
-        raise fail(
-            op,
-            f"attrs.kv_lengths: {shortest} is shorter than the {seq_q} query tokens (causal "
-            "attention needs seq_q <= each request's keys)",
-        )
-    return given
+def _lengths(
+    op: LocalOp, dims: tuple[int, int, int], causal: bool
+) -> dict[str, tuple[int, ...] | None]:
+    """Attrs ``kv_lengths`` and ``q_lengths`` (``dims``: batch, seq_q, seq_kv): one entry per
+    request, within the tensors' seq dims; ``q_lengths`` with ``kv_lengths``; causal, each
+    request's keys at least its queries."""
+    batch, seq_q, seq_kv = dims
+    keys, queries = op.attrs.get("kv_lengths"), op.attrs.get("q_lengths")
+    if queries is not None and keys is None:
+        raise fail(op, "attrs.q_lengths needs attrs.kv_lengths (the keys of each request)")
+    for name, given, dim, what in (
+        ("kv_lengths", keys, seq_kv, "K's seq dim"),
+        ("q_lengths", queries, seq_q, "Q's seq dim"),
+    ):
+        assert given is None or isinstance(given, tuple)  # validated and frozen by LocalOp
+        if given is not None and len(given) != batch:
+            raise fail(
+                op, f"attrs.{name}: needs one entry per request (batch {batch}); got {len(given)}"
+            )
+        if given is not None and (longest := max(given)) > dim:
+            raise fail(op, f"attrs.{name}: {longest} exceeds {what} {dim} (the padded length)")
+    if causal and isinstance(keys, tuple):
+        needed = queries if isinstance(queries, tuple) else (seq_q,) * batch
+        short = next(((k, q) for k, q in zip(keys, needed, strict=True) if k < q), None)
+        if short is not None:
+            raise fail(
+                op,
+                f"attrs.kv_lengths: {short[0]} is shorter than the {short[1]} query tokens "
+                "(causal attention needs each request's queries <= its keys)",
+            )
+    return {
+        "kv_lengths": keys if isinstance(keys, tuple) else None,
+        "q_lengths": queries if isinstance(queries, tuple) else None,
+    }
 
 
 def _check_shared_kv(op: LocalOp, k: TensorSpec, v: TensorSpec, grad_o: TensorSpec | None) -> None:

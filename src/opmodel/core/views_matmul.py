@@ -93,6 +93,8 @@ class AttentionView:
     # keys each request holds (attr kv_lengths: a decode batch at different context lengths);
     # None: every request holds seq_kv
     kv_lengths: tuple[int, ...] | None = None
+    # query tokens each request holds (attr q_lengths: a packed prefill); needs kv_lengths
+    q_lengths: tuple[int, ...] | None = None
 
     @property
     def backward(self) -> bool:
@@ -114,28 +116,60 @@ class AttentionView:
     @property
     def batch_score_pairs(self) -> int:
         """Valid (query, key) pairs per head, summed over the batch's requests (each at its own
-        length with ``kv_lengths``)."""
+        lengths with ``kv_lengths`` and ``q_lengths``)."""
         if self.kv_lengths is None:
             return self.batch * self.score_pairs
+        queries = self.q_lengths or (self.seq_q,) * self.batch
         if not self.causal:
-            return self.seq_q * sum(self.kv_lengths)
-        if self.window is None:  # causal_score_pairs summed (every length holds seq_q keys)
+            return sum(q * k for q, k in zip(queries, self.kv_lengths, strict=True))
+        if self.window is None and self.q_lengths is None:  # causal_score_pairs summed
             sq, batch = self.seq_q, self.batch
             return sq * sum(self.kv_lengths) - batch * sq * sq + batch * sq * (sq + 1) // 2
-        return sum(self.pairs_for(length) for length in self.kv_lengths)
+        return sum(self.pairs_for(k, q) for q, k in zip(queries, self.kv_lengths, strict=True))
 
     @property
     def kv_tokens(self) -> int:
         """Keys held by the batch's requests, summed: ``batch x seq_kv`` or ``sum(kv_lengths)``."""
         return self.batch * self.seq_kv if self.kv_lengths is None else sum(self.kv_lengths)
 
-    def pairs_for(self, keys: int) -> int:
-        """Valid (query, key) pairs per head of one request holding ``keys`` keys."""
+    @property
+    def q_tokens(self) -> int:
+        """Query tokens of the batch's requests: ``batch x seq_q`` or ``sum(q_lengths)``."""
+        return self.batch * self.seq_q if self.q_lengths is None else sum(self.q_lengths)
+
+    def q_share(self, nbytes: int) -> int:
+        """The bytes of a Q-shaped tensor (Q, O, dO, dQ) that the requests' queries fill."""
+        return (
+            nbytes
+            if self.q_lengths is None
+            else nbytes * self.q_tokens // (self.batch * self.seq_q)
+        )
+
+    def kv_share(self, nbytes: int) -> int:
+        """The bytes of a K-shaped tensor (K, V, dK, dV) that the requests' keys fill."""
+        return (
+            nbytes
+            if self.kv_lengths is None
+            else nbytes * self.kv_tokens // (self.batch * self.seq_kv)
+        )
+
+    def request_lengths(self) -> tuple[tuple[int, int], ...] | None:
+        """(query tokens, keys) of each request when they differ from the tensors' seq dims
+        (attrs ``q_lengths``, ``kv_lengths``); ``None`` when every request fills them."""
+        if self.kv_lengths is None:
+            return None
+        queries = self.q_lengths or (self.seq_q,) * self.batch
+        return tuple(zip(queries, self.kv_lengths, strict=True))
+
+    def pairs_for(self, keys: int, queries: int | None = None) -> int:
+        """Valid (query, key) pairs per head of one request holding ``keys`` keys and
+        ``queries`` query tokens (default ``seq_q``)."""
+        sq = self.seq_q if queries is None else queries
         if not self.causal:
-            return self.seq_q * keys
+            return sq * keys
         if self.window is not None:
-            return windowed_score_pairs(self.seq_q, keys, self.window)
-        return causal_score_pairs(self.seq_q, keys)
+            return windowed_score_pairs(sq, keys, self.window)
+        return causal_score_pairs(sq, keys)
 
 
 def causal_score_pairs(seq_q: int, seq_kv: int) -> int:

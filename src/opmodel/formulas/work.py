@@ -85,8 +85,8 @@ def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> 
     pairs, heads = view.batch_score_pairs, view.heads_q
     if view.shared_kv:  # V is a prefix of each key row: read with K, not apart
         read -= view.v.nbytes
-    if view.kv_lengths is not None:  # a request's cache rows past its length are not read
-        read -= view.kv_nbytes - view.kv_nbytes * view.kv_tokens // (view.batch * view.seq_kv)
+    if view.kv_lengths is not None:  # rows past a request's lengths are neither read nor written
+        read, write = _unpadded(view, read, write)
     dims = (view.head_dim_qk, view.head_dim_v)
     if view.backward:  # five GEMMs; the scores' recompute and dS, and D = rowsum(dO * O)
         mm = f.attention_backward_matmul_flops(heads, pairs, *dims)
@@ -102,6 +102,20 @@ def _attention_work(op: LocalOp, view: AttentionView, read: int, write: int) -> 
         read_bytes=read,
         write_bytes=write,
     )
+
+
+def _unpadded(view: AttentionView, read: int, write: int) -> tuple[int, int]:
+    """``read`` and ``write`` less the padding past each request's lengths (attrs
+    ``kv_lengths``, ``q_lengths``): in Q, K, V (and a backward pass's O and dO) read, and in
+    O (or dQ, dK, dV) written."""
+    q_like = view.q.nbytes + (view.o.nbytes + view.grad_o.nbytes if view.grad_o else 0)
+    read -= q_like - view.q_share(q_like) + view.kv_nbytes - view.kv_share(view.kv_nbytes)
+    if view.backward:  # dQ, dK and dV, shaped as Q, K and V
+        grads = view.k.nbytes + view.v.nbytes
+        return read, write - view.q.nbytes + view.q_share(view.q.nbytes) - grads + view.kv_share(
+            grads
+        )
+    return read, write - view.o.nbytes + view.q_share(view.o.nbytes)
 
 
 def _row_work(op: LocalOp, view: RowView, read: int, write: int) -> OpWork:

@@ -58,10 +58,9 @@ def test_causal_lengths_hold_the_query_tokens() -> None:
         with_lengths(attention(2, 8, 64, 64, seq_q=4), (64, 3), causal=True)
 
 
-def test_prefill_takes_no_lengths() -> None:
-    prefill = attention(2, 8, 1024, 64, causal=True)
-    with pytest.raises(OpValidationError, match="unknown attribute for attention_prefill"):
-        with_lengths(prefill, (1024, 512))
+def test_decode_takes_no_query_lengths() -> None:
+    with pytest.raises(OpValidationError, match="unknown attribute for attention_decode"):
+        with_lengths(gqa_decode(), MIXED, q_lengths=(1,) * 16)
 
 
 def test_work_counts_each_request_at_its_length() -> None:

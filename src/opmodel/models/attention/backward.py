@@ -49,10 +49,9 @@ L2 bandwidth)``; the preprocess and postprocess are bandwidth-bound streams,
 
 from __future__ import annotations
 
-import math
-
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.attention.backward_grid import backward_heads, backward_tiles
 from opmodel.models.attention.costs import (
     busiest_sm_s,
     common,
@@ -64,9 +63,15 @@ from opmodel.models.attention.costs import (
 )
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.kernels import FlashKernel, async_mma_instruction
-from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
+from opmodel.models.attention.tiles import TileCounts
 
-__all__ = ["backward_kernel", "backward_tiles", "evaluate_backward", "staged_bytes"]
+__all__ = [
+    "backward_heads",
+    "backward_kernel",
+    "backward_tiles",
+    "evaluate_backward",
+    "staged_bytes",
+]
 
 _FP32_OPS_PER_SCORE = 5  # module docstring, t_fp32
 _ACCUMULATOR_BYTES = 4  # dQ accumulates in fp32; LSE and D are fp32 per query row
@@ -90,25 +95,6 @@ def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
         block_kv=block_kv,
         instruction=asynchronous or sm.warp_mma_instruction,
         softmax_overlapped=False,
-    )
-
-
-def backward_tiles(kernel: FlashKernel, view: AttentionView) -> TileCounts:
-    """Per (batch, head): query blocks, key blocks, tiles, and the most tiles one key block's
-    CTA visits (``longest_block_tiles``), counted on the ``Bc x Bc`` grid (module docstring)."""
-    ratio = kernel.block_kv // kernel.block_q
-    bc = kernel.block_kv
-    if view.window is not None:
-        coarse = windowed_tile_counts(view.seq_q, view.seq_kv, bc, bc, view.window)
-    else:
-        coarse = tile_counts(view.seq_q, view.seq_kv, bc, bc, view.causal)
-    q_blocks = math.ceil(view.seq_q / kernel.block_q)
-    tiles = min(q_blocks * coarse.kv_blocks, ratio * coarse.tiles)
-    # without a window the first key block is seen by every query row (seq_q <= seq_kv when
-    # causal); a band's key block by about as many query blocks as a query block's key blocks
-    longest = min(q_blocks, ratio * coarse.longest_block_tiles) if view.window else q_blocks
-    return TileCounts(
-        q_blocks=q_blocks, kv_blocks=coarse.kv_blocks, tiles=tiles, longest_block_tiles=longest
     )
 
 
@@ -175,23 +161,25 @@ def _resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareS
 def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict[str, int]:
     """DRAM bytes read and written by each of the three kernels, and the main kernel's L2
     bytes (module docstring)."""
-    heads = view.batch * view.heads_q
-    rows = heads * view.seq_q  # query rows: one LSE and one D each
+    heads = backward_heads(view)
+    rows = view.heads_q * view.q_tokens  # query rows: one LSE and one D each
     group = view.heads_q // view.heads_kv
     accumulator = rows * view.head_dim_qk * _ACCUMULATOR_BYTES
-    dkv = view.k.nbytes + view.v.nbytes  # dK and dV
-    grad_o = view.grad_o.nbytes if view.grad_o is not None else 0
+    # dK and dV; the tensors the requests fill, without padding (q_share, kv_share)
+    dkv = view.kv_share(view.k.nbytes + view.v.nbytes)
+    grad_o = view.q_share(view.grad_o.nbytes) if view.grad_o is not None else 0
+    q, o = view.q_share(view.q.nbytes), view.q_share(view.o.nbytes)
     tiles = heads * counts.tiles
     e = element_bytes(view.q)
     dims = view.head_dim_qk + view.head_dim_v
     gqa = group * dkv if group > 1 else 0  # dK and dV per query head, summed afterwards
     return {
-        "pre_read": view.o.nbytes + grad_o,
+        "pre_read": o + grad_o,
         "pre_write": rows * _ACCUMULATOR_BYTES + accumulator,  # D; the cleared accumulator
-        "main_read": view.q.nbytes + dkv + grad_o + 2 * rows * _ACCUMULATOR_BYTES,
+        "main_read": q + dkv + grad_o + 2 * rows * _ACCUMULATOR_BYTES,
         "main_write": (gqa or dkv) + accumulator,
         "post_read": accumulator + gqa,
-        "post_write": view.q.nbytes + (dkv if group > 1 else 0),
+        "post_write": q + (dkv if group > 1 else 0),
         # every tile's Q and dO blocks with their LSE and D, each CTA's K and V blocks, and
         # the accumulator's read-modify-write
         "l2": tiles * kernel.block_q * (dims * e + 2 * _ACCUMULATOR_BYTES)
@@ -215,7 +203,7 @@ def _busiest_sm(
         tiles=counts.tiles,
         longest_block_tiles=counts.longest_block_tiles,
     )
-    heads = view.batch * view.heads_q
+    heads = backward_heads(view)
     times = (cycles[0] / clock, start / clock)
     return busiest_sm_s(view, by_key_block, heads, times, sm.sm_count), cycles, resident, start
 
@@ -242,7 +230,7 @@ def evaluate_backward(
     """Time the backward pass of ``view`` with ``kernel`` on ``hardware`` (a GPU)."""
     if not view.backward:
         raise ValueError("evaluate_backward: the view is an attention's forward (no grad dO)")
-    counts, heads = backward_tiles(kernel, view), view.batch * view.heads_q
+    counts, heads = backward_tiles(kernel, view), backward_heads(view)
     compute, (tile, mma, rest), resident, start = _busiest_sm(kernel, view, hardware, counts)
     moved = _bytes(kernel, view, counts)
     read = moved["pre_read"] + moved["main_read"] + moved["post_read"]

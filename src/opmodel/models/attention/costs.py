@@ -141,17 +141,21 @@ def busiest_sm_s(
     """The busiest SM's time for its blocks, ``times = (t_tile, t_start)`` in seconds: each of
     ``heads x counts.q_blocks`` CTAs visits up to ``counts.kv_blocks`` tiles, ``counts.tiles``
     per head in all (:mod:`.evaluate`: breadth first, longest first if causal; the backward
-    pass passes its key blocks as the CTAs, :mod:`.backward`)."""
+    pass passes its key blocks as the CTAs, :mod:`.backward`). Requests of different lengths
+    (``counts`` summed over them) take the balanced law, causal or not."""
     t_tile, t_start = times
     ctas = heads * counts.q_blocks
-    unmasked = math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)  # the busiest SM's
-    if not view.causal:
+    # the busiest SM's CTAs each visiting every key block; not a bound for requests of
+    # different lengths (attr kv_lengths: the counts are summed over them), whose CTAs differ
+    uneven = view.kv_lengths is not None
+    unmasked = math.inf if uneven else math.ceil(ctas / sms) * (counts.kv_blocks * t_tile + t_start)
+    if not view.causal and not uneven:
         return unmasked
     longest = counts.longest_block_tiles * t_tile + t_start
     work = heads * counts.tiles * t_tile + ctas * t_start  # summed over the query blocks
     mean = counts.tiles / max(1, counts.q_blocks)
     balanced = max(work / sms, longest, math.ceil(ctas / sms) * (mean * t_tile + t_start))
-    if not view.in_order:
+    if not view.in_order or not view.causal:  # launch order reorders nothing unmasked
         return balanced
     # launch order: the longest blocks start last, when the rest is spread over the SMs
     return min(max(balanced, (work - longest) / sms + longest), max(balanced, unmasked))

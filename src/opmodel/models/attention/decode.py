@@ -133,8 +133,9 @@ def evaluate_decode(
     tile, mma, softmax, _ = costs.tile_cycles(kernel, view, hardware, kernel.block_q)  # padded rows
     kv_bytes, other_read, split_bytes = _dram_bytes(view, g)
     dram_read = kv_bytes + other_read + split_bytes
-    dirty = costs.dirty_bytes(view, hardware, dram_read + view.o.nbytes + split_bytes)
-    wave = _decode_wave(kernel, view, hardware, g, (kv_bytes, other_read + view.o.nbytes, dirty))
+    o_bytes = view.q_share(view.o.nbytes)  # the requests' output rows
+    dirty = costs.dirty_bytes(view, hardware, dram_read + o_bytes + split_bytes)
+    wave = _decode_wave(kernel, view, hardware, g, (kv_bytes, other_read + o_bytes, dirty))
     main, compute_bound = _main_kernel(wave, g, sm.sm_count * resident)
     # FlashMLA launches its combine kernel after every call; FA2 only after a split
     merged = g.partials or kernel.name == FLASHMLA.name
@@ -155,7 +156,7 @@ def evaluate_decode(
         limiter="compute" if compute_bound else "dram",
         latency_s=fixed + memory_s,
         dram_read_bytes=dram_read,
-        dram_write_bytes=view.o.nbytes + split_bytes,
+        dram_write_bytes=o_bytes + split_bytes,
         # each of a split's m_blocks CTAs reads its key/value blocks from L2
         l2_read_bytes=dram_read + (g.m_blocks - 1) * kv_bytes,
         issued_mma_flops=costs.issued_flops(kernel, view, g.ctas * g.tiles_per_cta),
@@ -196,7 +197,11 @@ def _dram_bytes(view: AttentionView, g: DecodeGrid) -> tuple[int, int, int]:
     block table; the split partials the combine pass reads (0 without a cut request)."""
     kv_bytes = view.kv_nbytes * g.keys_read // (view.batch * view.seq_kv)
     # a paged cache's block table: int32 per page
-    return kv_bytes, view.q.nbytes + 4 * g.table_entries, g.partials * _partial_bytes(view)
+    return (
+        kv_bytes,
+        view.q_share(view.q.nbytes) + 4 * g.table_entries,
+        g.partials * _partial_bytes(view),
+    )
 
 
 def _tile_counts(g: DecodeGrid) -> TileCounts:

@@ -48,6 +48,8 @@ DRAM bound carries them (a compute-bound prefill hides them), decode's waves too
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention.backward import evaluate_backward
@@ -64,7 +66,12 @@ from opmodel.models.attention.costs import (
 from opmodel.models.attention.decode import evaluate_decode
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.kernels import FlashKernel, num_splits
-from opmodel.models.attention.tiles import TileCounts, tile_counts, windowed_tile_counts
+from opmodel.models.attention.tiles import (
+    TileCounts,
+    batch_tile_counts,
+    tile_counts,
+    windowed_tile_counts,
+)
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
@@ -80,19 +87,42 @@ def evaluate_attention(
     return _prefill(kernel, view, hardware)
 
 
-def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> TileCounts:
-    """Query blocks, key blocks and visited tiles of one head (mask and window applied)."""
-    if view.window is not None:
-        return windowed_tile_counts(
-            view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.window
-        )
-    return tile_counts(view.seq_q, view.seq_kv, kernel.block_q, kernel.block_kv, view.causal)
+def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> tuple[TileCounts, int]:
+    """Query blocks, key blocks and visited tiles (mask and window applied) of one (batch,
+    head), and the heads they repeat over (``batch x heads_q``); with per-request lengths,
+    of one head over the batch (:func:`batch_tile_counts`), and ``heads_q``."""
+    shape = (kernel.block_q, kernel.block_kv, view.causal, view.window)
+    lengths = view.request_lengths()
+    if lengths is None:
+        return _request_counts(shape, view.seq_q, view.seq_kv), view.batch * view.heads_q
+    return _batch_counts(shape, lengths), view.heads_q
+
+
+def _request_counts(
+    shape: tuple[int, int, bool, int | None], seq_q: int, seq_kv: int
+) -> TileCounts:
+    """One request's tiles for ``shape = (block_q, block_kv, causal, window)``."""
+    block_q, block_kv, causal, window = shape
+    if window is not None:
+        return windowed_tile_counts(seq_q, seq_kv, block_q, block_kv, window)
+    return tile_counts(seq_q, seq_kv, block_q, block_kv, causal)
+
+
+@lru_cache(maxsize=4096)
+def _batch_counts(
+    shape: tuple[int, int, bool, int | None], lengths: tuple[tuple[int, int], ...]
+) -> TileCounts:
+    """:func:`batch_tile_counts` of ``lengths``, memoised (a kernel's evaluations of one op, a
+    sweep's repeated batches)."""
+    return batch_tile_counts(lengths, lambda sq, skv: _request_counts(shape, sq, skv))
 
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:
-    """(DRAM read, DRAM write, L2 read) bytes of a prefill visiting ``tiles`` tiles in all."""
-    dram_read = view.q.nbytes + view.kv_nbytes
-    return dram_read, view.o.nbytes, view.q.nbytes + tiles * kv_block_bytes(kernel, view)
+    """(DRAM read, DRAM write, L2 read) bytes of a prefill visiting ``tiles`` tiles in all:
+    Q, K and V read and O written once (the requests' rows, without padding)."""
+    q = view.q_share(view.q.nbytes)
+    dram_read = q + view.kv_share(view.kv_nbytes)
+    return dram_read, view.q_share(view.o.nbytes), q + tiles * kv_block_bytes(kernel, view)
 
 
 def _prefill(
@@ -101,7 +131,7 @@ def _prefill(
     """The prefill ``kernel`` on ``view``: the largest of its compute (fill and drain
     included), DRAM and L2 times (module docstring), plus the fixed overhead."""
     sm, fixed, l_dram, l_l2, clock = common(hardware)
-    counts, heads = _prefill_counts(kernel, view), view.batch * view.heads_q
+    counts, heads = _prefill_counts(kernel, view)
     tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
     start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
     compute = busiest_sm_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)

@@ -10,9 +10,12 @@ series: no loop over blocks.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
+from functools import lru_cache
+
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["TileCounts", "tile_counts", "windowed_tile_counts"]
+__all__ = ["TileCounts", "batch_tile_counts", "tile_counts", "windowed_tile_counts"]
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -37,12 +40,34 @@ def _clamped_linear_sum(slope: int, offset: int, first: int, last: int, high: in
 
 @value_type
 class TileCounts(FastValue):
-    """Per (batch, head): query blocks, key blocks, tiles visited, and the longest block's."""
+    """Per (batch, head): query blocks, key blocks, tiles visited, and the longest block's
+    (:func:`batch_tile_counts`: per head over a batch of requests at different lengths)."""
 
     q_blocks: int
     kv_blocks: int
     tiles: int
     longest_block_tiles: int
+
+
+def batch_tile_counts(
+    lengths: Iterable[tuple[int, int]], per_request: Callable[[int, int], TileCounts]
+) -> TileCounts:
+    """Tiles of one head over a batch whose requests hold different ``(queries, keys)``
+    lengths (attrs ``q_lengths``, ``kv_lengths``): query blocks, key blocks and tiles summed
+    over the requests (each request's blocks are CTAs of its own), the longest block the
+    longest of any request. ``per_request`` counts one request (distinct lengths counted
+    once). O(batch), no loop over blocks."""
+    seen: dict[tuple[int, int], TileCounts] = {}
+    q_blocks = kv_blocks = tiles = longest = 0
+    for pair in lengths:
+        counts = seen.get(pair)
+        if counts is None:
+            counts = seen[pair] = per_request(*pair)
+        q_blocks, kv_blocks = q_blocks + counts.q_blocks, kv_blocks + counts.kv_blocks
+        tiles, longest = tiles + counts.tiles, max(longest, counts.longest_block_tiles)
+    return TileCounts(
+        q_blocks=q_blocks, kv_blocks=kv_blocks, tiles=tiles, longest_block_tiles=longest
+    )
 
 
 def tile_counts(seq_q: int, seq_kv: int, block_q: int, block_kv: int, causal: bool) -> TileCounts:
@@ -60,6 +85,7 @@ def windowed_tile_counts(
     return _tiles(seq_q, seq_kv, (block_q, block_kv), True, window)
 
 
+@lru_cache(maxsize=65536)  # pure in its integers; a sweep's lengths repeat
 def _tiles(
     seq_q: int, seq_kv: int, blocks: tuple[int, int], causal: bool, window: int | None
 ) -> TileCounts:
