@@ -8,9 +8,10 @@ Each wave of ``c`` CTAs takes ``max(per-CTA compute, s) + L_dram + min(t_tile, s
 ``s = c x bytes per CTA / rate`` the streamed time of its ``n`` key/value blocks per CTA
 (its share of the keys and values, which the query blocks of one KV head read side by side and
 DRAM streams once, plus its queries and outputs),
-``rate = loaded_rate(bandwidth, c x min(2 x block bytes + Q and O tiles, bytes per CTA),
-L_dram)`` (two key/value blocks in flight per CTA besides its query and output tiles, never
-more than it moves; Little's law at DRAM's loaded latency,
+``rate = loaded_rate(bandwidth, c x min(2 x block bytes + Q and O tiles / n, bytes per CTA),
+L_dram)`` (two key/value blocks in flight per CTA besides its query tile, loaded at its start,
+and output tile, stored at its end, each in flight for about one of its ``n`` blocks' time;
+never more than it moves; Little's law at DRAM's loaded latency,
 :mod:`opmodel.models.shared.queueing`): a two-stage pipeline fills with a DRAM round trip and
 drains with its last block's compute, or with that block's transfer when compute bounds the
 wave. A combine pass (one more fixed overhead plus the partial
@@ -73,7 +74,9 @@ class _DecodeWave:
         # Little's law for the blocks in flight, at DRAM's loaded latency (shared.queueing);
         # the dirty lines take bandwidth beside the blocks but not their latency
         # (a CTA has no more in flight than it reads)
-        per_cta = _KV_BLOCKS_IN_FLIGHT * self.block_bytes + self.io_tile_bytes
+        # the query and output tiles are in flight at the CTA's start and end only
+        io = self.io_tile_bytes / self.blocks_per_cta
+        per_cta = _KV_BLOCKS_IN_FLIGHT * self.block_bytes + io
         in_flight = c * min(per_cta, self.cta_bytes)
         rate = loaded_rate(self.hbm_rate, in_flight, self.block_latency_s)
         streamed = max(
