@@ -14,7 +14,7 @@ def test_fa3_points_within_the_documented_error(capsys: pytest.CaptureFixture[st
     script = load_script("compare_published_attention")
     points = [p for p in script.compare() if not p.backward]
     fa3 = [p for p in points if p.implementation == "fa3"]
-    assert len(points) == 72 and len(fa3) == 36
+    assert len(points) == 108 and len(fa3) == 36
     _, mape, _ = script.summary(fa3)
     _, long_mape, long_geomean = script.summary([p for p in fa3 if p.seq >= 4096])
     assert mape <= 0.115
@@ -23,6 +23,19 @@ def test_fa3_points_within_the_documented_error(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "fwd fa3    >= 4k  n= 18" in out and "fwd cudnn  all    n= 36" in out
     assert "bwd fa3    all    n= 12" in out
+
+
+def test_fa2_points_are_the_documented_gap() -> None:
+    """docs/validation.md: FlashAttention-2's sm_80 kernels on the H100 (attr attention_kernel:
+    fa2, warp-level mma.sync): the model is 1.45x too fast over the 36 points (46.4 %), 1.18-1.95x
+    on every one; still nearer than the default FA3 structure, which is about 1.8x. With a
+    little slack."""
+    script = load_script("compare_published_attention")
+    fa2 = [p for p in script.compare() if p.implementation == "fa2"]
+    assert len(fa2) == 36
+    _, mape, geomean = script.summary(fa2)
+    assert 0.42 <= mape <= 0.5 and 1.4 <= geomean <= 1.5
+    assert all(1.1 < p.ratio < 2.0 for p in fa2)
 
 
 def test_fa3_backward_points_within_the_documented_error() -> None:

@@ -6,7 +6,10 @@ from __future__ import annotations
 
 from opmodel.core.attr_spec import AttrSpec
 
-__all__ = ["ATTENTION", "KV_LENGTHS", "PREFILL_LENGTHS"]
+__all__ = ["ATTENTION", "ATTENTION_KERNELS", "KV_LENGTHS", "PREFILL_LENGTHS"]
+
+# the attention kernels a user may name (attr attention_kernel)
+ATTENTION_KERNELS = ("fa2", "fa3", "flashmla")
 
 ATTENTION = (
     AttrSpec(name="causal", kind=bool, doc="causal mask, bottom-right aligned"),
@@ -29,6 +32,17 @@ ATTENTION = (
         doc="order in which a causal prefill's query blocks start: longest_first (the default: "
         "FlashAttention-2/3's scheduling) or in_order (launch order, the longest blocks last, as "
         "cuDNN's fused kernels that PyTorch's SDPA runs on sm_90 behave)",
+    ),
+    AttrSpec(
+        name="attention_kernel",
+        kind=str,
+        choices=ATTENTION_KERNELS,
+        doc="the kernel family that runs the op, for effective_roofline on GPUs: fa2 "
+        "(FlashAttention-2, warp-level mma.sync, on any GPU: PyTorch's built-in flash backend "
+        "and vLLM's FA2 backend run it on Hopper too), fa3 (FlashAttention-3's warpgroup "
+        "kernels, sm_90 and sm_100 only) or flashmla (FlashMLA's decode, sm_90 with "
+        "shared_kv only). Default: fa3 on sm_90 and sm_100 (FlashMLA for shared_kv decode on "
+        "sm_90), fa2 elsewhere",
     ),
     AttrSpec(
         name="shared_kv",

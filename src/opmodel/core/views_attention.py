@@ -7,9 +7,9 @@ Conventions: :mod:`opmodel.core.views_matmul` (where :class:`AttentionView` live
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
-from opmodel.core.enums import TensorRole
+from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_attention_bwd import backward_tensors
 from opmodel.core.views_matmul import AttentionView
@@ -99,13 +99,42 @@ def attention_view(op: LocalOp) -> AttentionView:
         o=o,
         compute_dtype=compute_dtype(op, q.dtype),
         window=window if isinstance(window, int) else None,
-        page_size=page if isinstance(page := op.attrs.get("page_size"), int) else None,
-        in_order=op.attrs.get("cta_order") == "in_order",
-        l2_dirty_bytes=dirty if isinstance(dirty := op.attrs.get("l2_dirty_bytes"), int) else 0,
         grad_o=grad_o,
         shared_kv=shared_kv,
+        **_kernel_options(op, shared_kv),
         **_lengths(op, (b, sq, skv), causal),
     )
+
+
+class _KernelOptions(TypedDict):
+    page_size: int | None
+    in_order: bool
+    l2_dirty_bytes: int
+    kernel_choice: str | None
+
+
+def _kernel_options(op: LocalOp, shared_kv: bool) -> _KernelOptions:
+    """The view's fields from the attrs that shape the kernel rather than the math: a paged
+    cache, the blocks' order, another kernel's dirty lines, the kernel family."""
+    page, dirty = op.attrs.get("page_size"), op.attrs.get("l2_dirty_bytes")
+    return _KernelOptions(
+        page_size=page if isinstance(page, int) else None,
+        in_order=op.attrs.get("cta_order") == "in_order",
+        l2_dirty_bytes=dirty if isinstance(dirty, int) else 0,
+        kernel_choice=_kernel_choice(op, shared_kv),
+    )
+
+
+def _kernel_choice(op: LocalOp, shared_kv: bool) -> str | None:
+    """Attr ``attention_kernel``: ``flashmla`` decodes MLA's shared latent cache only."""
+    choice = op.attrs.get("attention_kernel")
+    if choice == "flashmla" and not (shared_kv and op.kind is OpKind.ATTENTION_DECODE):
+        raise fail(
+            op,
+            "attrs.attention_kernel: flashmla needs an attention_decode with shared_kv: true "
+            "(FlashMLA decodes MLA's latent cache)",
+        )
+    return choice if isinstance(choice, str) else None
 
 
 def _lengths(

@@ -95,6 +95,8 @@ class AttentionView:
     kv_lengths: tuple[int, ...] | None = None
     # query tokens each request holds (attr q_lengths: a packed prefill); needs kv_lengths
     q_lengths: tuple[int, ...] | None = None
+    # the kernel family the user named (attr attention_kernel); None: by the architecture
+    kernel_choice: str | None = None
 
     @property
     def backward(self) -> bool:

@@ -62,7 +62,7 @@ from opmodel.models.attention.costs import (
     sm_rates,
 )
 from opmodel.models.attention.evaluation import AttentionEvaluation
-from opmodel.models.attention.kernels import FlashKernel, async_mma_instruction
+from opmodel.models.attention.kernels import FlashKernel, kernel_mma
 from opmodel.models.attention.tiles import TileCounts
 
 __all__ = [
@@ -85,7 +85,7 @@ def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
     sm = hardware.compute.sm
     assert sm is not None
     head_dim = max(view.head_dim_qk, view.head_dim_v)
-    asynchronous = async_mma_instruction(hardware)
+    asynchronous = kernel_mma(hardware, view)
     block_kv = 128 if head_dim <= 128 else 64
     if asynchronous is None and sm.shared_memory_per_sm_bytes < _SMALL_SMEM_BYTES:
         block_kv = 128 if head_dim <= 64 else 64

@@ -47,6 +47,8 @@ __all__ = [
     "decode_blocks",
     "decode_grid",
     "flash_kernel",
+    "kernel_choice_problem",
+    "kernel_mma",
     "num_splits",
     "request_keys",
     "split_block_kv",
@@ -92,6 +94,25 @@ def async_mma_instruction(hardware: HardwareSpec) -> Instruction | None:
     return _ASYNC_MMA.get(hardware.architecture or "")
 
 
+def kernel_mma(hardware: HardwareSpec, view: AttentionView) -> Instruction | None:
+    """The asynchronous warpgroup MMA the op's kernels issue: the architecture's
+    (:func:`async_mma_instruction`), or ``None`` (warp-level ``mma.sync``) when attr
+    ``attention_kernel`` names FlashAttention-2, which runs its sm_80 kernels on Hopper too."""
+    return None if view.kernel_choice == "fa2" else async_mma_instruction(hardware)
+
+
+def kernel_choice_problem(hardware: HardwareSpec, view: AttentionView) -> str | None:
+    """Why the kernel family attr ``attention_kernel`` names cannot run on ``hardware``, or
+    ``None``: FA3 needs warpgroup MMAs (sm_90, sm_100), FlashMLA sm_90's ``wgmma``."""
+    arch = hardware.architecture or "no sm_90 or sm_100 architecture"
+    asynchronous = async_mma_instruction(hardware)
+    if view.kernel_choice == "fa3" and asynchronous is None:
+        return f"fa3 needs warpgroup MMAs (sm90 or sm100); {hardware.name} is {arch}"
+    if view.kernel_choice == "flashmla" and asynchronous is not Instruction.WGMMA:
+        return f"flashmla runs on sm90 (wgmma); {hardware.name} is {arch}"
+    return None
+
+
 def num_splits(blocks: int, sms: int, kv_blocks: int, max_splits: int = 128) -> int:
     """FA2's ``num_splits_heuristic`` (csrc/flash_attn/flash_api.cpp): one split when the grid of
     ``blocks`` CTAs already fills 80 % of ``sms``, else the fewest splits of the ``kv_blocks`` key
@@ -127,7 +148,7 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
     sm = hardware.compute.sm
     assert sm is not None
     head_dim = max(view.head_dim_qk, view.head_dim_v)
-    asynchronous = async_mma_instruction(hardware)
+    asynchronous = kernel_mma(hardware, view)
     split = FlashKernel(
         name="splitkv",
         block_q=SPLIT_BLOCK_Q,
@@ -138,8 +159,17 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         softmax_overlapped=False,
     )
     if decode or view.seq_q <= DECODE_MAX_QUERY_ROWS:
-        # MLA's shared latent cache decodes with FlashMLA on Hopper
-        return FLASHMLA if view.shared_kv and asynchronous is Instruction.WGMMA else split
+        # MLA's shared latent cache decodes with FlashMLA on Hopper, unless FA2/FA3 is named
+        mla = view.shared_kv and view.kernel_choice in (None, "flashmla")
+        return FLASHMLA if mla and asynchronous is Instruction.WGMMA else split
+    return _prefill_kernel(sm.warp_mma_instruction, head_dim, asynchronous)
+
+
+def _prefill_kernel(
+    warp_mma: Instruction, head_dim: int, asynchronous: Instruction | None
+) -> FlashKernel:
+    """FA3's prefill kernel on the asynchronous MMA, or FA2's on the warp MMA (module
+    docstring)."""
     if asynchronous is not None:
         block_kv = 128 if head_dim <= 128 else 64
         return FlashKernel(
@@ -160,7 +190,7 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         name="fa2",
         block_q=block_q,
         block_kv=block_kv,
-        instruction=sm.warp_mma_instruction,
+        instruction=warp_mma,
         softmax_overlapped=False,
     )
 

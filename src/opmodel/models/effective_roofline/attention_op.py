@@ -14,6 +14,7 @@ from __future__ import annotations
 from types import MappingProxyType
 
 from opmodel.core.enums import Engine, OpKind
+from opmodel.core.errors import InvalidKernelError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
@@ -21,6 +22,7 @@ from opmodel.formulas.energy import event_energy_j
 from opmodel.hardware.clocking import throttled
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import backward_kernel, evaluate_attention, flash_kernel
+from opmodel.models.attention.kernels import FlashKernel, kernel_choice_problem
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import roofline_setup
 
@@ -37,15 +39,24 @@ def runs_flash_attention(op: LocalOp, hardware: HardwareSpec) -> bool:
     )
 
 
+def _kernel(op: LocalOp, view: AttentionView, hardware: HardwareSpec) -> FlashKernel:
+    """The kernel that runs ``op`` on ``hardware``; InvalidKernelError, one line, when attr
+    ``attention_kernel`` names one the GPU cannot run."""
+    problem = kernel_choice_problem(hardware, view)
+    if problem is not None:
+        raise InvalidKernelError(
+            f"op '{op.name}' ({op.kind.value}): attrs.attention_kernel: {problem}"
+        )
+    if view.backward:
+        return backward_kernel(hardware, view)
+    return flash_kernel(hardware, view, decode=op.kind is OpKind.ATTENTION_DECODE)
+
+
 def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The FlashAttention profile of an attention op on a GPU."""
     view = op.view
     assert isinstance(view, AttentionView)
-    kernel = (
-        backward_kernel(hardware, view)
-        if view.backward
-        else flash_kernel(hardware, view, decode=op.kind is OpKind.ATTENTION_DECODE)
-    )
+    kernel = _kernel(op, view, hardware)
     e = evaluate_attention(kernel, view, hardware)
     slow = throttled(hardware, view.compute_dtype, e.issued_mma_flops, e.latency_s)
     if slow is not None:  # the same kernel at the clock its tensor activity allows
