@@ -8,6 +8,7 @@ kernel launch.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from collections import Counter
 from collections.abc import Iterator
@@ -186,10 +187,20 @@ class FakeTorch:
             "scaled_dot_product_attention",
             "embedding",
         ]
-        self.nn = SimpleNamespace(functional=SimpleNamespace(**{n: self._op(n) for n in names}))
+        self.sdpa_backends: list[str] = []  # the backend each sdpa_kernel block named
+        backends = SimpleNamespace(FLASH_ATTENTION="flash_attention")
+        attention = SimpleNamespace(SDPBackend=backends, sdpa_kernel=self._sdpa_kernel)
+        functional = SimpleNamespace(**{n: self._op(n) for n in names})
+        self.nn = SimpleNamespace(functional=functional, attention=attention)
         for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
             setattr(self, name, self._op(name))
         self._grouped_mm = self._op("_grouped_mm")
+
+    @contextlib.contextmanager
+    def _sdpa_kernel(self, backend: str) -> Iterator[None]:
+        """``torch.nn.attention.sdpa_kernel``: records the backend, then the block's calls."""
+        self.sdpa_backends.append(backend)
+        yield
 
     def _op(self, name: str) -> Any:
         def run(*args: Any, **kwargs: Any) -> FakeTensor:

@@ -122,18 +122,28 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
     ]
 
 
-def test_backward_cases_run_the_forward_once_then_time_its_gradients(tmp_path: Path) -> None:
-    path = tmp_path / "bwd.yaml"
-    path.write_text(
-        "name: bwd\nops:\n"
-        "  - {kind: layernorm, sizes: {rows: [8], length: [128]}, backward: [true]}\n"
-        "  - kind: attention_prefill\n"
-        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [64]}\n"
-        "    backward: [true]\n"
-    )
+_SMALL_PREFILL = (
+    "  - kind: attention_prefill\n"
+    "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [64]}\n"
+)
+
+
+def _cases_on_a_fake(tmp_path: Path, ops: str) -> tuple[FakeTorch, TorchBackend, list[Case]]:
+    """A fake device's torch and backend, and the cases of a grid of ``ops`` (YAML entries)."""
+    path = tmp_path / "grid.yaml"
+    path.write_text(f"name: g\nops:\n{ops}")
     torch = FakeTorch(itertools.repeat(1.0))
     backend = TorchBackend(torch=torch, nvml=FakeNVML(torch, mj_per_launch=1.0, allow_lock=True))
-    layernorm, attention = expand(load_grid(path))
+    return torch, backend, expand(load_grid(path))
+
+
+def test_backward_cases_run_the_forward_once_then_time_its_gradients(tmp_path: Path) -> None:
+    torch, backend, (layernorm, attention) = _cases_on_a_fake(
+        tmp_path,
+        "  - {kind: layernorm, sizes: {rows: [8], length: [128]}, backward: [true]}\n"
+        + _SMALL_PREFILL
+        + "    backward: [true]\n",
+    )
     assert layernorm.label == "layernorm bf16 rows=8 length=128 backward"
     run = backend.kernel(layernorm)
     assert [k[0] for k in torch.kernels] == ["layer_norm"]  # the forward, once, untimed
@@ -211,3 +221,21 @@ def test_grouped_gemm_runs_torch_grouped_mm_with_the_groups_end_rows(
     del torch._grouped_mm  # PyTorch before 2.8
     with pytest.raises(RuntimeError, match=r"needs torch._grouped_mm \(PyTorch >= 2.8"):
         backend.kernel(case)
+
+
+def test_flash_cases_run_sdpa_inside_the_flash_backend(tmp_path: Path) -> None:
+    """A ``flash`` attention case calls SDPA inside ``sdpa_kernel(FLASH_ATTENTION)``; its
+    default twin calls it bare."""
+    torch, backend, (default, flash) = _cases_on_a_fake(
+        tmp_path, _SMALL_PREFILL + "    sdpa_backends: [default, flash]\n"
+    )
+    assert (default.sdpa_backend, flash.sdpa_backend) == ("default", "flash")
+    backend.kernel(default)()
+    assert torch.sdpa_backends == []
+    backend.kernel(flash)()
+    assert torch.sdpa_backends == ["flash_attention"]
+    name, _, kwargs = torch.kernels[-1]
+    assert (name, kwargs) == (
+        "scaled_dot_product_attention",
+        {"is_causal": True, "enable_gqa": True},
+    )

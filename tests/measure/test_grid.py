@@ -110,6 +110,16 @@ def test_missing_file() -> None:
             "repeats: must be > 0",
         ),
         (
+            "ops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}, sdpa_backends: [flash]}\n",
+            "ops[0].sdpa_backends: attention_prefill and attention_decode only",
+        ),
+        (
+            "ops:\n  - kind: attention_decode\n"
+            "    sizes: {batch: [1], heads: [8], kv_heads: [8], context: [64], head_dim: [64]}\n"
+            "    sdpa_backends: [cudnn]\n",
+            "ops[0].sdpa_backends: must be one of default, flash (got 'cudnn')",
+        ),
+        (
             "ops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}, dtype: [bf16]}\n",
             "dtype",
         ),

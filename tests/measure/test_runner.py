@@ -214,6 +214,21 @@ def test_prefill_rows_say_cudnn_starts_the_query_blocks_in_launch_order(tmp_path
     assert all("cta_order" not in a for kind, a in attrs.items() if kind != "attention_prefill")
 
 
+def test_flash_rows_name_fa2_and_keep_the_longest_first(tmp_path: Path) -> None:
+    """A prefill run on PyTorch's FlashAttention-2 (``sdpa_backends: [flash]``) is written with
+    ``attention_kernel: fa2`` and without cuDNN's launch order; its default twin keeps it."""
+    rows = _ops_rows_of(
+        tmp_path,
+        "  - kind: attention_prefill\n"
+        "    sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}\n"
+        "    sdpa_backends: [default, flash]\n",
+    )
+    assert len(rows) == 2
+    default, flash = (json.loads(row["attrs"]) for row in rows)
+    assert default["cta_order"] == "in_order" and "attention_kernel" not in default
+    assert flash["attention_kernel"] == "fa2" and "cta_order" not in flash
+
+
 def _ops_rows_of(tmp_path: Path, ops: str) -> list[dict[str, str]]:
     """Run a grid of ``ops`` (its YAML entries) with the fake backend into ``tmp_path / "o"``
     and read back ops.csv."""

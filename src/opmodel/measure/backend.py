@@ -172,12 +172,23 @@ class TorchBackend:
             return row_call(self._torch, case, inputs)
         if case.kind in (OpKind.ELEMENTWISE, OpKind.COPY):
             return stream_call(self._torch, case, inputs)
+        return self._sdpa(case, inputs)
+
+    def _sdpa(self, case: Case, inputs: list[Any]) -> Callable[[], Any]:
+        """SDPA on ``inputs`` (Q, K, V): as PyTorch picks, or inside
+        ``sdpa_kernel(SDPBackend.FLASH_ATTENTION)`` (its FlashAttention-2) for a ``flash`` case."""
         q, k, v = inputs
-        gqa = q.shape[1] != k.shape[1]
-        causal = case.causal
-        return lambda: functional.scaled_dot_product_attention(
-            q, k, v, is_causal=causal, enable_gqa=gqa
-        )
+        gqa, causal = q.shape[1] != k.shape[1], case.causal
+        sdpa = self._torch.nn.functional.scaled_dot_product_attention
+        if case.sdpa_backend != "flash":
+            return lambda: sdpa(q, k, v, is_causal=causal, enable_gqa=gqa)
+        attention = self._torch.nn.attention
+
+        def flash() -> Any:
+            with attention.sdpa_kernel(attention.SDPBackend.FLASH_ATTENTION):
+                return sdpa(q, k, v, is_causal=causal, enable_gqa=gqa)
+
+        return flash
 
     def _time(self, run: Callable[[], Any], grid: MeasureGrid) -> list[float]:
         torch = self._torch

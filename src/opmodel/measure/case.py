@@ -29,6 +29,8 @@ class Case:
     function: str | None = None
     causal: bool = False
     backward: bool = False  # the op's backward pass (grid field ``backward``)
+    # attention: how SDPA runs (grid field ``sdpa_backends``): as PyTorch picks, or "flash"
+    sdpa_backend: str = "default"
 
     @property
     def size(self) -> dict[str, int]:
@@ -46,6 +48,8 @@ class Case:
             OpKind.ELEMENTWISE: self.function or "",
             OpKind.ATTENTION_PREFILL: "causal" if self.causal else "full",
         }.get(self.kind, "")
+        if self.sdpa_backend != "default":
+            extra = f"{extra} {self.sdpa_backend}".strip()
         if self.backward:
             extra = f"{extra} backward".strip()
         return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
@@ -186,4 +190,6 @@ def _attention_tensors(case: Case) -> _Built:
         _tensor(case, TensorRole.OUTPUT, (b, h, q_len, hd), "o"),
     )
     attrs: dict[str, AttrValue] = {"causal": case.causal} if prefill else {}
+    if case.sdpa_backend == "flash":  # PyTorch's built-in FlashAttention-2
+        attrs["attention_kernel"] = "fa2"
     return tensors, attrs

@@ -16,12 +16,15 @@ ops:
   - kind: attention_prefill
     sizes: {batch: [1], heads: [32], kv_heads: [8], seq: [2048], head_dim: [128]}
     backward: [false, true]   # also its backward pass (attention_prefill and the row ops)
+    sdpa_backends: [default, flash]   # also PyTorch's FlashAttention-2 (attention only)
 ```
 
 Every combination of an entry's sizes (and dtypes, trans, functions, causal flags, backward
-flags) is one case. A backward case times the op's backward pass alone: the forward runs once,
-untimed, and each timed run is ``torch.autograd.grad`` of its output with a fixed incoming
-gradient (docs/measure.md).
+flags, SDPA backends) is one case. A backward case times the op's backward pass alone: the
+forward runs once, untimed, and each timed run is ``torch.autograd.grad`` of its output with
+a fixed incoming gradient (docs/measure.md). A ``flash`` attention case runs SDPA inside
+``sdpa_kernel(SDPBackend.FLASH_ATTENTION)``: PyTorch's built-in FlashAttention-2, which its
+rows name with ``attention_kernel: fa2``.
 ``grouped_gemm`` multiplies ``rows`` rows by ``groups`` experts' weights in one
 ``torch._grouped_mm`` call (PyTorch 2.8 and later, bf16, sm_90 and later), the rows split as
 evenly as they go over the first ``active`` experts and none to the rest: ``active`` below
@@ -57,6 +60,7 @@ __all__ = [
     "MEASURED_DTYPES",
     "MEASURED_FUNCTIONS",
     "REQUIRED_SIZES",
+    "SDPA_BACKENDS",
     "MeasureGrid",
     "OpGrid",
     "load_grid",
@@ -94,6 +98,11 @@ silu_and_mul run as several kernels in eager PyTorch and are left out)."""
 
 _TRANS = ("NN", "NT", "TN", "TT")
 
+SDPA_BACKENDS = ("default", "flash")
+"""How an attention case calls ``scaled_dot_product_attention``: as PyTorch picks (cuDNN on
+sm_90 with PyTorch 2.11), or inside ``sdpa_kernel(SDPBackend.FLASH_ATTENTION)``, PyTorch's
+built-in FlashAttention-2 (the rows carry ``attention_kernel: fa2``)."""
+
 MEASURED_DTYPES = (DType.BF16, DType.FP16, DType.FP32, DType.TF32)
 """Dtypes the PyTorch backend runs (tf32: fp32 tensors with TF32 matmuls allowed)."""
 
@@ -109,6 +118,7 @@ class OpGrid:
     functions: tuple[str, ...] = ()
     causal: tuple[bool, ...] = (True,)
     backward: tuple[bool, ...] = (False,)
+    sdpa_backends: tuple[str, ...] = ("default",)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -195,6 +205,10 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
         problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
     if entry.kind is OpKind.GROUPED_GEMM:
         problems += _grouped_problems(path, entry)
+    problems += _choice_problems(path, "sdpa_backends", entry.sdpa_backends, SDPA_BACKENDS)
+    attention = entry.kind in (OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE)
+    if entry.sdpa_backends != ("default",) and not attention:
+        problems.append(f"{path}.sdpa_backends: attention_prefill and attention_decode only")
     if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         problems.append(f"{path}.backward: only {kinds} have a measured backward pass")

@@ -40,7 +40,7 @@ TIMED_RUN_OVERHEAD_S = 30e-6  # estimate: two CUDA event records and a synchroni
 PROFILER_SESSION_S = 0.05
 
 
-def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool]]:
+def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool, str]]:
     trans = entry.trans if entry.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM) else ("NN",)
     if entry.kind is OpKind.GROUPED_GEMM:  # NT (the default): along M; TN: along K
         trans = ("NT",) if entry.trans == ("NN",) else entry.trans
@@ -48,7 +48,7 @@ def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool]]:
         entry.functions if entry.kind is OpKind.ELEMENTWISE else (None,)
     )
     causal = entry.causal if entry.kind is OpKind.ATTENTION_PREFILL else (False,)
-    return list(itertools.product(trans, functions, causal, entry.backward))
+    return list(itertools.product(trans, functions, causal, entry.backward, entry.sdpa_backends))
 
 
 def expand(grid: MeasureGrid) -> list[Case]:
@@ -59,7 +59,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
         for dtype in entry.dtypes:
             for values in itertools.product(*(entry.sizes[name] for name in names)):
                 sizes = tuple(zip(names, values, strict=True))
-                for trans, function, causal, backward in _variants(entry):
+                for trans, function, causal, backward, sdpa in _variants(entry):
                     case = Case(
                         kind=entry.kind,
                         dtype=dtype,
@@ -68,6 +68,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
                         function=function,
                         causal=causal,
                         backward=backward,
+                        sdpa_backend=sdpa,
                     )
                     cases[case] = None
     return list(cases)

@@ -118,7 +118,8 @@ def _with_sdpa_order(op: LocalOp, cudnn: bool) -> LocalOp:
     """``op`` marked ``cta_order: in_order`` when it is an attention prefill and the measured
     build's SDPA runs cuDNN's fused attention, whose scheduler starts the query blocks in
     launch order (:mod:`opmodel.measure.aten`)."""
-    if not (cudnn and op.kind is OpKind.ATTENTION_PREFILL):
+    # a case run on PyTorch's FlashAttention-2 (attention_kernel: fa2) is not cuDNN's
+    if not (cudnn and op.kind is OpKind.ATTENTION_PREFILL) or "attention_kernel" in op.attrs:
         return op
     return replace(op, attrs={**op.attrs, "cta_order": "in_order"})
 
