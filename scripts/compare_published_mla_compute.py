@@ -35,6 +35,7 @@ import statistics
 from dataclasses import dataclass
 
 from compare_published_mla import mla_decode_op
+from ratio_summary import ratio_summary
 
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
@@ -135,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
             f" {spread:>12s}  {r.fa3_us:6.1f}"
         )
     medians = [r.median for r in rows]
-    mape = statistics.fmean(abs(m - 1) for m in medians)
+    _, mape, _ = ratio_summary(medians)
     print(f"median ratios: {min(medians):.2f}-{max(medians):.2f}, MAPE {100 * mape:.1f} %")
     return 0
 

@@ -108,14 +108,13 @@ def _unpadded(view: AttentionView, read: int, write: int) -> tuple[int, int]:
     """``read`` and ``write`` less the padding past each request's lengths (attrs
     ``kv_lengths``, ``q_lengths``): in Q, K, V (and a backward pass's O and dO) read, and in
     O (or dQ, dK, dV) written."""
-    q_like = view.q.nbytes + (view.o.nbytes + view.grad_o.nbytes if view.grad_o else 0)
-    read -= q_like - view.q_share(q_like) + view.kv_nbytes - view.kv_share(view.kv_nbytes)
-    if view.backward:  # dQ, dK and dV, shaped as Q, K and V
-        grads = view.k.nbytes + view.v.nbytes
-        return read, write - view.q.nbytes + view.q_share(view.q.nbytes) - grads + view.kv_share(
-            grads
-        )
-    return read, write - view.o.nbytes + view.q_share(view.o.nbytes)
+    q_read = view.q.nbytes + (view.o.nbytes + view.grad_o.nbytes if view.grad_o else 0)
+    # the backward pass writes dQ, dK and dV, shaped as Q, K and V; the forward O
+    q_written = view.q.nbytes if view.backward else view.o.nbytes
+    kv_written = view.k.nbytes + view.v.nbytes if view.backward else 0
+    unread = q_read - view.q_share(q_read) + view.kv_nbytes - view.kv_share(view.kv_nbytes)
+    unwritten = q_written - view.q_share(q_written) + kv_written - view.kv_share(kv_written)
+    return read - unread, write - unwritten
 
 
 def _row_work(op: LocalOp, view: RowView, read: int, write: int) -> OpWork:

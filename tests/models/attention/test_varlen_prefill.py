@@ -15,7 +15,7 @@ from opmodel.core.errors import OpValidationError
 from opmodel.formulas.work import op_work
 from opmodel.models import get_model, model_names
 from opmodel.models.attention.backward import backward_tiles
-from opmodel.models.attention.tiles import batch_tile_counts, tile_counts
+from opmodel.models.attention.tiles import batch_tile_counts, request_tile_counts
 from tests.models.attention.ops import A100, H100, attention, evaluation
 from tests.models.attention.test_backward import backward
 
@@ -64,9 +64,7 @@ def test_batch_tile_counts_by_hand() -> None:
     """Blocks of 128 x 64, causal: 256 tokens make 2 query blocks of 4 key blocks, visiting 2
     and 4 tiles; 128 tokens one of 2. Summed: 3 query blocks, 6 key blocks, 8 tiles, the
     longest block 4."""
-    counts = batch_tile_counts(
-        ((256, 256), (128, 128)), lambda q, k: tile_counts(q, k, 128, 64, True)
-    )
+    counts = batch_tile_counts(request_tile_counts, (128, 64, True, None), ((256, 256), (128, 128)))
     assert (counts.q_blocks, counts.kv_blocks, counts.tiles, counts.longest_block_tiles) == (
         3,
         6,

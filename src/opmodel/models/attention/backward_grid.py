@@ -5,15 +5,13 @@ lengths, per head over the batch."""
 from __future__ import annotations
 
 import math
-from functools import lru_cache
 
 from opmodel.core.views_matmul import AttentionView
 from opmodel.models.attention.kernels import FlashKernel
 from opmodel.models.attention.tiles import (
     TileCounts,
     batch_tile_counts,
-    tile_counts,
-    windowed_tile_counts,
+    request_tile_counts,
 )
 
 __all__ = ["backward_heads", "backward_tiles"]
@@ -27,15 +25,7 @@ def backward_tiles(kernel: FlashKernel, view: AttentionView) -> TileCounts:
     shape = (kernel.block_q, kernel.block_kv, view.causal, view.window)
     if lengths is None:
         return _request_tiles(shape, view.seq_q, view.seq_kv)
-    return _batch_tiles(shape, lengths)
-
-
-@lru_cache(maxsize=4096)
-def _batch_tiles(
-    shape: tuple[int, int, bool, int | None], lengths: tuple[tuple[int, int], ...]
-) -> TileCounts:
-    """:func:`batch_tile_counts` of ``lengths`` on the backward grid, memoised."""
-    return batch_tile_counts(lengths, lambda sq, skv: _request_tiles(shape, sq, skv))
+    return batch_tile_counts(_request_tiles, shape, lengths)
 
 
 def backward_heads(view: AttentionView) -> int:
@@ -49,10 +39,7 @@ def _request_tiles(shape: tuple[int, int, bool, int | None], seq_q: int, seq_kv:
     ``shape = (block_q, block_kv, causal, window)``."""
     block_q, bc, causal, window = shape
     ratio = bc // block_q
-    if window is not None:
-        coarse = windowed_tile_counts(seq_q, seq_kv, bc, bc, window)
-    else:
-        coarse = tile_counts(seq_q, seq_kv, bc, bc, causal)
+    coarse = request_tile_counts((bc, bc, causal, window), seq_q, seq_kv)
     q_blocks = math.ceil(seq_q / block_q)
     tiles = min(q_blocks * coarse.kv_blocks, ratio * coarse.tiles)
     # without a window the first key block is seen by every query row (seq_q <= seq_kv when

@@ -48,8 +48,6 @@ DRAM bound carries them (a compute-bound prefill hides them), decode's waves too
 
 from __future__ import annotations
 
-from functools import lru_cache
-
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention.backward import evaluate_backward
@@ -66,12 +64,7 @@ from opmodel.models.attention.costs import (
 from opmodel.models.attention.decode import evaluate_decode
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.kernels import FlashKernel, num_splits
-from opmodel.models.attention.tiles import (
-    TileCounts,
-    batch_tile_counts,
-    tile_counts,
-    windowed_tile_counts,
-)
+from opmodel.models.attention.tiles import TileCounts, batch_tile_counts, request_tile_counts
 
 __all__ = ["AttentionEvaluation", "evaluate_attention", "num_splits"]
 
@@ -94,27 +87,8 @@ def _prefill_counts(kernel: FlashKernel, view: AttentionView) -> tuple[TileCount
     shape = (kernel.block_q, kernel.block_kv, view.causal, view.window)
     lengths = view.request_lengths()
     if lengths is None:
-        return _request_counts(shape, view.seq_q, view.seq_kv), view.batch * view.heads_q
-    return _batch_counts(shape, lengths), view.heads_q
-
-
-def _request_counts(
-    shape: tuple[int, int, bool, int | None], seq_q: int, seq_kv: int
-) -> TileCounts:
-    """One request's tiles for ``shape = (block_q, block_kv, causal, window)``."""
-    block_q, block_kv, causal, window = shape
-    if window is not None:
-        return windowed_tile_counts(seq_q, seq_kv, block_q, block_kv, window)
-    return tile_counts(seq_q, seq_kv, block_q, block_kv, causal)
-
-
-@lru_cache(maxsize=4096)
-def _batch_counts(
-    shape: tuple[int, int, bool, int | None], lengths: tuple[tuple[int, int], ...]
-) -> TileCounts:
-    """:func:`batch_tile_counts` of ``lengths``, memoised (a kernel's evaluations of one op, a
-    sweep's repeated batches)."""
-    return batch_tile_counts(lengths, lambda sq, skv: _request_counts(shape, sq, skv))
+        return request_tile_counts(shape, view.seq_q, view.seq_kv), view.batch * view.heads_q
+    return batch_tile_counts(request_tile_counts, shape, lengths), view.heads_q
 
 
 def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tuple[int, int, int]:

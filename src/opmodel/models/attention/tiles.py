@@ -10,12 +10,19 @@ series: no loop over blocks.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["TileCounts", "batch_tile_counts", "tile_counts", "windowed_tile_counts"]
+__all__ = [
+    "TileCounts",
+    "TileShape",
+    "batch_tile_counts",
+    "request_tile_counts",
+    "tile_counts",
+    "windowed_tile_counts",
+]
 
 
 def _ceil_div(a: int, b: int) -> int:
@@ -49,20 +56,35 @@ class TileCounts(FastValue):
     longest_block_tiles: int
 
 
+TileShape = tuple[int, int, bool, int | None]
+"""A kernel's tile grid for counting: (block_q, block_kv, causal, sliding window or None)."""
+
+
+def request_tile_counts(shape: TileShape, seq_q: int, seq_kv: int) -> TileCounts:
+    """Tiles one (batch, head) of ``seq_q`` queries and ``seq_kv`` keys visits on ``shape``:
+    :func:`tile_counts`, or :func:`windowed_tile_counts` with a window (which is causal)."""
+    block_q, block_kv, causal, window = shape
+    return _tiles(seq_q, seq_kv, (block_q, block_kv), causal, window)
+
+
+@lru_cache(maxsize=4096)  # a kernel's evaluations of one op; a sweep's repeated batches
 def batch_tile_counts(
-    lengths: Iterable[tuple[int, int]], per_request: Callable[[int, int], TileCounts]
+    per_request: Callable[[TileShape, int, int], TileCounts],
+    shape: TileShape,
+    lengths: tuple[tuple[int, int], ...],
 ) -> TileCounts:
     """Tiles of one head over a batch whose requests hold different ``(queries, keys)``
     lengths (attrs ``q_lengths``, ``kv_lengths``): query blocks, key blocks and tiles summed
     over the requests (each request's blocks are CTAs of its own), the longest block the
-    longest of any request. ``per_request`` counts one request (distinct lengths counted
-    once). O(batch), no loop over blocks."""
+    longest of any request. ``per_request(shape, queries, keys)`` counts one request (the
+    forward's :func:`request_tile_counts`, or the backward pass's grid; distinct lengths
+    counted once). O(batch), no loop over blocks; memoised."""
     seen: dict[tuple[int, int], TileCounts] = {}
     q_blocks = kv_blocks = tiles = longest = 0
     for pair in lengths:
         counts = seen.get(pair)
         if counts is None:
-            counts = seen[pair] = per_request(*pair)
+            counts = seen[pair] = per_request(shape, *pair)
         q_blocks, kv_blocks = q_blocks + counts.q_blocks, kv_blocks + counts.kv_blocks
         tiles, longest = tiles + counts.tiles, max(longest, counts.longest_block_tiles)
     return TileCounts(
