@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from opmodel import __version__
-from opmodel.core.errors import ConfigError, OpModelError, UnsupportedOpError
+from opmodel.core.errors import ConfigError, OpModelError, UnsupportedOpError, located
 from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import (
     POWER_STATES,
@@ -52,9 +52,13 @@ def _cmd_predict(args: argparse.Namespace) -> None:
     if not model.supports(op):
         kinds = ", ".join(sorted(model.supported_kinds))
         raise UnsupportedOpError(
-            f"model '{model.name}' does not support {op.kind} (supports: {kinds})"
+            f"{args.op}: model '{model.name}' does not support {op.kind} (supports: {kinds})"
         )
-    _emit(model.predict(op, hardware).to_dict())
+    try:
+        profile = model.predict(op, hardware)
+    except OpModelError as exc:  # name the op file: a kernel attr or dtype the model rejects
+        raise located(args.op, exc) from None
+    _emit(profile.to_dict())
 
 
 def _operating_point(spec: HardwareSpec, clock_hz: float | None, power_state: str) -> HardwareSpec:

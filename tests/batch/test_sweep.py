@@ -8,11 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from opmodel import ConfigError, OpModelError, OpValidationError
+from opmodel import ConfigError, InvalidKernelError, OpModelError, OpValidationError
 from opmodel.batch import (
     RESULT_COLUMNS,
     EngineChoice,
     SweepOptions,
+    op_from_row,
     op_to_row,
     predict_many,
     run_sweep,
@@ -140,6 +141,21 @@ def test_an_invalid_row_stops_the_sweep_with_one_line(tmp_path: Path) -> None:
     name = rows[6]["name"]
     assert result[6]["error"].startswith(f"{ops_path}: row 7: op '{name}': kind: must be one of")
     assert result[6]["latency_s"] == "" and float(result[7]["latency_s"]) > 0
+
+
+def test_an_error_at_predict_time_names_its_row(tmp_path: Path) -> None:
+    """A row that parses but that the model rejects (a kernel attr, a dtype the hardware lacks)
+    names the file and row too, in the sweep and in predict_many."""
+    good = op_to_row(gemm(256, 256, 256))
+    bad = {**good, "name": "odd", "attrs": json.dumps({"cta_tile_m": 96, "cta_tile_n": 100})}
+    ops_path = _write(tmp_path / "ops.csv", [good, bad])
+    options = SweepOptions(model="extended_roofline", skip_invalid=True)
+    run_sweep(ops_path, "a10", tmp_path / "out.csv", options)
+    error = _read(tmp_path / "out.csv")[1]["error"]
+    assert error.startswith(f"{ops_path}: row 2: op 'odd' (gemm): kernel: ")
+    with pytest.raises(InvalidKernelError) as info:  # the class is kept
+        predict_many([gemm(64, 64, 64), op_from_row(bad, "row 2")], "a10", "extended_roofline")
+    assert str(info.value).startswith("predict_many: ops[1] ('odd'): op 'odd' (gemm): kernel: ")
 
 
 @pytest.mark.parametrize(

@@ -127,22 +127,6 @@ def test_bad_input_is_one_line_and_exit_2(
     assert err.startswith(message)
 
 
-def test_unsupported_dtype_on_hardware(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    op = tmp_path / "fp64.yaml"
-    op.write_text(
-        "name: g\nkind: gemm\nphase: train_fwd\ntensors:\n"
-        "  - {role: input, shape: [4, 8], dtype: fp64}\n"
-        "  - {role: weight, shape: [8, 3], dtype: fp64}\n"
-        "  - {role: output, shape: [4, 3], dtype: fp64}\n"
-    )
-    code, out, err = _run(capsys, "predict", "--hardware", "tpu_generic", "--op", str(op))
-    assert (code, out) == (2, "")
-    assert err == (
-        "opmodel: hardware 'tpu_generic' has no throughput for dtype fp64 "
-        "(tensor: bf16, int8; vector: fp32, bf16)\n"
-    )
-
-
 def test_console_script_runs_without_traceback() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "opmodel.cli", "predict", "--hardware", "nope", "--op", "x.yaml"],

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from opmodel.core.errors import OpValidationError, UnsupportedOpError
+from opmodel.core.errors import OpModelError, OpValidationError, UnsupportedOpError, located
 from opmodel.core.model import OpModel
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
@@ -71,7 +71,10 @@ def predict_many(
                     f"not support {op.kind} (supports: {kinds})"
                 )
                 raise UnsupportedOpError(msg)
-            profile = seen[key] = op_model.predict(op, spec)
+            try:
+                profile = seen[key] = op_model.predict(op, spec)
+            except OpModelError as exc:
+                raise located(f"predict_many: ops[{index}] ('{op.name}')", exc) from None
         profiles.append(profile)
     return profiles
 

@@ -84,10 +84,14 @@ def predict_rows(
     out: list[tuple[object, ...]] = []
     for source, row in chunk:
         try:
-            op = op_from_row(row, source)
-            out.append((*result_row(op_model.predict(op, spec)), None))
+            op = op_from_row(row, source)  # its errors name the source already
         except OpModelError as exc:
             out.append((*empty, str(exc).splitlines()[0]))
+            continue
+        try:
+            out.append((*result_row(op_model.predict(op, spec)), None))
+        except OpModelError as exc:
+            out.append((*empty, f"{source}: {str(exc).splitlines()[0]}"))
     return out
 
 

@@ -18,6 +18,7 @@ __all__ = [
     "UnsupportedDTypeError",
     "UnsupportedOpError",
     "did_you_mean",
+    "located",
 ]
 
 
@@ -54,6 +55,15 @@ class UnknownNameError(OpModelError, LookupError):
 
     def __str__(self) -> str:  # LookupError would quote the message like a dict key
         return str(self.args[0]) if self.args else ""
+
+
+def located(where: str, error: OpModelError) -> OpModelError:
+    """``error`` with ``where: `` (a file, a row, a list index) before each of its lines, of
+    the same class, so that an error raised inside a model names the input it came from."""
+    lines = [f"{where}: {line}" for line in str(error).splitlines()]
+    if isinstance(error, ConfigError):
+        return ConfigError(lines)
+    return type(error)("\n".join(lines))
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
