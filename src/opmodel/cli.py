@@ -58,6 +58,11 @@ def _cmd_predict(args: argparse.Namespace) -> None:
         profile = model.predict(op, hardware)
     except OpModelError as exc:  # name the op file: a kernel attr or dtype the model rejects
         raise located(args.op, exc) from None
+    if args.format == "text":
+        from opmodel.report import format_summary, summarize  # noqa: PLC0415 - text only
+
+        sys.stdout.write(format_summary(summarize(op, profile, hardware)))
+        return
     _emit(profile.to_dict())
 
 
@@ -235,6 +240,13 @@ def _build_parser() -> _Parser:
     predict.add_argument("--hardware", required=True, help="hardware YAML path or shipped name")
     predict.add_argument("--op", required=True, help="op YAML file")
     predict.add_argument("--model", default="roofline", help="model name (default: roofline)")
+    predict.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json: the whole profile (default); text: achieved rates against the peaks, the "
+        "limit, the kernel and the power, in a few lines (opmodel.report)",
+    )
     _add_operating_point(predict)
     predict.set_defaults(handler=_cmd_predict)
     commands.add_parser("models", help="list the registered models").set_defaults(

@@ -1,0 +1,101 @@
+"""An :class:`~opmodel.report.summary.OpSummary` as a few aligned lines of text, SI prefixes on
+every quantity (``opmodel predict --format text``)."""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.report.summary import OpSummary
+
+__all__ = ["format_summary", "si"]
+
+_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
+
+
+def si(value: float, unit: str) -> str:
+    """``value`` with an SI prefix and three significant digits: ``si(1.5e-5, "s")`` is
+    ``'15.0 µs'``, ``si(9.89e14, "FLOP/s")`` ``'989 TFLOP/s'``."""
+    if value == 0 or not math.isfinite(value):
+        return f"{value:g} {unit}"
+    magnitude = abs(value)
+    scale, prefix = next(
+        ((s, p) for s, p in (*_PREFIXES, *_SMALL) if magnitude >= s * 0.9995), _SMALL[-1]
+    )
+    scaled = value / scale
+    digits = 0 if abs(scaled) >= 99.95 else 1 if abs(scaled) >= 9.995 else 2
+    return f"{scaled:.{digits}f} {prefix}{unit}"
+
+
+def _percent(fraction: float | None) -> str:
+    return "" if fraction is None else f", {100 * fraction:.0f} % of "
+
+
+def _compute_line(s: OpSummary) -> str:
+    if s.flops == 0:
+        return f"none (moves data; {s.engine.value} engine)"
+    line = f"{si(s.flops, 'FLOP')} in {s.compute_dtype.value} on the {s.engine.value} engine"
+    achieved = s.achieved_flops_per_s
+    if achieved is not None:
+        line += f": {si(achieved, 'FLOP/s')}"
+        if s.peak_flops_per_s:
+            line += _percent(s.compute_fraction) + si(s.peak_flops_per_s, "FLOP/s")
+    return line
+
+
+def _hbm_line(s: OpSummary) -> str | None:
+    if s.hbm_read_bytes is None or s.hbm_write_bytes is None:
+        return None
+    line = f"{si(s.hbm_read_bytes, 'B')} read, {si(s.hbm_write_bytes, 'B')} written"
+    achieved = s.achieved_hbm_bytes_per_s
+    if achieved is not None:
+        line += f": {si(achieved, 'B/s')}{_percent(s.hbm_fraction)}"
+        line += si(s.hbm_bandwidth_bytes_per_s, "B/s")
+    return line
+
+
+def _intensity_line(s: OpSummary) -> str | None:
+    intensity = s.intensity_flops_per_byte
+    if not intensity:
+        return None
+    ridge = s.ridge_flops_per_byte
+    tail = "" if ridge is None else f" (ridge point {ridge:.3g} FLOP/B)"
+    return f"{intensity:.3g} FLOP/B{tail}"
+
+
+def _clock_line(s: OpSummary) -> str | None:
+    if s.sm_clock_hz is None:
+        return None
+    rated = (
+        ""
+        if s.sm_clock_hz == s.rated_clock_hz
+        else f" (peaks rated at {si(s.rated_clock_hz, 'Hz')})"
+    )
+    return f"{si(s.sm_clock_hz, 'Hz')}{rated}"
+
+
+def _energy_line(s: OpSummary) -> str:
+    power = s.average_power_w
+    tail = "" if power is None else f", {si(power, 'W')} average (TDP {si(s.tdp_w, 'W')})"
+    return f"{si(s.energy_j, 'J')}{tail}"
+
+
+def format_summary(summary: OpSummary) -> str:
+    """The summary as lines ``label  value``; lines whose figure the model does not give (HBM
+    traffic, a kernel, a limiter) are left out."""
+    kernel = summary.kernel
+    if kernel is not None and summary.grid is not None:
+        kernel = f"{kernel}; {summary.grid}"
+    rows = (
+        ("latency", si(summary.latency_s, "s")),
+        ("compute", _compute_line(summary)),
+        ("hbm", _hbm_line(summary)),
+        ("intensity", _intensity_line(summary)),
+        ("limited by", summary.limiter),
+        ("clock", _clock_line(summary)),
+        ("kernel", kernel),
+        ("energy", _energy_line(summary)),
+    )
+    head = f"{summary.kind} '{summary.op_name}' on {summary.hardware}: {summary.implementation}"
+    body = [f"  {label:<11}{value}" for label, value in rows if value is not None]
+    return "\n".join([head, *body]) + "\n"

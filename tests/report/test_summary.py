@@ -1,0 +1,95 @@
+"""opmodel.report: hand-derived figures for a roofline GEMM, every example on every model, the
+text format, and bad arguments."""
+
+from __future__ import annotations
+
+import pytest
+
+from opmodel import Engine, OpValidationError
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model, model_names
+from opmodel.parsing import load_op
+from opmodel.report import format_summary, si, summarize
+
+from ..conftest import EXAMPLES, gemm
+
+GENERIC = load_hardware("gpu_generic")
+
+
+def test_roofline_gemm_by_hand() -> None:
+    """4096^3 bf16 on gpu_generic: 2 x 4096^3 = 137.4 GFLOP at the 307.2 TFLOP/s peak
+    (2048 FLOP/clk x 100 SMs x 1.5 GHz) takes 447.4 us; three 32 MiB tensors cross HBM once
+    (100.7 MB, 62.9 us at 1.6 TB/s), so the tensor engine limits it at 100 % of peak."""
+    op = gemm(4096, 4096, 4096)
+    summary = summarize(op, get_model("roofline").predict(op, GENERIC), GENERIC)
+    flops, nbytes = 2 * 4096**3, 3 * 4096 * 4096 * 2
+    assert summary.flops == flops and summary.hbm_bytes == nbytes
+    assert summary.latency_s == pytest.approx(flops / 307.2e12)
+    assert summary.peak_flops_per_s == pytest.approx(307.2e12)
+    assert summary.compute_fraction == pytest.approx(1.0)
+    assert summary.achieved_hbm_bytes_per_s == pytest.approx(nbytes / (flops / 307.2e12))
+    assert summary.hbm_fraction == pytest.approx(nbytes * 307.2e12 / flops / 1.6e12)
+    assert summary.intensity_flops_per_byte == pytest.approx(4096 / 3)  # 2n^3 / 6n^2
+    assert summary.ridge_flops_per_byte == pytest.approx(192.0)  # 307.2e12 / 1.6e12
+    assert summary.limiter == "tensor" and summary.kernel is None
+    # tensor 8.138e-13 J/FLOP, HBM 3.2e-11 J/B, static 50 W over the latency
+    energy = flops * 8.138e-13 + nbytes * 3.2e-11 + 50.0 * flops / 307.2e12
+    assert summary.energy_j == pytest.approx(energy)
+    assert summary.average_power_w == pytest.approx(energy * 307.2e12 / flops)
+
+
+def test_kernel_level_gemm_names_kernel_grid_and_limit() -> None:
+    hw = load_hardware("h100_sxm")
+    op = gemm(4096, 4096, 4096)
+    profile = get_model("effective_roofline").predict(op, hw)
+    summary = summarize(op, profile, hw)
+    grid = profile.diagnostics.grid
+    assert summary.kernel == profile.diagnostics.kernel.name
+    assert summary.grid is not None and f"{grid.ctas} CTAs" in summary.grid
+    assert summary.limiter == " + ".join(profile.diagnostics.limiting_resources)
+    assert 0 < summary.compute_fraction <= 1  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("model", model_names())
+@pytest.mark.parametrize("hardware", ["a100_40gb_pcie", "h100_sxm", "tpu_v5e"])
+def test_every_example_summarises(model: str, hardware: str) -> None:
+    """Every example the model supports gives finite, non-negative figures and a text block
+    whose first line names the op and whose body has no empty or 'None' value."""
+    hw, predictor = load_hardware(hardware), get_model(model)
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        op = load_op(path)
+        if not predictor.supports(op):
+            continue
+        summary = summarize(op, predictor.predict(op, hw), hw)
+        for value in (summary.compute_fraction, summary.hbm_fraction, summary.average_power_w):
+            assert value is None or 0 <= value < float("inf")
+        if summary.engine is Engine.MEMORY:
+            assert summary.peak_flops_per_s is None
+        text = format_summary(summary)
+        assert text.splitlines()[0].startswith(f"{op.kind.value} '{op.name}' on {hw.name}: ")
+        assert "None" not in text and text.endswith("\n")
+
+
+@pytest.mark.parametrize(
+    ("value", "unit", "expected"),
+    [
+        (1.5e-5, "s", "15.0 µs"),
+        (9.894e14, "FLOP/s", "989 TFLOP/s"),
+        (3.35e12, "B/s", "3.35 TB/s"),
+        (999.96, "W", "1.00 kW"),
+        (2.5e-3, "J", "2.50 mJ"),
+        (0, "FLOP", "0 FLOP"),
+        (7.0, "W", "7.00 W"),
+    ],
+)
+def test_si_prefixes(value: float, unit: str, expected: str) -> None:
+    assert si(value, unit) == expected
+
+
+def test_bad_arguments_are_one_line_errors() -> None:
+    op = gemm(64, 64, 64)
+    profile = get_model("roofline").predict(op, GENERIC)
+    with pytest.raises(OpValidationError, match="summarize: hardware must be a HardwareSpec"):
+        summarize(op, profile, "gpu_generic")  # type: ignore[arg-type]
+    with pytest.raises(OpValidationError, match="summarize: op must be a LocalOp"):
+        summarize({"kind": "gemm"}, profile, GENERIC)  # type: ignore[arg-type]
