@@ -76,8 +76,14 @@ def _clock_line(s: OpSummary) -> str | None:
 
 def _energy_line(s: OpSummary) -> str:
     power = s.average_power_w
-    tail = "" if power is None else f", {si(power, 'W')} average (TDP {si(s.tdp_w, 'W')})"
-    return f"{si(s.energy_j, 'J')}{tail}"
+    if power is None:
+        return si(s.energy_j, "J")
+    # a board does not sustain more than its TDP: say so rather than print it silently
+    if power > s.tdp_w:
+        limit = f"above the {si(s.tdp_w, 'W')} TDP, which a board does not sustain"
+    else:
+        limit = f"TDP {si(s.tdp_w, 'W')}"
+    return f"{si(s.energy_j, 'J')}, {si(power, 'W')} average ({limit})"
 
 
 def format_summary(summary: OpSummary) -> str:
