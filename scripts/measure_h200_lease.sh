@@ -13,6 +13,7 @@
 # GRID=h200_backward NCU_GRID=none: SDPA and ATen norm/softmax backward passes beside their
 # forwards, kernel-scope times, about 38 s by the dry run (docs/measure.md, "Backward cases").
 # GRID=h200_moe: grouped GEMMs of three MoE models (torch._grouped_mm), about 29 s.
+# GRID=h200_energy: board energy per kernel over 1.5 s NVML loops, about 40 s.
 # Several grids in one lease: GRID="energaizer_gemms@1830 h200_backward h200_kernels" (a
 # grid@MHZ entry locks the SM clock for that grid alone; GRID_S caps each grid).
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was

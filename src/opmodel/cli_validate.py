@@ -55,7 +55,8 @@ def add_artifact_parser(commands: Any, emit: Callable[[Any], None]) -> None:
     )
     artifact.add_argument(
         "--data-dir",
-        help="per-op mode: folder of EnergAIzer per-kernel CSVs (yz8_*/a10_* files)",
+        help="per-op mode: folder of EnergAIzer per-kernel CSVs (yz8_*/a10_* files) or of an "
+        "opmodel measure run (gemm.csv, ops.csv, run.json)",
     )
     artifact.add_argument(
         "--workload-dir",

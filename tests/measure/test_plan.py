@@ -234,3 +234,16 @@ def test_moe_grid_cases_are_grouped_gemms_of_their_routing() -> None:
     assert wgrad.attrs["transpose_a"] is True and cases[-1].trans == "TN"
     summary = dry_run(MeasureRequest(grid="h200_moe", hardware="h200_sxm")).summary()
     assert summary["estimated_total_s"] < 60
+
+
+def test_h200_energy_grid_meters_long_loops() -> None:
+    """h200_energy: 13 bf16 cases, energy on over 1.5 s loops (the counter's updates average
+    out), DRAM streams and compute-bound kernels both present; about 40 s by the dry run."""
+    grid = load_grid("h200_energy")
+    assert grid.energy and grid.energy_loop_s == 1.5
+    cases = expand(grid)
+    kinds = [case.op().kind.value for case in cases]
+    assert len(cases) == 13 and kinds.count("copy") == 3 and kinds.count("gemm") == 3
+    assert all(t.dtype.value == "bf16" for case in cases for t in case.op().tensors[:1])
+    summary = dry_run(MeasureRequest(grid="h200_energy", hardware="h200_sxm")).summary()
+    assert 30 < summary["estimated_total_s"] < 60

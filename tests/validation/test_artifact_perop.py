@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from opmodel.cli import main
-from opmodel.validation.artifact_perop import load_measured_ops
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.validation.artifact_perop import load_measured_ops, predict_measured_ops
 
 
 @pytest.fixture
@@ -70,3 +72,37 @@ def test_per_op_cli(per_kernel: Path, tmp_path: Path, capsys: pytest.CaptureFixt
     assert (tmp_path / "ops_energy_breakdown.svg").is_file()
     with (tmp_path / "ops.csv").open() as handle:
         assert len(list(csv.DictReader(handle))) == 5
+
+
+def test_measure_dataset_rows_and_loop_period(tmp_path: Path) -> None:
+    """An `opmodel measure` folder: op-table rows (bf16 only) and each case's energy-loop
+    period from run.json, over which the prediction adds idle power where the loop's runs
+    were spaced wider than the predicted kernel (a host-bound loop)."""
+    root = tmp_path / "h200"
+    root.mkdir()
+    header = "name,kind,phase,tensors,attrs,time,energy,hardware,clock_mhz,label\n"
+    (root / "ops.csv").write_text(
+        header
+        + 'norm,rmsnorm,prefill,input:64x4096:bf16;weight:4096:bf16;output:64x4096:bf16,"{}",'
+        "0.006,0.002,h200_sxm,1980,norm small\n"
+        + "add,elementwise,prefill,input:64x64:bf16;input:64x64:bf16;output:64x64:bf16,"
+        '"{""function"": ""add""}",0.005,0.001,h200_sxm,1980,add tiny\n'
+        + 'fp32,rmsnorm,prefill,input:64x4096:fp32;weight:4096:fp32;output:64x4096:fp32,"{}",'
+        "0.006,0.002,h200_sxm,1980,norm fp32\n"
+    )
+    cases = [
+        {"label": "norm small", "energy_loop_s": 0.2, "energy_runs": 10000},  # 20 us per run
+        {"label": "add tiny", "energy_loop_s": 0.2, "energy_runs": 40000},  # 5 us per run
+    ]
+    (root / "run.json").write_text(json.dumps({"cases": cases}))
+    rows, skipped = load_measured_ops(root)
+    assert sorted(r.op_type for r in rows) == ["elementwise/add", "rmsnorm"]
+    assert skipped == {"not bf16 (fp32)": 1}
+    norm = next(r for r in rows if r.op_type == "rmsnorm")
+    assert norm.loop_period_s == pytest.approx(20e-6) and norm.clock_hz == 1980e6
+    (prediction,) = predict_measured_ops([norm], "effective_roofline")
+    spec = load_hardware("h200_sxm").at_clock(1980e6)
+    profile = get_model("effective_roofline").predict(norm.op, spec)
+    gap_j = spec.power.static_w * (20e-6 - profile.latency_s)
+    assert profile.latency_s < 20e-6 and prediction.parts_j["idle_gap"] == pytest.approx(gap_j)
+    assert prediction.energy_j == pytest.approx(profile.energy_j + gap_j)

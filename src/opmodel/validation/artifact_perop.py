@@ -14,18 +14,30 @@ type comes from the columns and the file name:
   ``num_heads``), sequence (``seq``, ``seqlen``, ``seq_len``) and ``head_dim`` (``headdim``,
   ``d``), prefill; ``causal`` when a column says so.
 
+* ``kind`` and ``tensors`` columns: an op-table row (docs/sweeps.md), as ``opmodel measure``
+  writes its ``ops.csv`` (norms, softmax, elementwise ops, copies, attention); the type is the
+  kind (``elementwise/<function>`` for elementwise ops) and bf16 means the first tensor's dtype.
+
 A row that fits none of these is skipped and counted by reason, never guessed.
+
+Where a ``run.json`` of ``opmodel measure`` sits beside a CSV, each row's energy loop period
+(``energy_loop_s / energy_runs`` of its case, matched by ``label``) is kept: the measured energy
+per run is board energy over that period, idle gaps between launches included when the host
+could not launch the kernel as fast as it ran, so the prediction adds the config's idle power
+over ``period - predicted latency`` when that is positive (part ``idle_gap``).
 """
 
 from __future__ import annotations
 
 import csv
+import json
 import re
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmodel.batch.optable import op_from_row
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import ConfigError, OpModelError
@@ -53,6 +65,7 @@ class OpMeasurement:
     time_s: float
     energy_j: float
     file: str
+    loop_period_s: float | None = None  # wall time per run of the energy loop (run.json)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,8 +108,22 @@ def _attention(record: Mapping[str, str]) -> LocalOp:
     )
 
 
-def _op(record: Mapping[str, str], name: str) -> tuple[LocalOp, str]:
+def _table_op(record: Mapping[str, str], where: str) -> tuple[LocalOp, str]:
+    """An op-table row's op and type (``elementwise/<function>`` for elementwise ops)."""
+    op = op_from_row(record, where)
+    dtype = op.tensors[0].dtype
+    if dtype is not DType.BF16:
+        msg = f"not bf16 ({dtype.value})"
+        raise ValueError(msg)
+    function = op.attrs.get("function")
+    kind = op.kind.value
+    return op, f"{kind}/{function}" if op.kind is OpKind.ELEMENTWISE and function else kind
+
+
+def _op(record: Mapping[str, str], name: str, where: str = "") -> tuple[LocalOp, str]:
     """The op of one row and its type label; ValueError with the reason otherwise."""
+    if {"kind", "tensors"} <= record.keys():
+        return _table_op(record, where)
     if {"dimM", "dimN", "dimK"} <= record.keys():
         params = {k: int(record.get(k) or 1) for k in ("batch", "dimM", "dimN", "dimK")}
         op = op_from_entry([{**params, "precM": "bf16"}, ["gemm"]])
@@ -137,7 +164,25 @@ def _transposed(op: LocalOp, trans: str) -> LocalOp:
     )
 
 
-def _measurement(record: Mapping[str, str], path: Path) -> OpMeasurement:
+def _loop_periods(path: Path) -> dict[str, float]:
+    """Energy-loop wall time per run by case label, from the ``run.json`` beside ``path``."""
+    run = path.with_name("run.json")
+    if not run.is_file():
+        return {}
+    try:
+        cases = json.loads(run.read_text(encoding="utf-8")).get("cases", [])
+    except (OSError, ValueError, AttributeError) as exc:
+        raise ConfigError([f"{run}: not a readable opmodel measure run.json ({exc})"]) from None
+    return {
+        str(case["label"]): float(case["energy_loop_s"]) / int(case["energy_runs"])
+        for case in cases
+        if isinstance(case, dict) and case.get("energy_runs") and case.get("energy_loop_s")
+    }
+
+
+def _measurement(
+    record: Mapping[str, str], path: Path, periods: Mapping[str, float]
+) -> OpMeasurement:
     dtype = (_first(record, ("dtype", "prec")) or "bf16").lower()
     if dtype not in ("bf16", "bfloat16", "torch.bfloat16"):
         msg = f"not bf16 ({dtype})"
@@ -154,7 +199,7 @@ def _measurement(record: Mapping[str, str], path: Path) -> OpMeasurement:
         raise ValueError(msg)
     freq = re.search(r"freq(\d+)", path.name)
     clock = record.get("clock_mhz") or (freq.group(1) if freq else "")
-    op, op_type = _op(record, path.name.lower())
+    op, op_type = _op(record, path.name.lower(), path.name)
     return OpMeasurement(
         op=op,
         op_type=op_type,
@@ -163,6 +208,7 @@ def _measurement(record: Mapping[str, str], path: Path) -> OpMeasurement:
         time_s=time_ms / 1e3,
         energy_j=energy,
         file=str(path),
+        loop_period_s=periods.get(record.get("label") or ""),
     )
 
 
@@ -173,13 +219,14 @@ def load_measured_ops(data_dir: Path) -> tuple[list[OpMeasurement], Counter[str]
     rows: list[OpMeasurement] = []
     skipped: Counter[str] = Counter()
     for path in sorted(data_dir.rglob("*.csv")):
+        periods = _loop_periods(path)
         with path.open(newline="", encoding="utf-8") as handle:
             reader = csv.DictReader(handle)
             if "time" not in (reader.fieldnames or ()):
                 continue
             for record in reader:
                 try:
-                    rows.append(_measurement(record, path))
+                    rows.append(_measurement(record, path, periods))
                 except (ValueError, OpModelError) as exc:
                     skipped[str(exc).splitlines()[0]] += 1
     if not rows:
@@ -198,17 +245,19 @@ def predict_measured_ops(rows: list[OpMeasurement], model_name: str) -> list[OpP
             spec = load_hardware(row.hardware)
             specs[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
         profile = model.predict(row.op, specs[key])
+        gap_j = specs[key].power.static_w * max(0.0, (row.loop_period_s or 0.0) - profile.latency_s)
         out.append(
             OpPrediction(
                 measured=row,
                 time_s=profile.latency_s,
-                energy_j=profile.energy_j,
+                energy_j=profile.energy_j + gap_j,
                 working_set_bytes=sum(t.nbytes for t in row.op.tensors),
                 parts_j={
                     "tensor": profile.energy.tensor_j,
                     "vector": profile.energy.vector_j,
                     **profile.energy.memory_j,
                     "static": profile.energy.static_j,
+                    "idle_gap": gap_j,
                 },
             )
         )
