@@ -93,3 +93,7 @@ def test_bad_arguments_are_one_line_errors() -> None:
         summarize(op, profile, "gpu_generic")  # type: ignore[arg-type]
     with pytest.raises(OpValidationError, match="summarize: op must be a LocalOp"):
         summarize({"kind": "gemm"}, profile, GENERIC)  # type: ignore[arg-type]
+    with pytest.raises(OpValidationError, match="format_summary: expected an OpSummary"):
+        format_summary(profile)  # type: ignore[arg-type]
+    with pytest.raises(OpValidationError, match="si: value must be a number"):
+        si("1", "s")  # type: ignore[arg-type]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from opmodel.core.errors import OpValidationError
 from opmodel.report.summary import OpSummary
 
 __all__ = ["format_summary", "si"]
@@ -16,6 +17,9 @@ _SMALL = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"))
 def si(value: float, unit: str) -> str:
     """``value`` with an SI prefix and three significant digits: ``si(1.5e-5, "s")`` is
     ``'15.0 µs'``, ``si(9.89e14, "FLOP/s")`` ``'989 TFLOP/s'``."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not isinstance(unit, str):
+        msg = f"si: value must be a number and unit a string (got {value!r}, {unit!r})"
+        raise OpValidationError(msg)
     if value == 0 or not math.isfinite(value):
         return f"{value:g} {unit}"
     magnitude = abs(value)
@@ -89,6 +93,9 @@ def _energy_line(s: OpSummary) -> str:
 def format_summary(summary: OpSummary) -> str:
     """The summary as lines ``label  value``; lines whose figure the model does not give (HBM
     traffic, a kernel, a limiter) are left out."""
+    if not isinstance(summary, OpSummary):
+        msg = f"format_summary: expected an OpSummary (got {type(summary).__name__})"
+        raise OpValidationError(msg)
     kernel = summary.kernel
     if kernel is not None and summary.grid is not None:
         kernel = f"{kernel}; {summary.grid}"
