@@ -31,6 +31,8 @@ def test_the_config_carries_the_derived_value() -> None:
 def test_no_copy_large_enough() -> None:
     with pytest.raises(ValueError, match="no metered copy moves at least 1e\\+13 DRAM bytes"):
         derive_dram_energy(ROWS, "h200_sxm", min_bytes=1e13)
+    with pytest.raises(ValueError, match="min_bytes > 0"):
+        derive_dram_energy(ROWS, "h200_sxm", min_bytes=0)
 
 
 def test_held_out_rows_before_and_after() -> None:

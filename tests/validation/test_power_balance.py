@@ -44,3 +44,8 @@ def test_no_limit_when_the_gemm_stays_within_the_tdp() -> None:
     tight = dataclasses.replace(A100_PCIE, power=dataclasses.replace(A100_PCIE.power, tdp_w=200.0))
     lower = balance_clock_hz(tight)
     assert lower is not None and lower < A100_PCIE.compute.power_limited_clock_hz  # type: ignore[operator]
+
+
+def test_bad_arguments() -> None:
+    with pytest.raises(TypeError, match="balance_clock_hz: expected a HardwareSpec"):
+        balance_clock_hz("a100_40gb_pcie")  # type: ignore[arg-type]

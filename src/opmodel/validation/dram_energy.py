@@ -46,6 +46,12 @@ def derive_dram_energy(
 ) -> DramEnergy:
     """The median ``e_copy`` (module docstring) over ``hardware``'s copies of at least
     ``min_bytes`` DRAM bytes; ValueError naming the shortfall when there are none."""
+    if not isinstance(hardware, str) or not min_bytes > 0:
+        msg = (
+            "derive_dram_energy: hardware must be a config name and min_bytes > 0 "
+            f"(got {hardware!r}, {min_bytes!r})"
+        )
+        raise ValueError(msg)
     model = get_model("effective_roofline")
     training, values = [], []
     for row in rows:

@@ -61,6 +61,9 @@ def _activity(spec: HardwareSpec, clock_hz: float, op: LocalOp) -> float:
 def balance_clock_hz(spec: HardwareSpec, op: LocalOp = REFERENCE_GEMM) -> float | None:
     """``f_pl`` as the module docstring derives it from ``spec``'s energy model, or None when
     ``op`` stays within the TDP at the config's clock (no power limit to model)."""
+    if not isinstance(spec, HardwareSpec) or not isinstance(op, LocalOp):
+        msg = f"balance_clock_hz: expected a HardwareSpec and a LocalOp (got {type(spec).__name__})"
+        raise TypeError(msg)
     if spec.compute.tensor_peak(DType.BF16) is None:
         msg = f"{spec.name}: balance_clock_hz needs a bf16 tensor peak"
         raise ValueError(msg)
