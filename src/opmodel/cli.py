@@ -156,6 +156,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         clock_hz=args.clock_hz,
         power_state=args.power_state,
         skip_invalid=args.skip_invalid,
+        summary_columns=args.summary_columns,
     )
     progress = None if args.no_progress else _sweep_progress
     summary = run_sweep(args.ops, args.hardware, args.output, options, progress)
@@ -201,6 +202,12 @@ def _add_sweep_parser(commands: Any) -> None:
         "--skip-invalid",
         action="store_true",
         help="record invalid rows in an 'error' column instead of stopping",
+    )
+    sweep.add_argument(
+        "--summary-columns",
+        action="store_true",
+        help="also write limiter, sm_clock_hz, achieved_flops_per_s, compute_fraction, "
+        "hbm_bytes_per_s, hbm_fraction and average_power_w (opmodel.report)",
     )
     sweep.add_argument("--no-progress", action="store_true", help="no progress line on stderr")
     sweep.set_defaults(handler=_cmd_sweep)

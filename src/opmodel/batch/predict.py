@@ -12,8 +12,16 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.report import summarize
 
-__all__ = ["RESULT_COLUMNS", "predict_many", "resolve", "result_row"]
+__all__ = [
+    "RESULT_COLUMNS",
+    "SUMMARY_COLUMNS",
+    "predict_many",
+    "resolve",
+    "result_row",
+    "summary_row",
+]
 
 RESULT_COLUMNS = (
     "latency_s",
@@ -26,6 +34,18 @@ RESULT_COLUMNS = (
 )
 """Columns a sweep appends to each op row (``hbm_bytes`` is empty when the model does not
 represent that level)."""
+
+SUMMARY_COLUMNS = (
+    "limiter",
+    "sm_clock_hz",
+    "achieved_flops_per_s",
+    "compute_fraction",
+    "hbm_bytes_per_s",
+    "hbm_fraction",
+    "average_power_w",
+)
+"""Columns ``opmodel sweep --summary-columns`` appends after :data:`RESULT_COLUMNS`: what
+:func:`opmodel.report.summarize` derives from each profile (empty where it gives nothing)."""
 
 
 def resolve(
@@ -90,4 +110,18 @@ def result_row(profile: OpProfile) -> tuple[object, ...]:
         profile.footprint.total_bytes,
         profile.engine.value,
         profile.implementation,
+    )
+
+
+def summary_row(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> tuple[object, ...]:
+    """The values of :data:`SUMMARY_COLUMNS` for ``profile``, the prediction of ``op``."""
+    s = summarize(op, profile, hardware)
+    return (
+        s.limiter,
+        s.sm_clock_hz,
+        s.achieved_flops_per_s,
+        s.compute_fraction,
+        s.achieved_hbm_bytes_per_s,
+        s.hbm_fraction,
+        s.average_power_w,
     )

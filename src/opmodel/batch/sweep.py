@@ -19,7 +19,7 @@ from typing import Any
 
 from opmodel.batch.engines import EngineChoice, Progress, run_chunks
 from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
-from opmodel.batch.predict import RESULT_COLUMNS, resolve, result_row
+from opmodel.batch.predict import RESULT_COLUMNS, SUMMARY_COLUMNS, resolve, result_row, summary_row
 from opmodel.batch.tableio import Table, read_table, table_format, write_table
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.hardware import HardwareSpec, checked_power_state
@@ -67,20 +67,18 @@ def _spec(hardware: str, clock_hz: float | None, burst: bool = False) -> Hardwar
 
 
 def predict_rows(
-    chunk: Sequence[tuple[str, Mapping[str, Any]]],
-    *,
-    hardware: str,
-    clock_hz: float | None,
-    model: str,
-    burst: bool = False,
+    chunk: Sequence[tuple[str, Mapping[str, Any]]], *, hardware: str, options: SweepOptions
 ) -> list[tuple[object, ...]]:
-    """Result values (then an error text or None) for each ``(source, row)`` of ``chunk``.
+    """Result values (with ``options.summary_columns``, then :data:`SUMMARY_COLUMNS`' values;
+    then an error text or None) for each ``(source, row)`` of ``chunk``.
 
     Runs in a worker: hardware and model are passed by name or path and resolved there (specs
     are cached per worker). Errors come back as text, one line, never as exceptions.
     """
-    spec, op_model = _spec(hardware, clock_hz, burst), resolve(hardware, model)[1]
-    empty = (None,) * len(RESULT_COLUMNS)
+    burst, summary = options.power_state == "burst", options.summary_columns
+    spec = _spec(hardware, options.clock_hz, burst)
+    op_model = resolve(hardware, options.model)[1]
+    empty = (None,) * (len(RESULT_COLUMNS) + (len(SUMMARY_COLUMNS) if summary else 0))
     out: list[tuple[object, ...]] = []
     for source, row in chunk:
         try:
@@ -89,7 +87,9 @@ def predict_rows(
             out.append((*empty, str(exc).splitlines()[0]))
             continue
         try:
-            out.append((*result_row(op_model.predict(op, spec)), None))
+            profile = op_model.predict(op, spec)
+            extra = summary_row(op, profile, spec) if summary else ()
+            out.append((*result_row(profile), *extra, None))
         except OpModelError as exc:
             out.append((*empty, f"{source}: {str(exc).splitlines()[0]}"))
     return out
@@ -101,7 +101,7 @@ def _check_columns(path: Path, table: Table) -> None:
         accepted = ", ".join(OP_COLUMNS)
         msg = f"{path}: missing column '{missing[0]}' (op columns: {accepted})"
         raise ConfigError([msg])
-    taken = [c for c in (*RESULT_COLUMNS, "error") if c in table]
+    taken = [c for c in (*RESULT_COLUMNS, *SUMMARY_COLUMNS, "error") if c in table]
     if taken:
         raise ConfigError([f"{path}: column '{taken[0]}' is a result column; rename it"])
 
@@ -127,13 +127,15 @@ class SweepOptions:
     """How to sweep: the model, where to run (:class:`EngineChoice`), the SM clock to apply
     with :meth:`~opmodel.hardware.HardwareSpec.at_clock` (None: the config's), the power state
     of an unlocked device (``burst``: :meth:`~opmodel.hardware.HardwareSpec.in_burst`), and
-    whether invalid rows are recorded in an ``error`` column instead of stopping the sweep."""
+    whether invalid rows are recorded in an ``error`` column instead of stopping the sweep, and
+    whether :data:`~opmodel.batch.predict.SUMMARY_COLUMNS` follow the results."""
 
     model: str = "effective_roofline"
     engine: EngineChoice = field(default_factory=EngineChoice)
     clock_hz: float | None = None
     power_state: str = "sustained"
     skip_invalid: bool = False
+    summary_columns: bool = False
 
     def __post_init__(self) -> None:
         try:
@@ -156,13 +158,7 @@ def _predict(
     parallel = opts.engine.workers or os.cpu_count() or 1
     chunk = max(_MIN_CHUNK, math.ceil(len(work) / (_CHUNKS_PER_WORKER * parallel)))
     chunks = [work[i : i + chunk] for i in range(0, len(work), chunk)]
-    func = functools.partial(
-        predict_rows,
-        hardware=hardware_ref,
-        clock_hz=opts.clock_hz,
-        model=opts.model,
-        burst=opts.power_state == "burst",
-    )
+    func = functools.partial(predict_rows, hardware=hardware_ref, options=opts)
     return [r for part in run_chunks(func, chunks, opts.engine, progress) for r in part]
 
 
@@ -170,17 +166,19 @@ def _attach_results(
     table: dict[str, list[object]],
     results: list[tuple[object, ...]],
     row_to_op: list[int],
-    skip_invalid: bool,
+    opts: SweepOptions,
 ) -> int:
     """Add the result columns (and, with ``skip_invalid``, ``error``) to ``table``, each row
     its op's; returns the rows in error. Without ``skip_invalid`` an error stops the sweep
     with the first one's message and how many more rows failed."""
+    skip_invalid = opts.skip_invalid
     errors = [r[-1] for r in results if r[-1] is not None]
     if errors and not skip_invalid:
         more = sum(1 for op in row_to_op if results[op][-1] is not None) - 1
         tail = f" (and {more} more rows; --skip-invalid records them)" if more else ""
         raise ConfigError([f"{errors[0]}{tail}"])
-    for position, column in enumerate(RESULT_COLUMNS):
+    columns = (*RESULT_COLUMNS, *(SUMMARY_COLUMNS if opts.summary_columns else ()))
+    for position, column in enumerate(columns):
         table[column] = [results[op][position] for op in row_to_op]
     if skip_invalid:
         table["error"] = [results[op][-1] for op in row_to_op]
@@ -220,7 +218,7 @@ def run_sweep(
         for row in first_rows
     ]
     results = _predict(work, hardware_ref, opts, progress)
-    error_rows = _attach_results(table, results, row_to_op, opts.skip_invalid)
+    error_rows = _attach_results(table, results, row_to_op, opts)
     write_table(out_path, table)
     return SweepSummary(
         ops=str(ops_path),

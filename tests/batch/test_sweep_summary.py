@@ -1,0 +1,76 @@
+"""``opmodel sweep --summary-columns``: opmodel.report's figures per row, in process and in
+worker processes, and a table that already has such a column."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+
+from opmodel import ConfigError
+from opmodel.batch import SUMMARY_COLUMNS, EngineChoice, SweepOptions, op_to_row, run_sweep
+from opmodel.cli import main
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.parsing import load_op
+from opmodel.report import summarize
+
+from ..conftest import EXAMPLES
+
+EXAMPLE_NAMES = ("gemm", "rmsnorm", "attention_decode", "copy")
+
+
+def _ops_table(tmp_path: Path) -> Path:
+    rows = [op_to_row(load_op(EXAMPLES / f"{name}.yaml")) for name in EXAMPLE_NAMES]
+    path = tmp_path / "ops.csv"
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    with path.open(newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+@pytest.mark.parametrize("workers", [None, 2])
+def test_summary_columns_are_the_report_figures(tmp_path: Path, workers: int | None) -> None:
+    options = SweepOptions(summary_columns=True, engine=EngineChoice(workers=workers))
+    run_sweep(_ops_table(tmp_path), "h100_sxm", tmp_path / "out.csv", options)
+    rows = _read(tmp_path / "out.csv")
+    assert list(rows[0])[-len(SUMMARY_COLUMNS) :] == list(SUMMARY_COLUMNS)
+    spec, model = load_hardware("h100_sxm"), get_model("effective_roofline")
+    for name, row in zip(EXAMPLE_NAMES, rows, strict=True):
+        op = load_op(EXAMPLES / f"{name}.yaml")
+        expected = summarize(op, model.predict(op, spec), spec)
+        assert row["limiter"] == (expected.limiter or "")
+        assert float(row["average_power_w"]) == pytest.approx(expected.average_power_w)
+        fraction = expected.compute_fraction
+        if fraction is None:  # the copy: no FLOPs on an engine with a peak
+            assert row["compute_fraction"] == ""
+        else:
+            assert float(row["compute_fraction"]) == pytest.approx(fraction)
+    assert rows[0]["sm_clock_hz"] and not rows[1]["sm_clock_hz"]  # GEMM reports it; a norm not
+
+
+def test_without_the_flag_no_summary_columns(tmp_path: Path) -> None:
+    run_sweep(_ops_table(tmp_path), "a10", tmp_path / "out.csv")
+    assert not set(SUMMARY_COLUMNS) & set(_read(tmp_path / "out.csv")[0])
+
+
+def test_a_column_named_like_a_summary_column_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "ops.csv"
+    path.write_text("name,kind,phase,tensors,limiter\n")
+    with pytest.raises(ConfigError, match="column 'limiter' is a result column"):
+        run_sweep(path, "a10", tmp_path / "out.csv")
+
+
+def test_cli_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out.csv"
+    argv = ["sweep", "--ops", str(_ops_table(tmp_path)), "--hardware", "a10", "--output", str(out)]
+    assert main([*argv, "--summary-columns", "--no-progress", "--workers", "1"]) == 0
+    capsys.readouterr()
+    assert "average_power_w" in _read(out)[0]
