@@ -3,7 +3,6 @@ worker processes, and a table that already has such a column."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -17,23 +16,14 @@ from opmodel.parsing import load_op
 from opmodel.report import summarize
 
 from ..conftest import EXAMPLES
+from .test_sweep import _read, _write
 
 EXAMPLE_NAMES = ("gemm", "rmsnorm", "attention_decode", "copy")
 
 
 def _ops_table(tmp_path: Path) -> Path:
     rows = [op_to_row(load_op(EXAMPLES / f"{name}.yaml")) for name in EXAMPLE_NAMES]
-    path = tmp_path / "ops.csv"
-    with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=list(rows[0]))
-        writer.writeheader()
-        writer.writerows(rows)
-    return path
-
-
-def _read(path: Path) -> list[dict[str, str]]:
-    with path.open(newline="") as handle:
-        return list(csv.DictReader(handle))
+    return _write(tmp_path / "ops.csv", rows)
 
 
 @pytest.mark.parametrize("workers", [None, 2])
