@@ -20,6 +20,7 @@ from opmodel import DType, LocalOp, OpKind, OpProfile
 from opmodel.formulas.work import op_work
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
+from opmodel.report import summarize
 from tests.hypothesis_budget import examples
 
 from .builders import BUILDERS, VARIANTS, Builder
@@ -98,6 +99,9 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
     compulsory = work.read_bytes + work.write_bytes
     assert profile.traffic["hbm"].total_bytes >= compulsory
     assert profile.latency_s >= _ideal_latency_s(profile, hardware, compulsory) * (1 - 1e-12)
+
+    summary = summarize(op, profile, hardware)  # no model streams HBM above its bandwidth
+    assert summary.hbm_fraction is not None and 0 <= summary.hbm_fraction <= 1 + 1e-9
 
     again = model.predict(builder.build(sizes, dtype), hardware)
     assert again.to_dict() == profile.to_dict()

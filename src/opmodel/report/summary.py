@@ -75,7 +75,9 @@ class OpSummary:
 
     @property
     def compute_fraction(self) -> float | None:
-        """Achieved FLOP/s over the engine's dense peak for the dtype."""
+        """Achieved FLOP/s over the engine's dense peak for the dtype. FLOPs are the op's, of
+        every engine, so an op that also runs vector work beside its tensor work (attention's
+        softmax, which the roofline overlaps with the MMAs) can exceed 1."""
         achieved = self.achieved_flops_per_s
         if achieved is None or not self.peak_flops_per_s:
             return None
