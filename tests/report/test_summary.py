@@ -50,6 +50,13 @@ def test_kernel_level_gemm_names_kernel_grid_and_limit() -> None:
     assert 0 < summary.compute_fraction <= 1  # type: ignore[operator]
 
 
+def test_systolic_gemm_names_its_limit() -> None:
+    """A TPU GEMM's diagnostics say ``limiting`` (mxu or hbm); the summary reads it."""
+    hw, op = load_hardware("tpu_v5e"), gemm(4096, 4096, 4096)
+    profile = get_model("effective_roofline").predict(op, hw)
+    assert summarize(op, profile, hw).limiter == profile.diagnostics.limiting in ("mxu", "hbm")
+
+
 @pytest.mark.parametrize("model", model_names())
 @pytest.mark.parametrize("hardware", ["a100_40gb_pcie", "h100_sxm", "tpu_v5e"])
 def test_every_example_summarises(model: str, hardware: str) -> None:

@@ -31,10 +31,11 @@ from opmodel.hardware import HardwareSpec
 
 __all__ = ["OpSummary", "summarize"]
 
-_LIMIT_KEYS = ("limiter", "limiting_resources", "primary_bottleneck", "bound")
+_LIMIT_KEYS = ("limiter", "limiting_resources", "limiting", "primary_bottleneck", "bound")
 """Diagnostics fields that name what limits a prediction, by model: kernel-level non-GEMM and
 attention models (``limiter``), effective_roofline GEMMs (``limiting_resources``, tied
-resources), extended_roofline GEMMs (``primary_bottleneck``), the roofline (``bound``)."""
+resources; ``limiting`` on a TPU's systolic arrays), extended_roofline GEMMs
+(``primary_bottleneck``), the roofline (``bound``)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
