@@ -57,6 +57,16 @@ def test_systolic_gemm_names_its_limit() -> None:
     assert summarize(op, profile, hw).limiter == profile.diagnostics.limiting in ("mxu", "hbm")
 
 
+def test_a_backward_row_op_names_each_kernels_limit() -> None:
+    """LayerNorm's backward runs two kernels (input gradient, weight gradients), each with its
+    own diagnostics and limit."""
+    hw, op = load_hardware("h100_sxm"), load_op(EXAMPLES / "layernorm_backward.yaml")
+    profile = get_model("effective_roofline").predict(op, hw)
+    limiter = summarize(op, profile, hw).limiter
+    d = profile.diagnostics
+    assert limiter == f"grad_input: {d.grad_input.limiter}; weight_grads: {d.weight_grads.limiter}"
+
+
 @pytest.mark.parametrize("model", model_names())
 @pytest.mark.parametrize("hardware", ["a100_40gb_pcie", "h100_sxm", "tpu_v5e"])
 def test_every_example_summarises(model: str, hardware: str) -> None:

@@ -139,13 +139,22 @@ def _peak(hardware: HardwareSpec, engine: Engine, dtype: DType) -> float | None:
 
 
 def _limiter(diagnostics: Mapping[str, Any]) -> str | None:
+    """The first limit field of ``diagnostics``; for a profile of several kernels (a row op's
+    backward pass: ``grad_input``, ``weight_grads``) each part's, as ``part: limit; ...``."""
     for key in _LIMIT_KEYS:
         value = diagnostics.get(key)
         if isinstance(value, str) and value:
             return value
         if isinstance(value, list) and value:
             return " + ".join(str(v) for v in value)
-    return None
+    parts = [
+        f"{name}: {limit}"
+        for name, part in diagnostics.items()
+        if name != "occupancy"  # its "limiter" limits resident CTAs, not the time
+        and isinstance(part, Mapping)
+        and (limit := _limiter(part)) is not None
+    ]
+    return "; ".join(parts) or None
 
 
 def _kernel(diagnostics: Mapping[str, Any]) -> str | None:
