@@ -73,6 +73,13 @@ def test_models_and_hardware_listings(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, _ = _run(capsys, "hardware", "list")
     rows = {row["name"]: row for row in json.loads(out)}
     assert code == 0 and rows["a10"]["hbm_bandwidth_bytes_per_s"] == 6.0e11
+    pcie = rows["a100_40gb_pcie"]
+    assert (pcie["tdp_w"], pcie["sustained_calibration"]) == (
+        250.0,
+        "a100_40gb_pcie_sustained.yaml",
+    )
+    assert pcie["power_limited_clock_hz"] == pytest.approx(1.026e9, rel=1e-3)
+    assert rows["a10"]["power_limited_clock_hz"] is None
     code, out, _ = _run(capsys, "hardware", "show", "h100_sxm")
     assert code == 0 and json.loads(out)["compute"]["sm"]["sm_count"] == 132
 

@@ -10,7 +10,9 @@ __all__ = ["hardware_summary"]
 
 
 def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
-    """Name, kind, architecture, dense peaks by dtype, HBM and L2 size/bandwidth of ``spec``."""
+    """Name, kind, architecture, dense peaks by dtype, HBM and L2 size/bandwidth, the board's
+    TDP, the sustained power-limited clock (None where the config has none: its large GEMMs
+    then run at ``clock_hz``) and the calibration files of ``spec``."""
     l2 = spec.levels_by_name.get("l2")
     return {
         "name": spec.name,
@@ -23,4 +25,8 @@ def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
         "hbm_bandwidth_bytes_per_s": spec.hbm.bandwidth_bytes_per_s,
         "l2_size_bytes": l2.size_bytes if l2 else None,
         "l2_bandwidth_bytes_per_s": l2.bandwidth_bytes_per_s if l2 else None,
+        "tdp_w": spec.power.tdp_w,
+        "power_limited_clock_hz": spec.compute.power_limited_clock_hz,
+        "energy_calibration": spec.power.energy_calibration,
+        "sustained_calibration": spec.sustained_calibration,
     }
