@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from opmodel import ConfigError
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
@@ -106,3 +107,12 @@ def test_measure_dataset_rows_and_loop_period(tmp_path: Path) -> None:
     gap_j = spec.power.static_w * (20e-6 - profile.latency_s)
     assert profile.latency_s < 20e-6 and prediction.parts_j["idle_gap"] == pytest.approx(gap_j)
     assert prediction.energy_j == pytest.approx(profile.energy_j + gap_j)
+
+
+def test_unreadable_run_json_is_one_line(tmp_path: Path) -> None:
+    root = tmp_path / "run"
+    root.mkdir()
+    (root / "ops.csv").write_text("name,kind,phase,tensors,attrs,time,energy,hardware,label\n")
+    (root / "run.json").write_text("{not json")
+    with pytest.raises(ConfigError, match=r"run\.json: not a readable opmodel measure run\.json"):
+        load_measured_ops(root)
