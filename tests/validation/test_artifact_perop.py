@@ -113,6 +113,7 @@ def test_unreadable_run_json_is_one_line(tmp_path: Path) -> None:
     root = tmp_path / "run"
     root.mkdir()
     (root / "ops.csv").write_text("name,kind,phase,tensors,attrs,time,energy,hardware,label\n")
-    (root / "run.json").write_text("{not json")
-    with pytest.raises(ConfigError, match=r"run\.json: not a readable opmodel measure run\.json"):
-        load_measured_ops(root)
+    for text in ("{not json", '{"cases": [{"energy_runs": "many", "energy_loop_s": 0.2}]}'):
+        (root / "run.json").write_text(text)
+        with pytest.raises(ConfigError, match=r"run\.json: not a readable opmodel measure run"):
+            load_measured_ops(root)

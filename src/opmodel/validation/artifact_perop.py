@@ -171,13 +171,13 @@ def _loop_periods(path: Path) -> dict[str, float]:
         return {}
     try:
         cases = json.loads(run.read_text(encoding="utf-8")).get("cases", [])
-    except (OSError, ValueError, AttributeError) as exc:
+        return {
+            str(case["label"]): float(case["energy_loop_s"]) / int(case["energy_runs"])
+            for case in cases
+            if isinstance(case, dict) and case.get("energy_runs") and case.get("energy_loop_s")
+        }
+    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigError([f"{run}: not a readable opmodel measure run.json ({exc})"]) from None
-    return {
-        str(case["label"]): float(case["energy_loop_s"]) / int(case["energy_runs"])
-        for case in cases
-        if isinstance(case, dict) and case.get("energy_runs") and case.get("energy_loop_s")
-    }
 
 
 def _measurement(
