@@ -27,6 +27,7 @@ from opmodel.core.errors import OpValidationError
 from opmodel.core.jsonify import to_jsonable
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
+from opmodel.core.viewcheck import compute_dtype
 from opmodel.hardware import HardwareSpec
 
 __all__ = ["OpSummary", "summarize"]
@@ -123,11 +124,9 @@ class OpSummary:
 
 
 def _compute_dtype(op: LocalOp) -> DType:
-    given = op.attrs.get("compute_dtype")
-    if isinstance(given, str):
-        return DType(given)
+    """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype."""
     inputs = op.tensors_with(TensorRole.INPUT)
-    return (inputs[0] if inputs else op.tensors[0]).dtype
+    return compute_dtype(op, (inputs[0] if inputs else op.tensors[0]).dtype)
 
 
 def _peak(hardware: HardwareSpec, engine: Engine, dtype: DType) -> float | None:
