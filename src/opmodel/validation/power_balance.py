@@ -25,7 +25,7 @@ import math
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.hardware.clocking import CLOCK_STEP_HZ
+from opmodel.hardware.clocking import CLOCK_STEP_HZ, tensor_activity
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models import get_model
 
@@ -44,18 +44,17 @@ REFERENCE_GEMM = LocalOp(
 _MODEL = "effective_roofline"
 
 
-def power_at_clock_w(spec: HardwareSpec, clock_hz: float, op: LocalOp = REFERENCE_GEMM) -> float:
-    """Average power of ``op`` predicted on ``spec`` locked at ``clock_hz``."""
-    profile = get_model(_MODEL).predict(op, spec.at_clock(clock_hz))
-    return profile.energy_j / profile.latency_s
-
-
-def _activity(spec: HardwareSpec, clock_hz: float, op: LocalOp) -> float:
+def _at_clock(spec: HardwareSpec, clock_hz: float, op: LocalOp) -> tuple[float, float]:
+    """``op``'s average power and bf16 tensor activity on ``spec`` locked at ``clock_hz``."""
     locked = spec.at_clock(clock_hz)
     profile = get_model(_MODEL).predict(op, locked)
-    peak = locked.compute.tensor_peak(DType.BF16)
-    assert peak is not None  # the caller checked the bf16 tensor peak
-    return min(1.0, profile.flops / (peak * profile.latency_s))
+    activity = tensor_activity(locked, DType.BF16, profile.flops, profile.latency_s)
+    return profile.energy_j / profile.latency_s, activity
+
+
+def power_at_clock_w(spec: HardwareSpec, clock_hz: float, op: LocalOp = REFERENCE_GEMM) -> float:
+    """Average power of ``op`` predicted on ``spec`` locked at ``clock_hz``."""
+    return _at_clock(spec, clock_hz, op)[0]
 
 
 def balance_clock_hz(spec: HardwareSpec, op: LocalOp = REFERENCE_GEMM) -> float | None:
@@ -72,6 +71,8 @@ def balance_clock_hz(spec: HardwareSpec, op: LocalOp = REFERENCE_GEMM) -> float 
         return None
     lowest = CLOCK_STEP_HZ * math.ceil(0.3 * top / CLOCK_STEP_HZ)
     clock = CLOCK_STEP_HZ * math.floor(top / CLOCK_STEP_HZ)
-    while clock > lowest and power_at_clock_w(spec, clock, op) > tdp:
+    power, activity = _at_clock(spec, clock, op)
+    while clock > lowest and power > tdp:
         clock -= CLOCK_STEP_HZ
-    return float(clock * _activity(spec, clock, op) ** (1.0 / 3.0))
+        power, activity = _at_clock(spec, clock, op)
+    return float(clock * activity ** (1.0 / 3.0))
