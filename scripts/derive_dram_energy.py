@@ -21,8 +21,7 @@ from pathlib import Path
 
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import MemorySpec
-from opmodel.validation import artifact_perop
-from opmodel.validation.artifact_perop import OpMeasurement, load_measured_ops
+from opmodel.validation.artifact_perop import OpMeasurement, load_measured_ops, predict_measured_ops
 from opmodel.validation.dram_energy import derive_dram_energy
 
 REPO = Path(__file__).resolve().parents[1]
@@ -54,12 +53,7 @@ def held_out_table(
     rows: list[OpMeasurement], loader: Callable[[str], HardwareSpec]
 ) -> dict[str, tuple[int, float, float]]:
     """Per group: rows, energy MAPE and geometric-mean ratio, predicted with ``loader``'s specs."""
-    original = artifact_perop.load_hardware
-    artifact_perop.load_hardware = loader  # the per-op mode loads each row's config by name
-    try:
-        predictions = artifact_perop.predict_measured_ops(rows, "effective_roofline")
-    finally:
-        artifact_perop.load_hardware = original
+    predictions = predict_measured_ops(rows, "effective_roofline", spec_of=loader)
     groups: dict[str, list[float]] = {}
     for prediction in predictions:
         ratio = prediction.energy_j / prediction.measured.energy_j

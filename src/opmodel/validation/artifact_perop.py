@@ -33,7 +33,7 @@ import csv
 import json
 import re
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -77,6 +77,8 @@ class OpPrediction:
     energy_j: float
     working_set_bytes: int
     parts_j: dict[str, float] = field(default_factory=dict)
+    hbm_bytes: int | None = None  # DRAM bytes the model counts (None: it has no hbm level)
+    hbm_j_per_byte: float = 0.0  # the spec's DRAM energy per byte it was predicted with
 
 
 def _first(record: Mapping[str, str], names: tuple[str, ...]) -> str:
@@ -234,17 +236,23 @@ def load_measured_ops(data_dir: Path) -> tuple[list[OpMeasurement], Counter[str]
     return rows, skipped
 
 
-def predict_measured_ops(rows: list[OpMeasurement], model_name: str) -> list[OpPrediction]:
-    """Predict every measured kernel on its config at its clock."""
+def predict_measured_ops(
+    rows: list[OpMeasurement],
+    model_name: str,
+    spec_of: Callable[[str], HardwareSpec] = load_hardware,
+) -> list[OpPrediction]:
+    """Predict every measured kernel on its config (``spec_of(name)``, by default the shipped
+    or named config) at its clock."""
     model = get_model(model_name)
     specs: dict[tuple[str, float | None], HardwareSpec] = {}
     out = []
     for row in rows:
         key = (row.hardware, row.clock_hz)
         if key not in specs:
-            spec = load_hardware(row.hardware)
+            spec = spec_of(row.hardware)
             specs[key] = spec.at_clock(row.clock_hz) if row.clock_hz else spec
         profile = model.predict(row.op, specs[key])
+        hbm = profile.traffic.get("hbm")
         gap_j = specs[key].power.static_w * max(0.0, (row.loop_period_s or 0.0) - profile.latency_s)
         out.append(
             OpPrediction(
@@ -259,6 +267,8 @@ def predict_measured_ops(rows: list[OpMeasurement], model_name: str) -> list[OpP
                     "static": profile.energy.static_j,
                     "idle_gap": gap_j,
                 },
+                hbm_bytes=None if hbm is None else hbm.total_bytes,
+                hbm_j_per_byte=specs[key].hbm.energy_j_per_byte,
             )
         )
     return out

@@ -22,8 +22,6 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from opmodel.hardware import load_hardware
-from opmodel.models import get_model
 from opmodel.validation.artifact_perop import OpMeasurement, predict_measured_ops
 
 __all__ = ["DramEnergy", "derive_dram_energy"]
@@ -52,20 +50,14 @@ def derive_dram_energy(
             f"(got {hardware!r}, {min_bytes!r})"
         )
         raise ValueError(msg)
-    model = get_model("effective_roofline")
+    copies = [r for r in rows if r.hardware == hardware and r.op_type == "copy"]
     training, values = [], []
-    for row in rows:
-        if row.hardware != hardware or row.op_type != "copy":
+    for prediction in predict_measured_ops(copies, "effective_roofline"):
+        nbytes = prediction.hbm_bytes
+        if nbytes is None or nbytes < min_bytes:
             continue
-        spec = load_hardware(hardware)
-        spec = spec.at_clock(row.clock_hz) if row.clock_hz else spec
-        hbm = model.predict(row.op, spec).traffic.get("hbm")
-        if hbm is None or hbm.total_bytes < min_bytes:
-            continue
-        (prediction,) = predict_measured_ops([row], "effective_roofline")
-        values.append(
-            spec.hbm.energy_j_per_byte + (row.energy_j - prediction.energy_j) / hbm.total_bytes
-        )
+        row = prediction.measured
+        values.append(prediction.hbm_j_per_byte + (row.energy_j - prediction.energy_j) / nbytes)
         training.append(row)
     if not values:
         msg = f"{hardware}: no metered copy moves at least {min_bytes:g} DRAM bytes"
