@@ -64,3 +64,10 @@ def test_cli_flag(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     assert main([*argv, "--summary-columns", "--no-progress", "--workers", "1"]) == 0
     capsys.readouterr()
     assert "average_power_w" in _read(out)[0]
+
+
+def test_the_flags_must_be_booleans() -> None:
+    with pytest.raises(ConfigError, match=r"SweepOptions\.summary_columns: must be true or false"):
+        SweepOptions(summary_columns="yes")  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match=r"SweepOptions\.skip_invalid: must be true or false"):
+        SweepOptions(skip_invalid=1)  # type: ignore[arg-type]

@@ -138,6 +138,10 @@ class SweepOptions:
     summary_columns: bool = False
 
     def __post_init__(self) -> None:
+        for name in ("skip_invalid", "summary_columns"):
+            value = getattr(self, name)
+            if not isinstance(value, bool):
+                raise ConfigError([f"SweepOptions.{name}: must be true or false (got {value!r})"])
         try:
             checked_power_state(self.power_state)
         except ValueError as exc:
