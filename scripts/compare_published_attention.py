@@ -21,6 +21,15 @@ the forward's two). The model runs the op's backward (phase ``train_bwd`` with a
 docs/models/attention.md, "Backward pass"): FA3's backward kernel with its preprocess and
 postprocess, which the published times include.
 
+FP8: Fig. 7 of the same paper, FA3's forward pass with Q, K and V in FP8 (e4m3) and the output
+in BF16, the same shapes. Its values were read from transcriptions of the figure's panels
+(Triton, cuDNN and FA3 bars; FA3's are used): five of the six, every panel but the causal
+head_dim 64 one, whose transcription stops after 1k tokens. Which panel has the mask is not in
+the transcriptions' titles; the panel of each head_dim with the lower throughput at 512 tokens
+is taken as the causal one, as in Fig. 5, where the mask roughly halves FA3's rate at 512
+tokens. The model runs FP8 attention as the BF16 one with the FP8 tensor rate, the FP8
+power-limited clock and one-byte operands (docs/models/attention.md, "Not modelled yet").
+
 Printed per series (pass, implementation, mask, head_dim): the ratio predicted / published
 TFLOP/s at each sequence length, then MAPE and geometric-mean ratio per pass and
 implementation, overall and from 4k tokens up.
@@ -74,6 +83,14 @@ PUBLISHED_BACKWARD: dict[tuple[str, bool, int], tuple[float, ...]] = {
     ("cudnn", False, 128): (305, 408, 465, 499, 518, 516),
 }
 BACKWARD_FLOPS_FACTOR = 2.5  # the backward's five GEMMs against the forward's two
+# (implementation, causal, head_dim) -> FP8 forward TFLOP/s at SEQUENCES, as printed in Fig. 7
+PUBLISHED_FP8: dict[tuple[str, bool, int], tuple[float, ...]] = {
+    ("fa3", False, 64): (240, 396, 462, 568, 596, 613),
+    ("fa3", False, 128): (348, 596, 733, 918, 974, 1008),
+    ("fa3", False, 256): (510, 744, 931, 966, 1151, 1171),
+    ("fa3", True, 128): (241, 367, 553, 716, 815, 881),
+    ("fa3", True, 256): (329, 521, 703, 856, 960, 1024),
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,6 +104,7 @@ class Point:
     published_tflops: float
     predicted_tflops: float
     backward: bool = False
+    fp8: bool = False
 
     @property
     def ratio(self) -> float:
@@ -124,22 +142,42 @@ def attention_op(
     )
 
 
+# (published figures, backward pass, fp8) in the order the script prints them
+SETS = ((PUBLISHED, False, False), (PUBLISHED_BACKWARD, True, False), (PUBLISHED_FP8, False, True))
+
+
+def fp8_op(op: LocalOp) -> LocalOp:
+    """``op`` as Fig. 7 runs it: Q, K and V in e4m3, the output in bf16."""
+    tensors = tuple(
+        TensorSpec(
+            t.role,
+            t.shape,
+            DType.FP8_E4M3 if t.role is TensorRole.INPUT else DType.BF16,
+            layout=t.layout,
+        )
+        for t in op.tensors
+    )
+    return LocalOp(name=op.name, kind=op.kind, phase=op.phase, tensors=tensors, attrs=op.attrs)
+
+
 def compare(model_name: str = "effective_roofline", hardware: str = "h100_sxm") -> list[Point]:
-    """Every published point, forward and backward, with the model's TFLOP/s (the paper's FLOP
-    count)."""
+    """Every published point, forward, backward and FP8 forward, with the model's TFLOP/s (the
+    paper's FLOP count)."""
     model, spec = get_model(model_name), load_hardware(hardware)
     points = []
-    for backward, published in ((False, PUBLISHED), (True, PUBLISHED_BACKWARD)):
+    for published, backward, fp8 in SETS:
         factor = BACKWARD_FLOPS_FACTOR if backward else 1.0
         for (implementation, causal, head_dim), values in published.items():
             for seq, value in zip(SEQUENCES, values, strict=True):
                 kernel = KERNEL_ATTR.get(implementation)
                 op = attention_op(seq, head_dim, causal=causal, backward=backward, kernel=kernel)
+                if fp8:
+                    op = fp8_op(op)
                 flops = factor * 4 * TOKENS * seq * WIDTH * (0.5 if causal else 1.0)
                 latency = model.predict(op, spec).latency_s
                 predicted = flops / latency / 1e12
                 points.append(
-                    Point(implementation, causal, head_dim, seq, value, predicted, backward)
+                    Point(implementation, causal, head_dim, seq, value, predicted, backward, fp8)
                 )
     return points
 
@@ -149,32 +187,43 @@ def summary(points: list[Point]) -> tuple[int, float, float]:
     return ratio_summary([r.ratio for r in points])
 
 
+def _series(p: Point) -> tuple[str, bool, int, bool, bool]:
+    return (p.implementation, p.causal, p.head_dim, p.backward, p.fp8)
+
+
+def _direction(backward: bool, fp8: bool) -> str:
+    """The printed pass: ``fwd``, ``bwd`` or ``fp8`` (the FP8 forward)."""
+    return "bwd" if backward else "fp8" if fp8 else "fwd"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="effective_roofline")
     parser.add_argument("--hardware", default="h100_sxm")
     args = parser.parse_args(argv)
     points = compare(args.model, args.hardware)
-    print(f"{args.model} on {args.hardware} / published TFLOP/s (Shah et al. 2024, Figs. 5 and 6)")
+    print(f"{args.model} on {args.hardware} / published TFLOP/s (Shah et al. 2024, Figs. 5-7)")
     print(f"{'series':26s}" + "".join(f"{s:>7d}" for s in SEQUENCES))
-    for backward, published in ((False, PUBLISHED), (True, PUBLISHED_BACKWARD)):
+    for published, backward, fp8 in SETS:
         for implementation, causal, head_dim in published:
-            key = (implementation, causal, head_dim, backward)
-            row = [p for p in points if (p.implementation, p.causal, p.head_dim, p.backward) == key]
+            key = (implementation, causal, head_dim, backward, fp8)
+            row = [p for p in points if _series(p) == key]
             mask = "causal" if causal else "full"
-            label = f"{'bwd' if backward else 'fwd'} {implementation} {mask} d{head_dim}"
+            label = f"{_direction(backward, fp8)} {implementation} {mask} d{head_dim}"
             print(f"{label:26s}" + "".join(f"{p.ratio:7.2f}" for p in row))
-    for backward in (False, True):
+    for _, backward, fp8 in SETS:
         for implementation in ("fa3", "cudnn", "fa2"):
             mine = [
-                p for p in points if p.implementation == implementation and p.backward == backward
+                p
+                for p in points
+                if (p.implementation, p.backward, p.fp8) == (implementation, backward, fp8)
             ]
             if not mine:
                 continue
             for scope, chosen in (("all", mine), (">= 4k", [p for p in mine if p.seq >= 4096])):
                 n, mape, geomean = summary(chosen)
                 figures = f"MAPE {100 * mape:5.1f} %  geomean {geomean:.3f}"
-                direction = "bwd" if backward else "fwd"
+                direction = _direction(backward, fp8)
                 print(f"{direction} {implementation:6s} {scope:6s} n={n:3d}  {figures}")
     return 0
 

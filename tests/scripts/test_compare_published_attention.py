@@ -12,7 +12,7 @@ def test_fa3_points_within_the_documented_error(capsys: pytest.CaptureFixture[st
     4.8 % from 4k tokens up (23.6 % and 10.0 % before the exposed exponentials and the query
     blocks' start), with a little slack."""
     script = load_script("compare_published_attention")
-    points = [p for p in script.compare() if not p.backward]
+    points = [p for p in script.compare() if not p.backward and not p.fp8]
     fa3 = [p for p in points if p.implementation == "fa3"]
     assert len(points) == 108 and len(fa3) == 36
     _, mape, _ = script.summary(fa3)
@@ -23,6 +23,7 @@ def test_fa3_points_within_the_documented_error(capsys: pytest.CaptureFixture[st
     out = capsys.readouterr().out
     assert "fwd fa3    >= 4k  n= 18" in out and "fwd cudnn  all    n= 36" in out
     assert "bwd fa3    all    n= 12" in out
+    assert "fp8 fa3    >= 4k  n= 15" in out
 
 
 def test_fa2_points_are_the_documented_gap() -> None:
@@ -49,6 +50,28 @@ def test_fa3_backward_points_within_the_documented_error() -> None:
     _, long_mape, _ = script.summary([p for p in fa3 if p.seq >= 4096])
     assert mape <= 0.215 and 1.1 <= geomean <= 1.25 and long_mape <= 0.145
     assert all(1.0 < p.ratio < 1.5 for p in fa3)
+
+
+def test_fp8_points_are_the_documented_gap() -> None:
+    """docs/validation.md: FA3's FP8 forward (Shah et al. 2024, Fig. 7, five of its six
+    panels): 31.0 % MAPE over 30 points, 1.18x, and 10.0 % (0.95x) from 4k tokens up; at 512
+    tokens the model is 1.7-2.1x too fast, where the published FP8 kernel is slower than the
+    FP16 one of Fig. 5. With a little slack."""
+    script = load_script("compare_published_attention")
+    fp8 = [p for p in script.compare() if p.fp8]
+    assert len(fp8) == 30 and all(p.implementation == "fa3" and not p.backward for p in fp8)
+    _, mape, geomean = script.summary(fp8)
+    _, long_mape, long_geomean = script.summary([p for p in fp8 if p.seq >= 4096])
+    assert 0.28 <= mape <= 0.34 and 1.12 <= geomean <= 1.24
+    assert long_mape <= 0.11 and 0.9 <= long_geomean <= 1.0
+    assert all(1.6 < p.ratio < 2.2 for p in fp8 if p.seq == 512)
+
+
+def test_fp8_op_has_e4m3_operands_and_a_bf16_output() -> None:
+    script = load_script("compare_published_attention")
+    op = script.fp8_op(script.attention_op(4096, 128, causal=False))
+    dtypes = {t.layout: t.dtype.value for t in op.tensors}
+    assert dtypes == {"q": "fp8_e4m3", "k": "fp8_e4m3", "v": "fp8_e4m3", "o": "bf16"}
 
 
 def test_figure_shapes_hold_16k_tokens_and_2048_wide_heads() -> None:
