@@ -50,6 +50,7 @@ _WARP_TILE_ATTRS = frozenset({"warp_tile_m", "warp_tile_n"})  # either one keeps
 
 WARPGROUP_WARPS = 4  # warps of one sm_90 warpgroup (PTX ISA, wgmma)
 WGMMA_M = 64  # rows of one wgmma.mma_async (PTX ISA: m64nNk16); tcgen05.mma takes M 64 or 128
+WGMMA_MAX_N = 256  # widest N of one wgmma.mma_async (PTX ISA: N = 8 ... 256)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -95,11 +96,18 @@ class GemmKernel:
     @property
     def operand_read_groups(self) -> tuple[int, int]:
         """(groups along M, groups along N) that each read their own operand fragments from
-        shared memory: every warp for mma.sync, mfma and SIMT, every warpgroup for wgmma, and
-        the whole CTA for tcgen05 (one thread issues the CTA's MMA from shared memory)."""
+        shared memory: every warp for mma.sync, mfma and SIMT, every ``wgmma`` instruction
+        for wgmma, and the whole CTA for tcgen05 (one thread issues the CTA's MMA from shared
+        memory). A ``wgmma.mma_async`` computes 64 rows by at most 256 columns (PTX ISA,
+        m64nNk16) and reads both operands from shared memory through its descriptors, so a
+        warpgroup whose share of the tile is 128 rows (warp tile 32 rows: CUTLASS's 256 x 128
+        tile) issues two per k-step and reads its B fragment twice."""
         wg_m, wg_n, _ = self.warp_grid
         if self.instruction is Instruction.WGMMA:
-            return max(1, wg_m // WARPGROUP_WARPS), wg_n
+            along_m = max(1, wg_m // WARPGROUP_WARPS) * max(
+                1, self.warp_tile_m * WARPGROUP_WARPS // WGMMA_M
+            )
+            return along_m, wg_n * -(-self.warp_tile_n // WGMMA_MAX_N)
         if self.instruction is Instruction.TCGEN05:
             return 1, 1
         return wg_m, wg_n
