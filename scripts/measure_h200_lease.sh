@@ -14,6 +14,7 @@
 # forwards, kernel-scope times, about 38 s by the dry run (docs/measure.md, "Backward cases").
 # GRID=h200_moe: grouped GEMMs of three MoE models (torch._grouped_mm), about 29 s.
 # GRID=h200_energy: board energy per kernel over 1.5 s NVML loops, about 40 s.
+# GRID=h200_fp8: FP8 (torch._scaled_mm) and bf16 GEMMs of Llama-3 projections, about 30 s.
 # Several grids in one lease: GRID="energaizer_gemms@1830 h200_backward h200_kernels" (a
 # grid@MHZ entry locks the SM clock for that grid alone; GRID_S caps each grid).
 # Each step has a wall-clock cap; the grid is stopped with SIGTERM, which writes what was

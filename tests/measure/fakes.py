@@ -16,6 +16,9 @@ from types import SimpleNamespace
 from typing import Any
 
 from opmodel.measure import Case, CaseResult, DeviceInfo, MeasureGrid
+from tests.measure.fake_nvml import FakeNVML, NVMLError
+
+__all__ = ["DEVICE", "FakeBackend", "FakeNVML", "FakeTensor", "FakeTorch", "NVMLError"]
 
 DEVICE = DeviceInfo(
     gpu_name="Fake H200",
@@ -88,6 +91,9 @@ class FakeTensor:
         self.torch.activity("copy_", self.torch.kernel_us)
         return self
 
+    def to(self, dtype: str) -> FakeTensor:
+        return FakeTensor(self.torch, self.shape, dtype)
+
     def requires_grad_(self, flag: bool) -> FakeTensor:
         self.requires_grad = flag
         return self
@@ -145,6 +151,7 @@ class FakeTorch:
     """The parts of ``torch`` the backend uses."""
 
     bfloat16, float16, float32, uint8, int32 = "bf16", "fp16", "fp32", "u8", "i32"
+    float8_e4m3fn = "fp8_e4m3"
     __version__ = "2.11.0"
 
     def __init__(
@@ -195,6 +202,7 @@ class FakeTorch:
         for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
             setattr(self, name, self._op(name))
         self._grouped_mm = self._op("_grouped_mm")
+        self._scaled_mm = self._op("_scaled_mm")
 
     @contextlib.contextmanager
     def _sdpa_kernel(self, backend: str) -> Iterator[None]:
@@ -242,6 +250,9 @@ class FakeTorch:
         self.activity("backward", self.kernel_us)
         return tuple(FakeTensor(self, t.shape, t.dtype) for t in inputs)
 
+    def ones(self, shape: tuple[int, ...], dtype: str, device: str) -> FakeTensor:
+        return FakeTensor(self, shape, dtype)
+
     def randn_like(self, tensor: FakeTensor) -> FakeTensor:
         return FakeTensor(self, tensor.shape, tensor.dtype)
 
@@ -257,43 +268,3 @@ class FakeTorch:
     def randint(self, low: int, high: int, shape: tuple[int, ...], device: str) -> FakeTensor:
         self.kernels.append(("randint", (shape,), {"low": low, "high": high}))
         return FakeTensor(self, shape, "i64")
-
-
-class NVMLError(Exception):
-    pass
-
-
-class FakeNVML:
-    """The parts of ``pynvml`` the backend uses; energy grows by ``mj_per_launch``."""
-
-    NVML_CLOCK_SM, NVML_CLOCK_MEM = 0, 1
-    NVMLError = NVMLError
-
-    def __init__(self, torch: FakeTorch, *, mj_per_launch: float, allow_lock: bool) -> None:
-        self.torch, self.mj_per_launch, self.allow_lock = torch, mj_per_launch, allow_lock
-        self.locked: tuple[int, int] | None = None
-        self.reset = 0
-        self.sm_clocks = itertools.cycle([1980.0, 1755.0, 1980.0])
-
-    def nvmlInit(self) -> None:
-        pass
-
-    def nvmlDeviceGetHandleByIndex(self, index: int) -> str:
-        return f"gpu{index}"
-
-    def nvmlSystemGetDriverVersion(self) -> bytes:
-        return b"580.159.04"
-
-    def nvmlDeviceGetClockInfo(self, _handle: str, which: int) -> float:
-        return next(self.sm_clocks) if which == self.NVML_CLOCK_SM else 3201.0
-
-    def nvmlDeviceGetTotalEnergyConsumption(self, _handle: str) -> float:
-        return 1e6 + self.mj_per_launch * self.torch.calls["launch"]
-
-    def nvmlDeviceSetGpuLockedClocks(self, _handle: str, low: int, high: int) -> None:
-        if not self.allow_lock:
-            raise NVMLError("insufficient permissions")
-        self.locked = (low, high)
-
-    def nvmlDeviceResetGpuLockedClocks(self, _handle: str) -> None:
-        self.reset += 1

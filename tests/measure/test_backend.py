@@ -223,6 +223,30 @@ def test_grouped_gemm_runs_torch_grouped_mm_with_the_groups_end_rows(
         backend.kernel(case)
 
 
+def test_fp8_gemm_runs_torch_scaled_mm_on_a_column_major_b(tmp_path: Path) -> None:
+    """fp8_e4m3, trans NT: A [48, 64] and B stored [32, 64], drawn in bf16 and converted, then
+    ``torch._scaled_mm(A, B^T)`` with unit fp32 scales and a bf16 output; the op says so too.
+    A PyTorch without ``_scaled_mm`` fails the case with the reason."""
+    path = tmp_path / "f.yaml"
+    path.write_text(
+        "name: f\nops:\n  - {kind: gemm, sizes: {m: [48], n: [32], k: [64]}, trans: [NT], "
+        "dtypes: [fp8_e4m3]}\n"
+    )
+    torch = FakeTorch(itertools.repeat(1.0))
+    backend = TorchBackend(torch=torch, nvml=FakeNVML(torch, mj_per_launch=1.0, allow_lock=True))
+    (case,) = expand(load_grid(path))
+    assert case.label == "gemm fp8_e4m3 m=48 n=32 k=64 NT"
+    assert [t.dtype.value for t in case.op().tensors] == ["fp8_e4m3", "fp8_e4m3", "bf16"]
+    backend.kernel(case)()
+    ((name, shapes, kwargs),) = torch.kernels
+    assert (name, shapes) == ("_scaled_mm", ((48, 64), (64, 32)))
+    assert kwargs["out_dtype"] == "bf16"
+    assert kwargs["scale_a"].dtype == kwargs["scale_b"].dtype == "fp32"
+    del torch._scaled_mm
+    with pytest.raises(RuntimeError, match=r"fp8_e4m3 needs torch._scaled_mm"):
+        backend.kernel(case)
+
+
 def test_flash_cases_run_sdpa_inside_the_flash_backend(tmp_path: Path) -> None:
     """A ``flash`` attention case calls SDPA inside ``sdpa_kernel(FLASH_ATTENTION)``; its
     default twin calls it bare."""

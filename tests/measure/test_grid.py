@@ -60,8 +60,22 @@ def test_missing_file() -> None:
             "ops[0].sizes.n[0]: must be > 0 (got 0)",
         ),
         (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, dtypes: [int8]}\n",
+            "ops[0].dtypes: must be one of bf16, fp16, fp32, tf32, fp8_e4m3 (got 'int8')",
+        ),
+        (
             "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, dtypes: [fp8_e4m3]}\n",
-            "ops[0].dtypes: must be one of bf16, fp16, fp32, tf32 (got 'fp8_e4m3')",
+            "ops[0].trans: fp8_e4m3 takes NT, B column-major as torch._scaled_mm reads it "
+            "(got 'NN')",
+        ),
+        (
+            "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8, 24]}, trans: [NT], "
+            "dtypes: [bf16, fp8_e4m3]}\n",
+            "ops[0].sizes.k[1]: fp8_e4m3 needs a multiple of 16 (got 24)",
+        ),
+        (
+            "ops:\n  - {kind: softmax, sizes: {rows: [2], length: [16]}, dtypes: [fp8_e4m3]}\n",
+            "ops[0].dtypes: fp8_e4m3 is measured for forward gemm only (torch._scaled_mm)",
         ),
         (
             "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, trans: [NX]}\n",

@@ -247,3 +247,17 @@ def test_h200_energy_grid_meters_long_loops() -> None:
     assert all(t.dtype.value == "bf16" for case in cases for t in case.op().tensors[:1])
     summary = dry_run(MeasureRequest(grid="h200_energy", hardware="h200_sxm")).summary()
     assert 30 < summary["estimated_total_s"] < 60
+
+
+def test_h200_fp8_grid_pairs_each_fp8_gemm_with_its_bf16_twin() -> None:
+    """h200_fp8: 19 shapes, each in fp8_e4m3 (bf16 output) and bf16, trans NT; about 30 s by
+    the dry run."""
+    cases = expand(load_grid("h200_fp8"))
+    fp8 = [c for c in cases if c.dtype.value == "fp8_e4m3"]
+    assert len(cases) == 38 and len(fp8) == 19
+    assert {c.label.replace("fp8_e4m3", "bf16") for c in fp8} == {
+        c.label for c in cases if c.dtype.value == "bf16"
+    }
+    assert all(c.trans == "NT" and c.op().tensors[2].dtype.value == "bf16" for c in fp8)
+    summary = dry_run(MeasureRequest(grid="h200_fp8", hardware="h200_sxm")).summary()
+    assert 20 < summary["estimated_total_s"] < 60

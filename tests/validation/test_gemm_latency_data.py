@@ -11,6 +11,7 @@ import pytest
 
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
+from opmodel.models import get_model
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_latency import (
     ValidationOptions,
@@ -124,6 +125,21 @@ def test_the_l2_dirty_bytes_column_reaches_the_op(tmp_path: Path) -> None:
     assert list(loaded.skipped) == ["malformed row: l2_dirty_bytes must be >= 0 (got -1)"]
     assert row_op(loaded.rows[0]).attrs["l2_dirty_bytes"] == 125829120
     assert "l2_dirty_bytes" not in row_op(loaded.rows[1]).attrs
+
+
+def test_an_fp8_row_writes_bf16_and_runs_at_the_fp8_clock(tmp_path: Path) -> None:
+    """An ``opmodel measure`` fp8_e4m3 row (torch._scaled_mm, trans NT) is an e4m3 GEMM with a
+    bf16 output; on h200_sxm a large one runs under the FP8 clock law (1,275 MHz at full
+    activity, this GEMM 1,305), below the 16-bit one's 1,455 MHz."""
+    header = "batch,dimM,dimN,dimK,trans,dtype,time,hardware\n"
+    (tmp_path / "g.csv").write_text(header + "1,8192,8192,8192,NT,fp8_e4m3,1.0,h200_sxm\n")
+    (row,) = load_gemm_rows(tmp_path).rows
+    op = row_op(row)
+    assert [t.dtype.value for t in op.tensors] == ["fp8_e4m3", "fp8_e4m3", "bf16"]
+    spec = load_hardware("h200_sxm")
+    profile = get_model("effective_roofline").predict(op, spec)
+    assert profile.diagnostics.sm_clock_hz == 1.305e9
+    assert spec.compute.power_limited_clock_hz == 1.455e9
 
 
 def test_power_state_column_runs_burst_rows_at_the_burst_clock(tmp_path: Path) -> None:

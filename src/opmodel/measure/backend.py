@@ -33,7 +33,7 @@ from opmodel.measure.case import Case
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
 from opmodel.measure.protocol import CaseResult, DeviceInfo
-from opmodel.measure.torch_calls import grouped_call, row_call, stream_call
+from opmodel.measure.torch_calls import grouped_call, row_call, scaled_gemm_call, stream_call
 
 __all__ = ["TorchBackend"]
 
@@ -130,6 +130,8 @@ class TorchBackend:
         """A callable that runs the case's op once on tensors allocated here: for a backward
         case, the gradients of the forward's output with respect to its inputs and weights
         (the forward runs once here, untimed; ``retain_graph`` keeps its saved tensors)."""
+        if case.dtype is DType.FP8_E4M3:  # forward GEMMs only (grid rules): torch._scaled_mm
+            return scaled_gemm_call(self._torch, case)
         if not case.backward:
             return self._forward(case)
         torch = self._torch

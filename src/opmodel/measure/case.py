@@ -98,10 +98,12 @@ def _gemm_tensors(case: Case) -> _Built:
     ta, tb = case.trans[0] == "T", case.trans[1] == "T"
     a = (*lead, s["k"], s["m"]) if ta else (*lead, s["m"], s["k"])
     b = (*lead, s["n"], s["k"]) if tb else (*lead, s["k"], s["n"])
+    # torch._scaled_mm writes an FP8 GEMM's output in bf16 (the backend's out_dtype)
+    out = DType.BF16 if case.dtype.family is DType.FP8 else case.dtype
     tensors = (
         _tensor(case, TensorRole.INPUT, a),
         _tensor(case, TensorRole.WEIGHT, b),
-        _tensor(case, TensorRole.OUTPUT, (*lead, s["m"], s["n"])),
+        TensorSpec(TensorRole.OUTPUT, (*lead, s["m"], s["n"]), out),
     )
     return tensors, {"transpose_a": ta, "transpose_b": tb}
 

@@ -103,8 +103,9 @@ SDPA_BACKENDS = ("default", "flash")
 sm_90 with PyTorch 2.11), or inside ``sdpa_kernel(SDPBackend.FLASH_ATTENTION)``, PyTorch's
 built-in FlashAttention-2 (the rows carry ``attention_kernel: fa2``)."""
 
-MEASURED_DTYPES = (DType.BF16, DType.FP16, DType.FP32, DType.TF32)
-"""Dtypes the PyTorch backend runs (tf32: fp32 tensors with TF32 matmuls allowed)."""
+MEASURED_DTYPES = (DType.BF16, DType.FP16, DType.FP32, DType.TF32, DType.FP8_E4M3)
+"""Dtypes the PyTorch backend runs (tf32: fp32 tensors with TF32 matmuls allowed; fp8_e4m3:
+GEMMs only, through ``torch._scaled_mm`` with unit scales and a bf16 output)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -187,6 +188,26 @@ def _grouped_problems(path: str, entry: OpGrid) -> list[str]:
     return problems
 
 
+def _fp8_problems(path: str, entry: OpGrid) -> list[str]:
+    """fp8_e4m3 runs ``torch._scaled_mm``: a 2-D GEMM (no backward) whose B is column-major
+    (trans NT: B stored ``[n, k]``), with K and N multiples of 16 (cuBLASLt's FP8 rule)."""
+    if DType.FP8_E4M3 not in entry.dtypes:
+        return []
+    if entry.kind is not OpKind.GEMM or any(entry.backward):
+        return [f"{path}.dtypes: fp8_e4m3 is measured for forward gemm only (torch._scaled_mm)"]
+    problems = [
+        f"{path}.trans: fp8_e4m3 takes NT, B column-major as torch._scaled_mm reads it (got '{t}')"
+        for t in entry.trans
+        if t != "NT"
+    ]
+    return problems + [
+        f"{path}.sizes.{name}[{index}]: fp8_e4m3 needs a multiple of 16 (got {value})"
+        for name in ("k", "n")
+        for index, value in enumerate(entry.sizes.get(name, ()))
+        if value % 16
+    ]
+
+
 def _op_problems(index: int, entry: OpGrid) -> list[str]:
     path = f"ops[{index}]"
     required = REQUIRED_SIZES.get(entry.kind)
@@ -205,6 +226,7 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
         problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
     if entry.kind is OpKind.GROUPED_GEMM:
         problems += _grouped_problems(path, entry)
+    problems += _fp8_problems(path, entry)
     problems += _choice_problems(path, "sdpa_backends", entry.sdpa_backends, SDPA_BACKENDS)
     attention = entry.kind in (OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE)
     if entry.sdpa_backends != ("default",) and not attention:

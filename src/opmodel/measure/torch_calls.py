@@ -11,7 +11,7 @@ from typing import Any
 from opmodel.core.enums import OpKind
 from opmodel.measure.case import Case, grouped_sizes
 
-__all__ = ["grouped_call", "row_call", "stream_call"]
+__all__ = ["grouped_call", "row_call", "scaled_gemm_call", "stream_call"]
 
 
 def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
@@ -31,6 +31,27 @@ def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]
         return lambda: grouped_mm(rows_last, b, offs=offs)
     weights = b.transpose(-2, -1)
     return lambda: grouped_mm(a, weights, offs=offs)
+
+
+def scaled_gemm_call(torch: Any, case: Case) -> Callable[[], Any]:
+    """``torch._scaled_mm`` of an fp8_e4m3 GEMM (trans NT): A ``[m, k]`` row-major by B stored
+    ``[n, k]`` and passed transposed (column-major, as cuBLASLt's FP8 GEMM takes it), unit
+    per-tensor scales, bf16 output. The operands are drawn in bf16 and converted (``randn``
+    has no FP8 dtype)."""
+    scaled_mm = getattr(torch, "_scaled_mm", None)
+    fp8 = getattr(torch, "float8_e4m3fn", None)
+    if scaled_mm is None or fp8 is None:
+        version = torch.__version__
+        msg = f"fp8_e4m3 needs torch._scaled_mm and torch.float8_e4m3fn (this is {version})"
+        raise RuntimeError(msg)
+    a_spec, b_spec = (t for t in case.op().tensors if t.role.value in ("input", "weight"))
+
+    def operand(shape: tuple[int, ...]) -> Any:
+        return torch.randn(shape, dtype=torch.bfloat16, device="cuda").to(fp8)
+
+    a, b = operand(a_spec.shape), operand(b_spec.shape).transpose(0, 1)
+    one = torch.ones((), dtype=torch.float32, device="cuda")
+    return lambda: scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
 
 
 def row_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:

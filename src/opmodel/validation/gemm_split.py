@@ -67,7 +67,8 @@ def row_op(row: GemmRow) -> LocalOp:
         attrs["compute_dtype"] = row.compute_dtype.value
     if row.l2_dirty_bytes:
         attrs["l2_dirty_bytes"] = row.l2_dirty_bytes
-    out = DType.FP32 if row.dtype is DType.FP32 else row.dtype
+    # an FP8 GEMM writes bf16 (torch._scaled_mm's out_dtype in opmodel measure; cuBLASLt)
+    out = DType.BF16 if row.dtype.family is DType.FP8 else row.dtype
     return LocalOp(
         name=row.label or "gemm",
         kind=OpKind.BATCHED_GEMM if batched else OpKind.GEMM,
