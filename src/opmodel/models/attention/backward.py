@@ -60,6 +60,7 @@ from opmodel.models.attention.costs import (
     issued_flops,
     rates,
     sm_rates,
+    smem_bytes_per_cycle,
 )
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.kernels import FlashKernel, kernel_mma
@@ -108,14 +109,6 @@ def staged_bytes(kernel: FlashKernel, view: AttentionView) -> int:
     return 2 * scores
 
 
-def _smem_bytes_per_cycle(hardware: HardwareSpec) -> float:
-    """Shared-memory bytes one SM moves per cycle (0 without an ``smem`` level)."""
-    sm, smem = hardware.compute.sm, hardware.levels_by_name.get("smem")
-    if sm is None or smem is None:
-        return 0.0
-    return smem.bandwidth_bytes_per_s / (sm.sm_count * hardware.compute.clock_hz)
-
-
 def _tile_cycles(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> tuple[float, float, float]:
@@ -127,7 +120,7 @@ def _tile_cycles(
     scores = kernel.block_q * kernel.block_kv
     t_mma = 2 * scores * (3 * view.head_dim_qk + 2 * view.head_dim_v) / tensor_rate
     elementwise = max(scores / sm.sfu_ops_per_cycle_per_sm, _FP32_OPS_PER_SCORE * scores / lanes)
-    per_cycle = _smem_bytes_per_cycle(hardware)
+    per_cycle = smem_bytes_per_cycle(hardware)
     stage = staged_bytes(kernel, view) / per_cycle if per_cycle > 0 else 0.0
     return t_mma + elementwise + stage, t_mma, elementwise + stage
 
@@ -139,7 +132,7 @@ def _cta_overhead_cycles(
     their store at the end (written and read once), and, where it is alone on its SM, the DRAM
     round trip of its first Q and dO blocks, which no other CTA's tiles hide."""
     clock = hardware.compute.clock_hz
-    per_cycle = _smem_bytes_per_cycle(hardware)
+    per_cycle = smem_bytes_per_cycle(hardware)
     out = kernel.block_kv * (view.head_dim_qk + view.head_dim_v) * element_bytes(view.q)
     epilogue = 2 * out / per_cycle if per_cycle > 0 else 0.0
     return epilogue + (hardware.hbm.latency_s * clock if resident == 1 else 0.0)

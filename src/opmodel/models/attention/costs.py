@@ -24,11 +24,13 @@ __all__ = [
     "common",
     "dirty_bytes",
     "element_bytes",
+    "epilogue_cycles",
     "issued_flops",
     "kv_block_bytes",
     "rates",
     "resident_ctas",
     "sm_rates",
+    "smem_bytes_per_cycle",
     "tile_cycles",
 ]
 
@@ -111,6 +113,27 @@ def issued_flops(kernel: FlashKernel, view: AttentionView, tiles: int) -> int:
     qk, v = (3, 2) if view.backward else (1, 1)
     dims = qk * view.head_dim_qk + v * view.head_dim_v
     return tiles * 2 * kernel.block_q * kernel.block_kv * dims
+
+
+def smem_bytes_per_cycle(hardware: HardwareSpec) -> float:
+    """Shared-memory bytes one SM moves per cycle (0 without an ``smem`` level)."""
+    sm, smem = hardware.compute.sm, hardware.levels_by_name.get("smem")
+    if sm is None or smem is None:
+        return 0.0
+    return smem.bandwidth_bytes_per_s / (sm.sm_count * hardware.compute.clock_hz)
+
+
+def epilogue_cycles(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> float:
+    """SM cycles of a query block's epilogue, in which its warpgroups leave the tensor cores
+    idle: the output accumulator scaled by ``1 / l`` (``Br x d_v`` FP32 multiplies) and written
+    to shared memory in the output dtype (``Br x d_v`` elements over the SM's shared-memory
+    bytes per cycle), from where the asynchronous TMA store reads it while the next block
+    starts."""
+    _, lanes = sm_rates(kernel, view, hardware)
+    values = kernel.block_q * view.head_dim_v
+    per_cycle = smem_bytes_per_cycle(hardware)
+    store = values * element_bytes(view.o) / per_cycle if per_cycle > 0 else 0.0
+    return values / lanes + store
 
 
 def element_bytes(tensor: TensorSpec) -> int:

@@ -16,11 +16,14 @@ the tile's MMA time, and the rest shows (docs/models/attention.md, "Exposed expo
 
 Prefill: CTAs (one per query block) are spread breadth first over the ``S`` SMs, and the CTAs
 resident on an SM share its tensor cores, so the busiest SM does ``ceil(CTAs / S)`` CTAs'
-tiles. An FA3 query block also pays a start ``t_start = t_sfu + t_fp32 + L_dram`` (cycles):
-its first tile's softmax, which no other warpgroup's GEMM hides yet (the ping-pong starts with
-the second tile), and a DRAM round trip for its Q block and first K/V block, which the
-producer can issue only once the previous block has released the buffers. FA2 runs several
-CTAs per SM, which hide each other's start (``t_start = 0``). Without a mask every CTA visits
+tiles. An FA3 query block also pays a start ``t_start = t_sfu + t_fp32 + t_epi + L_dram``
+(cycles): its first tile's softmax, which no other warpgroup's GEMM hides yet (the ping-pong
+starts with the second tile); its epilogue ``t_epi = Br d_v / FP32 lanes + Br d_v x output
+bytes / shared-memory bytes per cycle``, the output scaled by ``1 / l`` and written to shared
+memory for its TMA store while the tensor cores wait (:func:`.costs.epilogue_cycles`); and a
+DRAM round trip for its Q block and first K/V block, which the producer can issue only once
+the previous block has released the buffers. FA2 runs several CTAs per SM, which hide each
+other's start and epilogue (``t_start = 0``). Without a mask every CTA visits
 all key blocks: ``compute = ceil(CTAs / S) (nk t_tile + t_start)``. With a causal mask the
 longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles
 t_tile / S + CTAs / S t_start, nk t_tile + t_start, ceil(CTAs / S) (mean tiles per CTA x
@@ -55,6 +58,7 @@ from opmodel.models.attention.costs import (
     busiest_sm_s,
     common,
     dirty_bytes,
+    epilogue_cycles,
     issued_flops,
     kv_block_bytes,
     rates,
@@ -99,6 +103,17 @@ def _prefill_bytes(kernel: FlashKernel, view: AttentionView, tiles: int) -> tupl
     return dram_read, view.q_share(view.o.nbytes), q + tiles * kv_block_bytes(kernel, view)
 
 
+def _block_start(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, first_tile: float
+) -> float:
+    """Cycles a query block adds to its tiles (module docstring): FA3's first tile's softmax
+    and load round trip (``first_tile``) and its epilogue; none for FA2, whose CTAs share
+    their SM and hide each other's."""
+    if not kernel.softmax_overlapped:
+        return 0.0
+    return first_tile + epilogue_cycles(kernel, view, hardware)
+
+
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
@@ -107,7 +122,7 @@ def _prefill(
     sm, fixed, l_dram, l_l2, clock = common(hardware)
     counts, heads = _prefill_counts(kernel, view)
     tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
-    start = whole_softmax + l_dram * clock if kernel.softmax_overlapped else 0.0
+    start = _block_start(kernel, view, hardware, whole_softmax + l_dram * clock)
     compute = busiest_sm_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
     dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
     dirty = dirty_bytes(view, hardware, dram_read + dram_write)

@@ -25,8 +25,8 @@ class AttentionEvaluation(FastValue):
     # the softmax's part of a tile (a backward tile: its elementwise work and shared-memory
     # staging, both between its GEMMs)
     softmax_cycles_per_tile: float
-    # a query block's unhidden first softmax and load (FA3); in the backward, a key block's
-    # CTA's final store and, alone on its SM, its first load
+    # a query block's unhidden first softmax, epilogue and load (FA3); in the backward, a key
+    # block's CTA's final store and, alone on its SM, its first load
     start_cycles_per_block: float
     compute_s: float
     dram_s: float
