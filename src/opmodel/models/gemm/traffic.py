@@ -10,7 +10,10 @@ between stripes, and a stripe's B panels once per wave unless they survive the w
 set. Whether data survives is a capacity test against L2 with a linear ramp,
 ``miss(d) = clamp((d - L2) / L2, 0, 1)`` for a reuse distance of ``d`` bytes, which stands in
 for the non-LRU replacement of a real L2 (docs/models/extended_roofline.md). Checked against
-Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm).
+Nsight Compute DRAM counters on A100 (data/rapid_llm_ncu_gemm). CUTLASS 3's persistent,
+warp-specialised kernels (sm_90, sm_100: producer warps) take the tiles in rounds of their
+resident CTAs instead, and read each round's panels afresh (:func:`_round_passes`; checked
+against this project's H200 counters, data/measured).
 """
 
 from __future__ import annotations
@@ -110,6 +113,31 @@ def effective_swizzle(requested: int, tiles_n: int) -> int:
     return 2 if requested >= 2 and tiles_n >= 2 else 1
 
 
+def persistent_swizzle(requested: int, grid: Grid) -> int:
+    """Stripe width of CUTLASS 3's persistent tile scheduler (``get_log_swizzle_size``): set by
+    the smaller of the tile counts along M and N, 8 from 6 tiles, 4 from 3, 2 from 2."""
+    return effective_swizzle(requested, min(grid.tiles_m, grid.tiles_n))
+
+
+def _round_passes(grid: Grid, width: int) -> tuple[float, float]:
+    """(A passes, B passes) of a persistent kernel (CUTLASS 3's warp-specialised GEMMs, as
+    cuBLAS runs them on sm_90): its ``G`` resident CTAs take the output tiles in rounds of
+    ``G``, in the order of stripes of ``width`` N-tiles walking down M. A round reads each A
+    row panel and B column panel it touches once, and nothing survives in L2 from one round to
+    the next: cuBLAS's H200 kernels read the same multiple of their compulsory bytes at K =
+    4,096, 8,192 and 14,336, where survival would make it fall with K (docs/validation.md,
+    "GEMM DRAM traffic"). A round of ``G`` tiles touches about ``G / width + 1`` M-tiles
+    (misaligned with the stripe's rows) and the ``width`` columns of the stripes it meets,
+    ``G / (tiles_m x width) + 1`` of them; in closed form over ``tiles / G`` rounds."""
+    tiles_m, tiles_n, per_round = grid.tiles_m, grid.tiles_n, float(grid.ctas_per_wave)
+    rounds = tiles_m * tiles_n / per_round
+    if rounds <= 1:
+        return 1.0, 1.0
+    a_rows = min(tiles_m, per_round / width + 1)
+    b_cols = min(tiles_n, width * (per_round / (tiles_m * width) + 1))
+    return max(1.0, rounds * a_rows / tiles_m), max(1.0, rounds * b_cols / tiles_n)
+
+
 def _unique_operand_bytes(problem: GemmProblem, a_bits: int, b_bits: int) -> tuple[int, int]:
     """(A, B) bytes of one batch entry, sector-rounded along each contiguous dimension."""
     a_rows, a_contig = (problem.k, problem.m) if problem.transpose_a else (problem.m, problem.k)
@@ -128,7 +156,10 @@ def _dram_passes(
     a_batch: int,
     l2_bytes: int,
 ) -> tuple[float, float]:
-    """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances."""
+    """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances;
+    a persistent kernel's by its rounds (:func:`_round_passes`)."""
+    if kernel.producer_warps and kernel.split_k == 1:
+        return _round_passes(grid, persistent_swizzle(kernel.raster_swizzle, grid))
     c_bits = problem.c_bits
     width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
     stripes = -(-grid.tiles_n // width)
