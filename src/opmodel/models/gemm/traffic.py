@@ -113,7 +113,7 @@ def effective_swizzle(requested: int, tiles_n: int) -> int:
     return 2 if requested >= 2 and tiles_n >= 2 else 1
 
 
-def persistent_swizzle(requested: int, grid: Grid) -> int:
+def _persistent_swizzle(requested: int, grid: Grid) -> int:
     """Stripe width of CUTLASS 3's persistent tile scheduler (``get_log_swizzle_size``): set by
     the smaller of the tile counts along M and N, 8 from 6 tiles, 4 from 3, 2 from 2."""
     return effective_swizzle(requested, min(grid.tiles_m, grid.tiles_n))
@@ -159,7 +159,7 @@ def _dram_passes(
     """(A passes, B passes) over DRAM for one batch entry, from the raster reuse distances;
     a persistent kernel's by its rounds (:func:`_round_passes`)."""
     if kernel.producer_warps and kernel.split_k == 1:
-        return _round_passes(grid, persistent_swizzle(kernel.raster_swizzle, grid))
+        return _round_passes(grid, _persistent_swizzle(kernel.raster_swizzle, grid))
     c_bits = problem.c_bits
     width = effective_swizzle(kernel.raster_swizzle, grid.tiles_n)
     stripes = -(-grid.tiles_n // width)
