@@ -4,8 +4,10 @@ on.
 - Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), results of
   ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit
   3bb66cacc25632d8ece36bc1d5128c5ea886a60b; A100-SXM4-80GB), ND H100 v5 ("Azure Results/"
-  ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6) and ND H200 v5
-  (Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc).
+  ND_H100_v5_results.md, f350e7e65b82cfcb9220b32b582bc34342d9c1a6), ND H200 v5
+  (Azure_Results/ND_H200_v5_results.md, 7f20e5fa3b2f9a46d8404af1f6fb14b049d6d5cc) and ND GB200
+  v6 (Azure_Results/ND_GB200_v6_results.md, 2a370be6de9586d365feed77e014a73f25198f4d; "NVIDIA
+  GB200 185GB", FP8 with random inputs and 10,000 warm-up iterations; no stream figure).
 - A40: torch-performance-test-data (github.com/zzc0721/torch-performance-test-data), issue #185
   ("NVIDIA A40", 2026-07-22, PyTorch 2.11 with CUDA 12.8): ``torch.mm`` of square FP16 and BF16
   matrices of ``torch.randn``, 6 warm-up and 30 timed calls, wall clock around the 30 with a
@@ -82,6 +84,22 @@ GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, floa
             )
         },
     ),
+    "gb200": (
+        DType.FP8,
+        {
+            DType.FP8_E4M3: (
+                (1024, 1024, 1024, 489.2),
+                (2048, 2048, 2048, 2243.6),
+                (4096, 4096, 4096, 2834.6),
+                (8192, 8192, 8192, 2876.6),
+                (16384, 16384, 16384, 2906.9),
+                (32768, 32768, 32768, 2825.6),
+                (1024, 2145, 1024, 1022.2),
+                (6144, 12288, 12288, 2895.6),
+                (802816, 192, 768, 1459.5),
+            )
+        },
+    ),
     "a40": (
         None,
         {
@@ -114,6 +132,11 @@ FITTED_ON: dict[str, tuple[str, ...]] = {
     "a100_80gb_sxm": AZURE,
     "h100_sxm": AZURE,
     "h200_sxm": AZURE,
+    "gb200": (
+        "Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), ND GB200 v6:",
+        "  published cuBLASLt FP8 GEMMs of >= 1 TFLOP with random inputs (the FP8",
+        "  power-limited clock); no stream figure is published; no validation dataset of opmodel",
+    ),
     "a40": (
         "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",
         "  torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed calls",

@@ -59,6 +59,8 @@ DATASHEET_PEAKS = [
     ("h200_sxm", None, "tensor", DType.BF16, 989.4e12),
     ("b200", None, "tensor", DType.BF16, 2.25e15),
     ("b200", None, "tensor", DType.FP8, 4.5e15),
+    ("gb200", None, "tensor", DType.BF16, 2.5e15),
+    ("gb200", None, "tensor", DType.FP8, 5e15),
     ("l40s", None, "tensor", DType.FP8, 733e12),
     ("l40s", None, "vector", DType.FP32, 91.6e12),
     ("mi300x", 2.1e9, "tensor", DType.BF16, 1307.4e12),
