@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import math
 from collections.abc import Callable
 from pathlib import Path
+
+from ratio_summary import ratio_summary
 
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import MemorySpec
@@ -59,14 +60,8 @@ def held_out_table(
         ratio = prediction.energy_j / prediction.measured.energy_j
         groups.setdefault(_group(prediction.measured.op_type), []).append(ratio)
         groups.setdefault("all held out", []).append(ratio)
-    return {
-        name: (
-            len(ratios),
-            100 * sum(abs(r - 1) for r in ratios) / len(ratios),
-            math.exp(sum(math.log(r) for r in ratios) / len(ratios)),
-        )
-        for name, ratios in groups.items()
-    }
+    summaries = {name: ratio_summary(ratios) for name, ratios in groups.items()}
+    return {name: (n, 100 * mape, geomean) for name, (n, mape, geomean) in summaries.items()}
 
 
 def main() -> None:

@@ -24,9 +24,10 @@ Usage: python scripts/derive_power_limited_clock.py [--hardware a100_40gb_pcie] 
 from __future__ import annotations
 
 import argparse
-import math
 from collections.abc import Callable
 from pathlib import Path
+
+from ratio_summary import ratio_summary
 
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
@@ -47,9 +48,8 @@ FITTED_ON = (
 
 
 def _ratios(values: list[tuple[float, float]], index: int) -> str:
-    mape = 100 * sum(abs(v[index] - 1) for v in values) / len(values)
-    geomean = math.exp(sum(math.log(v[index]) for v in values) / len(values))
-    return f"{mape:5.1f} % {geomean:.3f}"
+    _, mape, geomean = ratio_summary([v[index] for v in values])
+    return f"{100 * mape:5.1f} % {geomean:.3f}"
 
 
 def _protocols(
