@@ -1,0 +1,265 @@
+"""Count the instructions ATen's vectorized elementwise kernels issue per element, from SASS.
+
+Usage:
+    python scripts/count_aten_sass.py --library torch/lib/libtorch_cuda.so \
+        [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR] [--write FILE]
+
+``--library`` is ``libtorch_cuda.so`` from a CUDA build of PyTorch (the wheel is a zip file:
+``python -m zipfile -e torch-*.whl DIR``); ``cuobjdump`` and ``nvdisasm`` (PyPI packages
+``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm``) must be on ``PATH``. No GPU is needed;
+about a minute per architecture. For each function below and each 16-bit dtype the script
+extracts the architecture's cubins that hold the function's kernel and disassembles the widest
+``vectorized_elementwise_kernel<vec, ...>`` compiled for real there (PyTorch 2.14 builds the
+8-wide one as a stub on sm_80 and sm_86, which run the 4-wide one twice per thread). It walks
+the full-block path: from the test of the elements left against the CTA's work (``ISETP.GT``
+with ``0x3ff``: 1,024 elements, 8 per thread of 128) to the kernel's ``EXIT``. A conditional
+forward branch whose skipped range holds a ``CALL`` jumps over a library function's slow path
+(the division's special cases, for instance), which the common case does not run; every other
+instruction on the path, branches and convergence barriers included, takes an issue slot. The
+count per element is that path's length over the elements a thread handles: the
+instruction-issue cost of :mod:`opmodel.models.streaming.issue`, counted rather than fitted.
+``--write`` writes the YAML file the project ships as
+``src/opmodel/configs/instructions/aten_elementwise.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+# function (attr ``function`` of an elementwise op) -> a substring of its ATen kernel's name
+FUNCTIONS = {
+    "add": "CUDAFunctor_add",
+    "mul": "MulFunctor",
+    "relu": "launch_clamp_scalar",
+    "exp": "native::exp_kernel_cuda(",
+    "tanh": "native::tanh_kernel_cuda(",
+    "sigmoid": "native::sigmoid_kernel_cuda(",
+    "silu": "::silu_kernel(",
+    "gelu_tanh": "GeluCUDAKernelImpl",
+    "gelu": "GeluCUDAKernelImpl",
+}
+# the GELU kernel holds both forms; the tanh form calls tanhf, the erf form erff
+_GELU_FORM = {"gelu_tanh": "tanh", "gelu": "erf"}
+_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+_BRANCH = re.compile(r"^(@!?U?P\d+\s+)?BRA\s+(?:\S+\s+)?0x([0-9a-f]+)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One SASS instruction: its address and text (predicate, opcode and operands)."""
+
+    address: int
+    text: str
+
+    @property
+    def opcode(self) -> str:
+        words = self.text.split()
+        return words[1] if words[0].startswith("@") else words[0]
+
+
+def parse(sass: str) -> list[Instruction]:
+    """The instructions of one function's SASS listing."""
+    out = []
+    for line in sass.splitlines():
+        match = _LINE.match(line)
+        if match:
+            out.append(Instruction(int(match.group(1), 16), match.group(2)))
+    return out
+
+
+def _block_test(code: Sequence[Instruction]) -> tuple[int, int, bool]:
+    """(index, CTA work in elements, taken-means-full) of the full-block test: the first
+    ``ISETP.GT`` / ``ISETP.GE`` of the elements left against an immediate, ``> work - 1`` (its
+    branch taken on a full block) or ``>= work`` (its branch, on ``!P``, taken on a partial
+    one)."""
+    for i, ins in enumerate(code):
+        if ins.opcode in ("ISETP.GT.AND", "ISETP.GE.AND"):
+            operand = ins.text.split(",")[-2].strip()
+            if operand.startswith("0x"):
+                value = int(operand, 16)
+                greater = ins.opcode == "ISETP.GT.AND"
+                return i, value + 1 if greater else value, greater
+    raise ValueError("no full-block test")
+
+
+def elements_per_thread(code: Sequence[Instruction]) -> int:
+    """Elements one thread handles: the CTA's work in the full-block test (1,024 in
+    ``ISETP.GT.AND P0, PT, R, 0x3ff``) over its 128 threads."""
+    return _block_test(code)[1] // THREADS
+
+
+def full_block_path(code: Sequence[Instruction]) -> list[Instruction]:
+    """The instructions a thread of a full CTA runs (module docstring)."""
+    index = {ins.address: i for i, ins in enumerate(code)}
+    start, _, taken_full = _block_test(code)
+    b = next(j for j in range(start, len(code)) if _BRANCH.match(code[j].text))
+    target = _BRANCH.match(code[b].text)
+    assert target is not None
+    path = list(code[: b + 1])
+    i = index[int(target.group(2), 16)] if taken_full else b + 1
+    while i < len(code):
+        ins = code[i]
+        path.append(ins)
+        if ins.opcode == "EXIT" and not ins.text.startswith("@"):
+            return path
+        match = _BRANCH.match(ins.text)
+        if match:
+            goal = index[int(match.group(2), 16)]
+            skipped = code[i + 1 : goal]
+            slow = any(s.opcode.startswith("CALL") for s in skipped)
+            if not match.group(1) or (goal > i and slow):
+                i = goal
+                continue
+        i += 1
+    raise ValueError("no EXIT on the full-block path")
+
+
+def _cuobjdump(tool: str, args: Sequence[str]) -> str:
+    done = subprocess.run([tool, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{tool} {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def _functions(sass: str) -> dict[str, str]:
+    """Mangled name -> listing, for every function in a cuobjdump -sass output."""
+    parts = re.split(r"\n\s*Function : ", sass)
+    return {part.split("\n", 1)[0].strip(): part for part in parts[1:]}
+
+
+def _demangle(names: Sequence[str]) -> list[str]:
+    done = subprocess.run(
+        ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
+THREADS = 128  # ATen's elementwise CTA (num_threads() in CUDALoops.cuh)
+DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half"}  # the 16-bit dtypes, vec 8 kernels
+
+
+def _kernel(
+    listings: dict[str, str], plain_names: dict[str, str], function: str, dtype: str
+) -> str:
+    """The kernel ``function`` runs for ``dtype``: the widest
+    ``vectorized_elementwise_kernel<vec>`` compiled for real on this architecture (PyTorch
+    builds the 8-wide one as a stub where it does not use it), the longest if several."""
+    for vec in (8, 4):
+        found = []
+        for name, listing in listings.items():
+            plain = plain_names[name]
+            if f"vectorized_elementwise_kernel<{vec}," not in plain or "complex" in plain:
+                continue
+            if DTYPES[dtype] not in plain or FUNCTIONS[function] not in plain:
+                continue
+            if any(i.opcode.startswith("LDG") for i in parse(listing)):  # a stub loads nothing
+                found.append(listing)
+        if function in _GELU_FORM:
+            found = [f for f in found if _gelu_form(f) == _GELU_FORM[function]]
+        if found:
+            return max(found, key=lambda listing: len(parse(listing)))
+    raise SystemExit(f"{function} {dtype}: no vectorized_elementwise_kernel found")
+
+
+def _gelu_form(listing: str) -> str:
+    """'tanh' for the tanh approximation (its cubic term's 0.044715 appears as an immediate),
+    else 'erf'."""
+    return "tanh" if "0.0447" in listing else "erf"
+
+
+def _cubins(library: Path, arch: str, tool: str, workdir: Path) -> list[Path]:
+    """The library's ``arch`` cubins, extracted into ``workdir`` (kept ones are reused)."""
+    cubins = sorted(workdir.glob(f"*.{arch}.cubin"))
+    if not cubins:
+        subprocess.run(
+            [tool, "-xelf", arch, str(library.resolve())],
+            cwd=workdir,
+            capture_output=True,
+            check=True,
+        )
+        cubins = sorted(workdir.glob(f"*.{arch}.cubin"))
+    if not cubins:
+        raise SystemExit(f"{library}: no {arch} cubins")
+    return cubins
+
+
+def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, float]]:
+    """Instructions per element on the full-block path of each function's kernel, by dtype."""
+    cubins = _cubins(library, arch, tool, workdir)
+    out: dict[str, dict[str, float]] = {dtype: {} for dtype in DTYPES}
+    for function, needle in FUNCTIONS.items():
+        mangled = needle.strip(":(").split("::")[-1]  # as it appears in a mangled name
+        listings: dict[str, str] = {}
+        for cubin in cubins:
+            if mangled.encode() in cubin.read_bytes():
+                listings.update(_functions(_cuobjdump(tool, ["-sass", str(cubin)])))
+        names = list(listings)
+        plain_names = dict(zip(names, _demangle(names), strict=True))
+        for dtype in DTYPES:
+            listing = _kernel(listings, plain_names, function, dtype)
+            code = parse(listing)
+            out[dtype][function] = len(full_block_path(code)) / elements_per_thread(code)
+    return out
+
+
+def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: Path) -> None:
+    lines = [
+        "# Instructions per element of ATen's vectorized_elementwise_kernel for 16-bit dtypes",
+        "# (8 elements per thread: one 16-byte vector on sm_90, two 8-byte ones on sm_80 and",
+        "# sm_86), counted from SASS, not fitted: the full-block path of each kernel in",
+        f"# {library.name}, slow paths left out, over the elements a thread handles.",
+        "# Written by `python scripts/count_aten_sass.py --write FILE` (see its docstring);",
+        "# read by opmodel.models.streaming.counted. sm_89 runs the sm_86 code (the wheel",
+        "# carries no sm_89 SASS); other architectures have no counts.",
+        "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
+        " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
+        "instructions_per_element:",
+    ]
+    for arch, by_dtype in counts.items():
+        lines.append(f"  {arch.replace('_', '')}:")
+        for dtype, by_function in by_dtype.items():
+            items = ", ".join(f"{name}: {value:g}" for name, value in sorted(by_function.items()))
+            lines.append(f"    {dtype}: {{{items}}}")
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--library", type=Path, required=True)
+    parser.add_argument(
+        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
+    )
+    parser.add_argument("--cuobjdump", default="cuobjdump")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--write", type=Path)
+    args = parser.parse_args(argv)
+    if not args.library.is_file():
+        print(f"--library: {args.library}: no such file", file=sys.stderr)
+        return 2
+    if shutil.which(args.cuobjdump) is None:
+        print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
+        return 2
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
+            workdir = (args.workdir or Path(tmp)) / arch
+            workdir.mkdir(parents=True, exist_ok=True)
+            counts[arch] = count(args.library, arch, args.cuobjdump, workdir)
+            for dtype, by_function in counts[arch].items():
+                for name, value in by_function.items():
+                    print(f"{arch:6s} {dtype:4s} {name:10s} {value:7.3f} instructions per element")
+    if args.write:
+        _write(args.write, counts, args.library)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
