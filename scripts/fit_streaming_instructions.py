@@ -8,11 +8,13 @@ Training rows: the measured kernel times in ``data/ops`` from ``--source`` (Vidu
 the sum of squared relative errors of ``effective_roofline`` over that function's training
 rows: a grid of 0-400 in steps of 2, then steps of 0.1 around the best (the smallest ``I`` on a
 tie). The rows of every other GPU
-are held out; the script prints their MAPE with ``I = 0`` and with the fitted ``I``. It writes
+are held out; the script prints their MAPE without a fitted ``I`` (no issue bound, or for ATen's
+elementwise functions the count from their SASS, ``configs/instructions/aten_elementwise.yaml``)
+and with the fitted ``I``. It writes
 the calibration file (default: the shipped one), which ``validate-ops`` reads to report the
 training rows apart. A kernel keeps its ``I`` only when the bound cuts its training MAPE by a
-quarter or more (``KEEP``); otherwise it is left out of the file (no issue bound, the model
-unchanged for it) and its rows stay held out. ``I`` is an effective cost: issue cycles per
+quarter or more (``KEEP``); otherwise it is left out of the file (the model unchanged for it)
+and its rows stay held out. ``I`` is an effective cost: issue cycles per
 element of one lane, stalls between dependent instructions included, not a count read from
 the compiled kernel.
 """
@@ -47,10 +49,16 @@ KEEP = 0.75
 
 
 def _ratios(
-    rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str], value: float
+    rows: Sequence[OpRow],
+    specs: dict[str, HardwareSpec],
+    key: tuple[str, str],
+    value: float | None,
 ) -> list[float]:
-    """Predicted over measured time of ``rows`` with ``I = value`` for ``key``."""
-    with overridden(IssueCalibration({key: value}, "", "")):
+    """Predicted over measured time of ``rows`` with ``I = value`` for ``key`` (``None``: no
+    fitted value, so what the model has without one: an ATen elementwise function's count
+    from its SASS, opmodel.models.streaming.counted, else no issue bound)."""
+    listed = {} if value is None else {key: value}
+    with overridden(IssueCalibration(listed, "", "")):
         return [predict_streaming(r.op, specs[r.hardware]).latency_s / r.time_s for r in rows]
 
 
@@ -68,20 +76,27 @@ def fit_key(rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[st
 
 
 def _mape(
-    rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str], value: float
+    rows: Sequence[OpRow],
+    specs: dict[str, HardwareSpec],
+    key: tuple[str, str],
+    value: float | None,
 ) -> float:
     return statistics.fmean(abs(x - 1) for x in _ratios(rows, specs, key, value))
 
 
-def _write(path: Path, fitted: dict[tuple[str, str], float], hardware: str, source: str) -> None:
-    kept = {key: value for key, value in fitted.items() if value > 0}
+def _write(
+    path: Path, fitted: dict[tuple[str, str], float | None], hardware: str, source: str
+) -> None:
+    kept = {key: value for key, value in fitted.items() if value is not None}
     lines = [
         "# Instructions per element of streaming kernels (opmodel.models.streaming.issue):",
         "# a calibration, not a datasheet value. Written by",
         "# `python scripts/fit_streaming_instructions.py` from the",
         f"# {source} rows on {hardware} of the kernels below (data/ops); every other",
         "# GPU's and source's rows are held out (docs/validation.md, 'Non-GEMM ops').",
-        "# Kernels and functions not listed have no instruction-issue bound.",
+        "# Kernels and functions not listed have no instruction-issue bound, but ATen's",
+        "# elementwise functions, which take their count from SASS",
+        "# (configs/instructions/aten_elementwise.yaml).",
         "fitted_on:",
         f"  hardware: {hardware}",
         f"  source: {source}",
@@ -113,16 +128,16 @@ def _fit_and_report(
     train: list[OpRow],
     held: list[OpRow],
     specs: dict[str, HardwareSpec],
-) -> float:
+) -> float | None:
     """Fit ``key``'s cost on ``train``; keep it only when it cuts the training MAPE to
-    ``KEEP`` of what it was (else 0), and print the training and held-out MAPE before and
-    after."""
+    ``KEEP`` of what it is without a fitted value (else ``None``), and print the training and
+    held-out MAPE before and after."""
     value = fit_key(train, specs, key)
-    before, after = _mape(train, specs, key, 0.0), _mape(train, specs, key, value)
+    before, after = _mape(train, specs, key, None), _mape(train, specs, key, value)
     kept = after <= KEEP * before
-    fitted = value if kept else 0.0
+    fitted = value if kept else None
     held_text = (
-        f"{_mape(held, specs, key, 0.0):.1%} -> {_mape(held, specs, key, fitted):.1%}"
+        f"{_mape(held, specs, key, None):.1%} -> {_mape(held, specs, key, fitted):.1%}"
         if held
         else "-"
     )
@@ -144,7 +159,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     rows, _skipped = load_op_rows(args.data_dir)
     specs = {hw: load_hardware(hw) for hw in {r.hardware for r in rows}}
-    fitted: dict[tuple[str, str], float] = {}
+    fitted: dict[tuple[str, str], float | None] = {}
     for key, split in sorted(_groups(rows, args.hardware, args.source).items()):
         if split[True]:
             fitted[key] = _fit_and_report(key, split[True], split[False], specs)

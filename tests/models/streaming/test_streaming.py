@@ -145,10 +145,14 @@ def test_large_add_queues_behind_its_own_bandwidth_by_hand() -> None:
     per_cta = 3 * 512 * 2  # two fp16 inputs and one output
     dram = 32768 * per_cta / (2.039e12 * 0.935)  # 52.8 µs at the sustained 0.935 of the peak
     # each slot's 19 CTAs wait one DRAM round trip each (400 ns), queued behind that traffic,
-    # and each pays its turnaround (490 cycles, unqueued): t = rest + trips (2 - rho) /
+    # and each pays its turnaround (490 cycles, unqueued) and its own arithmetic after the load:
+    # ATen's add counted at 6.25 instructions per fp16 element on sm_80 (configs/instructions),
+    # 512 elements over the SM's 128 lanes, at 4 cycles each for a warp alone on its SMSP
+    # (fma_latency_cycles / 1 warp of the CTA per SMSP): t = rest + trips (2 - rho) /
     # (2 (1 - rho)), rho = dram / t
     slot_ctas = math.ceil(32768 / concurrent)
-    trips, rest = slot_ctas * 4.0e-7, slot_ctas * 490 / 1.41e9
+    arithmetic_cycles = 6.25 * 512 / 128 * 4
+    trips, rest = slot_ctas * 4.0e-7, slot_ctas * (490 + arithmetic_cycles) / 1.41e9
     total = dram + trips + rest
     loaded = (total + math.sqrt(total**2 - 2 * dram * (2 * rest + trips))) / 2
     assert loaded == pytest.approx(rest + trips * (2 - dram / loaded) / (2 * (1 - dram / loaded)))

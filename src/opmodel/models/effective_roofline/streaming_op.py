@@ -22,8 +22,9 @@ from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
+from opmodel.models.streaming.counted import counted_instructions
 from opmodel.models.streaming.gather import index_select_kernel
-from opmodel.models.streaming.issue import instructions_per_element, issue_key
+from opmodel.models.streaming.issue import calibrated_instructions, issue_key
 from opmodel.models.streaming.kernels import (
     ELEMENTWISE_SFU_OPS,
     StreamKernel,
@@ -105,10 +106,14 @@ def _kernel_of(
     )
 
 
-def _issue_cost(op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int) -> float:
+def _issue_cost(
+    op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int, architecture: str | None
+) -> float:
     """Instructions per element: ATen's block softmax has its own calibration
     (:mod:`~opmodel.models.streaming.aten_softmax`), every other kernel the issue calibration's
-    value for its implementation and function or kind."""
+    value for its implementation and function or kind; where that lists none, an ATen
+    elementwise function the count from its SASS for the architecture and dtype
+    (:mod:`~opmodel.models.streaming.counted`), else none."""
     aten_block = (
         op.kind is OpKind.SOFTMAX
         and kernel.implementation == "pytorch"
@@ -116,11 +121,22 @@ def _issue_cost(op: LocalOp, kernel: StreamKernel, length: int, element_bytes: i
     )
     if aten_block:
         return block_instructions_per_element()
-    return instructions_per_element(kernel.implementation, issue_key(op))
+    key = issue_key(op)
+    fitted = calibrated_instructions(kernel.implementation, key)
+    if fitted is not None:
+        return fitted
+    view = op.view
+    if kernel.implementation != "pytorch" or not isinstance(view, ElementwiseView):
+        return 0.0
+    return counted_instructions(architecture, view.y.dtype, key) or 0.0
 
 
 def _work_of(
-    op: LocalOp, base: RooflineSetup, kernel: StreamKernel, shape: tuple[int, int, int, int, int]
+    op: LocalOp,
+    base: RooflineSetup,
+    kernel: StreamKernel,
+    shape: tuple[int, int, int, int, int],
+    architecture: str | None,
 ) -> StreamWork:
     """What the op moves and computes, from the roofline's compulsory traffic and FLOPs
     (``shape``: what :func:`_shape` gives)."""
@@ -142,7 +158,7 @@ def _work_of(
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
         producer_waves=waves if isinstance(waves, int) else None,
-        instructions_per_element=_issue_cost(op, kernel, length, element_bytes),
+        instructions_per_element=_issue_cost(op, kernel, length, element_bytes, architecture),
         dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
     )
 
@@ -160,7 +176,8 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     sm = hardware.compute.sm
     assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
     kernel = _kernel_of(op, rows, length, element_bytes, sm.sm_count)
-    e = evaluate_streaming(kernel, hardware, _work_of(op, base, kernel, shape))
+    work = _work_of(op, base, kernel, shape, hardware.architecture)
+    e = evaluate_streaming(kernel, hardware, work)
     traffic, energy = streaming_cost(base, hardware, (e,), base.traffic["hbm"].write_bytes)
     return OpProfile.make(
         latency_s=e.latency_s,

@@ -20,7 +20,8 @@ function (elementwise) or op kind (row ops), with the rows it was fitted on
 (``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. It is
 an effective cost, the issue cycles per element of one lane with the stalls between dependent
 instructions included, not an instruction count read from SASS. Kernels and functions the file
-does not list have no issue bound (``I = 0``).
+does not list have no issue bound (``I = 0``), except ATen's elementwise functions, whose
+instructions per element are counted from their SASS (:mod:`~opmodel.models.streaming.counted`).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from opmodel.parsing.yamlfile import read_calibration
 __all__ = [
     "CALIBRATION_FILE",
     "IssueCalibration",
+    "calibrated_instructions",
     "instructions_per_element",
     "issue_calibration",
     "issue_key",
@@ -134,6 +136,13 @@ def instructions_per_element(implementation: str, key: str) -> float:
     """``I`` of ``implementation`` for ``key`` (elementwise function or row-op kind); 0 when
     the calibration does not list it."""
     return issue_calibration().instructions.get((implementation, key), 0.0)
+
+
+def calibrated_instructions(implementation: str, key: str) -> float | None:
+    """``I`` of ``implementation`` for ``key`` when the calibration lists it (0 included), else
+    ``None``: a listed value replaces ATen's counted one
+    (:mod:`~opmodel.models.streaming.counted`)."""
+    return issue_calibration().instructions.get((implementation, key))
 
 
 def overridden(calibration: IssueCalibration) -> AbstractContextManager[None]:

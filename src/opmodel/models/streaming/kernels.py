@@ -133,6 +133,9 @@ def _elementwise(
         serial_loads=serial_loads,
         global_passes=1,
         reductions=reductions,
+        # each thread computes its elements once its vector has arrived and stores them before
+        # the CTA exits: its arithmetic is part of the CTA's chain
+        serial_arithmetic=True,
     )
 
 
