@@ -7,10 +7,11 @@ Usage:
 ``--library`` is ``libtorch_cuda.so`` from a CUDA build of PyTorch (the wheel is a zip file:
 ``python -m zipfile -e torch-*.whl DIR``); ``cuobjdump`` and ``nvdisasm`` (PyPI packages
 ``nvidia-cuda-cuobjdump`` and ``nvidia-cuda-nvdisasm``) must be on ``PATH``. No GPU is needed;
-about a minute per architecture. For each function below and each 16-bit dtype the script
-extracts the architecture's cubins that hold the function's kernel and disassembles the widest
-``vectorized_elementwise_kernel<vec, ...>`` compiled for real there (PyTorch 2.14 builds the
-8-wide one as a stub on sm_80 and sm_86, which run the 4-wide one twice per thread). It walks
+about a minute per architecture. For each function below and each dtype (bf16, fp16, fp32)
+the script extracts the architecture's cubins that hold the function's kernel and disassembles
+the widest ``vectorized_elementwise_kernel<vec, ...>`` compiled for real there (PyTorch 2.14
+builds the 8-wide one as a stub on sm_80 and sm_86, which run the 4-wide one twice per thread;
+fp32 takes the 4-wide one, 16 bytes, twice per thread everywhere). It walks
 the full-block path: from the test of the elements left against the CTA's work (``ISETP.GT``
 with ``0x3ff``: 1,024 elements, 8 per thread of 128) to the kernel's ``EXIT``. A conditional
 forward branch whose skipped range holds a ``CALL`` jumps over a library function's slow path
@@ -143,22 +144,32 @@ def _demangle(names: Sequence[str]) -> list[str]:
 
 
 THREADS = 128  # ATen's elementwise CTA (num_threads() in CUDALoops.cuh)
-DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half"}  # the 16-bit dtypes, vec 8 kernels
+# dtype -> (its C++ type in kernel names, the vector widths ATen picks for it, widest first:
+# 16 bytes or less; 8 and 4 elements for 16-bit types, 4 for fp32)
+DTYPES = {
+    "bf16": ("c10::BFloat16", (8, 4)),
+    "fp16": ("c10::Half", (8, 4)),
+    "fp32": ("float", (4,)),
+}
+_OTHER_TYPES = ("BFloat16", "Half", "complex", "double")  # excluded from the fp32 kernels
 
 
 def _kernel(
     listings: dict[str, str], plain_names: dict[str, str], function: str, dtype: str
 ) -> str:
-    """The kernel ``function`` runs for ``dtype``: the widest
-    ``vectorized_elementwise_kernel<vec>`` compiled for real on this architecture (PyTorch
-    builds the 8-wide one as a stub where it does not use it), the longest if several."""
-    for vec in (8, 4):
+    """The kernel ``function`` runs for ``dtype``: the widest ``vectorized_elementwise_kernel
+    <vec>`` compiled for real on this architecture (PyTorch builds the 8-wide one as a stub
+    where it does not use it), the longest if several."""
+    type_name, widths = DTYPES[dtype]
+    for vec in widths:
         found = []
         for name, listing in listings.items():
             plain = plain_names[name]
             if f"vectorized_elementwise_kernel<{vec}," not in plain or "complex" in plain:
                 continue
-            if DTYPES[dtype] not in plain or FUNCTIONS[function] not in plain:
+            if type_name not in plain or FUNCTIONS[function] not in plain:
+                continue
+            if dtype == "fp32" and any(other in plain for other in _OTHER_TYPES):
                 continue
             if any(i.opcode.startswith("LDG") for i in parse(listing)):  # a stub loads nothing
                 found.append(listing)
@@ -212,10 +223,11 @@ def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[
 
 def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: Path) -> None:
     lines = [
-        "# Instructions per element of ATen's vectorized_elementwise_kernel for 16-bit dtypes",
-        "# (8 elements per thread: one 16-byte vector on sm_90, two 8-byte ones on sm_80 and",
-        "# sm_86), counted from SASS, not fitted: the full-block path of each kernel in",
-        f"# {library.name}, slow paths left out, over the elements a thread handles.",
+        "# Instructions per element of ATen's vectorized_elementwise_kernel (8 elements per",
+        "# thread: for a 16-bit dtype one 16-byte vector on sm_90, two 8-byte ones on sm_80 and",
+        "# sm_86; for fp32 two 16-byte ones), counted from SASS, not fitted: the full-block",
+        f"# path of each kernel in {library.name}, slow paths left out, over the elements a",
+        "# thread handles.",
         "# Written by `python scripts/count_aten_sass.py --write FILE` (see its docstring);",
         "# read by opmodel.models.streaming.counted. sm_89 runs the sm_86 code (the wheel",
         "# carries no sm_89 SASS); other architectures have no counts.",

@@ -28,7 +28,9 @@ def test_shipped_counts_cover_ampere_ada_and_hopper() -> None:
     # sm_89 runs sm_86 code: PyTorch's wheels carry no sm_89 SASS
     assert counted_instructions("sm89", DType.FP16, "gelu") == counts[("sm86", "fp16", "gelu")]
     for arch in ("sm80", "sm86", "sm90"):
-        for dtype in ("bf16", "fp16"):
+        # fp32 needs no conversions: fewer instructions than a 16-bit dtype
+        assert counts[(arch, "fp32", "add")] < counts[(arch, "bf16", "add")]
+        for dtype in ("bf16", "fp16", "fp32"):
             # the cheap functions cost fewer instructions than the transcendental ones
             add, relu = counts[(arch, dtype, "add")], counts[(arch, dtype, "relu")]
             tanh, silu = counts[(arch, dtype, "tanh")], counts[(arch, dtype, "silu")]
@@ -41,7 +43,7 @@ def test_shipped_counts_cover_ampere_ada_and_hopper() -> None:
         ("sm100", DType.BF16, "silu"),  # not counted: another code path
         ("cdna3", DType.BF16, "silu"),
         (None, DType.BF16, "silu"),
-        ("sm90", DType.FP32, "silu"),  # only the 16-bit dtypes are counted
+        ("sm90", DType.FP8_E4M3, "silu"),  # bf16, fp16 and fp32 are counted
         ("sm90", DType.BF16, "rope"),  # not an ATen function
     ],
 )
@@ -55,8 +57,8 @@ def test_no_count_outside_the_file(architecture: str | None, dtype: DType, funct
         ("instructions_per_element: {}\n", "needs the fields source"),
         ("source: x\ninstructions_per_element: [1]\n", "must map architectures"),
         (
-            "source: x\ninstructions_per_element: {sm90: {fp32: {add: 1}}}\n",
-            "instructions_per_element.sm90: must map dtypes (bf16, fp16)",
+            "source: x\ninstructions_per_element: {sm90: {int8: {add: 1}}}\n",
+            "instructions_per_element.sm90: must map dtypes (bf16, fp16, fp32)",
         ),
         (
             "source: x\ninstructions_per_element: {sm90: {bf16: [1]}}\n",

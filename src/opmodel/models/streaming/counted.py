@@ -1,12 +1,13 @@
 """Instructions per element of ATen's elementwise kernels, counted from their SASS.
 
-``configs/instructions/aten_elementwise.yaml`` holds, per architecture, 16-bit dtype and
-function, the instructions one thread of ``vectorized_elementwise_kernel`` issues per element on
-a full CTA's path (``scripts/count_aten_sass.py`` walks the disassembled kernels of a PyTorch
-wheel; no GPU and no fit). They are the issue cost ``I`` of :mod:`~opmodel.models.streaming.issue`
-for ATen's elementwise functions where the fitted calibration lists none. sm_89 runs the sm_86
-code: PyTorch's wheels carry no sm_89 SASS, and CUDA runs sm_86 binaries on sm_89 (same major
-version). Other architectures, other dtypes and other functions have no count (``None``).
+``configs/instructions/aten_elementwise.yaml`` holds, per architecture, dtype (bf16, fp16,
+fp32) and function, the instructions one thread of ``vectorized_elementwise_kernel`` issues per
+element on a full CTA's path (``scripts/count_aten_sass.py`` walks the disassembled kernels of
+a PyTorch wheel; no GPU and no fit). They are the issue cost ``I`` of
+:mod:`~opmodel.models.streaming.issue` for ATen's elementwise functions where the fitted
+calibration lists none. sm_89 runs the sm_86 code: PyTorch's wheels carry no sm_89 SASS, and
+CUDA runs sm_86 binaries on sm_89 (same major version). Other architectures, other dtypes and
+other functions have no count (``None``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ COUNTS_FILE = (
     Path(__file__).resolve().parent.parent.parent / "configs/instructions/aten_elementwise.yaml"
 )
 _SAME_CODE = {"sm89": "sm86"}  # architecture -> the one whose SASS it runs
-_DTYPES = ("bf16", "fp16")
+_DTYPES = ("bf16", "fp16", "fp32")
 
 Counts = dict[tuple[str, str, str], float]
 
