@@ -78,15 +78,16 @@ def parse(sass: str) -> list[Instruction]:
 
 def _block_test(code: Sequence[Instruction]) -> tuple[int, int, bool]:
     """(index, CTA work in elements, taken-means-full) of the full-block test: the first
-    ``ISETP.GT`` / ``ISETP.GE`` of the elements left against an immediate, ``> work - 1`` (its
-    branch taken on a full block) or ``>= work`` (its branch, on ``!P``, taken on a partial
-    one)."""
+    ``ISETP.GT`` / ``ISETP.GE`` (signed or ``.U32``) of the elements left against an immediate,
+    ``> work - 1`` (its branch taken on a full block, PyTorch 2.14's sm_90 code) or ``>= work``
+    (its branch, on ``!P``, taken on a partial one: 2.11's, and 2.14's sm_100)."""
     for i, ins in enumerate(code):
-        if ins.opcode in ("ISETP.GT.AND", "ISETP.GE.AND"):
+        parts = ins.opcode.split(".")  # ISETP.GT.AND, ISETP.GE.U32.AND, ...
+        if parts[0] == "ISETP" and parts[1] in ("GT", "GE") and parts[-1] == "AND":
             operand = ins.text.split(",")[-2].strip()
             if operand.startswith("0x"):
                 value = int(operand, 16)
-                greater = ins.opcode == "ISETP.GT.AND"
+                greater = parts[1] == "GT"
                 return i, value + 1 if greater else value, greater
     raise ValueError("no full-block test")
 
