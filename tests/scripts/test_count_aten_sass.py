@@ -59,8 +59,10 @@ def test_the_full_block_path_skips_the_tail_and_the_slow_path() -> None:
     assert count.elements_per_thread(code) == 8  # 1,024 elements over 128 threads
 
 
-def test_the_greater_or_equal_form_falls_through_to_the_full_block() -> None:
-    code = count.parse(_GE_FORM)
+@pytest.mark.parametrize("opcode", ["ISETP.GE.AND", "ISETP.GE.U32.AND"])
+def test_the_greater_or_equal_form_falls_through_to_the_full_block(opcode: str) -> None:
+    """Signed or unsigned (PyTorch 2.11's sm_90 code compares the elements left unsigned)."""
+    code = count.parse(_GE_FORM.replace("ISETP.GE.AND", opcode))
     path = [ins.address for ins in count.full_block_path(code)]
     assert path == [0x0, 0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70, 0x80]
     assert count.elements_per_thread(code) == 16  # 2,048 elements over 128 threads
