@@ -1,0 +1,140 @@
+"""Count the instructions of FlashAttention-2's forward main loop per warp, from SASS.
+
+Usage:
+    python scripts/count_flash_sass.py --library torch/lib/libtorch_cuda.so \\
+        [--arch sm_90 ...] [--workdir DIR] [--write FILE]
+
+PyTorch carries FlashAttention-2's forward kernel (``pytorch_flash::flash_fwd_kernel``, the
+kernel of its built-in flash SDPA backend) compiled for each architecture and each block shape
+its launch templates pick (``Flash_fwd_kernel_traits<head_dim, block_q, block_kv, warps>``).
+For each shape the script disassembles the plain variant (no dropout, mask, window, ALiBi or
+soft cap; head dimension a whole number of tiles; sequence lengths whole blocks where the
+shape is compiled so, as FA2 compiles it for head dimensions up to 128) and counts, over its
+main loop (the code between the outermost backward branch and its target: one key block per
+iteration), the warp's ``HMMA`` instructions and every other instruction, the softmax's
+arithmetic, the shared-memory loads, address updates and barriers the warp issues between
+its two matrix products. Needs ``cuobjdump`` and ``nvdisasm`` (see count_aten_sass.py), no GPU.
+``--write`` writes the YAML file the project ships as
+``src/opmodel/configs/instructions/flash_fwd.yaml``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from count_aten_sass import _BRANCH, Instruction, _cubins, _cuobjdump, _demangle, _functions, parse
+
+_TRAITS = re.compile(r"Flash_fwd_kernel_traits<(\d+), (\d+), (\d+), (\d+), (?:true|false), ")
+# flash_fwd_kernel's flags after the traits: dropout, causal, local, alibi, even MN, even K,
+# soft cap, return softmax
+_PLAIN = ("false", "false", "false", "false", None, "true", "false", "false")
+
+Shape = tuple[int, int, int, int]  # head_dim, block_q, block_kv, warps
+
+
+def main_loop(code: Sequence[Instruction]) -> list[Instruction]:
+    """The instructions of the outermost loop: from the lowest backward-branch target to the
+    highest backward branch."""
+    ranges = []
+    for ins in code:
+        match = _BRANCH.match(ins.text)
+        if match and int(match.group(2), 16) < ins.address:
+            ranges.append((int(match.group(2), 16), ins.address))
+    if not ranges:
+        raise ValueError("no loop")
+    low, high = min(r[0] for r in ranges), max(r[1] for r in ranges)
+    return [ins for ins in code if low <= ins.address <= high]
+
+
+def _flags(plain: str) -> tuple[str, ...]:
+    return tuple(re.findall(r"true|false", plain[plain.index("kernel_traits<") :]))[2:10]
+
+
+def _plain_rank(flags: tuple[str, ...]) -> int | None:
+    """0 for the plain variant with even sequence blocks, 1 without, None for any other."""
+    if len(flags) < 8 or any(w is not None and f != w for f, w in zip(flags, _PLAIN, strict=True)):
+        return None
+    return 0 if flags[4] == "true" else 1
+
+
+def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[Shape, tuple[int, int]]:
+    """(HMMA, other instructions) per warp and main-loop iteration, by block shape (bf16)."""
+    best: dict[Shape, tuple[int, tuple[int, int]]] = {}
+    for cubin in _cubins(library, arch, tool, workdir):
+        if b"flash_fwd_kernel" not in cubin.read_bytes():
+            continue
+        listings = _functions(_cuobjdump(tool, ["-sass", str(cubin)]))
+        names = list(listings)
+        for name, plain in zip(names, _demangle(names), strict=True):
+            traits = _TRAITS.search(plain)
+            if "flash_fwd_kernel<" not in plain or "splitkv" in plain or traits is None:
+                continue
+            rank = _plain_rank(_flags(plain))
+            if rank is None or "bfloat16" not in plain:
+                continue
+            shape = (int(traits[1]), int(traits[2]), int(traits[3]), int(traits[4]))
+            loop = main_loop(parse(listings[name]))
+            mma = sum(1 for ins in loop if ins.opcode.startswith("HMMA"))
+            if shape not in best or rank < best[shape][0]:
+                best[shape] = (rank, (mma, len(loop) - mma))
+    return {shape: value for shape, (_, value) in sorted(best.items())}
+
+
+def _write(path: Path, counts: dict[str, dict[Shape, tuple[int, int]]], library: Path) -> None:
+    lines = [
+        "# FlashAttention-2's forward main loop, per warp and key block: its HMMA (m16n8k16)",
+        "# instructions and every other instruction it issues, counted from SASS, not fitted",
+        f"# ({library.name}'s pytorch_flash::flash_fwd_kernel, bf16, plain variant).",
+        "# Written by `python scripts/count_flash_sass.py --write FILE` (see its docstring);",
+        "# read by opmodel.models.attention.counted. sm_89 runs the sm_86 code.",
+        "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
+        " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
+        "loops:",
+    ]
+    for arch, shapes in counts.items():
+        lines.append(f"  {arch.replace('_', '')}:")
+        for (head, rows, keys, warps), (mma, other) in shapes.items():
+            lines.append(
+                f"    - {{head_dim: {head}, block_q: {rows}, block_kv: {keys}, warps: {warps},"
+                f" mma: {mma}, other: {other}}}"
+            )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--library", type=Path, required=True)
+    parser.add_argument(
+        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
+    )
+    parser.add_argument("--cuobjdump", default="cuobjdump")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--write", type=Path)
+    args = parser.parse_args(argv)
+    if not args.library.is_file():
+        print(f"--library: {args.library}: no such file", file=sys.stderr)
+        return 2
+    if shutil.which(args.cuobjdump) is None:
+        print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
+        return 2
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
+            workdir = (args.workdir or Path(tmp)) / arch
+            workdir.mkdir(parents=True, exist_ok=True)
+            counts[arch] = count(args.library, arch, args.cuobjdump, workdir)
+            for shape, (mma, other) in counts[arch].items():
+                print(f"{arch:6s} {'x'.join(map(str, shape)):14s} HMMA {mma:4d} other {other:5d}")
+    if args.write:
+        _write(args.write, counts, args.library)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""FlashAttention-2's main loop counted from SASS: the shipped file against the block shapes'
+arithmetic, malformed files, and the architectures it covers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from opmodel.core.errors import ConfigError
+from opmodel.models.attention.counted import (
+    FLASH_COUNTS_FILE,
+    flash_loop_count,
+    load_flash_counts,
+)
+
+
+def test_every_shipped_loop_issues_its_shapes_hmma() -> None:
+    """A warp owns ``block_q / warps`` query rows; per key block it computes S (rows x block_kv,
+    depth head_dim) and O += P V (rows x head_dim, depth block_kv) with m16n8k16 HMMAs:
+    ``rows / 16 x (block_kv / 8 x head_dim / 16 + head_dim / 8 x block_kv / 16)``. The counted
+    loops hold exactly that many, and more of the other instructions per HMMA where the
+    softmax has more scores per FLOP (small head dimensions)."""
+    counts = load_flash_counts(FLASH_COUNTS_FILE)
+    assert {arch for arch, *_ in counts} == {"sm80", "sm86", "sm90"}
+    for (_, head, block_q, block_kv), (warps, mma, other) in counts.items():
+        rows = block_q // warps
+        assert mma == rows // 16 * (block_kv // 8 * head // 16 + head // 8 * block_kv // 16)
+        assert other > 0
+    h100 = {key[1:]: value for key, value in counts.items() if key[0] == "sm90"}
+    d64, d128 = h100[(64, 128, 128)], h100[(128, 128, 64)]
+    assert d64[2] / d64[1] > d128[2] / d128[1]
+
+
+def test_lookup_by_architecture() -> None:
+    assert flash_loop_count("sm90", 128, 128, 64) == (4, 256, 964)
+    assert flash_loop_count("sm89", 128, 128, 64) == flash_loop_count("sm86", 128, 128, 64)
+    assert flash_loop_count("sm100", 128, 128, 64) is None
+    assert flash_loop_count(None, 128, 128, 64) is None
+    assert flash_loop_count("sm90", 128, 64, 128) is None  # no such kernel
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("loops: {}\n", "needs the fields source (a string), loops (a mapping)"),
+        ("source: x\nloops: {sm90: 1}\n", "loops.sm90: must be a list of block shapes"),
+        (
+            "source: x\nloops: {sm90: [{head_dim: 64}]}\n",
+            "loops.sm90[0]: needs positive integers head_dim, block_q, block_kv, warps, mma, other",
+        ),
+        (
+            "source: x\nloops: {sm90: [{head_dim: 64, block_q: 128, block_kv: 64, warps: 4,"
+            " mma: 256, other: -1}]}\n",
+            "loops.sm90[0]: needs positive integers",
+        ),
+    ],
+)
+def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, message: str) -> None:
+    path = tmp_path / "flash.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_flash_counts(path)
+    assert str(path) in str(info.value) and message in str(info.value)
+    assert "\n" not in str(info.value)
