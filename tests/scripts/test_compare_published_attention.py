@@ -29,15 +29,16 @@ def test_fa3_points_within_the_documented_error(capsys: pytest.CaptureFixture[st
 
 def test_fa2_points_are_the_documented_gap() -> None:
     """docs/validation.md: FlashAttention-2's sm_80 kernels on the H100 (attr attention_kernel:
-    fa2, warp-level mma.sync): the model is 1.45x too fast over the 36 points (46.4 %), 1.18-1.95x
-    on every one; still nearer than the default FA3 structure, which is about 1.8x. With a
-    little slack."""
+    fa2, warp-level mma.sync): with each warp's main-loop instructions counted from the
+    kernel's SASS, the model is 1.26x too fast over the 36 points (27.1 %; 1.45x and 46.4 %
+    with the softmax's FP32 estimate), 1.02-1.79x; head_dim 64 and 128 without a mask from 4k
+    tokens within 8 %. With a little slack."""
     script = load_script("compare_published_attention")
     fa2 = [p for p in script.compare() if p.implementation == "fa2"]
     assert len(fa2) == 36
     _, mape, geomean = script.summary(fa2)
-    assert 0.42 <= mape <= 0.5 and 1.4 <= geomean <= 1.5
-    assert all(1.1 < p.ratio < 2.0 for p in fa2)
+    assert 0.25 <= mape <= 0.29 and 1.22 <= geomean <= 1.29
+    assert all(1.0 < p.ratio < 1.85 for p in fa2)
 
 
 def test_fa3_backward_points_within_the_documented_error() -> None:

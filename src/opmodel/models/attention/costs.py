@@ -15,6 +15,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.op import TensorSpec
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
+from opmodel.models.attention.counted import flash_loop_count
 from opmodel.models.attention.kernels import FlashKernel
 from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.l2_survival import dirty_write_back_bytes
@@ -72,8 +73,30 @@ def tile_cycles(
         exposed = 0.0 if kernel.emulated_exponentials else max(0.0, t_sfu - hidden)
         softmax = t_fp32 + exposed
     else:
-        softmax = max(t_sfu, t_fp32)
+        issue = _counted_issue_cycles(kernel, view, hardware, rows)
+        softmax = max(t_sfu, t_fp32 if issue is None else issue)
     return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32
+
+
+def _counted_issue_cycles(
+    kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
+) -> float | None:
+    """Cycles FA2's warps spend issuing their main loop's instructions other than ``HMMA`` for
+    one tile, counted from its SASS (:mod:`~opmodel.models.attention.counted`): each SMSP
+    issues ``ceil(warps / SMSPs)`` warps' ``other`` instructions, one per cycle; ``None``
+    where the kernel is not FA2's 16-bit forward or its shape has no count."""
+    if kernel.name != "fa2" or view.backward or view.k.dtype.bits != 16:
+        return None
+    if view.head_dim_qk != view.head_dim_v:
+        return None
+    count = flash_loop_count(
+        hardware.architecture, view.head_dim_qk, kernel.block_q, kernel.block_kv
+    )
+    sm = hardware.compute.sm
+    if count is None or sm is None:
+        return None
+    warps, _, other = count
+    return other * math.ceil(warps / sm.smsps_per_sm) * rows / kernel.block_q
 
 
 def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
