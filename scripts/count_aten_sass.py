@@ -31,9 +31,10 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 # function (attr ``function`` of an elementwise op) -> a substring of its ATen kernel's name
 FUNCTIONS = {
@@ -144,6 +145,7 @@ def _demangle(names: Sequence[str]) -> list[str]:
     return done.stdout.splitlines()
 
 
+T = TypeVar("T")
 THREADS = 128  # ATen's elementwise CTA (num_threads() in CUDALoops.cuh)
 # dtype -> (its C++ type in kernel names, the vector widths ATen picks for it, widest first:
 # 16 bytes or less; 8 and 4 elements for 16-bit types, 4 for fp32)
@@ -244,8 +246,11 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: 
     path.write_text("\n".join(lines) + "\n")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespace | None:
+    """The SASS counters' command line (``--library``, ``--arch``, ``--cuobjdump``,
+    ``--workdir``, ``--write``), or ``None`` after a one-line error on stderr when the library
+    or the tool is missing."""
+    parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--library", type=Path, required=True)
     parser.add_argument(
         "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
@@ -256,22 +261,55 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if not args.library.is_file():
         print(f"--library: {args.library}: no such file", file=sys.stderr)
-        return 2
+        return None
     if shutil.which(args.cuobjdump) is None:
         print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
-        return 2
+        return None
+    return args
+
+
+def per_architecture(args: argparse.Namespace, counter: Callable[..., T]) -> dict[str, T]:
+    """``counter(library, arch, tool, workdir)`` for each ``--arch`` (sm_80, sm_86 and sm_90
+    by default), each in its own work folder (``--workdir``'s, else a temporary one)."""
     counts = {}
     with tempfile.TemporaryDirectory() as tmp:
         for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
             workdir = (args.workdir or Path(tmp)) / arch
             workdir.mkdir(parents=True, exist_ok=True)
-            counts[arch] = count(args.library, arch, args.cuobjdump, workdir)
-            for dtype, by_function in counts[arch].items():
-                for name, value in by_function.items():
-                    print(f"{arch:6s} {dtype:4s} {name:10s} {value:7.3f} instructions per element")
+            counts[arch] = counter(args.library, arch, args.cuobjdump, workdir)
+    return counts
+
+
+def run(
+    description: str,
+    argv: Sequence[str] | None,
+    counter: Callable[..., T],
+    report: Callable[[dict[str, T]], list[str]],
+    write: Callable[[Path, dict[str, T], Path], None],
+) -> int:
+    """A SASS counter's main: count per architecture, print ``report``'s lines, ``write`` the
+    file with ``--write``; 2 after a one-line error."""
+    args = arguments(description, argv)
+    if args is None:
+        return 2
+    counts = per_architecture(args, counter)
+    print("\n".join(report(counts)))
     if args.write:
-        _write(args.write, counts, args.library)
+        write(args.write, counts, args.library)
     return 0
+
+
+def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    return [
+        f"{arch:6s} {dtype:4s} {name:10s} {value:7.3f} instructions per element"
+        for arch, by_dtype in counts.items()
+        for dtype, by_function in by_dtype.items()
+        for name, value in by_function.items()
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run(__doc__.split("\n")[0], argv, count, _report, _write)
 
 
 if __name__ == "__main__":

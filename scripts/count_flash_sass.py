@@ -20,15 +20,21 @@ its two matrix products. Needs ``cuobjdump`` and ``nvdisasm`` (see count_aten_sa
 
 from __future__ import annotations
 
-import argparse
 import re
-import shutil
 import sys
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from count_aten_sass import _BRANCH, Instruction, _cubins, _cuobjdump, _demangle, _functions, parse
+from count_aten_sass import (
+    _BRANCH,
+    Instruction,
+    _cubins,
+    _cuobjdump,
+    _demangle,
+    _functions,
+    parse,
+    run,
+)
 
 _TRAITS = re.compile(r"Flash_fwd_kernel_traits<(\d+), (\d+), (\d+), (\d+), (?:true|false), ")
 # flash_fwd_kernel's flags after the traits: dropout, causal, local, alibi, even MN, even K,
@@ -107,33 +113,16 @@ def _write(path: Path, counts: dict[str, dict[Shape, tuple[int, int]]], library:
     path.write_text("\n".join(lines) + "\n")
 
 
+def _report(counts: dict[str, dict[Shape, tuple[int, int]]]) -> list[str]:
+    return [
+        f"{arch:6s} {'x'.join(map(str, shape)):14s} HMMA {mma:4d} other {other:5d}"
+        for arch, shapes in counts.items()
+        for shape, (mma, other) in shapes.items()
+    ]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--library", type=Path, required=True)
-    parser.add_argument(
-        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
-    )
-    parser.add_argument("--cuobjdump", default="cuobjdump")
-    parser.add_argument("--workdir", type=Path)
-    parser.add_argument("--write", type=Path)
-    args = parser.parse_args(argv)
-    if not args.library.is_file():
-        print(f"--library: {args.library}: no such file", file=sys.stderr)
-        return 2
-    if shutil.which(args.cuobjdump) is None:
-        print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
-        return 2
-    counts = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
-            workdir = (args.workdir or Path(tmp)) / arch
-            workdir.mkdir(parents=True, exist_ok=True)
-            counts[arch] = count(args.library, arch, args.cuobjdump, workdir)
-            for shape, (mma, other) in counts[arch].items():
-                print(f"{arch:6s} {'x'.join(map(str, shape)):14s} HMMA {mma:4d} other {other:5d}")
-    if args.write:
-        _write(args.write, counts, args.library)
-    return 0
+    return run(__doc__.split("\n")[0], argv, count, _report, _write)
 
 
 if __name__ == "__main__":

@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from opmodel.core.errors import ConfigError
 from opmodel.models.attention.counted import (
     FLASH_COUNTS_FILE,
     flash_loop_count,
     load_flash_counts,
 )
+from tests.config_errors import assert_one_line_error
 
 
 def test_every_shipped_loop_issues_its_shapes_hmma() -> None:
@@ -57,9 +57,4 @@ def test_lookup_by_architecture() -> None:
     ],
 )
 def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "flash.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_flash_counts(path)
-    assert str(path) in str(info.value) and message in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(load_flash_counts, tmp_path, text, message)

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
-from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming import streaming_kernel
@@ -24,6 +23,7 @@ from opmodel.models.streaming.aten_softmax import (
     overridden,
     softmax_path,
 )
+from tests.config_errors import assert_one_line_error
 
 
 def test_shipped_calibration_names_its_training_rows() -> None:
@@ -165,9 +165,4 @@ _HEAD = (
     ],
 )
 def test_malformed_calibration_is_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_aten_softmax_calibration(path)
-    assert str(path) in str(info.value) and message in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(load_aten_softmax_calibration, tmp_path, text, message)

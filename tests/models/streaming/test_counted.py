@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 
 from opmodel.core.dtypes import DType
-from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming.counted import COUNTS_FILE, counted_instructions, load_counts
 from opmodel.models.streaming.issue import IssueCalibration, overridden
+from tests.config_errors import assert_one_line_error
 from tests.models.streaming.ops import elementwise_op
 
 H200 = load_hardware("h200_sxm")
@@ -71,12 +71,7 @@ def test_no_count_outside_the_file(architecture: str | None, dtype: DType, funct
     ],
 )
 def test_malformed_files_fail_in_one_line(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "counts.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_counts(path)
-    assert str(path) in str(info.value) and message in str(info.value)
-    assert "\n" not in str(info.value)
+    assert_one_line_error(load_counts, tmp_path, text, message)
 
 
 def _latency(function: str, hardware: object, **attrs: str) -> float:

@@ -8,13 +8,13 @@ from pathlib import Path
 import pytest
 
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
-from opmodel.core.errors import ConfigError
 from opmodel.models.streaming.issue import (
     CALIBRATION_FILE,
     instructions_per_element,
     issue_key,
     load_issue_calibration,
 )
+from tests.config_errors import assert_one_line_error
 
 
 def test_shipped_calibration_names_its_training_rows() -> None:
@@ -52,11 +52,7 @@ def test_shipped_calibration_names_its_training_rows() -> None:
     ],
 )
 def test_malformed_calibration_is_a_one_line_error(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "c.yaml"
-    path.write_text(text)
-    with pytest.raises(ConfigError) as info:
-        load_issue_calibration(path)
-    assert str(path) in str(info.value) and message in str(info.value)
+    assert_one_line_error(load_issue_calibration, tmp_path, text, message)
 
 
 def test_issue_key_is_the_function_else_the_kind() -> None:
