@@ -25,16 +25,20 @@ instruction-issue cost of :mod:`opmodel.models.streaming.issue`, counted rather 
 
 from __future__ import annotations
 
-import argparse
-import re
-import shutil
-import subprocess
 import sys
-import tempfile
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TypeVar
+
+from sass_listing import (
+    BRANCH,
+    Instruction,
+    arch_cubins,
+    cuobjdump,
+    demangle,
+    functions,
+    parse,
+    run,
+)
 
 # function (attr ``function`` of an elementwise op) -> a substring of its ATen kernel's name
 FUNCTIONS = {
@@ -50,31 +54,6 @@ FUNCTIONS = {
 }
 # the GELU kernel holds both forms; the tanh form calls tanhf, the erf form erff
 _GELU_FORM = {"gelu_tanh": "tanh", "gelu": "erf"}
-_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
-_BRANCH = re.compile(r"^(@!?U?P\d+\s+)?BRA\s+(?:\S+\s+)?0x([0-9a-f]+)")
-
-
-@dataclass(frozen=True)
-class Instruction:
-    """One SASS instruction: its address and text (predicate, opcode and operands)."""
-
-    address: int
-    text: str
-
-    @property
-    def opcode(self) -> str:
-        words = self.text.split()
-        return words[1] if words[0].startswith("@") else words[0]
-
-
-def parse(sass: str) -> list[Instruction]:
-    """The instructions of one function's SASS listing."""
-    out = []
-    for line in sass.splitlines():
-        match = _LINE.match(line)
-        if match:
-            out.append(Instruction(int(match.group(1), 16), match.group(2)))
-    return out
 
 
 def _block_test(code: Sequence[Instruction]) -> tuple[int, int, bool]:
@@ -103,8 +82,8 @@ def full_block_path(code: Sequence[Instruction]) -> list[Instruction]:
     """The instructions a thread of a full CTA runs (module docstring)."""
     index = {ins.address: i for i, ins in enumerate(code)}
     start, _, taken_full = _block_test(code)
-    b = next(j for j in range(start, len(code)) if _BRANCH.match(code[j].text))
-    target = _BRANCH.match(code[b].text)
+    b = next(j for j in range(start, len(code)) if BRANCH.match(code[j].text))
+    target = BRANCH.match(code[b].text)
     assert target is not None
     path = list(code[: b + 1])
     i = index[int(target.group(2), 16)] if taken_full else b + 1
@@ -113,7 +92,7 @@ def full_block_path(code: Sequence[Instruction]) -> list[Instruction]:
         path.append(ins)
         if ins.opcode == "EXIT" and not ins.text.startswith("@"):
             return path
-        match = _BRANCH.match(ins.text)
+        match = BRANCH.match(ins.text)
         if match:
             goal = index[int(match.group(2), 16)]
             skipped = code[i + 1 : goal]
@@ -125,27 +104,6 @@ def full_block_path(code: Sequence[Instruction]) -> list[Instruction]:
     raise ValueError("no EXIT on the full-block path")
 
 
-def _cuobjdump(tool: str, args: Sequence[str]) -> str:
-    done = subprocess.run([tool, *args], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{tool} {' '.join(args)}: {done.stderr.strip()}")
-    return done.stdout
-
-
-def _functions(sass: str) -> dict[str, str]:
-    """Mangled name -> listing, for every function in a cuobjdump -sass output."""
-    parts = re.split(r"\n\s*Function : ", sass)
-    return {part.split("\n", 1)[0].strip(): part for part in parts[1:]}
-
-
-def _demangle(names: Sequence[str]) -> list[str]:
-    done = subprocess.run(
-        ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
-    )
-    return done.stdout.splitlines()
-
-
-T = TypeVar("T")
 THREADS = 128  # ATen's elementwise CTA (num_threads() in CUDALoops.cuh)
 # dtype -> (its C++ type in kernel names, the vector widths ATen picks for it, widest first:
 # 16 bytes or less; 8 and 4 elements for 16-bit types, 4 for fp32)
@@ -189,34 +147,18 @@ def _gelu_form(listing: str) -> str:
     return "tanh" if "0.0447" in listing else "erf"
 
 
-def _cubins(library: Path, arch: str, tool: str, workdir: Path) -> list[Path]:
-    """The library's ``arch`` cubins, extracted into ``workdir`` (kept ones are reused)."""
-    cubins = sorted(workdir.glob(f"*.{arch}.cubin"))
-    if not cubins:
-        subprocess.run(
-            [tool, "-xelf", arch, str(library.resolve())],
-            cwd=workdir,
-            capture_output=True,
-            check=True,
-        )
-        cubins = sorted(workdir.glob(f"*.{arch}.cubin"))
-    if not cubins:
-        raise SystemExit(f"{library}: no {arch} cubins")
-    return cubins
-
-
 def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, float]]:
     """Instructions per element on the full-block path of each function's kernel, by dtype."""
-    cubins = _cubins(library, arch, tool, workdir)
+    cubins = arch_cubins(library, arch, tool, workdir)
     out: dict[str, dict[str, float]] = {dtype: {} for dtype in DTYPES}
     for function, needle in FUNCTIONS.items():
         mangled = needle.strip(":(").split("::")[-1]  # as it appears in a mangled name
         listings: dict[str, str] = {}
         for cubin in cubins:
             if mangled.encode() in cubin.read_bytes():
-                listings.update(_functions(_cuobjdump(tool, ["-sass", str(cubin)])))
+                listings.update(functions(cuobjdump(tool, ["-sass", str(cubin)])))
         names = list(listings)
-        plain_names = dict(zip(names, _demangle(names), strict=True))
+        plain_names = dict(zip(names, demangle(names), strict=True))
         for dtype in DTYPES:
             listing = _kernel(listings, plain_names, function, dtype)
             code = parse(listing)
@@ -244,59 +186,6 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: 
             items = ", ".join(f"{name}: {value:g}" for name, value in sorted(by_function.items()))
             lines.append(f"    {dtype}: {{{items}}}")
     path.write_text("\n".join(lines) + "\n")
-
-
-def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespace | None:
-    """The SASS counters' command line (``--library``, ``--arch``, ``--cuobjdump``,
-    ``--workdir``, ``--write``), or ``None`` after a one-line error on stderr when the library
-    or the tool is missing."""
-    parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--library", type=Path, required=True)
-    parser.add_argument(
-        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
-    )
-    parser.add_argument("--cuobjdump", default="cuobjdump")
-    parser.add_argument("--workdir", type=Path)
-    parser.add_argument("--write", type=Path)
-    args = parser.parse_args(argv)
-    if not args.library.is_file():
-        print(f"--library: {args.library}: no such file", file=sys.stderr)
-        return None
-    if shutil.which(args.cuobjdump) is None:
-        print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
-        return None
-    return args
-
-
-def per_architecture(args: argparse.Namespace, counter: Callable[..., T]) -> dict[str, T]:
-    """``counter(library, arch, tool, workdir)`` for each ``--arch`` (sm_80, sm_86 and sm_90
-    by default), each in its own work folder (``--workdir``'s, else a temporary one)."""
-    counts = {}
-    with tempfile.TemporaryDirectory() as tmp:
-        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
-            workdir = (args.workdir or Path(tmp)) / arch
-            workdir.mkdir(parents=True, exist_ok=True)
-            counts[arch] = counter(args.library, arch, args.cuobjdump, workdir)
-    return counts
-
-
-def run(
-    description: str,
-    argv: Sequence[str] | None,
-    counter: Callable[..., T],
-    report: Callable[[dict[str, T]], list[str]],
-    write: Callable[[Path, dict[str, T], Path], None],
-) -> int:
-    """A SASS counter's main: count per architecture, print ``report``'s lines, ``write`` the
-    file with ``--write``; 2 after a one-line error."""
-    args = arguments(description, argv)
-    if args is None:
-        return 2
-    counts = per_architecture(args, counter)
-    print("\n".join(report(counts)))
-    if args.write:
-        write(args.write, counts, args.library)
-    return 0
 
 
 def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:

@@ -11,9 +11,11 @@ For each shape the script disassembles the plain variant (no dropout, mask, wind
 soft cap; head dimension a whole number of tiles; sequence lengths whole blocks where the
 shape is compiled so, as FA2 compiles it for head dimensions up to 128) and counts, over its
 main loop (the code between the outermost backward branch and its target: one key block per
-iteration), the warp's ``HMMA`` instructions and every other instruction, the softmax's
-arithmetic, the shared-memory loads, address updates and barriers the warp issues between
-its two matrix products. Needs ``cuobjdump`` and ``nvdisasm`` (see count_aten_sass.py), no GPU.
+iteration), the warp's ``HMMA`` instructions, every other instruction (the softmax's
+arithmetic, the shared-memory loads, address updates and barriers the warp issues between its
+two matrix products) and, among those, its ``LDSM`` (``ldmatrix``) loads of Q, K and V
+fragments from shared memory, 512 bytes each for the ``.4`` form, 256 for ``.2``, 128 for
+``.1``, counted as bytes. Needs ``cuobjdump`` and ``nvdisasm`` (see count_aten_sass.py), no GPU.
 ``--write`` writes the YAML file the project ships as
 ``src/opmodel/configs/instructions/flash_fwd.yaml``.
 """
@@ -25,16 +27,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from count_aten_sass import (
-    _BRANCH,
-    Instruction,
-    _cubins,
-    _cuobjdump,
-    _demangle,
-    _functions,
-    parse,
-    run,
-)
+import sass_listing as sass
+from sass_listing import Instruction, parse
 
 _TRAITS = re.compile(r"Flash_fwd_kernel_traits<(\d+), (\d+), (\d+), (\d+), (?:true|false), ")
 # flash_fwd_kernel's flags after the traits: dropout, causal, local, alibi, even MN, even K,
@@ -49,7 +43,7 @@ def main_loop(code: Sequence[Instruction]) -> list[Instruction]:
     highest backward branch."""
     ranges = []
     for ins in code:
-        match = _BRANCH.match(ins.text)
+        match = sass.BRANCH.match(ins.text)
         if match and int(match.group(2), 16) < ins.address:
             ranges.append((int(match.group(2), 16), ins.address))
     if not ranges:
@@ -69,15 +63,27 @@ def _plain_rank(flags: tuple[str, ...]) -> int | None:
     return 0 if flags[4] == "true" else 1
 
 
-def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[Shape, tuple[int, int]]:
-    """(HMMA, other instructions) per warp and main-loop iteration, by block shape (bf16)."""
-    best: dict[Shape, tuple[int, tuple[int, int]]] = {}
-    for cubin in _cubins(library, arch, tool, workdir):
+def ldsm_bytes(loop: Sequence[Instruction]) -> int:
+    """Bytes a warp's ``LDSM`` instructions in ``loop`` read from shared memory: 8 x 8 16-bit
+    matrices of 128 bytes, four for ``.4``, two for ``.2``, one for ``.1``."""
+    total = 0
+    for ins in loop:
+        if ins.opcode.startswith("LDSM"):
+            matrices = ins.opcode.rsplit(".", 1)[-1]
+            total += 128 * (int(matrices) if matrices.isdigit() else 1)
+    return total
+
+
+def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[Shape, tuple[int, int, int]]:
+    """(HMMA, other instructions, LDSM bytes) per warp and main-loop iteration, by block shape
+    (bf16)."""
+    best: dict[Shape, tuple[int, tuple[int, int, int]]] = {}
+    for cubin in sass.arch_cubins(library, arch, tool, workdir):
         if b"flash_fwd_kernel" not in cubin.read_bytes():
             continue
-        listings = _functions(_cuobjdump(tool, ["-sass", str(cubin)]))
+        listings = sass.functions(sass.cuobjdump(tool, ["-sass", str(cubin)]))
         names = list(listings)
-        for name, plain in zip(names, _demangle(names), strict=True):
+        for name, plain in zip(names, sass.demangle(names), strict=True):
             traits = _TRAITS.search(plain)
             if "flash_fwd_kernel<" not in plain or "splitkv" in plain or traits is None:
                 continue
@@ -88,14 +94,15 @@ def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[Shape, tup
             loop = main_loop(parse(listings[name]))
             mma = sum(1 for ins in loop if ins.opcode.startswith("HMMA"))
             if shape not in best or rank < best[shape][0]:
-                best[shape] = (rank, (mma, len(loop) - mma))
+                best[shape] = (rank, (mma, len(loop) - mma, ldsm_bytes(loop)))
     return {shape: value for shape, (_, value) in sorted(best.items())}
 
 
-def _write(path: Path, counts: dict[str, dict[Shape, tuple[int, int]]], library: Path) -> None:
+def _write(path: Path, counts: dict[str, dict[Shape, tuple[int, int, int]]], library: Path) -> None:
     lines = [
         "# FlashAttention-2's forward main loop, per warp and key block: its HMMA (m16n8k16)",
-        "# instructions and every other instruction it issues, counted from SASS, not fitted",
+        "# instructions, every other instruction it issues and the bytes its LDSM",
+        "# (ldmatrix) instructions read from shared memory, counted from SASS, not fitted",
         f"# ({library.name}'s pytorch_flash::flash_fwd_kernel, bf16, plain variant).",
         "# Written by `python scripts/count_flash_sass.py --write FILE` (see its docstring);",
         "# read by opmodel.models.attention.counted. sm_89 runs the sm_86 code.",
@@ -105,24 +112,24 @@ def _write(path: Path, counts: dict[str, dict[Shape, tuple[int, int]]], library:
     ]
     for arch, shapes in counts.items():
         lines.append(f"  {arch.replace('_', '')}:")
-        for (head, rows, keys, warps), (mma, other) in shapes.items():
+        for (head, rows, keys, warps), (mma, other, ldsm) in shapes.items():
             lines.append(
                 f"    - {{head_dim: {head}, block_q: {rows}, block_kv: {keys}, warps: {warps},"
-                f" mma: {mma}, other: {other}}}"
+                f" mma: {mma}, other: {other}, ldsm_bytes: {ldsm}}}"
             )
     path.write_text("\n".join(lines) + "\n")
 
 
-def _report(counts: dict[str, dict[Shape, tuple[int, int]]]) -> list[str]:
+def _report(counts: dict[str, dict[Shape, tuple[int, int, int]]]) -> list[str]:
     return [
-        f"{arch:6s} {'x'.join(map(str, shape)):14s} HMMA {mma:4d} other {other:5d}"
+        f"{arch:6s} {'x'.join(map(str, shape)):14s} HMMA {mma:4d} other {other:5d} LDSM {ldsm:6d} B"
         for arch, shapes in counts.items()
-        for shape, (mma, other) in shapes.items()
+        for shape, (mma, other, ldsm) in shapes.items()
     ]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    return run(__doc__.split("\n")[0], argv, count, _report, _write)
+    return sass.run(__doc__.split("\n")[0], argv, count, _report, _write)
 
 
 if __name__ == "__main__":

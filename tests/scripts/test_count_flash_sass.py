@@ -32,6 +32,7 @@ def test_the_main_loop_spans_the_outermost_backward_branch() -> None:
     loop = count.main_loop(count.parse(_LISTING))
     assert [ins.address for ins in loop] == [0x10, 0x20, 0x30, 0x40, 0x50, 0x60, 0x70]
     assert sum(1 for ins in loop if ins.opcode.startswith("HMMA")) == 2
+    assert count.ldsm_bytes(loop) == 4 * 128  # one LDSM.16.M88.4: four 8 x 8 b16 matrices
 
 
 def test_a_listing_without_a_loop_is_an_error() -> None:
@@ -59,9 +60,10 @@ def test_only_the_plain_variant_is_taken() -> None:
 
 def test_the_shipped_counts_are_the_written_form(tmp_path: Path) -> None:
     counts = load_flash_counts(FLASH_COUNTS_FILE)
-    table: dict[str, dict[tuple[int, int, int, int], tuple[int, int]]] = {}
-    for (arch, head, rows, keys), (warps, mma, other) in counts.items():
-        table.setdefault(arch.replace("sm", "sm_"), {})[(head, rows, keys, warps)] = (mma, other)
+    table: dict[str, dict[tuple[int, int, int, int], tuple[int, int, int]]] = {}
+    for (arch, head, rows, keys), (warps, mma, other, ldsm) in counts.items():
+        shape = (head, rows, keys, warps)
+        table.setdefault(arch.replace("sm", "sm_"), {})[shape] = (mma, other, ldsm)
     out = tmp_path / "flash.yaml"
     count._write(out, table, Path("torch/lib/libtorch_cuda.so"))
     assert out.read_text() == FLASH_COUNTS_FILE.read_text()

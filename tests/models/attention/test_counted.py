@@ -15,25 +15,28 @@ from opmodel.models.attention.counted import (
 from tests.config_errors import assert_one_line_error
 
 
-def test_every_shipped_loop_issues_its_shapes_hmma() -> None:
+def test_every_shipped_loop_issues_its_shapes_hmma_and_ldmatrix_bytes() -> None:
     """A warp owns ``block_q / warps`` query rows; per key block it computes S (rows x block_kv,
     depth head_dim) and O += P V (rows x head_dim, depth block_kv) with m16n8k16 HMMAs:
-    ``rows / 16 x (block_kv / 8 x head_dim / 16 + head_dim / 8 x block_kv / 16)``. The counted
-    loops hold exactly that many, and more of the other instructions per HMMA where the
+    ``rows / 16 x (block_kv / 8 x head_dim / 16 + head_dim / 8 x block_kv / 16)``, reading the
+    key and value blocks and its query rows from shared memory. The counted loops hold exactly
+    that many HMMAs and ldmatrix bytes, and more of the other instructions per HMMA where the
     softmax has more scores per FLOP (small head dimensions)."""
     counts = load_flash_counts(FLASH_COUNTS_FILE)
     assert {arch for arch, *_ in counts} == {"sm80", "sm86", "sm90"}
-    for (_, head, block_q, block_kv), (warps, mma, other) in counts.items():
+    for (_, head, block_q, block_kv), (warps, mma, other, ldsm) in counts.items():
         rows = block_q // warps
         assert mma == rows // 16 * (block_kv // 8 * head // 16 + head // 8 * block_kv // 16)
         assert other > 0
+        # its ldmatrix loads read the whole K and V blocks and its own Q rows, 2 bytes each
+        assert ldsm == 2 * (2 * block_kv * head + rows * head)
     h100 = {key[1:]: value for key, value in counts.items() if key[0] == "sm90"}
     d64, d128 = h100[(64, 128, 128)], h100[(128, 128, 64)]
     assert d64[2] / d64[1] > d128[2] / d128[1]
 
 
 def test_lookup_by_architecture() -> None:
-    assert flash_loop_count("sm90", 128, 128, 64) == (4, 256, 964)
+    assert flash_loop_count("sm90", 128, 128, 64) == (4, 256, 964, 40960)
     assert flash_loop_count("sm89", 128, 128, 64) == flash_loop_count("sm86", 128, 128, 64)
     assert flash_loop_count("sm100", 128, 128, 64) is None
     assert flash_loop_count(None, 128, 128, 64) is None
@@ -47,11 +50,11 @@ def test_lookup_by_architecture() -> None:
         ("source: x\nloops: {sm90: 1}\n", "loops.sm90: must be a list of block shapes"),
         (
             "source: x\nloops: {sm90: [{head_dim: 64}]}\n",
-            "loops.sm90[0]: needs positive integers head_dim, block_q, block_kv, warps, mma, other",
+            "loops.sm90[0]: needs positive integers head_dim, block_q, block_kv, warps, mma,",
         ),
         (
             "source: x\nloops: {sm90: [{head_dim: 64, block_q: 128, block_kv: 64, warps: 4,"
-            " mma: 256, other: -1}]}\n",
+            " mma: 256, other: -1, ldsm_bytes: 1}]}\n",
             "loops.sm90[0]: needs positive integers",
         ),
     ],

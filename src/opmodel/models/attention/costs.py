@@ -73,18 +73,23 @@ def tile_cycles(
         exposed = 0.0 if kernel.emulated_exponentials else max(0.0, t_sfu - hidden)
         softmax = t_fp32 + exposed
     else:
-        issue = _counted_issue_cycles(kernel, view, hardware, rows)
-        softmax = max(t_sfu, t_fp32 if issue is None else issue)
+        counted = _counted_loop_cycles(kernel, view, hardware, rows)
+        if counted is not None:
+            issue, smem = counted
+            softmax = max(t_sfu, issue)
+            return max(t_mma, smem) + softmax, t_mma, softmax, t_sfu + t_fp32
+        softmax = max(t_sfu, t_fp32)
     return t_mma + softmax, t_mma, softmax, t_sfu + t_fp32
 
 
-def _counted_issue_cycles(
+def _counted_loop_cycles(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec, rows: int
-) -> float | None:
-    """Cycles FA2's warps spend issuing their main loop's instructions other than ``HMMA`` for
-    one tile, counted from its SASS (:mod:`~opmodel.models.attention.counted`): each SMSP
-    issues ``ceil(warps / SMSPs)`` warps' ``other`` instructions, one per cycle; ``None``
-    where the kernel is not FA2's 16-bit forward or its shape has no count."""
+) -> tuple[float, float] | None:
+    """FA2's main loop counted from its SASS (:mod:`~opmodel.models.attention.counted`), per
+    tile of ``rows``: (cycles its warps spend issuing the instructions other than ``HMMA``,
+    each SMSP issuing ``ceil(warps / SMSPs)`` warps' one per cycle; cycles its ``ldmatrix``
+    fragment loads take at the SM's shared-memory bytes per cycle, which bound its products);
+    ``None`` where the kernel is not FA2's 16-bit forward or its shape has no count."""
     if kernel.name != "fa2" or view.backward or view.k.dtype.bits != 16:
         return None
     if view.head_dim_qk != view.head_dim_v:
@@ -95,8 +100,11 @@ def _counted_issue_cycles(
     sm = hardware.compute.sm
     if count is None or sm is None:
         return None
-    warps, _, other = count
-    return other * math.ceil(warps / sm.smsps_per_sm) * rows / kernel.block_q
+    warps, _, other, ldsm = count
+    share = rows / kernel.block_q
+    per_cycle = smem_bytes_per_cycle(hardware)
+    smem = warps * ldsm * share / per_cycle if per_cycle > 0 else 0.0
+    return other * math.ceil(warps / sm.smsps_per_sm) * share, smem
 
 
 def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:

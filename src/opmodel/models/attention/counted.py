@@ -1,14 +1,15 @@
 """FlashAttention-2's forward main loop, counted from its SASS: instructions per warp per key block.
 
 ``configs/instructions/flash_fwd.yaml`` holds, per architecture and block shape (head dimension,
-``block_q``, ``block_kv``, warps per CTA), the ``HMMA`` instructions and every other instruction
-one warp of ``flash_fwd_kernel`` issues per iteration of its main loop, one key block
-(``scripts/count_flash_sass.py`` walks the disassembled kernels of a PyTorch wheel; no GPU and
-no fit). The other instructions (the softmax's arithmetic, the shared-memory fragment loads,
-address updates, barriers) take the warp's scheduler between its two matrix products:
-:func:`~opmodel.models.attention.costs.tile_cycles` charges them instead of its estimate of the
-softmax's FP32 work where a count exists. sm_89 runs the sm_86 code (the wheels carry no sm_89
-SASS). Other architectures and shapes have no count (``None``).
+``block_q``, ``block_kv``, warps per CTA), the ``HMMA`` instructions, every other instruction
+and the bytes of its ``ldmatrix`` loads from shared memory of one warp of ``flash_fwd_kernel``
+per iteration of its main loop, one key block (``scripts/count_flash_sass.py`` walks the
+disassembled kernels of a PyTorch wheel; no GPU and no fit). The other instructions (the
+softmax's arithmetic, the shared-memory fragment loads, address updates, barriers) take the
+warp's scheduler between its two matrix products, and the fragment loads share the SM's
+shared-memory bandwidth during them: :func:`~opmodel.models.attention.costs.tile_cycles`
+charges both where a count exists. sm_89 runs the sm_86 code (the wheels carry no sm_89 SASS).
+Other architectures and shapes have no count (``None``).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ FLASH_COUNTS_FILE = (
     Path(__file__).resolve().parent.parent.parent / "configs/instructions/flash_fwd.yaml"
 )
 _SAME_CODE = {"sm89": "sm86"}
-_FIELDS = ("head_dim", "block_q", "block_kv", "warps", "mma", "other")
+_FIELDS = ("head_dim", "block_q", "block_kv", "warps", "mma", "other", "ldsm_bytes")
 
-LoopCount = tuple[int, int, int]  # warps per CTA, HMMA and other instructions per warp
+# warps per CTA; HMMA and other instructions and ldmatrix bytes per warp and key block
+LoopCount = tuple[int, int, int, int]
 Counts = dict[tuple[str, int, int, int], LoopCount]
 
 
@@ -37,8 +39,8 @@ def _entry(raw: Any, where: str) -> tuple[tuple[int, int, int], LoopCount]:
     values = [raw.get(f) for f in _FIELDS] if ok else []
     if not ok or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in values):
         raise ConfigError([f"{where}: needs positive integers {', '.join(_FIELDS)} (got {raw!r})"])
-    head, rows, keys, warps, mma, other = values
-    return (head, rows, keys), (warps, mma, other)
+    head, rows, keys, warps, mma, other, ldsm = values
+    return (head, rows, keys), (warps, mma, other, ldsm)
 
 
 def load_flash_counts(path: Path) -> Counts:
@@ -65,8 +67,9 @@ def _shipped() -> Counts:
 def flash_loop_count(
     architecture: str | None, head_dim: int, block_q: int, block_kv: int
 ) -> LoopCount | None:
-    """(warps per CTA, HMMA, other instructions per warp and key block) of FA2's forward kernel
-    of this block shape on a GPU of ``architecture``, or ``None`` without a count."""
+    """(warps per CTA, HMMA and other instructions and ldmatrix bytes per warp and key block) of
+    FA2's forward kernel of this block shape on a GPU of ``architecture``, or ``None`` without
+    a count."""
     if architecture is None:
         return None
     arch = _SAME_CODE.get(architecture, architecture)

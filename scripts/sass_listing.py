@@ -1,0 +1,132 @@
+"""What the SASS counters share: a SASS listing's instructions, the CUDA tools that produce it,
+and their command line (``scripts/count_aten_sass.py``, ``scripts/count_flash_sass.py``)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+BRANCH = re.compile(r"^(@!?U?P\d+\s+)?BRA\s+(?:\S+\s+)?0x([0-9a-f]+)")
+
+
+@dataclass(frozen=True)
+class Instruction:
+    """One SASS instruction: its address and text (predicate, opcode and operands)."""
+
+    address: int
+    text: str
+
+    @property
+    def opcode(self) -> str:
+        words = self.text.split()
+        return words[1] if words[0].startswith("@") else words[0]
+
+
+def parse(sass: str) -> list[Instruction]:
+    """The instructions of one function's SASS listing."""
+    out = []
+    for line in sass.splitlines():
+        match = _LINE.match(line)
+        if match:
+            out.append(Instruction(int(match.group(1), 16), match.group(2)))
+    return out
+
+
+def cuobjdump(tool: str, args: Sequence[str]) -> str:
+    done = subprocess.run([tool, *args], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{tool} {' '.join(args)}: {done.stderr.strip()}")
+    return done.stdout
+
+
+def functions(sass: str) -> dict[str, str]:
+    """Mangled name -> listing, for every function in a cuobjdump -sass output."""
+    parts = re.split(r"\n\s*Function : ", sass)
+    return {part.split("\n", 1)[0].strip(): part for part in parts[1:]}
+
+
+def demangle(names: Sequence[str]) -> list[str]:
+    done = subprocess.run(
+        ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
+    )
+    return done.stdout.splitlines()
+
+
+def arch_cubins(library: Path, arch: str, tool: str, workdir: Path) -> list[Path]:
+    """The library's ``arch`` cubins, extracted into ``workdir`` (kept ones are reused)."""
+    found = sorted(workdir.glob(f"*.{arch}.cubin"))
+    if not found:
+        subprocess.run(
+            [tool, "-xelf", arch, str(library.resolve())],
+            cwd=workdir,
+            capture_output=True,
+            check=True,
+        )
+        found = sorted(workdir.glob(f"*.{arch}.cubin"))
+    if not found:
+        raise SystemExit(f"{library}: no {arch} cubins")
+    return found
+
+
+def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespace | None:
+    """The SASS counters' command line (``--library``, ``--arch``, ``--cuobjdump``,
+    ``--workdir``, ``--write``), or ``None`` after a one-line error on stderr when the library
+    or the tool is missing."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--library", type=Path, required=True)
+    parser.add_argument(
+        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
+    )
+    parser.add_argument("--cuobjdump", default="cuobjdump")
+    parser.add_argument("--workdir", type=Path)
+    parser.add_argument("--write", type=Path)
+    args = parser.parse_args(argv)
+    if not args.library.is_file():
+        print(f"--library: {args.library}: no such file", file=sys.stderr)
+        return None
+    if shutil.which(args.cuobjdump) is None:
+        print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
+        return None
+    return args
+
+
+def per_architecture(args: argparse.Namespace, counter: Callable[..., T]) -> dict[str, T]:
+    """``counter(library, arch, tool, workdir)`` for each ``--arch`` (sm_80, sm_86 and sm_90
+    by default), each in its own work folder (``--workdir``'s, else a temporary one)."""
+    counts = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
+            workdir = (args.workdir or Path(tmp)) / arch
+            workdir.mkdir(parents=True, exist_ok=True)
+            counts[arch] = counter(args.library, arch, args.cuobjdump, workdir)
+    return counts
+
+
+def run(
+    description: str,
+    argv: Sequence[str] | None,
+    counter: Callable[..., T],
+    report: Callable[[dict[str, T]], list[str]],
+    write: Callable[[Path, dict[str, T], Path], None],
+) -> int:
+    """A SASS counter's main: count per architecture, print ``report``'s lines, ``write`` the
+    file with ``--write``; 2 after a one-line error."""
+    args = arguments(description, argv)
+    if args is None:
+        return 2
+    counts = per_architecture(args, counter)
+    print("\n".join(report(counts)))
+    if args.write:
+        write(args.write, counts, args.library)
+    return 0
