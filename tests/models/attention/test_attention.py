@@ -194,6 +194,21 @@ def test_in_order_causal_prefill_by_hand() -> None:
     assert late.compute_s == pytest.approx(unmasked)
 
 
+def test_fa2_launches_its_query_blocks_in_order_by_hand() -> None:
+    """FA2's forward takes ``m_block = blockIdx.x`` of a (blocks, batch, heads) grid, so under a
+    causal mask its shortest blocks start first, with or without attr ``cta_order``. One
+    sequence of 4096 tokens, 16 heads, head_dim 128 on the A100 (128 x 64 blocks): 32 query
+    blocks per head, block b visits 2 (b + 1) key blocks, 1,056 tiles a head, 512 CTAs on 108
+    SMs, no start: ``(16 x 1056 t - 64 t) / 108 + 64 t``."""
+    causal = attention(1, 16, 4096, 128, causal=True)
+    e = evaluation(causal, A100)
+    assert (e.kernel.name, e.tiles.q_blocks, e.tiles.tiles) == ("fa2", 32, 1056)
+    t = e.tile_cycles / e.sm_clock_hz
+    assert e.start_cycles_per_block == 0
+    assert e.compute_s == pytest.approx((16 * 1056 * t - 64 * t) / 108 + 64 * t)
+    assert evaluation(_in_order(causal), A100).compute_s == pytest.approx(e.compute_s)
+
+
 def test_in_order_approaches_the_balanced_time_as_blocks_multiply() -> None:
     """With many query blocks per SM the longest block's tail is a small share: at 8192 tokens
     and 4 sequences (8192 CTAs) launch order costs under 1 % more; at 2048 tokens and one

@@ -24,13 +24,14 @@ memory for its TMA store while the tensor cores wait (:func:`.costs.epilogue_cyc
 DRAM round trip for its Q block and first K/V block, which the producer can issue only once
 the previous block has released the buffers. FA2 runs several CTAs per SM, which hide each
 other's start and epilogue (``t_start = 0``). Without a mask every CTA visits
-all key blocks: ``compute = ceil(CTAs / S) (nk t_tile + t_start)``. With a causal mask the
-longest-first order of FA2/FA3 balances the SMs, within whole CTAs: ``compute = max(tiles
+all key blocks: ``compute = ceil(CTAs / S) (nk t_tile + t_start)``. With a causal mask FA3's
+longest-first scheduler balances the SMs, within whole CTAs: ``compute = max(tiles
 t_tile / S + CTAs / S t_start, nk t_tile + t_start, ceil(CTAs / S) (mean tiles per CTA x
-t_tile + t_start))``. A kernel that starts its query blocks in launch order (attr ``cta_order:
-in_order``; cuDNN's fused kernels, as PyTorch's SDPA runs them on sm_90) leaves the longest
-blocks for last: greedy list scheduling's ``(work - longest) / S + longest`` with ``work`` the
-summed block times, never below the balanced time nor above the unmasked one. Memory: DRAM
+t_tile + t_start))``. A kernel that starts its query blocks in launch order (FA2, whose
+``m_block`` is ``blockIdx.x``; attr ``cta_order: in_order`` for others, such as cuDNN's fused
+kernels as PyTorch's SDPA runs them on sm_90) leaves the longest blocks for last: greedy list
+scheduling's ``(work - longest) / S + longest`` with ``work`` the summed block times, never
+below the balanced time nor above the unmasked one. Memory: DRAM
 reads Q, K, V and writes O once (the query blocks of a head run together, so K and V re-reads
 hit L2); L2 serves every tile's K and V blocks. ``latency = fixed + max(compute + 2 L_dram +
 L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes / L2 bandwidth)``, one ``L_dram`` (the fill)
@@ -50,6 +51,8 @@ DRAM bound carries them (a compute-bound prefill hides them), decode's waves too
 """
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec
@@ -114,26 +117,32 @@ def _block_start(
     return first_tile + epilogue_cycles(kernel, view, hardware)
 
 
+def _scheduled(kernel: FlashKernel, view: AttentionView) -> AttentionView:
+    """``view`` as its query blocks are scheduled: FA2 launches them in order (``m_block =
+    blockIdx.x`` of a (blocks, batch, heads) grid, flash_fwd_kernel.h), shortest first under a
+    causal mask, whatever attr ``cta_order`` says."""
+    return view if view.in_order or kernel.name != "fa2" else replace(view, in_order=True)
+
+
 def _prefill(
     kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec
 ) -> AttentionEvaluation:
-    """The prefill ``kernel`` on ``view``: the largest of its compute (fill and drain
-    included), DRAM and L2 times (module docstring), plus the fixed overhead."""
+    """The prefill ``kernel`` on ``view``: fixed + max(compute, DRAM, L2) (module docstring)."""
     sm, fixed, l_dram, l_l2, clock = common(hardware)
     counts, heads = _prefill_counts(kernel, view)
     tile, mma, softmax, whole_softmax = tile_cycles(kernel, view, hardware, kernel.block_q)
     start = _block_start(kernel, view, hardware, whole_softmax + l_dram * clock)
-    compute = busiest_sm_s(view, counts, heads, (tile / clock, start / clock), sm.sm_count)
+    times_s = (tile / clock, start / clock)
+    compute = busiest_sm_s(_scheduled(kernel, view), counts, heads, times_s, sm.sm_count)
     dram_read, dram_write, l2_read = _prefill_bytes(kernel, view, heads * counts.tiles)
     dirty = dirty_bytes(view, hardware, dram_read + dram_write)
     hbm_rate, l2_rate = rates(hardware)
+    fill_drain = (1 if kernel.softmax_overlapped else 2) * l_dram + l_l2  # FA3's start has one
     times = {
-        # fill and drain; an FA3 block's start already holds the first load's round trip
-        "compute": compute + (1 if kernel.softmax_overlapped else 2) * l_dram + l_l2,
+        "compute": compute + fill_drain,
         "dram": (dram_read + dram_write + dirty) / hbm_rate + l_dram,
         "l2": (l2_read + dram_write) / l2_rate,
     }
-    limiter = max(times, key=lambda name: times[name])
     return AttentionEvaluation(
         kernel=kernel,
         tiles=counts,
@@ -147,7 +156,7 @@ def _prefill(
         compute_s=compute,
         dram_s=times["dram"],
         l2_s=times["l2"],
-        limiter=limiter,
+        limiter=(limiter := max(times, key=lambda name: times[name])),
         latency_s=fixed + times[limiter],
         dram_read_bytes=dram_read,
         dram_write_bytes=dram_write,
