@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.errors import ConfigError
+from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = ["FLASH_COUNTS_FILE", "LoopCount", "flash_loop_count", "load_flash_counts"]
@@ -26,7 +27,6 @@ __all__ = ["FLASH_COUNTS_FILE", "LoopCount", "flash_loop_count", "load_flash_cou
 FLASH_COUNTS_FILE = (
     Path(__file__).resolve().parent.parent.parent / "configs/instructions/flash_fwd.yaml"
 )
-_SAME_CODE = {"sm89": "sm86"}
 _FIELDS = ("head_dim", "block_q", "block_kv", "warps", "mma", "other", "ldsm_bytes")
 
 # warps per CTA; HMMA and other instructions and ldmatrix bytes per warp and key block
@@ -70,7 +70,5 @@ def flash_loop_count(
     """(warps per CTA, HMMA and other instructions and ldmatrix bytes per warp and key block) of
     FA2's forward kernel of this block shape on a GPU of ``architecture``, or ``None`` without
     a count."""
-    if architecture is None:
-        return None
-    arch = _SAME_CODE.get(architecture, architecture)
-    return _shipped().get((arch, head_dim, block_q, block_kv))
+    arch = sass_architecture(architecture)
+    return None if arch is None else _shipped().get((arch, head_dim, block_q, block_kv))

@@ -19,6 +19,7 @@ from typing import Any
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = ["COUNTS_FILE", "counted_instructions", "load_counts"]
@@ -26,7 +27,6 @@ __all__ = ["COUNTS_FILE", "counted_instructions", "load_counts"]
 COUNTS_FILE = (
     Path(__file__).resolve().parent.parent.parent / "configs/instructions/aten_elementwise.yaml"
 )
-_SAME_CODE = {"sm89": "sm86"}  # architecture -> the one whose SASS it runs
 _DTYPES = ("bf16", "fp16", "fp32")
 
 Counts = dict[tuple[str, str, str], float]
@@ -74,7 +74,5 @@ def _shipped() -> Counts:
 def counted_instructions(architecture: str | None, dtype: DType, function: str) -> float | None:
     """ATen's counted instructions per element of ``function`` on ``dtype`` for a GPU of
     ``architecture`` (a hardware config's ``architecture``), or ``None`` without a count."""
-    if architecture is None:
-        return None
-    arch = _SAME_CODE.get(architecture, architecture)
-    return _shipped().get((arch, dtype.value, function))
+    arch = sass_architecture(architecture)
+    return None if arch is None else _shipped().get((arch, dtype.value, function))

@@ -1,0 +1,18 @@
+"""Which architecture's compiled code (SASS) a GPU runs, for facts counted from a wheel's SASS
+(``configs/instructions/``: :mod:`opmodel.models.streaming.counted`,
+:mod:`opmodel.models.attention.counted`)."""
+
+from __future__ import annotations
+
+__all__ = ["sass_architecture"]
+
+# PyTorch's wheels carry no sm_89 SASS; CUDA runs sm_86 binaries on sm_89 (same major version)
+_SAME_CODE = {"sm89": "sm86"}
+
+
+def sass_architecture(architecture: str | None) -> str | None:
+    """The architecture whose SASS a GPU of ``architecture`` (a hardware config's field) runs,
+    or ``None`` without one."""
+    if architecture is None:
+        return None
+    return _SAME_CODE.get(architecture, architecture)
