@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+ARCHITECTURES = ("sm_80", "sm_86", "sm_90")  # the SASS the counters read (sm_89 runs sm_86's)
 
 _LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 BRANCH = re.compile(r"^(@!?U?P\d+\s+)?BRA\s+(?:\S+\s+)?0x([0-9a-f]+)")
@@ -67,12 +68,15 @@ def arch_cubins(library: Path, arch: str, tool: str, workdir: Path) -> list[Path
     """The library's ``arch`` cubins, extracted into ``workdir`` (kept ones are reused)."""
     found = sorted(workdir.glob(f"*.{arch}.cubin"))
     if not found:
-        subprocess.run(
+        done = subprocess.run(
             [tool, "-xelf", arch, str(library.resolve())],
             cwd=workdir,
             capture_output=True,
-            check=True,
+            text=True,
+            check=False,
         )
+        if done.returncode != 0:
+            raise SystemExit(f"{tool} -xelf {arch} {library}: {done.stderr.strip()}")
         found = sorted(workdir.glob(f"*.{arch}.cubin"))
     if not found:
         raise SystemExit(f"{library}: no {arch} cubins")
@@ -86,7 +90,10 @@ def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespac
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--library", type=Path, required=True)
     parser.add_argument(
-        "--arch", action="append", help="sm_80, sm_86 or sm_90 (repeat; default all three)"
+        "--arch",
+        action="append",
+        choices=ARCHITECTURES,
+        help="sm_80, sm_86 or sm_90 (repeat; default all three)",
     )
     parser.add_argument("--cuobjdump", default="cuobjdump")
     parser.add_argument("--workdir", type=Path)
@@ -98,6 +105,9 @@ def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespac
     if shutil.which(args.cuobjdump) is None:
         print(f"--cuobjdump: {args.cuobjdump}: not found on PATH", file=sys.stderr)
         return None
+    if shutil.which("c++filt") is None:
+        print("c++filt: not found on PATH (binutils), needed to read kernel names", file=sys.stderr)
+        return None
     return args
 
 
@@ -106,7 +116,7 @@ def per_architecture(args: argparse.Namespace, counter: Callable[..., T]) -> dic
     by default), each in its own work folder (``--workdir``'s, else a temporary one)."""
     counts = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for arch in args.arch or ["sm_80", "sm_86", "sm_90"]:
+        for arch in args.arch or ARCHITECTURES:
             workdir = (args.workdir or Path(tmp)) / arch
             workdir.mkdir(parents=True, exist_ok=True)
             counts[arch] = counter(args.library, arch, args.cuobjdump, workdir)

@@ -96,3 +96,6 @@ def test_missing_tools_and_files_fail_in_one_line(
     library.write_bytes(b"")
     assert count.main(["--library", str(library), "--cuobjdump", "no-such-tool-here"]) == 2
     assert "not found on PATH" in capsys.readouterr().err
+    with pytest.raises(SystemExit):  # argparse's one-line error, exit status 2
+        count.main(["--library", str(library), "--arch", "sm_75"])
+    assert "invalid choice: 'sm_75'" in capsys.readouterr().err
