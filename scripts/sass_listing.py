@@ -83,22 +83,25 @@ def arch_cubins(library: Path, arch: str, tool: str, workdir: Path) -> list[Path
     return found
 
 
-def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespace | None:
-    """The SASS counters' command line (``--library``, ``--arch``, ``--cuobjdump``,
-    ``--workdir``, ``--write``), or ``None`` after a one-line error on stderr when the library
-    or the tool is missing."""
+def arguments(
+    description: str, argv: Sequence[str] | None, architectures: Sequence[str] = ARCHITECTURES
+) -> argparse.Namespace | None:
+    """The SASS counters' command line (``--library``, ``--arch`` among ``architectures``,
+    ``--cuobjdump``, ``--workdir``, ``--write``), or ``None`` after a one-line error on stderr
+    when the library or the tool is missing."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--library", type=Path, required=True)
     parser.add_argument(
         "--arch",
         action="append",
-        choices=ARCHITECTURES,
-        help="sm_80, sm_86 or sm_90 (repeat; default all three)",
+        choices=architectures,
+        help=f"one of {', '.join(architectures)} (repeat; default all)",
     )
     parser.add_argument("--cuobjdump", default="cuobjdump")
     parser.add_argument("--workdir", type=Path)
     parser.add_argument("--write", type=Path)
     args = parser.parse_args(argv)
+    args.arch = args.arch or list(architectures)
     if not args.library.is_file():
         print(f"--library: {args.library}: no such file", file=sys.stderr)
         return None
@@ -112,15 +115,29 @@ def arguments(description: str, argv: Sequence[str] | None) -> argparse.Namespac
 
 
 def per_architecture(args: argparse.Namespace, counter: Callable[..., T]) -> dict[str, T]:
-    """``counter(library, arch, tool, workdir)`` for each ``--arch`` (sm_80, sm_86 and sm_90
-    by default), each in its own work folder (``--workdir``'s, else a temporary one)."""
+    """``counter(library, arch, tool, workdir)`` for each ``--arch`` (by default every
+    architecture the counter reads), each in its own work folder (``--workdir``'s, else a
+    temporary one)."""
     counts = {}
     with tempfile.TemporaryDirectory() as tmp:
-        for arch in args.arch or ARCHITECTURES:
+        for arch in args.arch:
             workdir = (args.workdir or Path(tmp)) / arch
             workdir.mkdir(parents=True, exist_ok=True)
             counts[arch] = counter(args.library, arch, args.cuobjdump, workdir)
     return counts
+
+
+def finish(
+    args: argparse.Namespace,
+    counts: dict[str, T],
+    report: Callable[[dict[str, T]], list[str]],
+    write: Callable[[Path, dict[str, T], Path], None],
+) -> int:
+    """Print ``report``'s lines and ``write`` the file with ``--write``."""
+    print("\n".join(report(counts)))
+    if args.write:
+        write(args.write, counts, args.library)
+    return 0
 
 
 def run(
@@ -135,8 +152,4 @@ def run(
     args = arguments(description, argv)
     if args is None:
         return 2
-    counts = per_architecture(args, counter)
-    print("\n".join(report(counts)))
-    if args.write:
-        write(args.write, counts, args.library)
-    return 0
+    return finish(args, per_architecture(args, counter), report, write)
