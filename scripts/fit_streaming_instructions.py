@@ -16,7 +16,10 @@ training rows apart. A kernel keeps its ``I`` only when the bound cuts its train
 quarter or more (``KEEP``); otherwise it is left out of the file (the model unchanged for it)
 and its rows stay held out. ``I`` is an effective cost: issue cycles per
 element of one lane, stalls between dependent instructions included, not a count read from
-the compiled kernel.
+the compiled kernel. Kernels whose cost is counted from their SASS (``COUNTED``: ATen's layer
+norm, ``configs/instructions/aten_layer_norm.yaml``) get a stall factor instead, issue cycles
+per counted cycle, by the same protocol on a grid of 0-4 in steps of 0.05, then 0.01 (without a
+fitted value the factor is 1: the count alone); the file lists it under ``stall_factor``.
 """
 
 from __future__ import annotations
@@ -46,6 +49,9 @@ COARSE = [2.0 * i for i in range(201)]
 # a smaller gain means the bound is not what limits the kernel, and a value fitted anyway
 # would stand in for some other missing cost
 KEEP = 0.75
+# kernels whose issue cost is counted from SASS: their stall factor is fitted, not I
+COUNTED = {("pytorch", "layernorm")}
+COARSE_FACTOR = [0.05 * i for i in range(81)]
 
 
 def _ratios(
@@ -58,7 +64,12 @@ def _ratios(
     fitted value, so what the model has without one: an ATen elementwise function's count
     from its SASS, opmodel.models.streaming.counted, else no issue bound)."""
     listed = {} if value is None else {key: value}
-    with overridden(IssueCalibration(listed, "", "")):
+    calibration = (
+        IssueCalibration({}, "", "", stall_factors=listed)
+        if key in COUNTED
+        else IssueCalibration(listed, "", "")
+    )
+    with overridden(calibration):
         return [predict_streaming(r.op, specs[r.hardware]).latency_s / r.time_s for r in rows]
 
 
@@ -69,9 +80,11 @@ def _sse(
 
 
 def fit_key(rows: Sequence[OpRow], specs: dict[str, HardwareSpec], key: tuple[str, str]) -> float:
-    """The ``I`` minimising the squared relative errors of ``rows`` (module docstring)."""
-    best = min(COARSE, key=lambda v: (_sse(rows, specs, key, v), v))
-    fine = [max(0.0, round(best - 2 + 0.1 * i, 1)) for i in range(41)]
+    """The ``I`` (or a counted kernel's stall factor) minimising the squared relative errors of
+    ``rows`` (module docstring)."""
+    coarse, step, digits = (COARSE_FACTOR, 0.01, 2) if key in COUNTED else (COARSE, 0.1, 1)
+    best = min(coarse, key=lambda v: (_sse(rows, specs, key, v), v))
+    fine = [max(0.0, round(best + step * (i - 20), digits)) for i in range(41)]
     return min(fine, key=lambda v: (_sse(rows, specs, key, v), v))
 
 
@@ -87,7 +100,8 @@ def _mape(
 def _write(
     path: Path, fitted: dict[tuple[str, str], float | None], hardware: str, source: str
 ) -> None:
-    kept = {key: value for key, value in fitted.items() if value is not None}
+    kept = {k: v for k, v in fitted.items() if v is not None and k not in COUNTED}
+    factors = {k: v for k, v in fitted.items() if v is not None and k in COUNTED}
     lines = [
         "# Instructions per element of streaming kernels (opmodel.models.streaming.issue):",
         "# a calibration, not a datasheet value. Written by",
@@ -96,16 +110,26 @@ def _write(
         "# GPU's and source's rows are held out (docs/validation.md, 'Non-GEMM ops').",
         "# Kernels and functions not listed have no instruction-issue bound, but ATen's",
         "# elementwise functions, which take their count from SASS",
-        "# (configs/instructions/aten_elementwise.yaml).",
+        "# (configs/instructions/aten_elementwise.yaml). stall_factor: issue cycles per",
+        "# counted cycle of the kernels counted from SASS (ATen's layer norm,",
+        "# configs/instructions/aten_layer_norm.yaml), fitted on the same rows.",
         "fitted_on:",
         f"  hardware: {hardware}",
         f"  source: {source}",
         "instructions_per_element:",
     ]
-    for implementation in sorted({impl for impl, _ in kept}):
-        lines.append(f"  {implementation}:")
-        lines += [f"    {k}: {v}" for (i, k), v in sorted(kept.items()) if i == implementation]
+    lines += _section(kept)
+    if factors:
+        lines += ["stall_factor:", *_section(factors)]
     path.write_text("\n".join(lines) + "\n")
+
+
+def _section(values: dict[tuple[str, str], float]) -> list[str]:
+    lines = []
+    for implementation in sorted({impl for impl, _ in values}):
+        lines.append(f"  {implementation}:")
+        lines += [f"    {k}: {v}" for (i, k), v in sorted(values.items()) if i == implementation]
+    return lines
 
 
 def _groups(
@@ -142,7 +166,8 @@ def _fit_and_report(
         else "-"
     )
     sys.stdout.write(
-        f"{'/'.join(key):20} I = {value:5.1f} ({'kept' if kept else 'left out'})  "
+        f"{'/'.join(key):20} {'factor' if key in COUNTED else 'I'} = {value:5.2f} "
+        f"({'kept' if kept else 'left out'})  "
         f"training {len(train):5d} rows {before:.1%} -> {after:.1%}  "
         f"held out {len(held):5d} rows {held_text}\n"
     )

@@ -13,6 +13,7 @@ from opmodel.models.streaming.issue import (
     instructions_per_element,
     issue_key,
     load_issue_calibration,
+    stall_factor,
 )
 from tests.config_errors import assert_one_line_error
 
@@ -21,7 +22,10 @@ def test_shipped_calibration_names_its_training_rows() -> None:
     calibration = load_issue_calibration(CALIBRATION_FILE)
     assert calibration.hardware == "a100_80gb_sxm" and calibration.source == "vidur"
     assert instructions_per_element("pytorch", "gelu") > 0
-    assert instructions_per_element("pytorch", "layernorm") > 0
+    # ATen's LayerNorm is counted from its SASS: the file holds its stall factor, not I
+    assert instructions_per_element("pytorch", "layernorm") == 0.0
+    assert stall_factor("pytorch", "layernorm") > 1.0
+    assert stall_factor("pytorch", "gelu") == 1.0  # none fitted
     assert instructions_per_element("vllm", "rope") > 0
     assert instructions_per_element("vllm", "rmsnorm") > 0
     assert instructions_per_element("pytorch", "add") == 0.0  # left out: no issue bound
@@ -30,6 +34,7 @@ def test_shipped_calibration_names_its_training_rows() -> None:
     assert not calibration.is_training_row("h100_sxm", "vidur", "pytorch", "gelu")
     assert not calibration.is_training_row("a100_80gb_sxm", "liger", "pytorch", "layernorm")
     assert not calibration.is_training_row("a100_80gb_sxm", "vidur", "pytorch", "add")
+    assert calibration.is_training_row("a100_80gb_sxm", "vidur", "pytorch", "layernorm")
 
 
 @pytest.mark.parametrize(
@@ -48,6 +53,16 @@ def test_shipped_calibration_names_its_training_rows() -> None:
             "fitted_on: {hardware: a, source: b}\n"
             "instructions_per_element: {pytorch: {gelu: -1}}\n",
             "instructions_per_element.pytorch.gelu: must be a finite number >= 0 (got -1)",
+        ),
+        (
+            "fitted_on: {hardware: a, source: b}\ninstructions_per_element: {}\n"
+            "stall_factor: {pytorch: {layernorm: .inf}}\n",
+            "stall_factor.pytorch.layernorm: must be a finite number >= 0 (got inf)",
+        ),
+        (
+            "fitted_on: {hardware: a, source: b}\ninstructions_per_element: {}\n"
+            "stall_factor: [1]\n",
+            "stall_factor: must be a mapping of implementation to functions",
         ),
     ],
 )

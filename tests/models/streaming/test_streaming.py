@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel import OpKind
+from opmodel import DType, OpKind
 from opmodel.hardware import HardwareSpec
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.streaming import (
@@ -17,6 +17,7 @@ from opmodel.models.streaming import (
     loaded_chain_s,
     streaming_kernel,
 )
+from opmodel.models.streaming.counted import RowKernelCount, counted_layer_norm
 from opmodel.models.streaming.issue import IssueCalibration, issue_calibration, overridden
 from tests.models.streaming.ops import (
     A100,
@@ -103,7 +104,11 @@ def test_lone_warps_wait_out_their_dependent_arithmetic_by_hand() -> None:
     e = evaluation(row_op(OpKind.LAYERNORM, 1, 2048, "pytorch"), A100)
     assert A100.compute.sm is not None and A100.compute.sm.fma_latency_cycles == 4
     l_dram, l_l2, l_smem = 4.0e-7, 1.42e-7, 2.2e-8  # a100_80gb_sxm.yaml
-    i = issue_calibration().instructions[("pytorch", "layernorm")]
+    # I: sm_80's counted fp16 kernel, 34.5 cycles per element and 323 instructions per row
+    # over its 2048 elements, times the fitted stall factor
+    count = counted_layer_norm("sm80", DType.FP16)
+    assert count == RowKernelCount(34.5, 323.0)
+    i = issue_calibration().stall_factors[("pytorch", "layernorm")] * (34.5 + 323 * 128 / 2048)
     issue = i * 2048 / (4 * 32) / 1.41e9
     # ceil(2048 / (128 x 4)) = 4 serial vector loads per pass, two passes, two reductions
     loads = 4 * l_dram + 4 * l_l2 + 490 / 1.41e9  # and the CTA's turnaround

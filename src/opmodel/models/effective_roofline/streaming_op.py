@@ -9,6 +9,8 @@ streaming.md); elementwise ops default to ``pytorch``, row ops to ``fused``.
 
 from __future__ import annotations
 
+import math
+
 from opmodel.core.attrs import int_attr
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
@@ -22,9 +24,13 @@ from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
-from opmodel.models.streaming.counted import counted_instructions
+from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
 from opmodel.models.streaming.gather import index_select_kernel
-from opmodel.models.streaming.issue import calibrated_instructions, issue_key
+from opmodel.models.streaming.issue import (
+    calibrated_instructions,
+    counted_issue_cost,
+    issue_key,
+)
 from opmodel.models.streaming.kernels import (
     ELEMENTWISE_SFU_OPS,
     StreamKernel,
@@ -107,10 +113,13 @@ def _kernel_of(
 
 
 def _issue_cost(
-    op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int, architecture: str | None
+    op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int, hardware: HardwareSpec
 ) -> float:
     """Instructions per element: ATen's block softmax has its own calibration
-    (:mod:`~opmodel.models.streaming.aten_softmax`), every other kernel the issue calibration's
+    (:mod:`~opmodel.models.streaming.aten_softmax`); ATen's layer norm, where its SASS is
+    counted for the architecture and dtype, its counted loop cycles per element plus its
+    per-row instructions over the row, times the calibration's stall factor
+    (:mod:`~opmodel.models.streaming.issue`); every other kernel the issue calibration's
     value for its implementation and function or kind; where that lists none, an ATen
     elementwise function the count from its SASS for the architecture and dtype
     (:mod:`~opmodel.models.streaming.counted`), else none."""
@@ -122,10 +131,18 @@ def _issue_cost(
     if aten_block:
         return block_instructions_per_element()
     key = issue_key(op)
+    view, architecture = op.view, hardware.architecture
+    aten_layer_norm = op.kind is OpKind.LAYERNORM and kernel.implementation == "pytorch"
+    if aten_layer_norm and isinstance(view, RowView):
+        row = counted_layer_norm(architecture, view.x.dtype)
+        sm = hardware.compute.sm
+        if row is not None and sm is not None:
+            issued = math.ceil(kernel.elements_per_cta / sm.warp_size) * sm.warp_size
+            threads = kernel.threads_per_cta
+            return counted_issue_cost(row, threads, issued, kernel.implementation, key)
     fitted = calibrated_instructions(kernel.implementation, key)
     if fitted is not None:
         return fitted
-    view = op.view
     if kernel.implementation != "pytorch" or not isinstance(view, ElementwiseView):
         return 0.0
     return counted_instructions(architecture, view.y.dtype, key) or 0.0
@@ -136,7 +153,7 @@ def _work_of(
     base: RooflineSetup,
     kernel: StreamKernel,
     shape: tuple[int, int, int, int, int],
-    architecture: str | None,
+    hardware: HardwareSpec,
 ) -> StreamWork:
     """What the op moves and computes, from the roofline's compulsory traffic and FLOPs
     (``shape``: what :func:`_shape` gives)."""
@@ -158,7 +175,7 @@ def _work_of(
         warm_read_bytes=warm,
         producer_bytes=producer if isinstance(producer, int) else warm,
         producer_waves=waves if isinstance(waves, int) else None,
-        instructions_per_element=_issue_cost(op, kernel, length, element_bytes, architecture),
+        instructions_per_element=_issue_cost(op, kernel, length, element_bytes, hardware),
         dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
     )
 
@@ -176,7 +193,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     sm = hardware.compute.sm
     assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
     kernel = _kernel_of(op, rows, length, element_bytes, sm.sm_count)
-    work = _work_of(op, base, kernel, shape, hardware.architecture)
+    work = _work_of(op, base, kernel, shape, hardware)
     e = evaluate_streaming(kernel, hardware, work)
     traffic, energy = streaming_cost(base, hardware, (e,), base.traffic["hbm"].write_bytes)
     return OpProfile.make(

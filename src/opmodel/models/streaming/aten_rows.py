@@ -27,7 +27,7 @@ def aten_row_kernel(kind: OpKind, rows: int, length: int, element_bytes: int) ->
     :func:`~opmodel.models.streaming.aten_softmax.softmax_path`, the norms as
     ``vectorized_layer_norm_kernel``."""
     if kind is not OpKind.SOFTMAX:
-        return _layer_norm(kind, rows, length)
+        return _layer_norm(kind, rows, length, element_bytes)
     path = softmax_path(length, element_bytes)
     if path == "warp":
         return _warp_softmax(rows, length, element_bytes)
@@ -37,16 +37,21 @@ def aten_row_kernel(kind: OpKind, rows: int, length: int, element_bytes: int) ->
     return _block_softmax(rows, length, threads, element_bytes)
 
 
-def _layer_norm(kind: OpKind, rows: int, length: int) -> StreamKernel:
+def _layer_norm(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
     """``vectorized_layer_norm_kernel``: one row per 128-thread CTA, a Welford pass over the
     row, then a second pass that re-reads it to normalise, each in vectors of 4 elements."""
     threads = _ROW_THREADS
+    # registers (cuobjdump -res-usage on PyTorch 2.14.1's sm_80, sm_86 and sm_90 code): 32
+    # for 16-bit rows (the RMS variant 23-25, which allocates as many CTAs per SM); fp32 37,
+    # 40 and 36 (allocated as 40), its RMS variant 32 (40 on sm_86)
+    wide = element_bytes > 2
+    registers = (32 if kind is OpKind.RMSNORM else 40) if wide else 32
     return StreamKernel(
         name="vectorized_layer_norm_kernel",
         implementation="pytorch",
         ctas=rows,
         threads_per_cta=threads,
-        registers_per_thread=40,  # estimate
+        registers_per_thread=registers,
         elements_per_cta=length,
         # layer_norm loads vec_size = 4 elements whatever the dtype
         serial_loads=math.ceil(length / (threads * _LAYER_NORM_VECTOR_ELEMENTS)),

@@ -8,11 +8,18 @@ a PyTorch wheel; no GPU and no fit). They are the issue cost ``I`` of
 calibration lists none. sm_89 runs the sm_86 code: PyTorch's wheels carry no sm_89 SASS, and
 CUDA runs sm_86 binaries on sm_89 (same major version). Other architectures, other dtypes and
 other functions have no count (``None``).
+
+``configs/instructions/aten_layer_norm.yaml`` holds the same kind of facts for ATen's
+``vectorized_layer_norm_kernel`` (``scripts/count_layer_norm_sass.py``), per architecture and
+dtype: the issue cycles per element of its Welford and normalise loops (the busiest of the
+SMSP's issue slot and arithmetic pipes) and the instructions a thread issues once per row
+(:func:`counted_layer_norm`).
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -22,11 +29,20 @@ from opmodel.core.errors import ConfigError
 from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
-__all__ = ["COUNTS_FILE", "counted_instructions", "load_counts"]
+__all__ = [
+    "COUNTS_FILE",
+    "LAYER_NORM_FILE",
+    "RowKernelCount",
+    "counted_instructions",
+    "counted_layer_norm",
+    "load_counts",
+    "load_layer_norm_counts",
+]
 
-COUNTS_FILE = (
-    Path(__file__).resolve().parent.parent.parent / "configs/instructions/aten_elementwise.yaml"
-)
+_FOLDER = Path(__file__).resolve().parent.parent.parent / "configs/instructions"
+COUNTS_FILE = _FOLDER / "aten_elementwise.yaml"
+LAYER_NORM_FILE = _FOLDER / "aten_layer_norm.yaml"
+_ROW_FIELDS = ("instructions_per_element", "cycles_per_element", "row_instructions")
 _DTYPES = ("bf16", "fp16", "fp32")
 
 Counts = dict[tuple[str, str, str], float]
@@ -76,3 +92,54 @@ def counted_instructions(architecture: str | None, dtype: DType, function: str) 
     ``architecture`` (a hardware config's ``architecture``), or ``None`` without a count."""
     arch = sass_architecture(architecture)
     return None if arch is None else _shipped().get((arch, dtype.value, function))
+
+
+@dataclass(frozen=True, slots=True)
+class RowKernelCount:
+    """A row kernel's counted cost: issue cycles of its loops per element (one lane's share)
+    and the instructions each thread issues once per row."""
+
+    cycles_per_element: float
+    row_instructions: float
+
+
+def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
+    if not isinstance(raw, dict) or set(raw) != set(_ROW_FIELDS):
+        raise ConfigError([f"{path}: {where}: needs exactly the fields {', '.join(_ROW_FIELDS)}"])
+    for name, value in raw.items():
+        ok = isinstance(value, int | float) and not isinstance(value, bool)
+        if not ok or not math.isfinite(value) or value <= 0:
+            raise ConfigError(
+                [f"{path}: {where}.{name}: must be a finite number > 0 (got {value!r})"]
+            )
+    return RowKernelCount(float(raw["cycles_per_element"]), float(raw["row_instructions"]))
+
+
+def load_layer_norm_counts(path: Path) -> dict[tuple[str, str], RowKernelCount]:
+    """Read and validate a layer-norm counts file (module docstring), keyed by (architecture,
+    dtype); errors name the file and field."""
+    data = read_yaml_mapping(path)
+    raw = data.get("layer_norm")
+    if not isinstance(raw, dict) or not isinstance(data.get("source"), str):
+        raise ConfigError([f"{path}: needs the fields source (a string), layer_norm (a mapping)"])
+    counts = {}
+    for arch, by_dtype in raw.items():
+        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
+            raise ConfigError(
+                [f"{path}: layer_norm.{arch}: must map dtypes ({', '.join(_DTYPES)}) to counts"]
+            )
+        for dtype, entry in by_dtype.items():
+            counts[(str(arch), dtype)] = _row_entry(entry, path, f"layer_norm.{arch}.{dtype}")
+    return counts
+
+
+@cache
+def _shipped_layer_norm() -> dict[tuple[str, str], RowKernelCount]:
+    return load_layer_norm_counts(LAYER_NORM_FILE)
+
+
+def counted_layer_norm(architecture: str | None, dtype: DType) -> RowKernelCount | None:
+    """ATen's layer norm kernel counted for a GPU of ``architecture`` on rows of ``dtype``, or
+    ``None`` without a count."""
+    arch = sass_architecture(architecture)
+    return None if arch is None else _shipped_layer_norm().get((arch, dtype.value))

@@ -14,7 +14,11 @@ GELU (erf in fp32), ATen's LayerNorm (a Welford update with a reciprocal per ele
 rotary embedding (an integer division and modulo for every pair) issue several times more
 instructions than they have FLOPs.
 
-``I`` depends on the compiled kernel, which is not available here, so it is a calibration: the
+``I`` depends on the compiled kernel. Where that kernel's SASS has been counted (ATen's layer
+norm, :func:`~opmodel.models.streaming.counted.counted_layer_norm`), ``I`` is its counted issue
+cycles per element plus its per-row instructions spread over the row, times a fitted
+``stall_factor`` (issue cycles per counted cycle: the stalls between dependent instructions,
+branch reconvergence and pipe conflicts the count leaves out). Elsewhere it is a calibration: the
 file ``configs/calibrations/streaming_instructions.yaml`` holds ``I`` per implementation and
 function (elementwise) or op kind (row ops), with the rows it was fitted on
 (``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. It is
@@ -29,7 +33,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -38,47 +42,50 @@ from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.models.shared.calibration_slot import CalibrationSlot
+from opmodel.models.streaming.counted import RowKernelCount
 from opmodel.parsing.yamlfile import read_calibration
 
 __all__ = [
     "CALIBRATION_FILE",
     "IssueCalibration",
     "calibrated_instructions",
+    "counted_issue_cost",
     "instructions_per_element",
     "issue_calibration",
     "issue_key",
     "load_issue_calibration",
     "overridden",
+    "stall_factor",
 ]
 
 CALIBRATION_FILE = (
     Path(__file__).resolve().parent.parent.parent
     / "configs/calibrations/streaming_instructions.yaml"
 )
-_FIELDS = ("fitted_on", "instructions_per_element")
+_FIELDS = ("fitted_on", "instructions_per_element")  # and optionally stall_factor
 _FITTED_ON = ("hardware", "source")
 
 
 @dataclass(frozen=True, slots=True)
 class IssueCalibration:
-    """Instructions per element by (implementation, function or kind), and its training rows:
-    those measured on ``hardware`` from ``source`` for the listed keys."""
+    """Instructions per element by (implementation, function or kind), stall factors of the
+    counted kernels by the same keys, and its training rows: those measured on ``hardware``
+    from ``source`` for the listed keys."""
 
     instructions: Mapping[tuple[str, str], float]
     hardware: str
     source: str
+    stall_factors: Mapping[tuple[str, str], float] = field(default_factory=dict)
 
     def is_training_row(self, hardware: str, source: str, implementation: str, key: str) -> bool:
         """True for a measured row the calibration was fitted on."""
-        return (
-            hardware == self.hardware
-            and source == self.source
-            and (implementation, key) in self.instructions
+        listed = (implementation, key) in self.instructions or (
+            (implementation, key) in self.stall_factors
         )
+        return hardware == self.hardware and source == self.source and listed
 
 
-def _table(raw: Any, path: Path) -> dict[tuple[str, str], float]:
-    field = "instructions_per_element"
+def _table(raw: Any, path: Path, field: str) -> dict[tuple[str, str], float]:
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: {field}: must be a mapping of implementation to functions"])
     table: dict[tuple[str, str], float] = {}
@@ -107,9 +114,10 @@ def load_issue_calibration(path: Path) -> IssueCalibration:
     """Read and validate a calibration file (module docstring); errors name the file and field."""
     data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
     return IssueCalibration(
-        instructions=_table(data["instructions_per_element"], path),
+        instructions=_table(data["instructions_per_element"], path, "instructions_per_element"),
         hardware=fitted["hardware"],
         source=fitted["source"],
+        stall_factors=_table(data.get("stall_factor", {}), path, "stall_factor"),
     )
 
 
@@ -143,6 +151,27 @@ def calibrated_instructions(implementation: str, key: str) -> float | None:
     ``None``: a listed value replaces ATen's counted one
     (:mod:`~opmodel.models.streaming.counted`)."""
     return issue_calibration().instructions.get((implementation, key))
+
+
+def stall_factor(implementation: str, key: str) -> float:
+    """Issue cycles per counted cycle of ``implementation``'s kernel for ``key``: the
+    calibration's value, 1 when it lists none (module docstring)."""
+    return issue_calibration().stall_factors.get((implementation, key), 1.0)
+
+
+def counted_issue_cost(
+    count: RowKernelCount,
+    threads_per_cta: int,
+    issued_elements: int,
+    implementation: str,
+    key: str,
+) -> float:
+    """``I`` of a row kernel counted from SASS: ``stall_factor x (cycles_per_element +
+    row_instructions x threads_per_cta / issued_elements)``, each thread's once-per-row
+    instructions spread over the elements the CTA's issue is counted on (its elements padded
+    to whole warps; module docstring)."""
+    spread = count.row_instructions * threads_per_cta / issued_elements
+    return stall_factor(implementation, key) * (count.cycles_per_element + spread)
 
 
 def overridden(calibration: IssueCalibration) -> AbstractContextManager[None]:
