@@ -38,6 +38,7 @@ from sass_listing import (
     functions,
     parse,
     run,
+    yaml_lines,
 )
 
 # function (attr ``function`` of an elementwise op) -> a substring of its ATen kernel's name
@@ -180,12 +181,12 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: 
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
         "instructions_per_element:",
     ]
-    for arch, by_dtype in counts.items():
-        lines.append(f"  {arch.replace('_', '')}:")
-        for dtype, by_function in by_dtype.items():
-            items = ", ".join(f"{name}: {value:g}" for name, value in sorted(by_function.items()))
-            lines.append(f"    {dtype}: {{{items}}}")
+    lines += yaml_lines(counts, _flow)
     path.write_text("\n".join(lines) + "\n")
+
+
+def _flow(by_function: dict[str, float]) -> str:
+    return ", ".join(f"{name}: {value:g}" for name, value in sorted(by_function.items()))
 
 
 def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:

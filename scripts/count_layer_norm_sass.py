@@ -41,13 +41,12 @@ from sass_listing import (
     BRANCH,
     Instruction,
     arch_cubins,
-    arguments,
+    count_main,
     cuobjdump,
     demangle,
-    finish,
     functions,
     parse,
-    per_architecture,
+    yaml_lines,
 )
 
 DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
@@ -222,12 +221,14 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: 
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump 13.5.37",
         "layer_norm:",
     ]
-    for arch, by_dtype in counts.items():
-        lines.append(f"  {arch.replace('_', '')}:")
-        for dtype, values in by_dtype.items():
-            items = ", ".join(f"{name}: {value:g}" for name, value in values.items())
-            lines.append(f"    {dtype}: {{{items}}}")
+    lines += yaml_lines(
+        counts, lambda v: ", ".join(f"{name}: {value:g}" for name, value in v.items())
+    )
     path.write_text("\n".join(lines) + "\n")
+
+
+def _flow(values: dict[str, float]) -> str:
+    return ", ".join(f"{name}: {value:g}" for name, value in values.items())
 
 
 def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
@@ -241,10 +242,7 @@ def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = arguments(__doc__ or "", argv, tuple(PIPE_RATE))
-    if args is None:
-        return 2
-    return finish(args, per_architecture(args, count), _report, _write)
+    return count_main(__doc__ or "", argv, tuple(PIPE_RATE), (count, _report, _write))
 
 
 if __name__ == "__main__":

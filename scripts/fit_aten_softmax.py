@@ -20,13 +20,19 @@ measured on ``--hardware`` by ``--source``.
   ``effective_roofline`` over them: a grid of 0-200 in steps of 1, then steps of 0.1 around the
   best (the smallest ``I`` on a tie).
 
-It prints both fits and the training and held-out errors of the block kernel's rows, and writes
-the calibration file (default: the shipped one), which names its training rows.
+- The register softmax's stall factor (``cunn_SoftMaxForwardReg``, 2049-9216 elements, its
+  issue cycles per row counted from SASS): its rows of at least ``--block-min-rows`` rows, on
+  a grid of 0.05-4 in steps of 0.05, then 0.01 around the best, after ``I`` above.
+
+It prints the fits and the training and held-out errors of the block and register kernels'
+rows, and writes the calibration file (default: the shipped one), which names its training
+rows.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
 import statistics
 import sys
@@ -48,6 +54,7 @@ from opmodel.validation.op_latency import OpRow, load_op_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 COARSE = [float(i) for i in range(201)]
+COARSE_FACTOR = [0.05 * i for i in range(1, 81)]
 
 
 def _shape(row: OpRow) -> tuple[int, int, int]:
@@ -114,7 +121,7 @@ def fit_loads(rows: Sequence[OpRow], spec: HardwareSpec) -> dict[int, float]:
 
 
 def _calibration(
-    loads: dict[int, float], issue: float, args: argparse.Namespace
+    loads: dict[int, float], issue: float, args: argparse.Namespace, factor: float | None = None
 ) -> AtenSoftmaxCalibration:
     return AtenSoftmaxCalibration(
         loads_in_flight=loads,
@@ -123,6 +130,7 @@ def _calibration(
         source=args.source,
         warp_max_rows=args.warp_max_rows,
         block_min_rows=args.block_min_rows,
+        register_stall_factor=factor,
     )
 
 
@@ -147,23 +155,60 @@ def fit_issue(
     return min(fine, key=lambda v: (sse(v), v))
 
 
-def _write(path: Path, calibration: AtenSoftmaxCalibration, counts: tuple[int, int]) -> None:
+def fit_register(
+    rows: Sequence[OpRow], spec: HardwareSpec, calibration: AtenSoftmaxCalibration
+) -> float:
+    """The register softmax's stall factor minimising the squared relative errors of ``rows``
+    under ``calibration``'s other numbers (module docstring)."""
+
+    def sse(value: float) -> float:
+        trial = dataclasses.replace(calibration, register_stall_factor=value)
+        return sum(e * e for e in block_errors(rows, spec, trial))
+
+    best = min(COARSE_FACTOR, key=lambda v: (sse(v), v))
+    fine = [round(best + 0.01 * (i - 5), 2) for i in range(11) if best + 0.01 * (i - 5) > 0]
+    return min(fine, key=lambda v: (sse(v), v))
+
+
+def _write(path: Path, calibration: AtenSoftmaxCalibration, counts: tuple[int, int, int]) -> None:
     lines = [
         "# ATen's softmax kernels (opmodel.models.streaming.aten_softmax): a calibration, not a",
         "# datasheet value. Written by `python scripts/fit_aten_softmax.py` from the measured",
         f"# rows below ({counts[0]} warp-softmax rows, {counts[1]} block-softmax rows,",
-        "# data/measured); every other row is held out (docs/validation.md, 'Non-GEMM ops').",
+        f"# {counts[2]} register-softmax rows, data/measured); every other row is held out",
+        "# (docs/validation.md, 'Non-GEMM ops').",
         "fitted_on:",
         f"  hardware: {calibration.hardware}",
         f"  source: {calibration.source}",
         f"  warp_max_rows: {calibration.warp_max_rows}  # warp-softmax rows: one wave of warps",
-        f"  block_min_rows: {calibration.block_min_rows}  # block-softmax rows: many waves",
+        f"  block_min_rows: {calibration.block_min_rows}  # block and register rows: many waves",
         "loads_in_flight:  # warp softmax, by element size in bytes",
         *(f"  {size}: {value}" for size, value in sorted(calibration.loads_in_flight.items())),
         "block_instructions_per_element: "
         f"{calibration.block_instructions_per_element}  # block softmax, issue cost",
     ]
+    if calibration.register_stall_factor is not None:
+        lines.append(
+            f"register_stall_factor: {calibration.register_stall_factor}"
+            "  # register softmax, issue cycles per counted cycle"
+        )
     path.write_text("\n".join(lines) + "\n")
+
+
+def _report(
+    name: str,
+    rows: Sequence[OpRow],
+    spec: HardwareSpec,
+    calibration: AtenSoftmaxCalibration,
+    min_rows: int,
+) -> None:
+    """Print the training and held-out MAPE of one kernel's ``rows`` under ``calibration``."""
+    training = [r for r in rows if _shape(r)[0] >= min_rows]
+    held = [r for r in rows if _shape(r)[0] < min_rows]
+    for label, part in (("training", training), ("held out", held)):
+        errors = block_errors(part, spec, calibration) if part else []
+        mape = statistics.fmean(abs(e) for e in errors) if errors else float("nan")
+        print(f"{name}: {label} {len(part)} rows, MAPE {mape:.1%}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -190,12 +235,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     loads = fit_loads(warp, spec)
     issue = fit_issue(training, spec, loads, args)
     calibration = _calibration(loads, issue, args)
-    held = [r for r in block if _shape(r)[0] < args.block_min_rows]
-    for name, part in (("training", training), ("held out", held)):
-        errors = block_errors(part, spec, calibration) if part else []
-        mape = statistics.fmean(abs(e) for e in errors) if errors else float("nan")
-        print(f"block softmax, I = {issue}: {name} {len(part)} rows, MAPE {mape:.1%}")
-    _write(args.output, calibration, (len(warp), len(training)))
+    _report(f"block softmax, I = {issue}", block, spec, calibration, args.block_min_rows)
+    register = aten_rows(rows, args.hardware, args.source, "reg")
+    register_training = [r for r in register if _shape(r)[0] >= args.block_min_rows]
+    if register_training:
+        factor = fit_register(register_training, spec, calibration)
+        calibration = _calibration(loads, issue, args, factor)
+        name = f"register softmax, factor = {factor}"
+        _report(name, register, spec, calibration, args.block_min_rows)
+    _write(args.output, calibration, (len(warp), len(training), len(register_training)))
     print(f"wrote {args.output}")
     return 0
 

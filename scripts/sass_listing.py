@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+V = TypeVar("V")
+WriteStep = Callable[[Path, dict[str, T], Path], None]
 ARCHITECTURES = ("sm_80", "sm_86", "sm_90")  # the SASS the counters read (sm_89 runs sm_86's)
 
 _LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
@@ -131,7 +133,7 @@ def finish(
     args: argparse.Namespace,
     counts: dict[str, T],
     report: Callable[[dict[str, T]], list[str]],
-    write: Callable[[Path, dict[str, T], Path], None],
+    write: WriteStep[T],
 ) -> int:
     """Print ``report``'s lines and ``write`` the file with ``--write``."""
     print("\n".join(report(counts)))
@@ -140,16 +142,38 @@ def finish(
     return 0
 
 
+def count_main(
+    description: str,
+    argv: Sequence[str] | None,
+    architectures: Sequence[str],
+    steps: tuple[Callable[..., T], Callable[[dict[str, T]], list[str]], WriteStep[T]],
+) -> int:
+    """A SASS counter's main over ``architectures``: count each (``steps``: the counter, the
+    report's lines, the file's writer), print the report, write the file with ``--write``; 2
+    after a one-line error."""
+    counter, report, write = steps
+    args = arguments(description, argv, architectures)
+    if args is None:
+        return 2
+    return finish(args, per_architecture(args, counter), report, write)
+
+
 def run(
     description: str,
     argv: Sequence[str] | None,
     counter: Callable[..., T],
     report: Callable[[dict[str, T]], list[str]],
-    write: Callable[[Path, dict[str, T], Path], None],
+    write: WriteStep[T],
 ) -> int:
-    """A SASS counter's main: count per architecture, print ``report``'s lines, ``write`` the
-    file with ``--write``; 2 after a one-line error."""
-    args = arguments(description, argv)
-    if args is None:
-        return 2
-    return finish(args, per_architecture(args, counter), report, write)
+    """:func:`count_main` over ``ARCHITECTURES``."""
+    return count_main(description, argv, ARCHITECTURES, (counter, report, write))
+
+
+def yaml_lines(counts: dict[str, dict[str, V]], items: Callable[[V], str]) -> list[str]:
+    """A counts file's table: per architecture (``sm90``), one line per dtype holding
+    ``items`` of its values as a flow mapping."""
+    lines = []
+    for arch, by_dtype in counts.items():
+        lines.append(f"  {arch.replace('_', '')}:")
+        lines += [f"    {dtype}: {{{items(values)}}}" for dtype, values in by_dtype.items()]
+    return lines

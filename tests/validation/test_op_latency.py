@@ -134,12 +134,13 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert 2.0e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.105
     assert result.by_kind["elementwise:h200_sxm"].mape <= 0.07
-    # 7.5 %: 7.0 % with the 2.13 µs event-scope offset fitted before ATen's LayerNorm was counted
-    assert result.by_function["elementwise/silu:h200_sxm"].mape <= 0.08
+    # 8.8 %: 7.0 % with the 2.13 µs event-scope offset fitted before ATen's LayerNorm and
+    # register softmax were counted (their fastest rows are among the offset's)
+    assert result.by_function["elementwise/silu:h200_sxm"].mape <= 0.092
     assert result.by_function["elementwise/gelu_tanh:h200_sxm"].mape <= 0.09
     assert result.by_kind["copy:h200_sxm"].mape <= 0.045
-    # 7.2 %: 6.0 % before the counted registers (32, not 40) and that offset's refit
-    assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.075
+    # 7.9 %: 6.0 % before the counted registers (32, not 40) and that offset's refit
+    assert result.by_kind["rmsnorm:h200_sxm"].mape <= 0.083
     # Liger's benchmarks: torch.nn.LayerNorm (A100, H100) and torch.softmax (RTX 3090) apart
     # 10.0 % (fp32 rows at 0.90x): 8.9 % with the fitted I = 69.6 before the counted cost
     assert result.by_source["liger:pytorch:layernorm"].mape <= 0.105
@@ -147,10 +148,12 @@ def test_shipped_accuracy_does_not_regress() -> None:
     # 0.76x, autograd's host work in the event times of the short rows
     backward = result.by_kind["layernorm_backward:h100_sxm"]
     assert backward.count == 5 and backward.mape <= 0.24
-    assert result.by_source["liger:pytorch:softmax"].mape <= 0.215
+    # 23.5 %: the 4096-wide row, ATen's register kernel, 1.29x with its count (20.4 % before)
+    assert result.by_source["liger:pytorch:softmax"].mape <= 0.245
     assert result.by_kind["layernorm:a40"].mape <= 0.085
     assert result.by_kind["attention_prefill:h200_sxm"].mape <= 0.11
-    assert result.by_kind["softmax:rtx3090"].mape <= 0.19
+    assert result.by_kind["softmax:rtx3090"].mape <= 0.20
+    assert result.by_kind["softmax:h200_sxm"].mape <= 0.10
     assert result.by_source["liger:fused:layernorm"].mape <= 0.055
     assert result.by_source["liger:fused:rmsnorm"].mape <= 0.07
     assert result.by_source["liger:fused:softmax"].mape <= 0.17
@@ -165,7 +168,7 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert result.by_kind["embedding:a40"].mape <= 0.16
     assert result.by_duration["measured >= 100 us"].mape <= 0.075
     assert result.by_duration["measured < 10 us"].mape <= 0.125
-    assert result.by_kind["layernorm:h200_sxm"].mape <= 0.085
+    assert result.by_kind["layernorm:h200_sxm"].mape <= 0.082
     assert result.by_hardware["a40"].mape <= 0.0905
     for function, bound in (
         ("add", 0.075),

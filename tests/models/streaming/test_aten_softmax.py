@@ -21,6 +21,7 @@ from opmodel.models.streaming.aten_softmax import (
     load_aten_softmax_calibration,
     loads_in_flight,
     overridden,
+    register_stall_factor,
     softmax_path,
 )
 from tests.config_errors import assert_one_line_error
@@ -36,7 +37,9 @@ def test_shipped_calibration_names_its_training_rows() -> None:
     assert not train("h200_sxm", "opmodel-measure", 1024, 2048, 2)
     assert train("h200_sxm", "opmodel-measure", 8192, 32768, 2)  # block, many waves
     assert not train("h200_sxm", "opmodel-measure", 1024, 32768, 2)
-    assert not train("h200_sxm", "opmodel-measure", 65536, 4096, 2)  # reg: not fitted
+    # reg: its stall factor is fitted on its rows of many waves
+    assert train("h200_sxm", "opmodel-measure", 65536, 4096, 2)
+    assert not train("h200_sxm", "opmodel-measure", 1024, 4096, 2)
     assert not train("rtx3090", "liger", 1, 1024, 2)
     assert not train("h200_sxm", "opmodel-measure", 1, 512, 8)  # fp64: no u listed
 
@@ -115,13 +118,14 @@ def test_one_row_adds_its_arithmetic_to_its_chain() -> None:
     """One row of 8192 bf16 (the register kernel, one CTA): its loads, reductions and
     arithmetic follow one another, so the time grows by the CTA's whole issue time,
     8192 x I / 128 lanes per clock, and the arithmetic is not hidden under the loads (to 0.1 %:
-    a longer chain loads DRAM's queue a little less)."""
+    a longer chain loads DRAM's queue a little less). I: sm_90's counted 647 issue cycles per
+    row of a thread holding 8 elements, x 1,024 threads / 8,192 elements, x the stall factor."""
     h200 = load_hardware("h200_sxm")
     clock = h200.compute.max_boost_clock_hz
     assert clock is not None
-    issue = block_instructions_per_element()
+    issue = register_stall_factor() * 647 * 1024 / 8192
     reg = predict_streaming(_softmax(1, 8192), h200)
-    zero = dataclasses.replace(aten_softmax_calibration(), block_instructions_per_element=0.0)
+    zero = dataclasses.replace(aten_softmax_calibration(), register_stall_factor=0.0)
     with overridden(zero):
         bare = predict_streaming(_softmax(1, 8192), h200)
     assert reg.diagnostics.limiter == bare.diagnostics.limiter == "latency"  # type: ignore[attr-defined]
@@ -161,6 +165,10 @@ _HEAD = (
         (
             _HEAD.replace("50", "-1") + "loads_in_flight: {2: 2.0}\n",
             "block_instructions_per_element: must be a finite number >= 0 (got -1)",
+        ),
+        (
+            _HEAD + "loads_in_flight: {2: 2.0}\nregister_stall_factor: 0\n",
+            "register_stall_factor: must be a finite number > 0 (got 0)",
         ),
     ],
 )

@@ -9,6 +9,7 @@ streaming.md); elementwise ops default to ``pytorch``, row ops to ``fused``.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 from opmodel.core.attrs import int_attr
@@ -23,8 +24,18 @@ from opmodel.models.effective_roofline.row_backward_op import predict_row_backwa
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
-from opmodel.models.streaming.aten_softmax import block_instructions_per_element, softmax_path
-from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
+from opmodel.models.streaming.aten_rows import REGISTER_SOFTMAX
+from opmodel.models.streaming.aten_softmax import (
+    block_instructions_per_element,
+    register_stall_factor,
+    softmax_path,
+)
+from opmodel.models.streaming.counted import (
+    RegisterSoftmaxCount,
+    counted_instructions,
+    counted_layer_norm,
+    counted_register_softmax,
+)
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import (
     calibrated_instructions,
@@ -112,40 +123,83 @@ def _kernel_of(
     )
 
 
+def _issued(kernel: StreamKernel, hardware: HardwareSpec) -> int:
+    """The CTA's elements padded to whole warps: a warp instruction takes an issue slot however
+    few of its lanes hold an element."""
+    sm = hardware.compute.sm
+    warp = sm.warp_size if sm is not None else 32
+    return math.ceil(kernel.elements_per_cta / warp) * warp
+
+
+def _row_count(op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec) -> float | None:
+    """``I`` of an ATen row kernel counted from its SASS for the GPU's architecture and the
+    rows' dtype (:mod:`~opmodel.models.streaming.counted`), ``None`` without a count: the layer
+    norm's loop cycles per element plus its per-row instructions, times the issue
+    calibration's stall factor (:mod:`~opmodel.models.streaming.issue`); the register
+    softmax's cycles per row of a thread, times its own stall factor
+    (:mod:`~opmodel.models.streaming.aten_softmax`); both spread over the issued elements."""
+    view, arch = op.view, hardware.architecture
+    if kernel.implementation != "pytorch" or not isinstance(view, RowView):
+        return None
+    threads, issued = kernel.threads_per_cta, _issued(kernel, hardware)
+    if op.kind is OpKind.LAYERNORM:
+        norm = counted_layer_norm(arch, view.x.dtype)
+        key = issue_key(op)
+        return None if norm is None else counted_issue_cost(norm, threads, issued, "pytorch", key)
+    register = _register_softmax(kernel, view, arch)
+    if register is None:
+        return None
+    return register_stall_factor() * register.cycles_per_row * threads / issued
+
+
+def _register_softmax(
+    kernel: StreamKernel, view: RowView, architecture: str | None
+) -> RegisterSoftmaxCount | None:
+    """The register softmax's count for the kernel's elements per thread, if it is that
+    kernel and counted."""
+    if kernel.name != REGISTER_SOFTMAX:
+        return None
+    per_thread = math.ceil(kernel.elements_per_cta / kernel.threads_per_cta)
+    return counted_register_softmax(architecture, view.x.dtype, per_thread)
+
+
 def _issue_cost(
     op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int, hardware: HardwareSpec
 ) -> float:
-    """Instructions per element: ATen's block softmax has its own calibration
-    (:mod:`~opmodel.models.streaming.aten_softmax`); ATen's layer norm, where its SASS is
-    counted for the architecture and dtype, its counted loop cycles per element plus its
-    per-row instructions over the row, times the calibration's stall factor
-    (:mod:`~opmodel.models.streaming.issue`); every other kernel the issue calibration's
-    value for its implementation and function or kind; where that lists none, an ATen
-    elementwise function the count from its SASS for the architecture and dtype
+    """Instructions per element: an ATen row kernel counted from its SASS its count
+    (:func:`_row_count`); ATen's block softmax (and its register softmax without a count) its
+    own calibration (:mod:`~opmodel.models.streaming.aten_softmax`); every other kernel the
+    issue calibration's value for its implementation and function or kind; where that lists
+    none, an ATen elementwise function the count from its SASS for the architecture and dtype
     (:mod:`~opmodel.models.streaming.counted`), else none."""
-    aten_block = (
-        op.kind is OpKind.SOFTMAX
-        and kernel.implementation == "pytorch"
-        and softmax_path(length, element_bytes) != "warp"
-    )
-    if aten_block:
+    counted = _row_count(op, kernel, hardware)
+    if counted is not None:
+        return counted
+    aten_softmax = op.kind is OpKind.SOFTMAX and kernel.implementation == "pytorch"
+    if aten_softmax and softmax_path(length, element_bytes) != "warp":
         return block_instructions_per_element()
     key = issue_key(op)
-    view, architecture = op.view, hardware.architecture
-    aten_layer_norm = op.kind is OpKind.LAYERNORM and kernel.implementation == "pytorch"
-    if aten_layer_norm and isinstance(view, RowView):
-        row = counted_layer_norm(architecture, view.x.dtype)
-        sm = hardware.compute.sm
-        if row is not None and sm is not None:
-            issued = math.ceil(kernel.elements_per_cta / sm.warp_size) * sm.warp_size
-            threads = kernel.threads_per_cta
-            return counted_issue_cost(row, threads, issued, kernel.implementation, key)
     fitted = calibrated_instructions(kernel.implementation, key)
     if fitted is not None:
         return fitted
+    view = op.view
     if kernel.implementation != "pytorch" or not isinstance(view, ElementwiseView):
         return 0.0
-    return counted_instructions(architecture, view.y.dtype, key) or 0.0
+    return counted_instructions(hardware.architecture, view.y.dtype, key) or 0.0
+
+
+def _with_counted_registers(
+    op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec
+) -> StreamKernel:
+    """The register softmax with the registers counted for its elements per thread (they set
+    how many of its CTAs share an SM), where counted; any other kernel as it is."""
+    view = op.view
+    if not isinstance(view, RowView):
+        return kernel
+    register = _register_softmax(kernel, view, hardware.architecture)
+    if register is None:
+        return kernel
+    return dataclasses.replace(kernel, registers_per_thread=register.registers)
 
 
 def _work_of(
@@ -192,7 +246,9 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     rows, length, element_bytes, _, _ = shape
     sm = hardware.compute.sm
     assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
-    kernel = _kernel_of(op, rows, length, element_bytes, sm.sm_count)
+    kernel = _with_counted_registers(
+        op, _kernel_of(op, rows, length, element_bytes, sm.sm_count), hardware
+    )
     work = _work_of(op, base, kernel, shape, hardware)
     e = evaluate_streaming(kernel, hardware, work)
     traffic, energy = streaming_cost(base, hardware, (e,), base.traffic["hbm"].write_bytes)

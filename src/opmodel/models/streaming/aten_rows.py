@@ -11,7 +11,9 @@ from opmodel.core.enums import OpKind
 from opmodel.models.streaming.aten_softmax import loads_in_flight, softmax_path
 from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
 
-__all__ = ["aten_row_kernel"]
+__all__ = ["REGISTER_SOFTMAX", "aten_row_kernel"]
+
+REGISTER_SOFTMAX = "cunn_SoftMaxForwardReg"
 
 _ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
 # ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
@@ -89,12 +91,13 @@ def _reg_softmax(rows: int, length: int, threads: int) -> StreamKernel:
     per thread, all in flight, kept in registers; a max and a sum reduction with barriers
     between the phases."""
     return StreamKernel(
-        name="cunn_SoftMaxForwardReg",
+        name=REGISTER_SOFTMAX,
         implementation="pytorch",
         ctas=rows,
         threads_per_cta=threads,
         # estimate, as ATen's other row kernels: more than the 32 that two 1024-thread CTAs
-        # per SM allow, with the row's values, their sum and addresses in registers
+        # per SM allow; where the kernel's SASS is counted, its registers for the elements
+        # per thread replace it (effective_roofline.streaming_op, streaming.counted)
         registers_per_thread=40,
         elements_per_cta=length,
         serial_loads=1,

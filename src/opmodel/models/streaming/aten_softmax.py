@@ -23,10 +23,15 @@ measured rows it names; ``validate-ops`` reports those rows apart):
   With ``u`` in flight a row of ``n`` iterations takes ``n / u`` round trips
   (:mod:`~opmodel.models.streaming.evaluate`); ``u = L_dram / slope``, fitted on rows of one
   wave. Sizes the file does not list get ``u = 1``: each load waits for the one before it.
-- ``block_instructions_per_element``: the issue cost ``I`` of the block and register kernels
+- ``block_instructions_per_element``: the issue cost ``I`` of the block kernel
   (:mod:`~opmodel.models.streaming.issue` for what ``I`` means), whose passes compute ``exp``
   twice and divide in fp32 for every element; fitted on block-kernel rows of many waves, where
-  that issue bound sets the time (the register kernel's rows are held out).
+  that issue bound sets the time. The register kernel takes it too where its SASS has no
+  count.
+- ``register_stall_factor`` (optional, 1 when absent): issue cycles per counted cycle of the
+  register kernel, whose issue cycles per row and registers are counted from its SASS
+  (:func:`~opmodel.models.streaming.counted.counted_register_softmax`); fitted on its rows of
+  many waves, as the block kernel's ``I``.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ __all__ = [
     "load_aten_softmax_calibration",
     "loads_in_flight",
     "overridden",
+    "register_stall_factor",
     "softmax_path",
 ]
 
@@ -81,9 +87,10 @@ def softmax_path(length: int, element_bytes: int) -> str:
 
 @dataclass(frozen=True, slots=True)
 class AtenSoftmaxCalibration:
-    """The two calibrated numbers and their training rows: ATen softmax rows measured on
-    ``hardware`` by ``source``, warp-softmax rows of at most ``warp_max_rows`` rows and block
-    rows of at least ``block_min_rows`` rows."""
+    """The calibrated numbers and their training rows: ATen softmax rows measured on
+    ``hardware`` by ``source``, warp-softmax rows of at most ``warp_max_rows`` rows, and block
+    rows (register rows too, when the file has their stall factor) of at least
+    ``block_min_rows`` rows."""
 
     loads_in_flight: Mapping[int, float]
     block_instructions_per_element: float
@@ -91,6 +98,7 @@ class AtenSoftmaxCalibration:
     source: str
     warp_max_rows: int
     block_min_rows: int
+    register_stall_factor: float | None = None
 
     def is_training_row(
         self, hardware: str, source: str, rows: int, length: int, element_bytes: int
@@ -101,7 +109,8 @@ class AtenSoftmaxCalibration:
         path = softmax_path(length, element_bytes)
         if path == "warp":
             return rows <= self.warp_max_rows and element_bytes in self.loads_in_flight
-        return path == "block" and rows >= self.block_min_rows
+        fitted = path == "block" or (path == "reg" and self.register_stall_factor is not None)
+        return fitted and rows >= self.block_min_rows
 
 
 def _number(value: object) -> bool:
@@ -137,6 +146,10 @@ def load_aten_softmax_calibration(path: Path) -> AtenSoftmaxCalibration:
     if not _number(issue) or issue < 0:
         field = "block_instructions_per_element"
         raise ConfigError([f"{path}: {field}: must be a finite number >= 0 (got {issue!r})"])
+    factor = data.get("register_stall_factor")
+    if factor is not None and (not _number(factor) or factor <= 0):
+        field = "register_stall_factor"
+        raise ConfigError([f"{path}: {field}: must be a finite number > 0 (got {factor!r})"])
     return AtenSoftmaxCalibration(
         loads_in_flight=_loads(data["loads_in_flight"], path),
         block_instructions_per_element=float(issue),
@@ -144,6 +157,7 @@ def load_aten_softmax_calibration(path: Path) -> AtenSoftmaxCalibration:
         source=fitted["source"],
         warp_max_rows=_count(fitted.get("warp_max_rows"), f"{path}: fitted_on.warp_max_rows", 1),
         block_min_rows=_count(fitted.get("block_min_rows"), f"{path}: fitted_on.block_min_rows", 1),
+        register_stall_factor=None if factor is None else float(factor),
     )
 
 
@@ -171,3 +185,9 @@ def loads_in_flight(element_bytes: int) -> float:
 def block_instructions_per_element() -> float:
     """``I`` of ATen's block softmax."""
     return aten_softmax_calibration().block_instructions_per_element
+
+
+def register_stall_factor() -> float:
+    """Issue cycles per counted cycle of ATen's register softmax: 1 when not fitted."""
+    factor = aten_softmax_calibration().register_stall_factor
+    return 1.0 if factor is None else factor

@@ -14,6 +14,11 @@ other functions have no count (``None``).
 dtype: the issue cycles per element of its Welford and normalise loops (the busiest of the
 SMSP's issue slot and arithmetic pipes) and the instructions a thread issues once per row
 (:func:`counted_layer_norm`).
+
+``configs/instructions/aten_softmax.yaml`` holds, for ATen's register softmax
+(``cunn_SoftMaxForwardReg``, ``scripts/count_softmax_sass.py``) with 1-9 elements per thread,
+the issue cycles one thread takes for a whole row and the kernel's registers
+(:func:`counted_register_softmax`).
 """
 
 from __future__ import annotations
@@ -32,16 +37,22 @@ from opmodel.parsing.yamlfile import read_yaml_mapping
 __all__ = [
     "COUNTS_FILE",
     "LAYER_NORM_FILE",
+    "SOFTMAX_FILE",
+    "RegisterSoftmaxCount",
     "RowKernelCount",
     "counted_instructions",
     "counted_layer_norm",
+    "counted_register_softmax",
     "load_counts",
     "load_layer_norm_counts",
+    "load_register_softmax_counts",
 ]
 
 _FOLDER = Path(__file__).resolve().parent.parent.parent / "configs/instructions"
 COUNTS_FILE = _FOLDER / "aten_elementwise.yaml"
 LAYER_NORM_FILE = _FOLDER / "aten_layer_norm.yaml"
+SOFTMAX_FILE = _FOLDER / "aten_softmax.yaml"
+_PER_THREAD = 9  # the register softmax's instances: 1-9 elements per thread
 _ROW_FIELDS = ("instructions_per_element", "cycles_per_element", "row_instructions")
 _DTYPES = ("bf16", "fp16", "fp32")
 
@@ -143,3 +154,67 @@ def counted_layer_norm(architecture: str | None, dtype: DType) -> RowKernelCount
     ``None`` without a count."""
     arch = sass_architecture(architecture)
     return None if arch is None else _shipped_layer_norm().get((arch, dtype.value))
+
+
+@dataclass(frozen=True, slots=True)
+class RegisterSoftmaxCount:
+    """The register softmax for one number of elements per thread: the issue cycles one
+    thread takes for a whole row, and its registers per thread."""
+
+    cycles_per_row: float
+    registers: int
+
+
+def _softmax_entry(raw: Any, path: Path, where: str) -> list[RegisterSoftmaxCount]:
+    fields = ("cycles_per_row", "registers")
+    if not isinstance(raw, dict) or set(raw) != set(fields):
+        raise ConfigError([f"{path}: {where}: needs exactly the fields {', '.join(fields)}"])
+    for name in fields:
+        values = raw[name]
+        ok = isinstance(values, list) and len(values) == _PER_THREAD
+        if not ok or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in values):
+            raise ConfigError(
+                [f"{path}: {where}.{name}: must list {_PER_THREAD} integers > 0 (got {values!r})"]
+            )
+    pairs = zip(raw["cycles_per_row"], raw["registers"], strict=True)
+    return [RegisterSoftmaxCount(float(c), r) for c, r in pairs]
+
+
+def load_register_softmax_counts(
+    path: Path,
+) -> dict[tuple[str, str], list[RegisterSoftmaxCount]]:
+    """Read and validate a softmax counts file (module docstring), keyed by (architecture,
+    dtype), each a list by elements per thread (1 first); errors name the file and field."""
+    data = read_yaml_mapping(path)
+    raw = data.get("register_softmax")
+    if not isinstance(raw, dict) or not isinstance(data.get("source"), str):
+        raise ConfigError(
+            [f"{path}: needs the fields source (a string), register_softmax (a mapping)"]
+        )
+    counts = {}
+    for arch, by_dtype in raw.items():
+        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
+            raise ConfigError(
+                [f"{path}: register_softmax.{arch}: must map dtypes ({', '.join(_DTYPES)})"]
+            )
+        for dtype, entry in by_dtype.items():
+            where = f"register_softmax.{arch}.{dtype}"
+            counts[(str(arch), dtype)] = _softmax_entry(entry, path, where)
+    return counts
+
+
+@cache
+def _shipped_softmax() -> dict[tuple[str, str], list[RegisterSoftmaxCount]]:
+    return load_register_softmax_counts(SOFTMAX_FILE)
+
+
+def counted_register_softmax(
+    architecture: str | None, dtype: DType, per_thread: int
+) -> RegisterSoftmaxCount | None:
+    """ATen's register softmax with ``per_thread`` elements per thread (1-9) on rows of
+    ``dtype`` for a GPU of ``architecture``, or ``None`` without a count."""
+    arch = sass_architecture(architecture)
+    counts = None if arch is None else _shipped_softmax().get((arch, dtype.value))
+    if counts is None or not 1 <= per_thread <= len(counts):
+        return None
+    return counts[per_thread - 1]

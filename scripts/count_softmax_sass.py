@@ -1,0 +1,118 @@
+"""Count what ATen's register softmax issues per row, and its registers, from its SASS.
+
+Usage:
+    python scripts/count_softmax_sass.py --library torch/lib/libtorch_cuda.so \
+        [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR] [--write FILE]
+
+Tools and inputs as ``scripts/count_aten_sass.py`` (no GPU). The kernel is
+``cunn_SoftMaxForwardReg<T, float, T, SoftMaxForwardEpilogue, long, N>`` (ATen's SoftMax.cu):
+one row per CTA of up to 1,024 threads, each thread holding ``N`` (1-9) of the row's elements in
+registers, all loaded at once; a block max and a block sum (shuffles, shared memory, barriers),
+then each element's ``exp`` and division and its store, unrolled. For every ``N``, dtype and
+architecture the script walks the path one thread of warp 0 runs on a full row (the rules of
+``scripts/count_layer_norm_sass.py``: slow paths behind a ``CALL`` skipped, no element out of
+range) and takes its issue cycles (the busiest of the SMSP's issue slot and pipes, that
+script's ``PIPE_RATE``) and the kernel's registers (``cuobjdump -res-usage``), which set how
+many 1,024-thread CTAs share an SM. ``--write`` writes the YAML file the project ships as
+``src/opmodel/configs/instructions/aten_softmax.yaml``.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from count_layer_norm_sass import PIPE_RATE, issue_cycles, walk
+from sass_listing import (
+    arch_cubins,
+    count_main,
+    cuobjdump,
+    demangle,
+    functions,
+    parse,
+    yaml_lines,
+)
+
+DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
+ELEMENTS_PER_THREAD = range(1, 10)  # the kernel's instances, 1 to 9 (SoftMax.cu)
+_RESOURCES = re.compile(r"Function ([^\s:]+):\s*\n\s*REG:(\d+)")
+
+
+def registers(usage: str) -> dict[str, int]:
+    """Mangled name -> registers per thread, from a ``cuobjdump -res-usage`` listing."""
+    return {name: int(count) for name, count in _RESOURCES.findall(usage)}
+
+
+def _kernel_name(dtype: str, per_thread: int) -> str:
+    type_name = DTYPES[dtype]
+    epilogue = "at::native::(anonymous namespace)::SoftMaxForwardEpilogue"
+    return (
+        f"cunn_SoftMaxForwardReg<{type_name}, float, {type_name}, {epilogue}, long, {per_thread}>"
+    )
+
+
+def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, list[int]]]:
+    """Per dtype, the issue cycles per row of one thread and the registers, for N = 1-9."""
+    listings: dict[str, str] = {}
+    usage: dict[str, int] = {}
+    for cubin in arch_cubins(library, arch, tool, workdir):
+        if b"cunn_SoftMaxForwardReg" in cubin.read_bytes():
+            listings.update(functions(cuobjdump(tool, ["-sass", str(cubin)])))
+            usage.update(registers(cuobjdump(tool, ["-res-usage", str(cubin)])))
+    names = list(listings)
+    plain = dict(zip(names, demangle(names), strict=True))
+    out: dict[str, dict[str, list[int]]] = {}
+    for dtype in DTYPES:
+        cycles, regs = [], []
+        for per_thread in ELEMENTS_PER_THREAD:
+            wanted = _kernel_name(dtype, per_thread)
+            found = [n for n in names if wanted in plain[n]]
+            if not found or found[0] not in usage:
+                raise SystemExit(f"{arch} {dtype}: no {wanted} kernel with its registers")
+            path, _ = walk(parse(listings[found[0]]))
+            cycles.append(round(issue_cycles(path, arch)))
+            regs.append(usage[found[0]])
+        out[dtype] = {"cycles_per_row": cycles, "registers": regs}
+    return out
+
+
+def _write(path: Path, counts: dict[str, dict[str, dict[str, list[int]]]], library: Path) -> None:
+    lines = [
+        "# ATen's register softmax (cunn_SoftMaxForwardReg), counted from SASS, not fitted:",
+        "# for N = 1-9 elements per thread, the issue cycles one thread of warp 0 takes for a",
+        "# whole row (its loads, block max and sum, exp, division and stores; the busiest of",
+        "# the SMSP's issue slot and pipes at the CUDA C++ Programming Guide's throughputs) and",
+        f"# the kernel's registers per thread (cuobjdump -res-usage). From {library.name}.",
+        "# Written by `python scripts/count_softmax_sass.py --write FILE` (see its docstring);",
+        "# read by opmodel.models.streaming.counted. sm_89 runs the sm_86 code; other",
+        "# architectures have no counts.",
+        "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
+        " torch/lib/libtorch_cuda.so, disassembled with cuobjdump 13.5.37",
+        "register_softmax:",
+    ]
+    lines += yaml_lines(
+        counts, lambda v: ", ".join(f"{k}: [{', '.join(map(str, x))}]" for k, x in v.items())
+    )
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _flow(values: dict[str, list[int]]) -> str:
+    return ", ".join(f"{name}: [{', '.join(map(str, v))}]" for name, v in values.items())
+
+
+def _report(counts: dict[str, dict[str, dict[str, list[int]]]]) -> list[str]:
+    return [
+        f"{arch:6s} {dtype:4s} cycles per row {v['cycles_per_row']}, registers {v['registers']}"
+        for arch, by_dtype in counts.items()
+        for dtype, v in by_dtype.items()
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return count_main(__doc__ or "", argv, tuple(PIPE_RATE), (count, _report, _write))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
