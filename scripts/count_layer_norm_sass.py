@@ -5,12 +5,12 @@ Usage:
         [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR] [--write FILE]
 
 Tools and inputs as ``scripts/count_aten_sass.py`` (no GPU). The kernel is
-``vectorized_layer_norm_kernel<T, float>`` (PyTorch 2.14 adds a third template argument,
-``false`` for the layer norm and ``true`` for the RMS norm, whose kernel is not counted here):
-one row per 128-thread CTA, a Welford loop over the row in vectors of 4 elements, a shuffle
-and shared-memory reduction of the statistics, then a loop that normalises the row again in
-vectors of 4 and stores it (the variant with both weight and bias). The script walks the path
-one thread of warp 0 runs:
+``vectorized_layer_norm_kernel<T, float, rms_norm>`` (PyTorch 2.11 and later; ``false`` for
+the layer norm, ``true`` for the RMS norm, both counted): one row per 128-thread CTA, a loop
+over the row in vectors of 4 elements for its statistics (a Welford update, or a sum of
+squares), a shuffle and shared-memory reduction of them, then a loop that normalises the row
+again in vectors of 4 and stores it (the variant with both weight and bias, or the weight).
+The script walks the path one thread of warp 0 runs:
 
 - a conditional forward branch over at most 5 instructions that hold a ``CALL`` jumps over a
   library function's slow path (the reciprocal's special cases) and is taken;
@@ -189,41 +189,49 @@ def count_kernel(code: Sequence[Instruction], arch: str) -> dict[str, float]:
     }
 
 
-def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, float]]:
-    """Each dtype's counts on ``arch`` (``count_kernel``)."""
+KERNELS = {"layer_norm": "false", "rms_norm": "true"}  # the kernel's last template argument
+
+
+def count(
+    library: Path, arch: str, tool: str, workdir: Path
+) -> dict[str, dict[str, dict[str, float]]]:
+    """Each kernel's (``KERNELS``) and dtype's counts on ``arch`` (``count_kernel``)."""
     listings: dict[str, str] = {}
     for cubin in arch_cubins(library, arch, tool, workdir):
         if b"vectorized_layer_norm_kernel" in cubin.read_bytes():
             listings.update(functions(cuobjdump(tool, ["-sass", str(cubin)])))
     names = list(listings)
     plain = dict(zip(names, demangle(names), strict=True))
-    out = {}
-    for dtype, type_name in DTYPES.items():
-        wanted = f"vectorized_layer_norm_kernel<{type_name}, float"
-        found = [n for n in names if wanted in plain[n] and ", true>" not in plain[n]]
-        if not found:
-            raise SystemExit(f"{arch} {dtype}: no {wanted}> kernel")
-        out[dtype] = count_kernel(parse(listings[found[0]]), arch)
+    out: dict[str, dict[str, dict[str, float]]] = {kernel: {} for kernel in KERNELS}
+    for kernel, flag in KERNELS.items():
+        for dtype, type_name in DTYPES.items():
+            wanted = f"vectorized_layer_norm_kernel<{type_name}, float, {flag}>"
+            found = [n for n in names if wanted in plain[n]]
+            if not found:
+                raise SystemExit(f"{arch} {dtype}: no {wanted} kernel")
+            out[kernel][dtype] = count_kernel(parse(listings[found[0]]), arch)
     return out
 
 
-def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: Path) -> None:
+def _write(
+    path: Path, counts: dict[str, dict[str, dict[str, dict[str, float]]]], library: Path
+) -> None:
     lines = [
         "# What one thread of ATen's vectorized_layer_norm_kernel issues, counted from SASS,",
-        "# not fitted: per element, instructions and issue cycles (the busiest of the SMSP's",
-        "# issue slot and pipes at the CUDA C++ Programming Guide's throughputs) of the",
-        "# Welford and normalise loops; per row, the instructions outside them (prologue,",
-        f"# reductions, epilogue) on warp 0's path. From {library.name}.",
+        "# not fitted, for the layer norm and its RMS variant (rms_norm): per element,",
+        "# instructions and issue cycles (the busiest of the SMSP's issue slot and pipes at",
+        "# the CUDA C++ Programming Guide's throughputs) of the statistics and normalise loops;",
+        "# per row, the instructions outside them (prologue, reductions, epilogue) on warp",
+        f"# 0's path. From {library.name}.",
         "# Written by `python scripts/count_layer_norm_sass.py --write FILE` (see its",
         "# docstring); read by opmodel.models.streaming.counted. sm_89 runs the sm_86 code;",
         "# other architectures have no counts.",
         "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump 13.5.37",
-        "layer_norm:",
     ]
-    lines += yaml_lines(
-        counts, lambda v: ", ".join(f"{name}: {value:g}" for name, value in v.items())
-    )
+    for kernel in KERNELS:
+        lines.append(f"{kernel}:")
+        lines += yaml_lines({arch: c[kernel] for arch, c in counts.items()}, _flow)
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -231,12 +239,13 @@ def _flow(values: dict[str, float]) -> str:
     return ", ".join(f"{name}: {value:g}" for name, value in values.items())
 
 
-def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+def _report(counts: dict[str, dict[str, dict[str, dict[str, float]]]]) -> list[str]:
     return [
-        f"{arch:6s} {dtype:4s} {v['instructions_per_element']:6.2f} instructions and "
-        f"{v['cycles_per_element']:6.2f} cycles per element, "
+        f"{arch:6s} {kernel:10s} {dtype:4s} {v['instructions_per_element']:6.2f} instructions "
+        f"and {v['cycles_per_element']:6.2f} cycles per element, "
         f"{v['row_instructions']:4.0f} instructions per row"
-        for arch, by_dtype in counts.items()
+        for arch, by_kernel in counts.items()
+        for kernel, by_dtype in by_kernel.items()
         for dtype, v in by_dtype.items()
     ]
 

@@ -116,9 +116,10 @@ def test_a_kernel_without_a_normalise_loop_is_an_error() -> None:
 def test_the_shipped_counts_are_the_written_form(tmp_path: Path) -> None:
     """What --write produces for the shipped counts reads back to the same table."""
     shipped = load_layer_norm_counts(LAYER_NORM_FILE)
-    table: dict[str, dict[str, dict[str, float]]] = {}
-    for (arch, dtype), value in shipped.items():
-        table.setdefault(f"sm_{arch[2:]}", {})[dtype] = {
+    table: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    for (kernel, arch, dtype), value in shipped.items():
+        by_kernel = table.setdefault(f"sm_{arch[2:]}", {"layer_norm": {}, "rms_norm": {}})
+        by_kernel[kernel][dtype] = {
             "instructions_per_element": value.cycles_per_element,
             "cycles_per_element": value.cycles_per_element,
             "row_instructions": value.row_instructions,

@@ -33,18 +33,23 @@ def test_shipped_counts() -> None:
     counts = load_layer_norm_counts(LAYER_NORM_FILE)
     # sm_90 bf16: 72 instructions per Welford iteration and 47 per normalise iteration, each
     # over a thread's 4 elements; issue-bound (its FP32 work fills half the fma pipe)
-    assert counts[("sm90", "bf16")] == RowKernelCount(29.75, 364)
+    assert counts[("layer_norm", "sm90", "bf16")] == RowKernelCount(29.75, 364)
     # sm_80 fp16: the A100's FP32 pipe completes half a warp instruction per clock, so its
     # conversions and Welford arithmetic bind above the issue slot
-    sm80 = counts[("sm80", "fp16")]
-    assert sm80.cycles_per_element > counts[("sm86", "fp16")].cycles_per_element
+    sm80 = counts[("layer_norm", "sm80", "fp16")]
+    assert sm80.cycles_per_element > counts[("layer_norm", "sm86", "fp16")].cycles_per_element
     # sm_89 runs sm_86 code: PyTorch's wheels carry no sm_89 SASS
-    assert counted_layer_norm("sm89", DType.FP16) == counts[("sm86", "fp16")]
-    for (arch, dtype), count in counts.items():
-        # a thread issues a few hundred instructions per row outside its loops (the
+    assert counted_layer_norm("sm89", DType.FP16) == counts[("layer_norm", "sm86", "fp16")]
+    # the RMS variant: a sum of squares, no Welford update: 12.25 per element on sm_90
+    assert counted_layer_norm("sm90", DType.BF16, rms=True) == RowKernelCount(12.25, 148)
+    for (kernel, arch, dtype), count in counts.items():
+        # a thread issues a hundred or more instructions per row outside its loops (the
         # statistics' reduction across 32 lanes and 4 warps)
-        assert 200 < count.row_instructions < 600, (arch, dtype)
-        assert 15 < count.cycles_per_element < 40, (arch, dtype)
+        assert 100 < count.row_instructions < 600, (kernel, arch, dtype)
+        assert 5 < count.cycles_per_element < 40, (kernel, arch, dtype)
+        if kernel == "rms_norm":
+            layer_norm = counts[("layer_norm", arch, dtype)]
+            assert count.cycles_per_element < layer_norm.cycles_per_element
 
 
 @pytest.mark.parametrize(
@@ -62,15 +67,19 @@ _NAN = _ENTRY.replace("cycles_per_element: 1", "cycles_per_element: .nan")
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("layer_norm: {}\n", "needs the fields source (a string), layer_norm"),
-        (f"source: x\nlayer_norm: {{sm90: {{int8: {_ENTRY}}}}}\n", "layer_norm.sm90: must map"),
+        ("layer_norm: {}\nrms_norm: {}\n", "needs the fields source (a string), layer_norm"),
+        ("source: x\nlayer_norm: {}\n", "layer_norm and rms_norm (mappings)"),
         (
-            "source: x\nlayer_norm: {sm90: {bf16: {cycles_per_element: 1}}}\n",
+            f"source: x\nrms_norm: {{}}\nlayer_norm: {{sm90: {{int8: {_ENTRY}}}}}\n",
+            "layer_norm.sm90: must map",
+        ),
+        (
+            "source: x\nrms_norm: {}\nlayer_norm: {sm90: {bf16: {cycles_per_element: 1}}}\n",
             "layer_norm.sm90.bf16: needs exactly the fields instructions_per_element,",
         ),
         (
-            f"source: x\nlayer_norm: {{sm90: {{bf16: {_NAN}}}}}\n",
-            "layer_norm.sm90.bf16.cycles_per_element: must be a finite number > 0 (got nan)",
+            f"source: x\nlayer_norm: {{}}\nrms_norm: {{sm90: {{bf16: {_NAN}}}}}\n",
+            "rms_norm.sm90.bf16.cycles_per_element: must be a finite number > 0 (got nan)",
         ),
     ],
 )

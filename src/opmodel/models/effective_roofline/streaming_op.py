@@ -134,16 +134,18 @@ def _issued(kernel: StreamKernel, hardware: HardwareSpec) -> int:
 def _row_count(op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec) -> float | None:
     """``I`` of an ATen row kernel counted from its SASS for the GPU's architecture and the
     rows' dtype (:mod:`~opmodel.models.streaming.counted`), ``None`` without a count: the layer
-    norm's loop cycles per element plus its per-row instructions, times the issue
-    calibration's stall factor (:mod:`~opmodel.models.streaming.issue`); the register
+    norm's (and its RMS variant's) loop cycles per element plus its per-row instructions, times
+    the issue calibration's stall factor (:mod:`~opmodel.models.streaming.issue`; the RMS
+    variant has none fitted: its count alone); the register
     softmax's cycles per row of a thread, times its own stall factor
     (:mod:`~opmodel.models.streaming.aten_softmax`); both spread over the issued elements."""
     view, arch = op.view, hardware.architecture
     if kernel.implementation != "pytorch" or not isinstance(view, RowView):
         return None
     threads, issued = kernel.threads_per_cta, _issued(kernel, hardware)
-    if op.kind is OpKind.LAYERNORM:
-        norm = counted_layer_norm(arch, view.x.dtype)
+    if op.kind in (OpKind.LAYERNORM, OpKind.RMSNORM):
+        rms = op.kind is OpKind.RMSNORM
+        norm = counted_layer_norm(arch, view.x.dtype, rms=rms)
         key = issue_key(op)
         return None if norm is None else counted_issue_cost(norm, threads, issued, "pytorch", key)
     register = _register_softmax(kernel, view, arch)

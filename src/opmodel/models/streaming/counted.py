@@ -10,10 +10,10 @@ CUDA runs sm_86 binaries on sm_89 (same major version). Other architectures, oth
 other functions have no count (``None``).
 
 ``configs/instructions/aten_layer_norm.yaml`` holds the same kind of facts for ATen's
-``vectorized_layer_norm_kernel`` (``scripts/count_layer_norm_sass.py``), per architecture and
-dtype: the issue cycles per element of its Welford and normalise loops (the busiest of the
-SMSP's issue slot and arithmetic pipes) and the instructions a thread issues once per row
-(:func:`counted_layer_norm`).
+``vectorized_layer_norm_kernel`` (``scripts/count_layer_norm_sass.py``), for the layer norm and
+its RMS variant, per architecture and dtype: the issue cycles per element of its statistics
+and normalise loops (the busiest of the SMSP's issue slot and arithmetic pipes) and the
+instructions a thread issues once per row (:func:`counted_layer_norm`).
 
 ``configs/instructions/aten_softmax.yaml`` holds, for ATen's register softmax
 (``cunn_SoftMaxForwardReg``, ``scripts/count_softmax_sass.py``) with 1-9 elements per thread,
@@ -126,34 +126,47 @@ def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
     return RowKernelCount(float(raw["cycles_per_element"]), float(raw["row_instructions"]))
 
 
-def load_layer_norm_counts(path: Path) -> dict[tuple[str, str], RowKernelCount]:
-    """Read and validate a layer-norm counts file (module docstring), keyed by (architecture,
-    dtype); errors name the file and field."""
+_NORM_KERNELS = ("layer_norm", "rms_norm")
+
+
+def load_layer_norm_counts(path: Path) -> dict[tuple[str, str, str], RowKernelCount]:
+    """Read and validate a layer-norm counts file (module docstring), keyed by (kernel:
+    ``layer_norm`` or ``rms_norm``, architecture, dtype); errors name the file and field."""
     data = read_yaml_mapping(path)
-    raw = data.get("layer_norm")
-    if not isinstance(raw, dict) or not isinstance(data.get("source"), str):
-        raise ConfigError([f"{path}: needs the fields source (a string), layer_norm (a mapping)"])
+    sections = {kernel: data.get(kernel) for kernel in _NORM_KERNELS}
+    if not isinstance(data.get("source"), str) or not all(
+        isinstance(raw, dict) for raw in sections.values()
+    ):
+        raise ConfigError(
+            [f"{path}: needs the fields source (a string), layer_norm and rms_norm (mappings)"]
+        )
     counts = {}
-    for arch, by_dtype in raw.items():
-        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-            raise ConfigError(
-                [f"{path}: layer_norm.{arch}: must map dtypes ({', '.join(_DTYPES)}) to counts"]
-            )
-        for dtype, entry in by_dtype.items():
-            counts[(str(arch), dtype)] = _row_entry(entry, path, f"layer_norm.{arch}.{dtype}")
+    for kernel, raw in sections.items():
+        assert isinstance(raw, dict)
+        for arch, by_dtype in raw.items():
+            if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
+                raise ConfigError(
+                    [f"{path}: {kernel}.{arch}: must map dtypes ({', '.join(_DTYPES)}) to counts"]
+                )
+            for dtype, entry in by_dtype.items():
+                where = f"{kernel}.{arch}.{dtype}"
+                counts[(kernel, str(arch), dtype)] = _row_entry(entry, path, where)
     return counts
 
 
 @cache
-def _shipped_layer_norm() -> dict[tuple[str, str], RowKernelCount]:
+def _shipped_layer_norm() -> dict[tuple[str, str, str], RowKernelCount]:
     return load_layer_norm_counts(LAYER_NORM_FILE)
 
 
-def counted_layer_norm(architecture: str | None, dtype: DType) -> RowKernelCount | None:
-    """ATen's layer norm kernel counted for a GPU of ``architecture`` on rows of ``dtype``, or
-    ``None`` without a count."""
+def counted_layer_norm(
+    architecture: str | None, dtype: DType, *, rms: bool = False
+) -> RowKernelCount | None:
+    """ATen's layer norm kernel (its RMS variant with ``rms``) counted for a GPU of
+    ``architecture`` on rows of ``dtype``, or ``None`` without a count."""
     arch = sass_architecture(architecture)
-    return None if arch is None else _shipped_layer_norm().get((arch, dtype.value))
+    kernel = "rms_norm" if rms else "layer_norm"
+    return None if arch is None else _shipped_layer_norm().get((kernel, arch, dtype.value))
 
 
 @dataclass(frozen=True, slots=True)
