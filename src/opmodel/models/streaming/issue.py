@@ -15,10 +15,11 @@ rotary embedding (an integer division and modulo for every pair) issue several t
 instructions than they have FLOPs.
 
 ``I`` depends on the compiled kernel. Where that kernel's SASS has been counted (ATen's layer
-norm, :func:`~opmodel.models.streaming.counted.counted_layer_norm`), ``I`` is its counted issue
-cycles per element plus its per-row instructions spread over the row, times a fitted
-``stall_factor`` (issue cycles per counted cycle: the stalls between dependent instructions,
-branch reconvergence and pipe conflicts the count leaves out). Elsewhere it is a calibration: the
+norm and its RMS variant, :func:`~opmodel.models.streaming.counted.counted_layer_norm`), ``I`` is
+its counted issue cycles per element plus its per-row instructions spread over the row, times a
+fitted ``stall_factor`` (issue cycles per counted cycle: the stalls between dependent
+instructions, branch reconvergence and pipe conflicts the count leaves out; 1 where none is
+fitted, as for the RMS variant). Elsewhere it is a calibration: the
 file ``configs/calibrations/streaming_instructions.yaml`` holds ``I`` per implementation and
 function (elementwise) or op kind (row ops), with the rows it was fitted on
 (``scripts/fit_streaming_instructions.py``); ``validate-ops`` reports those rows apart. It is
@@ -85,24 +86,24 @@ class IssueCalibration:
         return hardware == self.hardware and source == self.source and listed
 
 
-def _table(raw: Any, path: Path, field: str) -> dict[tuple[str, str], float]:
+def _table(raw: Any, path: Path, name: str) -> dict[tuple[str, str], float]:
     if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: {field}: must be a mapping of implementation to functions"])
+        raise ConfigError([f"{path}: {name}: must be a mapping of implementation to functions"])
     table: dict[tuple[str, str], float] = {}
     for implementation, functions in raw.items():
         if implementation not in STREAMING_IMPLEMENTATIONS:
             choices = ", ".join(STREAMING_IMPLEMENTATIONS)
             raise ConfigError(
-                [f"{path}: {field}.{implementation}: unknown implementation (one of {choices})"]
+                [f"{path}: {name}.{implementation}: unknown implementation (one of {choices})"]
             )
         if not isinstance(functions, dict):
-            raise ConfigError([f"{path}: {field}.{implementation}: must map functions to counts"])
+            raise ConfigError([f"{path}: {name}.{implementation}: must map functions to counts"])
         for key, value in functions.items():
             ok = isinstance(value, int | float) and not isinstance(value, bool)
             if not ok or not math.isfinite(value) or value < 0:
                 raise ConfigError(
                     [
-                        f"{path}: {field}.{implementation}.{key}: must be a finite number >= 0 "
+                        f"{path}: {name}.{implementation}.{key}: must be a finite number >= 0 "
                         f"(got {value!r})"
                     ]
                 )
