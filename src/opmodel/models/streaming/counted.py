@@ -24,10 +24,11 @@ the issue cycles one thread takes for a whole row and the kernel's registers
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
@@ -57,32 +58,49 @@ _ROW_FIELDS = ("instructions_per_element", "cycles_per_element", "row_instructio
 _DTYPES = ("bf16", "fp16", "fp32")
 
 Counts = dict[tuple[str, str, str], float]
+T = TypeVar("T")
+
+
+def _is_positive(value: Any) -> bool:
+    """A finite number > 0 (not a bool)."""
+    number = isinstance(value, int | float) and not isinstance(value, bool)
+    return number and math.isfinite(value) and value > 0
+
+
+def _by_arch_dtype(
+    raw: dict[Any, Any], path: Path, section: str, contents: str, entry: Callable[[Any, str], T]
+) -> dict[tuple[str, str], T]:
+    """``section``'s architectures -> dtypes -> ``entry(value, where)``, keyed by (architecture,
+    dtype); a one-line error naming the file and field where an architecture maps anything but
+    the counted dtypes (``contents``: what the dtypes map to, for the message)."""
+    out = {}
+    for arch, by_dtype in raw.items():
+        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
+            raise ConfigError(
+                [f"{path}: {section}.{arch}: must map dtypes ({', '.join(_DTYPES)}){contents}"]
+            )
+        for dtype, value in by_dtype.items():
+            out[(str(arch), dtype)] = entry(value, f"{section}.{arch}.{dtype}")
+    return out
 
 
 def _entries(raw: Any, path: Path) -> Counts:
     field = "instructions_per_element"
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: {field}: must map architectures to dtypes"])
-    counts: Counts = {}
-    for arch, by_dtype in raw.items():
-        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-            raise ConfigError(
-                [f"{path}: {field}.{arch}: must map dtypes ({', '.join(_DTYPES)}) to functions"]
-            )
-        for dtype, functions in by_dtype.items():
-            if not isinstance(functions, dict):
-                raise ConfigError([f"{path}: {field}.{arch}.{dtype}: must map functions to counts"])
-            for name, value in functions.items():
-                ok = isinstance(value, int | float) and not isinstance(value, bool)
-                if not ok or not math.isfinite(value) or value <= 0:
-                    raise ConfigError(
-                        [
-                            f"{path}: {field}.{arch}.{dtype}.{name}: must be a finite number > 0 "
-                            f"(got {value!r})"
-                        ]
-                    )
-                counts[(str(arch), dtype, str(name))] = float(value)
-    return counts
+
+    def functions(value: Any, where: str) -> dict[str, float]:
+        if not isinstance(value, dict):
+            raise ConfigError([f"{path}: {where}: must map functions to counts"])
+        for name, count in value.items():
+            if not _is_positive(count):
+                raise ConfigError(
+                    [f"{path}: {where}.{name}: must be a finite number > 0 (got {count!r})"]
+                )
+        return {str(name): float(count) for name, count in value.items()}
+
+    table = _by_arch_dtype(raw, path, field, " to functions", functions)
+    return {(arch, dtype, name): v for (arch, dtype), f in table.items() for name, v in f.items()}
 
 
 def load_counts(path: Path) -> Counts:
@@ -118,8 +136,7 @@ def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
     if not isinstance(raw, dict) or set(raw) != set(_ROW_FIELDS):
         raise ConfigError([f"{path}: {where}: needs exactly the fields {', '.join(_ROW_FIELDS)}"])
     for name, value in raw.items():
-        ok = isinstance(value, int | float) and not isinstance(value, bool)
-        if not ok or not math.isfinite(value) or value <= 0:
+        if not _is_positive(value):
             raise ConfigError(
                 [f"{path}: {where}.{name}: must be a finite number > 0 (got {value!r})"]
             )
@@ -143,14 +160,10 @@ def load_layer_norm_counts(path: Path) -> dict[tuple[str, str, str], RowKernelCo
     counts = {}
     for kernel, raw in sections.items():
         assert isinstance(raw, dict)
-        for arch, by_dtype in raw.items():
-            if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-                raise ConfigError(
-                    [f"{path}: {kernel}.{arch}: must map dtypes ({', '.join(_DTYPES)}) to counts"]
-                )
-            for dtype, entry in by_dtype.items():
-                where = f"{kernel}.{arch}.{dtype}"
-                counts[(kernel, str(arch), dtype)] = _row_entry(entry, path, where)
+        table = _by_arch_dtype(
+            raw, path, kernel, " to counts", lambda v, where: _row_entry(v, path, where)
+        )
+        counts.update({(kernel, arch, dtype): v for (arch, dtype), v in table.items()})
     return counts
 
 
@@ -204,16 +217,9 @@ def load_register_softmax_counts(
         raise ConfigError(
             [f"{path}: needs the fields source (a string), register_softmax (a mapping)"]
         )
-    counts = {}
-    for arch, by_dtype in raw.items():
-        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-            raise ConfigError(
-                [f"{path}: register_softmax.{arch}: must map dtypes ({', '.join(_DTYPES)})"]
-            )
-        for dtype, entry in by_dtype.items():
-            where = f"register_softmax.{arch}.{dtype}"
-            counts[(str(arch), dtype)] = _softmax_entry(entry, path, where)
-    return counts
+    return _by_arch_dtype(
+        raw, path, "register_softmax", "", lambda v, where: _softmax_entry(v, path, where)
+    )
 
 
 @cache
