@@ -1,4 +1,5 @@
-"""Count what ATen's register softmax issues per row, and its registers, from its SASS.
+"""Count what ATen's register softmax issues per row, and its softmax kernels' registers, from
+their SASS.
 
 Usage:
     python scripts/count_softmax_sass.py --library torch/lib/libtorch_cuda.so \
@@ -13,8 +14,12 @@ architecture the script walks the path one thread of warp 0 runs on a full row (
 ``scripts/count_layer_norm_sass.py``: slow paths behind a ``CALL`` skipped, no element out of
 range) and takes its issue cycles (the busiest of the SMSP's issue slot and pipes, that
 script's ``PIPE_RATE``) and the kernel's registers (``cuobjdump -res-usage``), which set how
-many 1,024-thread CTAs share an SM. ``--write`` writes the YAML file the project ships as
-``src/opmodel/configs/instructions/aten_softmax.yaml``.
+many 1,024-thread CTAs share an SM. It also reads the registers of ATen's warp softmax,
+``softmax_warp_forward<T, T, float, log2_elements, false, false>`` (PersistentSoftmax.cuh: a
+softmax, not a log-softmax, unmasked) for ``log2_elements`` 0-11 (rows of 1 to 2,048 elements),
+which set how many of its 128-thread CTAs share an SM (80 for 2,048 elements, 40 for 512 where
+an estimate of one register per value held and 16 more gave 32). ``--write`` writes the YAML
+file the project ships as ``src/opmodel/configs/instructions/aten_softmax.yaml``.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from sass_listing import (
 
 DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
 ELEMENTS_PER_THREAD = range(1, 10)  # the kernel's instances, 1 to 9 (SoftMax.cu)
+WARP_LOG2_ELEMENTS = range(12)  # the warp softmax's instances: rows of 2^0 to 2^11 elements
 _RESOURCES = re.compile(r"Function ([^\s:]+):\s*\n\s*REG:(\d+)")
 
 
@@ -53,16 +59,42 @@ def _kernel_name(dtype: str, per_thread: int) -> str:
     )
 
 
+def _warp_name(dtype: str, log2_elements: int) -> str:
+    """The warp softmax's instance for ``dtype`` rows of ``2^log2_elements`` elements, up to
+    the template arguments after ``is_masked`` (later PyTorch versions add one)."""
+    type_name = DTYPES[dtype]
+    return f"softmax_warp_forward<{type_name}, {type_name}, float, {log2_elements}, false, false"
+
+
+def _warp_registers(
+    names: Sequence[str], plain: dict[str, str], usage: dict[str, int], arch: str, dtype: str
+) -> list[int]:
+    """The warp softmax's registers for rows of 2^0 to 2^11 elements."""
+    out = []
+    for log2_elements in WARP_LOG2_ELEMENTS:
+        wanted = _warp_name(dtype, log2_elements)
+        found = [n for n in names if re.search(re.escape(wanted) + r"[,>]", plain[n])]
+        if not found or found[0] not in usage:
+            raise SystemExit(f"{arch} {dtype}: no {wanted}> kernel with its registers")
+        out.append(usage[found[0]])
+    return out
+
+
 def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, list[int]]]:
-    """Per dtype, the issue cycles per row of one thread and the registers, for N = 1-9."""
+    """Per dtype, the register softmax's issue cycles per row of one thread and its registers
+    for N = 1-9, and the warp softmax's registers for rows of 2^0 to 2^11 elements."""
     listings: dict[str, str] = {}
     usage: dict[str, int] = {}
     for cubin in arch_cubins(library, arch, tool, workdir):
-        if b"cunn_SoftMaxForwardReg" in cubin.read_bytes():
+        data = cubin.read_bytes()
+        if b"cunn_SoftMaxForwardReg" in data:
             listings.update(functions(cuobjdump(tool, ["-sass", str(cubin)])))
+        if b"cunn_SoftMaxForwardReg" in data or b"softmax_warp_forward" in data:
             usage.update(registers(cuobjdump(tool, ["-res-usage", str(cubin)])))
     names = list(listings)
     plain = dict(zip(names, demangle(names), strict=True))
+    used = list(usage)
+    used_plain = dict(zip(used, demangle(used), strict=True))
     out: dict[str, dict[str, list[int]]] = {}
     for dtype in DTYPES:
         cycles, regs = [], []
@@ -74,7 +106,8 @@ def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[
             path, _ = walk(parse(listings[found[0]]))
             cycles.append(round(issue_cycles(path, arch)))
             regs.append(usage[found[0]])
-        out[dtype] = {"cycles_per_row": cycles, "registers": regs}
+        warp = _warp_registers(used, used_plain, usage, arch, dtype)
+        out[dtype] = {"cycles_per_row": cycles, "registers": regs, "warp_registers": warp}
     return out
 
 
@@ -84,7 +117,9 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, list[int]]]], libra
         "# for N = 1-9 elements per thread, the issue cycles one thread of warp 0 takes for a",
         "# whole row (its loads, block max and sum, exp, division and stores; the busiest of",
         "# the SMSP's issue slot and pipes at the CUDA C++ Programming Guide's throughputs) and",
-        f"# the kernel's registers per thread (cuobjdump -res-usage). From {library.name}.",
+        "# the kernel's registers per thread (cuobjdump -res-usage); and the registers of ATen's",
+        "# warp softmax (softmax_warp_forward) for rows of 2^0 to 2^11 elements. From",
+        f"# {library.name}.",
         "# Written by `python scripts/count_softmax_sass.py --write FILE` (see its docstring);",
         "# read by opmodel.models.streaming.counted. sm_89 runs the sm_86 code; other",
         "# architectures have no counts.",
@@ -92,9 +127,17 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, list[int]]]], libra
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump 13.5.37",
         "register_softmax:",
     ]
-    lines += yaml_lines(
-        counts, lambda v: ", ".join(f"{k}: [{', '.join(map(str, x))}]" for k, x in v.items())
-    )
+    register = {
+        arch: {dtype: {k: v[k] for k in ("cycles_per_row", "registers")} for dtype, v in d.items()}
+        for arch, d in counts.items()
+    }
+    warp = {
+        arch: {dtype: {"registers": v["warp_registers"]} for dtype, v in d.items()}
+        for arch, d in counts.items()
+    }
+    lines += yaml_lines(register, _flow)
+    lines.append("warp_softmax:  # registers by log2 of the row's elements rounded up, 0-11")
+    lines += yaml_lines(warp, _flow)
     path.write_text("\n".join(lines) + "\n")
 
 
@@ -104,7 +147,8 @@ def _flow(values: dict[str, list[int]]) -> str:
 
 def _report(counts: dict[str, dict[str, dict[str, list[int]]]]) -> list[str]:
     return [
-        f"{arch:6s} {dtype:4s} cycles per row {v['cycles_per_row']}, registers {v['registers']}"
+        f"{arch:6s} {dtype:4s} cycles per row {v['cycles_per_row']}, registers {v['registers']},"
+        f" warp softmax registers {v['warp_registers']}"
         for arch, by_dtype in counts.items()
         for dtype, v in by_dtype.items()
     ]

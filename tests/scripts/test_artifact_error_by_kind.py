@@ -41,7 +41,7 @@ def test_proportional_parts_and_small_groups_are_left_out() -> None:
 def test_shipped_passes_match_docs(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/validation.md ("Forward passes: where the time error is"): 216 GPU-bound passes;
     A10 1.11 / 0.89; A100 at 900 MHz 1.24 / 1.07; the sweep's memory factor 0.85 at 510 MHz,
-    0.98-1.12 from 690 MHz up, its GEMM factor 1.26-1.37 at every clock; H100 SXM at a locked
+    0.98-1.12 from 690 MHz up, its GEMM factor 1.26-1.38 at every clock; H100 SXM at a locked
     1,830 MHz 1.11 / 1.36 (1.32 / 1.25 before ATen's LayerNorm and register softmax were
     counted from their SASS; 1.33
     before the persistent GEMM kernels' rounds; 1.26 before ATen's elementwise arithmetic was
@@ -58,7 +58,7 @@ def test_shipped_passes_match_docs(capsys: pytest.CaptureFixture[str]) -> None:
     assert lines["h100_sxm:1830 MHz"][:3] == ["21", "1.11", "1.36"]
     assert lines["a100_40gb_pcie:dvfs:510 MHz"][1:3] == ["1.29", "0.85"]
     sweep = {k: v for k, v in lines.items() if k.startswith("a100_40gb_pcie:dvfs")}
-    assert all(1.26 <= float(v[1]) <= 1.37 for v in sweep.values())
+    assert all(1.26 <= float(v[1]) <= 1.38 for v in sweep.values())
     assert all(
         0.98 <= float(v[2]) <= 1.12
         for k, v in sweep.items()

@@ -62,8 +62,18 @@ def test_vllm_and_pytorch_structures() -> None:
     reg = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 4096, 4)
     assert (reg.threads_per_cta, reg.serial_loads, reg.global_passes) == (1024, 1, 1)
     assert reg.name == "cunn_SoftMaxForwardReg" and reg.serial_arithmetic
+    # warp softmax, 100 elements (2^7 = 128): 32 lanes a row, two rows a warp (WARP_BATCH),
+    # 4 warps: 8 rows per 128-thread CTA; each lane holds 2 x 128 / 32 = 8 values
     short = streaming_kernel(OpKind.SOFTMAX, "pytorch", 2, 100, 2)
-    assert (short.threads_per_cta, short.serial_loads) == (128, 4)  # warp softmax: 128 / 32
+    assert (short.ctas, short.threads_per_cta, short.serial_loads) == (1, 128, 8)
+    assert short.elements_per_cta == 8 * 100
+    # 16 elements: 16 lanes a row, two rows per 16 lanes, 8 such "warps" per CTA: 16 rows per
+    # CTA, each lane holding 2 values (PersistentSoftmax.cuh, dispatch_softmax_forward)
+    tiny = streaming_kernel(OpKind.SOFTMAX, "pytorch", 33, 16, 2)
+    assert (tiny.ctas, tiny.serial_loads, tiny.elements_per_cta) == (3, 2, 16 * 16)
+    # 256 elements: one row per 32-lane warp, 4 rows per CTA, 8 values per lane
+    mid = streaming_kernel(OpKind.SOFTMAX, "pytorch", 9, 256, 2)
+    assert (mid.ctas, mid.serial_loads, mid.elements_per_cta) == (3, 8, 4 * 256)
     # 2048 bf16 elements (4 KiB) still go to the warp softmax: 64 serial loads, one per
     # iteration; 2048 fp32 (8 KiB) too; 4096 bf16 does not
     warp16 = streaming_kernel(OpKind.SOFTMAX, "pytorch", 8, 2048, 2)

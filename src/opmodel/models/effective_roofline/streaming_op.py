@@ -24,7 +24,7 @@ from opmodel.models.effective_roofline.row_backward_op import predict_row_backwa
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
-from opmodel.models.streaming.aten_rows import REGISTER_SOFTMAX
+from opmodel.models.streaming.aten_rows import REGISTER_SOFTMAX, WARP_SOFTMAX, warp_softmax_log2
 from opmodel.models.streaming.aten_softmax import (
     block_instructions_per_element,
     register_stall_factor,
@@ -35,6 +35,7 @@ from opmodel.models.streaming.counted import (
     counted_instructions,
     counted_layer_norm,
     counted_register_softmax,
+    counted_warp_softmax_registers,
 )
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import (
@@ -193,15 +194,21 @@ def _issue_cost(
 def _with_counted_registers(
     op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec
 ) -> StreamKernel:
-    """The register softmax with the registers counted for its elements per thread (they set
-    how many of its CTAs share an SM), where counted; any other kernel as it is."""
+    """ATen's register and warp softmax with the registers counted for their elements per
+    thread (they set how many of the kernel's CTAs share an SM), where counted; any other
+    kernel as it is."""
     view = op.view
     if not isinstance(view, RowView):
         return kernel
-    register = _register_softmax(kernel, view, hardware.architecture)
-    if register is None:
+    if kernel.name == WARP_SOFTMAX:
+        log2 = warp_softmax_log2(view.row_length)
+        counted = counted_warp_softmax_registers(hardware.architecture, view.x.dtype, log2)
+    else:
+        register = _register_softmax(kernel, view, hardware.architecture)
+        counted = None if register is None else register.registers
+    if counted is None:
         return kernel
-    return dataclasses.replace(kernel, registers_per_thread=register.registers)
+    return dataclasses.replace(kernel, registers_per_thread=counted)
 
 
 def _work_of(

@@ -11,16 +11,23 @@ from opmodel.core.enums import OpKind
 from opmodel.models.streaming.aten_softmax import loads_in_flight, softmax_path
 from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
 
-__all__ = ["REGISTER_SOFTMAX", "aten_row_kernel"]
+__all__ = ["REGISTER_SOFTMAX", "WARP_SOFTMAX", "aten_row_kernel", "warp_softmax_log2"]
 
 REGISTER_SOFTMAX = "cunn_SoftMaxForwardReg"
+WARP_SOFTMAX = "softmax_warp_forward"
 
 _ROW_THREADS = 128  # ATen layer_norm_kernel.cu: (warp, num_threads() / warp) = 4 warps
 # ATen layer_norm_kernel.cu: ``constexpr int vec_size = 4`` elements per load in fp32, fp16, bf16
 _LAYER_NORM_VECTOR_ELEMENTS = 4
 # ncu on an H200 (data/measured/h200_2026-12-04_ncu): softmax_warp_forward for 2048 bf16
-# elements (64 per thread) uses 80 registers: the row's values and 16 more
+# elements (64 per thread) uses 80 registers: the row's values and 16 more (an estimate for
+# GPUs whose SASS is not counted; configs/instructions/aten_softmax.yaml counts the rest)
 _WARP_SOFTMAX_EXTRA_REGISTERS = 16
+# PersistentSoftmax.cuh, dispatch_softmax_forward: 128 threads per CTA; a row of up to 2^l
+# elements takes min(32, 2^l) lanes ("warp_size"), and rows of at most 128 go two to a warp
+# ("batches_per_warp", the kernel's WARP_BATCH)
+_WARP_SOFTMAX_THREADS = 128
+_WARP_BATCH_MAX_ELEMENTS = 128
 _SOFTMAX_MAX_THREADS = 1024  # ATen SoftMax.cu: max_threads for cunn_SoftMaxForward
 
 
@@ -65,19 +72,29 @@ def _layer_norm(kind: OpKind, rows: int, length: int, element_bytes: int) -> Str
     )
 
 
+def warp_softmax_log2(length: int) -> int:
+    """``log2_elements`` of the warp softmax's instance for rows of ``length`` elements: the
+    length rounded up to a power of two (``log2_ceil`` in PersistentSoftmax.cuh)."""
+    return math.ceil(math.log2(max(1, length)))
+
+
 def _warp_softmax(rows: int, length: int, element_bytes: int) -> StreamKernel:
-    """``softmax_warp_forward``: one warp per row, the row in registers, one pass of
-    ``WARP_ITERATIONS`` loads, ``loads_in_flight`` of them at a time."""
-    threads = _ROW_THREADS
-    warps = threads // 32
-    iterations = max(1, (1 << math.ceil(math.log2(max(2, length)))) // 32)
+    """``softmax_warp_forward``: a row per ``min(32, 2^l)`` lanes (``2^l``: the length rounded
+    up to a power of two), two rows each for rows of at most 128 elements, in 128-thread CTAs;
+    the rows in registers, one pass of ``WARP_ITERATIONS = 2^l / lanes`` loads per row,
+    ``loads_in_flight`` of them at a time."""
+    width = 1 << warp_softmax_log2(length)
+    lanes = min(32, width)
+    batch = 2 if width <= _WARP_BATCH_MAX_ELEMENTS else 1
+    rows_per_cta = _WARP_SOFTMAX_THREADS // lanes * batch
+    iterations = batch * width // lanes  # the values each lane holds
     return StreamKernel(
-        name="softmax_warp_forward",
+        name=WARP_SOFTMAX,
         implementation="pytorch",
-        ctas=math.ceil(rows / warps),
-        threads_per_cta=threads,
+        ctas=math.ceil(rows / rows_per_cta),
+        threads_per_cta=_WARP_SOFTMAX_THREADS,
         registers_per_thread=min(255, _WARP_SOFTMAX_EXTRA_REGISTERS + iterations),
-        elements_per_cta=warps * length,
+        elements_per_cta=rows_per_cta * length,
         serial_loads=iterations,
         global_passes=1,
         reductions=2,

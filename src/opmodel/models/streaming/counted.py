@@ -18,7 +18,9 @@ instructions a thread issues once per row (:func:`counted_layer_norm`).
 ``configs/instructions/aten_softmax.yaml`` holds, for ATen's register softmax
 (``cunn_SoftMaxForwardReg``, ``scripts/count_softmax_sass.py``) with 1-9 elements per thread,
 the issue cycles one thread takes for a whole row and the kernel's registers
-(:func:`counted_register_softmax`).
+(:func:`counted_register_softmax`), and the registers of ATen's warp softmax
+(``softmax_warp_forward``) for rows of 2^0 to 2^11 elements
+(:func:`counted_warp_softmax_registers`).
 """
 
 from __future__ import annotations
@@ -44,9 +46,11 @@ __all__ = [
     "counted_instructions",
     "counted_layer_norm",
     "counted_register_softmax",
+    "counted_warp_softmax_registers",
     "load_counts",
     "load_layer_norm_counts",
     "load_register_softmax_counts",
+    "load_warp_softmax_registers",
 ]
 
 _FOLDER = Path(__file__).resolve().parent.parent.parent / "configs/instructions"
@@ -54,6 +58,7 @@ COUNTS_FILE = _FOLDER / "aten_elementwise.yaml"
 LAYER_NORM_FILE = _FOLDER / "aten_layer_norm.yaml"
 SOFTMAX_FILE = _FOLDER / "aten_softmax.yaml"
 _PER_THREAD = 9  # the register softmax's instances: 1-9 elements per thread
+_WARP_SIZES = 12  # the warp softmax's instances: rows of 2^0 to 2^11 elements
 _ROW_FIELDS = ("instructions_per_element", "cycles_per_element", "row_instructions")
 _DTYPES = ("bf16", "fp16", "fp32")
 
@@ -223,8 +228,11 @@ def load_register_softmax_counts(
 
 
 @cache
-def _shipped_softmax() -> dict[tuple[str, str], list[RegisterSoftmaxCount]]:
-    return load_register_softmax_counts(SOFTMAX_FILE)
+def _shipped_softmax() -> tuple[
+    dict[tuple[str, str], list[RegisterSoftmaxCount]], dict[tuple[str, str], list[int]]
+]:
+    """The shipped softmax counts: the register softmax's and the warp softmax's registers."""
+    return load_register_softmax_counts(SOFTMAX_FILE), load_warp_softmax_registers(SOFTMAX_FILE)
 
 
 def counted_register_softmax(
@@ -232,8 +240,49 @@ def counted_register_softmax(
 ) -> RegisterSoftmaxCount | None:
     """ATen's register softmax with ``per_thread`` elements per thread (1-9) on rows of
     ``dtype`` for a GPU of ``architecture``, or ``None`` without a count."""
+    return _listed(_shipped_softmax()[0], architecture, dtype, per_thread - 1)
+
+
+def _listed(
+    table: dict[tuple[str, str], list[T]], architecture: str | None, dtype: DType, index: int
+) -> T | None:
+    """Entry ``index`` of what ``table`` lists for the GPU's SASS architecture and ``dtype``,
+    ``None`` without one."""
     arch = sass_architecture(architecture)
-    counts = None if arch is None else _shipped_softmax().get((arch, dtype.value))
-    if counts is None or not 1 <= per_thread <= len(counts):
+    counts = None if arch is None else table.get((arch, dtype.value))
+    if counts is None or not 0 <= index < len(counts):
         return None
-    return counts[per_thread - 1]
+    return counts[index]
+
+
+def _warp_entry(raw: Any, path: Path, where: str) -> list[int]:
+    values = raw.get("registers") if isinstance(raw, dict) and set(raw) == {"registers"} else None
+    if (
+        not isinstance(values, list)
+        or len(values) != _WARP_SIZES
+        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
+    ):
+        raise ConfigError(
+            [f"{path}: {where}.registers: must list {_WARP_SIZES} integers > 0 (got {values!r})"]
+        )
+    return [int(v) for v in values]
+
+
+def load_warp_softmax_registers(path: Path) -> dict[tuple[str, str], list[int]]:
+    """Read and validate the warp softmax's registers in a softmax counts file (section
+    ``warp_softmax``, module docstring), keyed by (architecture, dtype), each a list by log2 of
+    the row's elements rounded up (0 first); errors name the file and field."""
+    raw = read_yaml_mapping(path).get("warp_softmax")
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{path}: warp_softmax: must map architectures to dtypes"])
+    return _by_arch_dtype(
+        raw, path, "warp_softmax", " to registers", lambda v, where: _warp_entry(v, path, where)
+    )
+
+
+def counted_warp_softmax_registers(
+    architecture: str | None, dtype: DType, log2_elements: int
+) -> int | None:
+    """ATen's warp softmax's registers per thread for rows of ``dtype`` whose length rounds up
+    to ``2^log2_elements`` (0-11) on a GPU of ``architecture``, or ``None`` without a count."""
+    return _listed(_shipped_softmax()[1], architecture, dtype, log2_elements)

@@ -28,12 +28,15 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     layer_norm_kernel.cu, 8 bytes in fp16) with 128 threads. Softmax over rows of up to
     2048 elements and 8 KiB (``dim_size <= 2048 && dim_size * sizeof(scalar_t) <= 8192`` in
     SoftMax.cu's host_softmax; ncu on an H200 with PyTorch 2.11 shows ``softmax_warp_forward``
-    for 2048 bf16 elements) is ATen's persistent warp softmax: a warp per row, the row in
-    registers, one pass. Its loads take one element per thread per iteration
+    for 2048 bf16 elements) is ATen's persistent warp softmax: a warp per row (``min(32,
+    next_pow2(length))`` lanes, two rows to them up to 128 elements), the row in registers,
+    one pass. Its loads take one element per thread per iteration
     (``WARP_ITERATIONS = next_pow2(length) / 32``); the warp keeps ``u`` of them in flight, a
     calibration by element size (:mod:`~opmodel.models.streaming.aten_softmax`, fitted on an
-    H200's single-wave rows), so a row takes ``WARP_ITERATIONS / u`` round trips. It uses
-    ``16 + WARP_ITERATIONS`` registers (ncu: 80 for 2048 bf16 elements, 64 values per thread).
+    H200's single-wave rows), so a row takes ``WARP_ITERATIONS / u`` round trips. Its
+    registers are counted from its SASS where the GPU's architecture has a count
+    (:mod:`~opmodel.models.streaming.counted`), else ``16 +`` the values a lane holds (ncu: 80
+    for 2048 bf16 elements, 64 values per thread).
     Longer rows take one row per CTA of ``min(length, 1024)`` threads
     (``SoftMaxForward_getBlockSize``): up to 9216 elements ``cunn_SoftMaxForwardReg`` loads the
     row once into registers, above it ``cunn_SoftMaxForward`` walks it three times (max, sum,
