@@ -4,8 +4,9 @@
 dimension (PyTorch 2.x):
 
 - ``warp``: ``softmax_warp_forward`` (PersistentSoftmax.cuh) for rows of at most 2048 elements
-  and 8 KiB. One warp per row loads it into registers in ``WARP_ITERATIONS = next_pow2(length)
-  / 32`` warp-wide loads of one element per thread.
+  and 8 KiB. One warp per row (``min(32, next_pow2(length))`` lanes, two rows to them up to
+  128 elements: :mod:`~opmodel.models.streaming.aten_rows`) loads it into registers in
+  ``WARP_ITERATIONS = next_pow2(length) / 32`` warp-wide loads of one element per thread.
 - ``reg``: ``cunn_SoftMaxForwardReg`` when each of the block's ``min(length, 1024)`` threads
   holds fewer than 10 elements (``potential_register_count``), so up to 9216 elements: the row
   in registers, one global pass of scalar loads.
