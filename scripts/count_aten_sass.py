@@ -35,6 +35,7 @@ from sass_listing import (
     arch_cubins,
     cuobjdump,
     demangle,
+    flow,
     functions,
     parse,
     run,
@@ -181,12 +182,8 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: 
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
         "instructions_per_element:",
     ]
-    lines += yaml_lines(counts, _flow)
+    lines += yaml_lines(counts, lambda by_function: flow(dict(sorted(by_function.items()))))
     path.write_text("\n".join(lines) + "\n")
-
-
-def _flow(by_function: dict[str, float]) -> str:
-    return ", ".join(f"{name}: {value:g}" for name, value in sorted(by_function.items()))
 
 
 def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:

@@ -231,12 +231,8 @@ def _write(
     ]
     for kernel in KERNELS:
         lines.append(f"{kernel}:")
-        lines += yaml_lines({arch: c[kernel] for arch, c in counts.items()}, _flow)
+        lines += yaml_lines({arch: c[kernel] for arch, c in counts.items()})
     path.write_text("\n".join(lines) + "\n")
-
-
-def _flow(values: dict[str, float]) -> str:
-    return ", ".join(f"{name}: {value:g}" for name, value in values.items())
 
 
 def _report(counts: dict[str, dict[str, dict[str, dict[str, float]]]]) -> list[str]:

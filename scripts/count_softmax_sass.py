@@ -135,14 +135,10 @@ def _write(path: Path, counts: dict[str, dict[str, dict[str, list[int]]]], libra
         arch: {dtype: {"registers": v["warp_registers"]} for dtype, v in d.items()}
         for arch, d in counts.items()
     }
-    lines += yaml_lines(register, _flow)
+    lines += yaml_lines(register)
     lines.append("warp_softmax:  # registers by log2 of the row's elements rounded up, 0-11")
-    lines += yaml_lines(warp, _flow)
+    lines += yaml_lines(warp)
     path.write_text("\n".join(lines) + "\n")
-
-
-def _flow(values: dict[str, list[int]]) -> str:
-    return ", ".join(f"{name}: [{', '.join(map(str, v))}]" for name, v in values.items())
 
 
 def _report(counts: dict[str, dict[str, dict[str, list[int]]]]) -> list[str]:

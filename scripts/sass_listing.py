@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
@@ -169,9 +169,20 @@ def run(
     return count_main(description, argv, ARCHITECTURES, (counter, report, write))
 
 
-def yaml_lines(counts: dict[str, dict[str, V]], items: Callable[[V], str]) -> list[str]:
+def flow(values: Mapping[str, float | Sequence[int]]) -> str:
+    """``values`` as the inside of a YAML flow mapping: numbers as ``%g``, lists in brackets."""
+    return ", ".join(
+        f"{name}: [{', '.join(map(str, v))}]" if isinstance(v, Sequence) else f"{name}: {v:g}"
+        for name, v in values.items()
+    )
+
+
+def yaml_lines(
+    counts: dict[str, dict[str, V]],
+    items: Callable[[V], str] = flow,  # type: ignore[assignment]
+) -> list[str]:
     """A counts file's table: per architecture (``sm90``), one line per dtype holding
-    ``items`` of its values as a flow mapping."""
+    ``items`` of its values as a flow mapping (by default :func:`flow`)."""
     lines = []
     for arch, by_dtype in counts.items():
         lines.append(f"  {arch.replace('_', '')}:")
