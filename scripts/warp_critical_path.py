@@ -3,7 +3,7 @@
 Usage:
     python scripts/warp_critical_path.py --library torch/lib/libtorch_cuda.so \
         --kernel 'softmax_warp_forward<c10::BFloat16, c10::BFloat16, float, 11, false, false' \
-        [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR]
+        [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR] [--write FILE]
 
 Tools and inputs as ``scripts/count_aten_sass.py`` (no GPU). Since Volta every instruction
 carries control bits in the high word of its 128-bit encoding (bits 105-125): a stall count
@@ -26,12 +26,20 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from count_layer_norm_sass import walk
-from sass_listing import ARCHITECTURES, Instruction, arch_cubins, cuobjdump, demangle, functions
+from sass_listing import (
+    ARCHITECTURES,
+    Instruction,
+    arch_cubins,
+    count_main,
+    cuobjdump,
+    demangle,
+    functions,
+)
 
 _LOW = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;\s*/\*\s*0x[0-9a-f]{16}\s*\*/")
 _HIGH = re.compile(r"^\s*/\*\s*0x([0-9a-f]{16})\s*\*/\s*$")
@@ -110,31 +118,42 @@ def critical_path(listing: str) -> tuple[float, float, int]:
     return trips, short - trips * _LONG[0], len(path)
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n")[0])
-    parser.add_argument("--library", type=Path, required=True)
-    parser.add_argument("--kernel", required=True, help="a substring of the demangled name")
-    parser.add_argument("--arch", action="append", choices=(*ARCHITECTURES, "sm_100"))
-    parser.add_argument("--cuobjdump", default="cuobjdump")
-    parser.add_argument("--workdir", type=Path, default=Path("."))
-    args = parser.parse_args(argv)
-    if not args.library.is_file():
-        print(f"--library: {args.library}: no such file", file=sys.stderr)
-        return 2
-    for arch in args.arch or ARCHITECTURES:
-        workdir = args.workdir / arch
-        workdir.mkdir(parents=True, exist_ok=True)
-        for cubin in arch_cubins(args.library, arch, args.cuobjdump, workdir):
-            listings = functions(cuobjdump(args.cuobjdump, ["-sass", str(cubin)]))
+def _kernels(kernel: str) -> Callable[[Path, str, str, Path], list[str]]:
+    """A counter for :func:`sass_listing.count_main`: one line per kernel whose demangled name
+    holds ``kernel``, with its round trips, other cycles and instructions."""
+
+    def counter(library: Path, arch: str, tool: str, workdir: Path) -> list[str]:
+        lines = []
+        for cubin in arch_cubins(library, arch, tool, workdir):
+            listings = functions(cuobjdump(tool, ["-sass", str(cubin)]))
             names = list(listings)
             for name, plain in zip(names, demangle(names), strict=True):
-                if args.kernel in plain:
+                if kernel in plain:
                     trips, other, length = critical_path(listings[name])
-                    print(
+                    lines.append(
                         f"{arch} {plain[:110]}: {trips:g} round trips, {other:.0f} cycles, "
                         f"{length} instructions"
                     )
-    return 0
+        return lines
+
+    return counter
+
+
+def _report(lines: dict[str, list[str]]) -> list[str]:
+    return [line for by_arch in lines.values() for line in by_arch]
+
+
+def _write(path: Path, lines: dict[str, list[str]], library: Path) -> None:
+    path.write_text("\n".join([f"# {library.name}", *_report(lines)]) + "\n")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    kernel = argparse.ArgumentParser(add_help=False)
+    kernel.add_argument("--kernel", required=True, help="a substring of the demangled name")
+    known, rest = kernel.parse_known_args(argv)
+    description = (__doc__ or "").split("\n")[0] + " --kernel: a substring of its demangled name."
+    steps = (_kernels(known.kernel), _report, _write)
+    return count_main(description, rest, (*ARCHITECTURES, "sm_100"), steps)
 
 
 if __name__ == "__main__":
