@@ -174,7 +174,12 @@ def _first_wave_reuse_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     operand tiles of 299 KB in its 144-CTA first wave, 0.6 % faster). With the same window
     the property holds."""
     windows = [_first_wave_window(p) for p in (smaller, larger)]
-    return windows[0] is not None and windows[1] is not None and windows[1] < windows[0]
+    math = [
+        getattr(getattr(p.diagnostics, "resource_cycles", None), "math_cycles", None)
+        for p in (smaller, larger)
+    ]
+    smaller_window = windows[0] is not None and windows[1] is not None and windows[1] < windows[0]
+    return smaller_window and math[0] is not None and math[0] == math[1]
 
 
 def _faster_clock(smaller: OpProfile, larger: OpProfile) -> bool:
