@@ -30,7 +30,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeGuard, TypeVar
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
@@ -196,14 +196,23 @@ class RegisterSoftmaxCount:
     registers: int
 
 
+_RegisterTable = dict[tuple[str, str], list[RegisterSoftmaxCount]]  # by (architecture, dtype)
+_WarpTable = dict[tuple[str, str], list[int]]
+
+
+def _positive_ints(values: Any, length: int) -> TypeGuard[list[int]]:
+    """A list of ``length`` integers > 0 (no bools)."""
+    listed = isinstance(values, list) and len(values) == length
+    return listed and all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
+
+
 def _softmax_entry(raw: Any, path: Path, where: str) -> list[RegisterSoftmaxCount]:
     fields = ("cycles_per_row", "registers")
     if not isinstance(raw, dict) or set(raw) != set(fields):
         raise ConfigError([f"{path}: {where}: needs exactly the fields {', '.join(fields)}"])
     for name in fields:
         values = raw[name]
-        ok = isinstance(values, list) and len(values) == _PER_THREAD
-        if not ok or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in values):
+        if not _positive_ints(values, _PER_THREAD):
             raise ConfigError(
                 [f"{path}: {where}.{name}: must list {_PER_THREAD} integers > 0 (got {values!r})"]
             )
@@ -211,12 +220,14 @@ def _softmax_entry(raw: Any, path: Path, where: str) -> list[RegisterSoftmaxCoun
     return [RegisterSoftmaxCount(float(c), r) for c, r in pairs]
 
 
-def load_register_softmax_counts(
-    path: Path,
-) -> dict[tuple[str, str], list[RegisterSoftmaxCount]]:
+def load_register_softmax_counts(path: Path) -> _RegisterTable:
     """Read and validate a softmax counts file (module docstring), keyed by (architecture,
     dtype), each a list by elements per thread (1 first); errors name the file and field."""
-    data = read_yaml_mapping(path)
+    return _register_softmax_table(read_yaml_mapping(path), path)
+
+
+def _register_softmax_table(data: dict[str, Any], path: Path) -> _RegisterTable:
+    """The register softmax's section of the softmax counts file ``path`` read as ``data``."""
     raw = data.get("register_softmax")
     if not isinstance(raw, dict) or not isinstance(data.get("source"), str):
         raise ConfigError(
@@ -228,11 +239,10 @@ def load_register_softmax_counts(
 
 
 @cache
-def _shipped_softmax() -> tuple[
-    dict[tuple[str, str], list[RegisterSoftmaxCount]], dict[tuple[str, str], list[int]]
-]:
-    """The shipped softmax counts: the register softmax's and the warp softmax's registers."""
-    return load_register_softmax_counts(SOFTMAX_FILE), load_warp_softmax_registers(SOFTMAX_FILE)
+def _shipped_softmax() -> tuple[_RegisterTable, _WarpTable]:
+    """The shipped register softmax counts and warp softmax registers (one read of the file)."""
+    data = read_yaml_mapping(SOFTMAX_FILE)
+    return _register_softmax_table(data, SOFTMAX_FILE), _warp_registers_table(data, SOFTMAX_FILE)
 
 
 def counted_register_softmax(
@@ -257,22 +267,23 @@ def _listed(
 
 def _warp_entry(raw: Any, path: Path, where: str) -> list[int]:
     values = raw.get("registers") if isinstance(raw, dict) and set(raw) == {"registers"} else None
-    if (
-        not isinstance(values, list)
-        or len(values) != _WARP_SIZES
-        or not all(isinstance(v, int) and not isinstance(v, bool) and v > 0 for v in values)
-    ):
+    if not _positive_ints(values, _WARP_SIZES):
         raise ConfigError(
             [f"{path}: {where}.registers: must list {_WARP_SIZES} integers > 0 (got {values!r})"]
         )
     return [int(v) for v in values]
 
 
-def load_warp_softmax_registers(path: Path) -> dict[tuple[str, str], list[int]]:
+def load_warp_softmax_registers(path: Path) -> _WarpTable:
     """Read and validate the warp softmax's registers in a softmax counts file (section
     ``warp_softmax``, module docstring), keyed by (architecture, dtype), each a list by log2 of
     the row's elements rounded up (0 first); errors name the file and field."""
-    raw = read_yaml_mapping(path).get("warp_softmax")
+    return _warp_registers_table(read_yaml_mapping(path), path)
+
+
+def _warp_registers_table(data: dict[str, Any], path: Path) -> _WarpTable:
+    """The warp softmax's section of the softmax counts file ``path`` read as ``data``."""
+    raw = data.get("warp_softmax")
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: warp_softmax: must map architectures to dtypes"])
     return _by_arch_dtype(
