@@ -64,7 +64,19 @@ def test_the_name_does_not_change_the_key() -> None:
         ({"attrs": '{"transpose_c": true}'}, "t.csv: row 3: op 'qkv' (gemm): attrs.transpose_c"),
         (
             {"tensors": "input:4x4:bf17;weight:4x4:bf16;output:4x4:bf16"},
-            "t.csv: row 3: tensors: TensorSpec.dtype: must be one of fp64",
+            "t.csv: row 3: tensors: tensor 0 'input:4x4:bf17' dtype: must be one of fp64",
+        ),
+        (
+            {"tensors": "input:4x4:bf16;weight:4x0:bf16;output:4x4:bf16"},
+            "t.csv: row 3: tensors: tensor 1 'weight:4x0:bf16' shape: every dimension must be a "
+            "positive integer (got (4, 0))",
+        ),
+        (
+            {
+                "tensors": '[{"role": "input", "shape": [4, 4], "dtype": "bf16"}, '
+                '{"role": "wieght", "shape": [4, 4], "dtype": "bf16"}]'
+            },
+            "t.csv: row 3: tensors: tensor 1 role: must be one of input, weight",
         ),
     ],
 )

@@ -130,7 +130,8 @@ def test_an_invalid_row_stops_the_sweep_with_one_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         run_sweep(ops_path, "a10", tmp_path / "out.csv")
     assert info.value.problems == (
-        f"{ops_path}: row 5: tensors: TensorSpec.dtype: must be one of fp64, fp32, tf32, fp16, "
+        f"{ops_path}: row 5: tensors: tensor 0 'input:64:bf17' dtype: must be one of fp64, fp32, "
+        "tf32, fp16, "
         "bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean "
         "'bf16'? (and 1 more rows; --skip-invalid records them)",
     )

@@ -53,6 +53,16 @@ _GOOD_TENSORS = """tensors:
             ],
         ),
         (
+            "name: g\nkind: gemm\nphase: train_fwd\ntensors:\n"
+            "  - {role: input, shape: [0, 8], dtype: bf16}\n"
+            "  - {role: weight, shape: [8, 3], dtype: bf16}\n"
+            "  - {role: output, shape: [-4, 3], dtype: bf16}\n",
+            [
+                "tensors[0].shape: every dimension must be a positive integer (got (0, 8))",
+                "tensors[2].shape: every dimension must be a positive integer (got (-4, 3))",
+            ],
+        ),
+        (
             "name: g\nkind: gemm\nphase: train_fwd\n" + _GOOD_TENSORS + "attrs: {transpose_b: 1}\n",
             ["op 'g' (gemm): attrs.transpose_b: must be a boolean true/false (got 1)"],
         ),

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.op import LocalOp, TensorSpec, tensor_at
 
 __all__ = [
     "OP_COLUMNS",
@@ -48,7 +48,7 @@ def _compact_tensor(entry: str, index: int) -> TensorSpec:
     except ValueError:
         msg = f"tensor {index} '{entry}': shape must be integers joined by 'x' (got '{shape_text}')"
         raise ValueError(msg) from None
-    return TensorSpec(role, shape, dtype, layout or None)  # type: ignore[arg-type]
+    return tensor_at(f"tensor {index} '{entry}' ", role, shape, dtype, layout or None)
 
 
 def _json_tensor(entry: object, index: int) -> TensorSpec:
@@ -65,7 +65,9 @@ def _json_tensor(entry: object, index: int) -> TensorSpec:
     if not isinstance(shape, list):
         msg = f"tensor {index}: shape must be a list of integers (got {shape!r})"
         raise ValueError(msg)
-    return TensorSpec(entry["role"], tuple(shape), entry["dtype"], entry.get("layout"))
+    return tensor_at(
+        f"tensor {index} ", entry["role"], tuple(shape), entry["dtype"], entry.get("layout")
+    )
 
 
 def parse_tensors(text: str) -> tuple[TensorSpec, ...]:

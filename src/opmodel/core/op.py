@@ -14,7 +14,7 @@ from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.profile import Footprint, footprint_of
 from opmodel.core.views import AttentionView, OpView, build_view
 
-__all__ = ["LocalOp", "TensorSpec", "coerce_enum"]
+__all__ = ["LocalOp", "TensorSpec", "coerce_enum", "tensor_at"]
 
 _E = TypeVar("_E", bound=StrEnum)
 
@@ -48,6 +48,21 @@ def _check_shape(shape: object, where: str) -> tuple[int, ...]:
                 f"{where}: every dimension must be a positive integer (got {shape!r})"
             )
     return tuple(shape)
+
+
+def tensor_at(
+    prefix: str, role: object, shape: object, dtype: object, layout: object = None
+) -> TensorSpec:
+    """``TensorSpec(role, shape, dtype, layout)`` read from a file: a problem names the
+    tensor's place there, ``prefix``, in place of ``TensorSpec.``, so that
+    ``TensorSpec.shape: ...`` reads ``tensors[0].shape: ...`` (``prefix = "tensors[0]."``)."""
+    try:
+        return TensorSpec(role, shape, dtype, layout)  # type: ignore[arg-type]
+    except OpValidationError as exc:
+        text = str(exc)
+        if text.startswith("TensorSpec."):
+            text = prefix + text[len("TensorSpec.") :]
+        raise OpValidationError(text) from None
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,7 +22,7 @@ from typing import Any
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import ConfigError, OpValidationError
-from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.op import LocalOp, tensor_at
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -54,13 +54,20 @@ def op_from_mapping(data: dict[str, Any], source: str) -> LocalOp:
         errors.append("tensors: expected at least one tensor (got [])")
     if errors or entry is None:
         raise ConfigError(f"{source}: {problem}" for problem in errors)
+    tensors = []
+    for i, t in enumerate(entry.tensors):
+        try:
+            tensors.append(tensor_at(f"tensors[{i}].", t.role, t.shape, t.dtype, t.layout))
+        except OpValidationError as exc:
+            errors.append(str(exc))
+    if errors:
+        raise ConfigError(f"{source}: {problem}" for problem in errors)
     try:
-        tensors = tuple(TensorSpec(t.role, t.shape, t.dtype, t.layout) for t in entry.tensors)
         return LocalOp(
             name=entry.name,
             kind=entry.kind,
             phase=entry.phase,
-            tensors=tensors,
+            tensors=tuple(tensors),
             attrs=dict(entry.attrs or {}),
         )
     except OpValidationError as exc:
