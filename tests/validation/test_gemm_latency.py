@@ -9,7 +9,7 @@ import pytest
 
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
-from opmodel.validation.gemm_data import load_gemm_rows
+from opmodel.validation.gemm_data import UNSETTLED_SPREAD, load_gemm_rows, spread_groups
 from opmodel.validation.gemm_latency import (
     SizeClass,
     ValidationOptions,
@@ -173,3 +173,38 @@ def test_power_clock_is_fitted_on_held_out_free_large_rows() -> None:
     assert off.power_limited_clock_hz == {}
     assert on.rows_used == off.rows_used - 8
     assert on.models[0].by_class["large"].mape < 0.7 * off.models[0].by_class["large"].mape
+
+
+def _spread_file(tmp_path: Path, rows: list[tuple[str, str]]) -> Path:
+    """A GEMM file of 256^3 fp16 rows on the A10 with the given (time, time_min) in ms."""
+    lines = ["time,time_min,batch,dimM,dimN,dimK,dtype,hardware,source"]
+    lines += [f"{t},{t_min},1,256,256,256,fp16,a10,spread" for t, t_min in rows]
+    (tmp_path / "spread.csv").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_time_min_gives_the_repeat_spread_and_bad_values_are_skipped(tmp_path: Path) -> None:
+    loaded = load_gemm_rows(
+        _spread_file(tmp_path, [("0.02", "0.01"), ("0.02", ""), ("0.02", "0.03")])
+    )
+    assert [r.repeat_spread for r in loaded.rows] == [pytest.approx(2.0), None]
+    assert loaded.rows[0].time_min_s == pytest.approx(1e-5)
+    assert list(loaded.skipped) == [
+        "malformed row: time_min must be in (0, time] (got '0.03' for time 0.02)"
+    ]
+
+
+def test_unsettled_rows_are_reported_apart(tmp_path: Path) -> None:
+    # median over fastest: 1.0, 1.3 (settled: at most UNSETTLED_SPREAD), 1.31 and 4 (unsettled)
+    assert UNSETTLED_SPREAD == 1.3
+    times = [("0.02", "0.02"), ("0.026", "0.02"), ("0.0262", "0.02"), ("0.08", "0.02")]
+    rows = load_gemm_rows(_spread_file(tmp_path, times)).rows
+    held = list(range(len(rows)))
+    assert spread_groups(rows, held) == {"repeats settled": [0, 1], "repeats unsettled": [2, 3]}
+    assert spread_groups(rows, [0, 1]) == {}  # all settled: nothing to report apart
+    report = validate_gemm_latency(rows, ["roofline"], options=ValidationOptions(calibrate=False))
+    spread = report.models[0].by_spread
+    assert [m.count for m in spread.values()] == [2, 2]
+    assert spread["repeats unsettled"].count + spread["repeats settled"].count == (
+        report.models[0].overall.count
+    )

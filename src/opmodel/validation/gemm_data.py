@@ -7,7 +7,9 @@ name), ``clock_mhz``, ``energy`` [J], ``source``, ``label`` and kernel columns `
 EnergAIzer column) giving ``warps_per_cta`` when the CTA tile is given (a row without a CTA
 tile runs the kernel selection picks, whatever its block size). A non-empty ``kernel_time``
 [ms] (``opmodel measure`` with ``kernel_timing``: the kernels alone, without event gaps) is
-used in place of ``time``. EnergAIzer per-kernel files
+used in place of ``time``; else an optional ``time_min`` [ms], the fastest of the timed repeats
+whose median ``time`` is, gives the row's repeat spread (``GemmRow.repeat_spread``). EnergAIzer
+per-kernel files
 work too: when ``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie,
 ``a10_`` -> a10) and ``freqNNN`` in it gives the clock. Malformed rows are skipped and counted
 by reason.
@@ -18,6 +20,7 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -25,11 +28,15 @@ from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import checked_power_state
 
-__all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
+__all__ = ["UNSETTLED_SPREAD", "GemmRow", "LoadedRows", "load_gemm_rows", "spread_groups"]
 
 _FILE_HARDWARE = (("yz8_", "a100_40gb_pcie"), ("a10_", "a10"))
 _KERNEL_COLUMNS = ("cta_tile_m", "cta_tile_n", "cta_tile_k", "pipeline_stages")
 WARP_THREADS = 32  # threads per warp on NVIDIA GPUs (CUDA C++ Programming Guide)
+UNSETTLED_SPREAD = 1.3
+"""A row whose median time exceeds its fastest repeat by more than this did not settle: in this
+project's H200 GEMM file (30 repeats a row) no row falls between 1.26 and 1.37, and the 13
+above it run at 1.4-3.8 (docs/validation.md, "GEMM latency")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -56,6 +63,14 @@ class GemmRow:
     # how the kernels ran (optional column): "sustained" (back-to-back, the board's average-power
     # limit engaged) or "burst" (one kernel at a time after idle time: HardwareSpec.in_burst)
     power_state: str = "sustained"
+    # the fastest of the timed repeats (optional ``time_min`` column, ``opmodel measure``'s),
+    # when ``time`` (their median) is the row's time
+    time_min_s: float | None = None
+
+    @property
+    def repeat_spread(self) -> float | None:
+        """Median over the fastest repeat; None without ``time_min``."""
+        return self.time_s / self.time_min_s if self.time_min_s else None
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +118,19 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         energy_j=_positive_or_none(record.get("energy")),
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
+        time_min_s=None if record.get("kernel_time") else _time_min_s(record, time_ms),
     )
+
+
+def _time_min_s(record: dict[str, str], time_ms: float) -> float | None:
+    """The optional ``time_min`` column [ms] in seconds: positive and at most ``time``."""
+    text = record.get("time_min")
+    if not text:
+        return None
+    value = float(text)
+    if not 0 < value <= time_ms:
+        raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
+    return value / 1000
 
 
 def _power_state(text: str | None) -> str:
@@ -163,3 +190,15 @@ def load_gemm_rows(data_dir: Path) -> LoadedRows:
     if not rows:
         raise ConfigError([f"{data_dir}: no CSV file with columns time, dimM, dimN, dimK"])
     return LoadedRows(rows, skipped)
+
+
+def spread_groups(rows: Sequence[GemmRow], held: list[int]) -> dict[str, list[int]]:
+    """The held-out rows that carry a repeat spread, as ``repeats settled`` and ``repeats
+    unsettled`` (median over the fastest repeat above :data:`UNSETTLED_SPREAD`); empty when
+    none is unsettled."""
+    spread = {i: rows[i].repeat_spread for i in held}
+    unsettled = [i for i, s in spread.items() if s is not None and s > UNSETTLED_SPREAD]
+    if not unsettled:
+        return {}
+    settled = [i for i, s in spread.items() if s is not None and s <= UNSETTLED_SPREAD]
+    return {"repeats settled": settled, "repeats unsettled": unsettled}

@@ -8,7 +8,10 @@ deterministic split of ``large`` rows (:mod:`opmodel.validation.power_clock_fit`
 every unlocked row of that hardware, in place of a config's sourced ``power_limited_clock_hz``;
 those rows are then held out too. Every other usable row is held out and reported overall, by
 hardware and by size class. Rows whose kernel cannot run, or whose hardware has no
-config, are skipped and counted by reason.
+config, are skipped and counted by reason. Where rows carry the fastest of their timed repeats
+(``time_min``), those whose median is more than
+:data:`~opmodel.validation.gemm_data.UNSETTLED_SPREAD` times it are reported
+apart as well (``by_spread``): a measurement that did not settle, kept in every other figure.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
-from opmodel.validation.gemm_data import GemmRow
+from opmodel.validation.gemm_data import GemmRow, spread_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
 from opmodel.validation.gemm_split import (
     SizeClass,
@@ -57,6 +60,9 @@ class ModelResult:
     by_class: dict[str, ErrorMetrics]
     by_source: dict[str, ErrorMetrics]
     energy: ErrorMetrics | None  # held-out rows that carry a measured energy
+    # held-out rows with a repeat spread, settled and unsettled (gemm_data.UNSETTLED_SPREAD);
+    # empty unless some are unsettled
+    by_spread: dict[str, ErrorMetrics] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -213,6 +219,7 @@ def _evaluate(
         by_class={k: _metrics(rows, pred, v) for k, v in groups[1].items()},
         by_source={k: _metrics(rows, pred, v) for k, v in groups[2].items()},
         energy=energy,
+        by_spread={k: _metrics(rows, pred, v) for k, v in spread_groups(rows, held).items()},
     )
 
 

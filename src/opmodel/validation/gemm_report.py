@@ -57,6 +57,7 @@ def _print_table(report: LatencyReport) -> None:
             *result.by_hardware.items(),
             *result.by_source.items(),
             *result.by_class.items(),
+            *result.by_spread.items(),
         ]
         if result.energy is not None:
             groups.append(("energy (measured rows)", result.energy))
