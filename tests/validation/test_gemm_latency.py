@@ -10,6 +10,7 @@ import pytest
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
 from opmodel.validation.gemm_data import UNSETTLED_SPREAD, load_gemm_rows, spread_groups
+from opmodel.validation.gemm_groups import mape_deltas
 from opmodel.validation.gemm_latency import (
     SizeClass,
     ValidationOptions,
@@ -17,7 +18,7 @@ from opmodel.validation.gemm_latency import (
     size_class,
     validate_gemm_latency,
 )
-from opmodel.validation.metrics import error_metrics
+from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemm"
 
@@ -113,6 +114,9 @@ def test_energy_metrics_where_the_data_has_energy() -> None:
     )
     energy = report.models[0].energy
     assert energy is not None and energy.count == 1
+    # the same row by hardware and by size class
+    assert report.models[0].energy_by_hardware == {"a10": energy}
+    assert report.models[0].energy_by_class == {"large": energy}
     latency = 2 * 4096**3 / (72 * 1024 * 900e6)
     # a10.yaml's energy calibration applies at 900 MHz: its fitted active power, tensor and HBM
     # terms replace the estimates (configs/calibrations/a10_energaizer_900mhz.yaml)
@@ -208,3 +212,25 @@ def test_unsettled_rows_are_reported_apart(tmp_path: Path) -> None:
     assert spread["repeats unsettled"].count + spread["repeats settled"].count == (
         report.models[0].overall.count
     )
+
+
+def _metrics(mape: float) -> ErrorMetrics:
+    return ErrorMetrics(
+        count=1, mape=mape, median_ape=mape, p90_ape=mape, geomean_ratio=1.0, mean_signed_error=0
+    )
+
+
+def test_mape_deltas_by_hand() -> None:
+    groups = {
+        "roofline": {"overall": _metrics(0.30), "a40": _metrics(0.25), "empty": _metrics(math.nan)},
+        "effective_roofline": {
+            "overall": _metrics(0.086),
+            "a40": _metrics(0.30),
+            "empty": _metrics(math.nan),
+            "new": _metrics(0.1),
+        },
+    }
+    assert mape_deltas(groups) == {
+        "effective_roofline": {"overall": pytest.approx(-21.4), "a40": pytest.approx(5.0)}
+    }
+    assert mape_deltas({"effective_roofline": groups["effective_roofline"]}) == {}

@@ -50,13 +50,26 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     assert set(fitted) == {*models, "power_limited_clock_hz", "power_clock_training_rows"}
     assert fitted["power_limited_clock_hz"] == {}  # opt-in: --fit-power-clock
     assert "power-limited SM clock" not in err
+    # --compare-rooflines: each GEMM model's MAPE minus the roofline's, per group, in points
+    deltas = summary["mape_delta_vs_roofline"]
+    assert set(deltas) == {"extended_roofline", "effective_roofline"}
+    by_model = {m["model"]: m for m in summary["models"]}
+    for model, groups in deltas.items():
+        expected = 100 * (
+            by_model[model]["overall"]["mape"] - by_model["roofline"]["overall"]["mape"]
+        )
+        assert groups["overall"] == pytest.approx(expected)
+        assert f"{groups['overall']:+.1f} pt" in err
+    assert err.count("vs roofline") == 2  # not in the roofline's own table
     with per_row.open() as handle:
         records = list(csv.DictReader(handle))
     assert len(records) == summary["rows_evaluated"]
     for record in records:
         measured = float(record["measured_s"])
         flops = 2 * int(record["batch"]) * int(record["m"]) * int(record["n"]) * int(record["k"])
+        assert record["measured_energy_j"] == ""  # no energy in this tenth of the data
         for model in models:
+            assert float(record[f"{model}_energy_j"]) > 0
             predicted = float(record[f"{model}_s"])
             assert float(record[f"{model}_ratio"]) == pytest.approx(predicted / measured)
             assert float(record[f"{model}_error_s"]) == pytest.approx(predicted - measured)

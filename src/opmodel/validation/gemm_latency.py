@@ -16,7 +16,7 @@ apart as well (``by_spread``): a measurement that did not settle, kept in every 
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +25,7 @@ from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow, spread_groups
+from opmodel.validation.gemm_groups import held_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
 from opmodel.validation.gemm_split import (
     SizeClass,
@@ -60,6 +61,8 @@ class ModelResult:
     by_class: dict[str, ErrorMetrics]
     by_source: dict[str, ErrorMetrics]
     energy: ErrorMetrics | None  # held-out rows that carry a measured energy
+    energy_by_hardware: dict[str, ErrorMetrics] = field(default_factory=dict)
+    energy_by_class: dict[str, ErrorMetrics] = field(default_factory=dict)
     # held-out rows with a repeat spread, settled and unsettled (gemm_data.UNSETTLED_SPREAD);
     # empty unless some are unsettled
     by_spread: dict[str, ErrorMetrics] = field(default_factory=dict)
@@ -121,7 +124,7 @@ def validate_gemm_latency(
         rows_used=len(held),
         skipped=dict(run.skipped),
         models=results,
-        per_row=_per_row(rows, held, results, (run.latency_s, clocks), details),
+        per_row=_per_row(rows, held, results, run, details),
         power_limited_clock_hz=dict(hardware.power_clock),
         power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
     )
@@ -200,16 +203,8 @@ def _evaluate(
     extra_s = {i: overhead.get(rows[i].hardware, 0.0) / clocks[i] for i in held}
     pred = {i: base[i] + extra_s[i] for i in held}
     with_energy = [i for i in held if rows[i].energy_j is not None]
-    energy = (
-        error_metrics(
-            [p.energy_j[i] + p.static_w[i] * extra_s[i] for i in with_energy],
-            [rows[i].energy_j or 0.0 for i in with_energy],
-        )
-        if with_energy
-        else None
-    )
-
-    groups = _groups(rows, held)
+    energy_pred = {i: p.energy_j[i] + p.static_w[i] * extra_s[i] for i in with_energy}
+    groups, energy_groups = held_groups(rows, held), held_groups(rows, with_energy)
     return ModelResult(
         model=name,
         overhead_cycles=overhead,
@@ -218,26 +213,27 @@ def _evaluate(
         by_hardware={k: _metrics(rows, pred, v) for k, v in groups[0].items()},
         by_class={k: _metrics(rows, pred, v) for k, v in groups[1].items()},
         by_source={k: _metrics(rows, pred, v) for k, v in groups[2].items()},
-        energy=energy,
+        energy=_energy_metrics(rows, energy_pred, with_energy) if with_energy else None,
+        energy_by_hardware={
+            k: _energy_metrics(rows, energy_pred, v) for k, v in energy_groups[0].items()
+        },
+        energy_by_class={
+            k: _energy_metrics(rows, energy_pred, v) for k, v in energy_groups[1].items()
+        },
         by_spread={k: _metrics(rows, pred, v) for k, v in spread_groups(rows, held).items()},
     )
+
+
+def _energy_metrics(
+    rows: Sequence[GemmRow], pred: dict[int, float], indices: list[int]
+) -> ErrorMetrics:
+    """Errors of the energy predictions ``pred`` (fitted overhead's static energy included)."""
+    return error_metrics([pred[i] for i in indices], [rows[i].energy_j or 0.0 for i in indices])
 
 
 def _metrics(rows: Sequence[GemmRow], pred: dict[int, float], indices: list[int]) -> ErrorMetrics:
     """Errors of the calibrated predictions ``pred`` on the rows ``indices``."""
     return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
-
-
-def _groups(rows: Sequence[GemmRow], held: list[int]) -> tuple[dict[str, list[int]], ...]:
-    """The held-out rows by hardware, by size class and by ``source:hardware``, keys sorted."""
-    by_hw: dict[str, list[int]] = defaultdict(list)
-    by_cls: dict[str, list[int]] = defaultdict(list)
-    by_src: dict[str, list[int]] = defaultdict(list)
-    for i in held:
-        by_hw[rows[i].hardware].append(i)
-        by_cls[size_class(rows[i]).value].append(i)
-        by_src[f"{rows[i].source}:{rows[i].hardware}"].append(i)
-    return tuple(dict(sorted(g.items())) for g in (by_hw, by_cls, by_src))
 
 
 def _clock_and_limiter(diagnostics: object, spec: HardwareSpec) -> tuple[float, str]:
@@ -250,13 +246,14 @@ def _per_row(
     rows: Sequence[GemmRow],
     held: list[int],
     results: list[ModelResult],
-    predictions: tuple[dict[str, dict[int, float]], dict[int, float]],
+    run: _Run,
     details: dict[str, dict[int, tuple[float, str]]] | None,
 ) -> list[dict[str, object]]:
-    """Measured and predicted seconds per held-out row; with ``details``, per model also the
-    signed and absolute errors, cycles at the clock the kernel ran at, useful TFLOP/s, that
-    clock and the limiter."""
-    base, clocks = predictions  # uncalibrated seconds per model; each row's config clock
+    """Measured and predicted seconds and joules per held-out row (the measured energy empty
+    where the row has none; the predicted one with the fitted overhead's static energy); with
+    ``details``, per model also the signed and absolute errors, cycles at the clock the kernel
+    ran at, useful TFLOP/s, that clock and the limiter."""
+    base, clocks = run.latency_s, run.clock_hz  # uncalibrated seconds; each row's config clock
     out = []
     for i in held:
         row = rows[i]
@@ -271,6 +268,7 @@ def _per_row(
             "k": row.k,
             "dtype": row.dtype.value,
             "measured_s": row.time_s,
+            "measured_energy_j": row.energy_j,
         }
         for result in results:
             name = result.model
@@ -279,6 +277,7 @@ def _per_row(
             record[f"{name}_s"] = predicted
             record[f"{name}_ratio"] = predicted / row.time_s
             record[f"{name}_overhead_s"] = overhead_s
+            record[f"{name}_energy_j"] = run.energy_j[name][i] + run.static_w[i] * overhead_s
             if details:
                 record.update(_row_details(name, row, predicted, *details[name][i]))
         out.append(record)

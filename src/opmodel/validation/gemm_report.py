@@ -13,7 +13,14 @@ from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import config_directory
 from opmodel.models import model_names
 from opmodel.validation.gemm_data import load_gemm_rows
-from opmodel.validation.gemm_latency import LatencyReport, ValidationOptions, validate_gemm_latency
+from opmodel.validation.gemm_groups import mape_deltas
+from opmodel.validation.gemm_latency import (
+    LatencyReport,
+    ModelResult,
+    ValidationOptions,
+    validate_gemm_latency,
+)
+from opmodel.validation.metrics import ErrorMetrics
 
 __all__ = ["run_gemm_latency"]
 
@@ -45,29 +52,48 @@ def _print_table(report: LatencyReport) -> None:
             )
             + "\n"
         )
+    deltas = _deltas(report)
     for result in report.models:
         write(
             f"\n{result.model}: fixed overhead cycles "
             + ", ".join(f"{hw}={c:.0f}" for hw, c in result.overhead_cycles.items())
             + "\n"
         )
-        write(f"  {'group':<28} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}\n")
-        groups = [
-            ("overall", result.overall),
-            *result.by_hardware.items(),
-            *result.by_source.items(),
-            *result.by_class.items(),
-            *result.by_spread.items(),
-        ]
-        if result.energy is not None:
-            groups.append(("energy (measured rows)", result.energy))
-        for label, m in groups:
-            write(
+        delta = deltas.get(result.model)
+        header = f"  {'group':<28} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}"
+        write(header + (f" {'vs roofline':>12}" if delta is not None else "") + "\n")
+        for label, m in _labelled(result):
+            line = (
                 f"  {label:<28} {m.count:>6} {m.mape * 100:>6.1f}% {m.median_ape * 100:>6.1f}% "
-                f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}\n"
+                f"{m.p90_ape * 100:>6.1f}% {m.geomean_ratio:>8.3f}"
             )
+            if delta is not None and label in delta:
+                line += f" {delta[label]:>+9.1f} pt"
+            write(line + "\n")
     if report.skipped:
         write("skipped: " + "; ".join(f"{n} x {why}" for why, n in report.skipped.items()) + "\n")
+
+
+def _labelled(result: ModelResult) -> list[tuple[str, ErrorMetrics]]:
+    """A model's groups in the table's order: latency overall, by hardware, source, size class
+    and repeat spread, then energy overall, by hardware and by size class."""
+    groups = [
+        ("overall", result.overall),
+        *result.by_hardware.items(),
+        *result.by_source.items(),
+        *result.by_class.items(),
+        *result.by_spread.items(),
+    ]
+    if result.energy is not None:
+        groups.append(("energy (measured rows)", result.energy))
+    groups += [(f"energy: {k}", m) for k, m in result.energy_by_hardware.items()]
+    groups += [(f"energy: {k}", m) for k, m in result.energy_by_class.items()]
+    return groups
+
+
+def _deltas(report: LatencyReport) -> dict[str, dict[str, float]]:
+    """Each GEMM model's MAPE minus the roofline's per table group (--compare-rooflines)."""
+    return mape_deltas({r.model: dict(_labelled(r)) for r in report.models})
 
 
 def run_gemm_latency(args: Namespace) -> dict[str, Any]:
@@ -101,9 +127,13 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     if args.format == "table":
         _print_table(report)
     skipped = {**dict(loaded.skipped), **report.skipped}
-    return {
+    summary: dict[str, Any] = {
         "rows_evaluated": report.rows_used,
         "power_limited_clock_hz": report.power_limited_clock_hz,
         "skipped": skipped,
         "models": [to_jsonable(r) for r in report.models],
     }
+    deltas = _deltas(report)
+    if deltas:  # --compare-rooflines: each GEMM model's MAPE minus the roofline's, in points
+        summary["mape_delta_vs_roofline"] = deltas
+    return summary
