@@ -9,8 +9,8 @@ import pytest
 
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
-from opmodel.validation.gemm_data import UNSETTLED_SPREAD, load_gemm_rows, spread_groups
-from opmodel.validation.gemm_groups import mape_deltas
+from opmodel.validation.gemm_data import load_gemm_rows
+from opmodel.validation.gemm_groups import UNSETTLED_SPREAD, mape_deltas, spread_groups
 from opmodel.validation.gemm_latency import (
     SizeClass,
     ValidationOptions,

@@ -20,7 +20,6 @@ from __future__ import annotations
 import csv
 import re
 from collections import Counter
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,15 +27,11 @@ from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import checked_power_state
 
-__all__ = ["UNSETTLED_SPREAD", "GemmRow", "LoadedRows", "load_gemm_rows", "spread_groups"]
+__all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
 _FILE_HARDWARE = (("yz8_", "a100_40gb_pcie"), ("a10_", "a10"))
 _KERNEL_COLUMNS = ("cta_tile_m", "cta_tile_n", "cta_tile_k", "pipeline_stages")
 WARP_THREADS = 32  # threads per warp on NVIDIA GPUs (CUDA C++ Programming Guide)
-UNSETTLED_SPREAD = 1.3
-"""A row whose median time exceeds its fastest repeat by more than this did not settle: in this
-project's H200 GEMM file (30 repeats a row) no row falls between 1.26 and 1.37, and the 13
-above it run at 1.4-3.8 (docs/validation.md, "GEMM latency")."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -190,15 +185,3 @@ def load_gemm_rows(data_dir: Path) -> LoadedRows:
     if not rows:
         raise ConfigError([f"{data_dir}: no CSV file with columns time, dimM, dimN, dimK"])
     return LoadedRows(rows, skipped)
-
-
-def spread_groups(rows: Sequence[GemmRow], held: list[int]) -> dict[str, list[int]]:
-    """The held-out rows that carry a repeat spread, as ``repeats settled`` and ``repeats
-    unsettled`` (median over the fastest repeat above :data:`UNSETTLED_SPREAD`); empty when
-    none is unsettled."""
-    spread = {i: rows[i].repeat_spread for i in held}
-    unsettled = [i for i, s in spread.items() if s is not None and s > UNSETTLED_SPREAD]
-    if not unsettled:
-        return {}
-    settled = [i for i, s in spread.items() if s is not None and s <= UNSETTLED_SPREAD]
-    return {"repeats settled": settled, "repeats unsettled": unsettled}
