@@ -160,7 +160,9 @@ def _summary(cases: list[KernelCase]) -> str:
 
 
 def _print_table(cases: list[KernelCase]) -> None:
-    """Cases, MAPE, median APE, geometric-mean ratio and DRAM-read error: all, then per kind."""
+    """Cases, MAPE, median APE, geometric-mean ratio and DRAM-read error: all, then per kind,
+    and per kind by its kernel count where its cases ran different counts (cuBLAS's split-K
+    GEMMs add a reduce kernel: ``gemm: 2 kernels``)."""
     groups: dict[str, list[KernelCase]] = defaultdict(list)
     for case in cases:
         groups[case.kind].append(case)
@@ -168,6 +170,10 @@ def _print_table(cases: list[KernelCase]) -> None:
     print(f"{'all':28s} {_summary(cases)}")
     for kind in sorted(groups):
         print(f"{kind:28s} {_summary(groups[kind])}")
+        counts = sorted({c.kernels for c in groups[kind]})
+        for count in counts if len(counts) > 1 else ():
+            label = f"{kind}: {count} kernel{'s' if count > 1 else ''}"
+            print(f"{label:28s} {_summary([c for c in groups[kind] if c.kernels == count])}")
 
 
 _CSV_COLUMNS = (

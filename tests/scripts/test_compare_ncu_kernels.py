@@ -8,6 +8,8 @@ import re
 import statistics
 from pathlib import Path
 
+import pytest
+
 from opmodel.hardware import load_hardware
 from tests.scripts.loader import load_script
 
@@ -42,3 +44,14 @@ def test_h200_gemm_dram_reads_and_times_match_the_docs() -> None:
     assert len(large) == 239 and sum(e <= 0.1 for e in large) >= 138
     times = [abs(c.ratio - 1) for c in cases]
     assert statistics.mean(times) <= 0.115
+
+
+def test_the_table_splits_a_kind_by_kernel_count(capsys: pytest.CaptureFixture[str]) -> None:
+    """cuBLAS ran 463 of the GEMMs as one kernel and 141 with split-K's reduce kernel after it;
+    kinds whose cases all ran one kernel count get no split lines."""
+    script = load_script("compare_ncu_kernels")
+    assert script.main([]) == 0
+    lines = {line[:28].strip(): line[28:].split() for line in capsys.readouterr().out.splitlines()}
+    assert lines["gemm: 1 kernel"][0] == "463" and lines["gemm: 2 kernels"][0] == "141"
+    assert lines["gemm"][0] == "604"
+    assert not any(name.startswith("softmax:") for name in lines)
