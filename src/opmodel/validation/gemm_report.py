@@ -41,7 +41,8 @@ def _progress(done: int, total: int) -> None:
             sys.stderr.write("\n")
 
 
-def _print_table(report: LatencyReport) -> None:
+def _print_table(report: LatencyReport, deltas: dict[str, dict[str, float]]) -> None:
+    """The human table on stderr; ``deltas``: :func:`_deltas` of ``report``."""
     write = sys.stderr.write
     if report.power_limited_clock_hz:
         write(
@@ -52,7 +53,6 @@ def _print_table(report: LatencyReport) -> None:
             )
             + "\n"
         )
-    deltas = _deltas(report)
     for result in report.models:
         write(
             f"\n{result.model}: fixed overhead cycles "
@@ -124,8 +124,9 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     params["power_clock_training_rows"] = report.power_clock_training_rows
     if args.output_params:
         Path(args.output_params).write_text(json.dumps(params, indent=2) + "\n")
+    deltas = _deltas(report)
     if args.format == "table":
-        _print_table(report)
+        _print_table(report, deltas)
     skipped = {**dict(loaded.skipped), **report.skipped}
     summary: dict[str, Any] = {
         "rows_evaluated": report.rows_used,
@@ -133,7 +134,6 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
         "skipped": skipped,
         "models": [to_jsonable(r) for r in report.models],
     }
-    deltas = _deltas(report)
     if deltas:  # --compare-rooflines: each GEMM model's MAPE minus the roofline's, in points
         summary["mape_delta_vs_roofline"] = deltas
     return summary
