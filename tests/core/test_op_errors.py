@@ -58,6 +58,11 @@ BAD_OPS = [
         "TensorSpec.shape: every dimension must be a positive integer (got (True, 2))",
     ),
     (lambda: _t("input", ()), "TensorSpec.shape: must have at least one dimension (got ())"),
+    (  # 2^40 x 2^40 elements: past a 64-bit index (and a 1e308 dimension would overflow floats)
+        lambda: _t("input", (2**40, 2**40)),
+        "TensorSpec.shape: at most 2^63 - 1 elements, the 64-bit index limit (got about 10^24 "
+        "from [1099511627776, 1099511627776])",
+    ),
     (
         lambda: _t("inptu", (4,)),
         "TensorSpec.role: must be one of input, weight, output, grad, workspace (got 'inptu'); did you mean 'input'?",

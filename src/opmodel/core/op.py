@@ -14,7 +14,7 @@ from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.profile import Footprint, footprint_of
 from opmodel.core.views import AttentionView, OpView, build_view
 
-__all__ = ["LocalOp", "TensorSpec", "coerce_enum", "tensor_at"]
+__all__ = ["MAX_TENSOR_ELEMENTS", "LocalOp", "TensorSpec", "coerce_enum", "tensor_at"]
 
 _E = TypeVar("_E", bound=StrEnum)
 
@@ -31,6 +31,16 @@ def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
     valid = [m.value for m in enum_cls]
     hint = did_you_mean(value, valid) if isinstance(value, str) else ""
     raise OpValidationError(f"{where}: must be one of {', '.join(valid)} (got {value!r}){hint}")
+
+
+# the most elements a tensor may hold: what a signed 64-bit index addresses (PyTorch's and
+# CUDA's int64 indexing); larger shapes come from a typo and would overflow float arithmetic
+MAX_TENSOR_ELEMENTS = 2**63 - 1
+
+
+def _shortened(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_shape(shape: object, where: str) -> tuple[int, ...]:
@@ -93,6 +103,11 @@ class TensorSpec:
         count = 1
         for dim in shape:
             count *= dim
+        if count > MAX_TENSOR_ELEMENTS:
+            raise OpValidationError(
+                "TensorSpec.shape: at most 2^63 - 1 elements, the 64-bit index limit "
+                f"(got about 10^{len(str(count)) - 1} from {_shortened(list(shape))})"
+            )
         set_(self, "num_elements", count)
         set_(self, "nbytes", nbytes_of(count, self.dtype))
 
