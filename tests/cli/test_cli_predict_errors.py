@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from ..conftest import EXAMPLES
 from .test_cli import _run
 
 
@@ -38,3 +39,19 @@ def test_kernel_error_names_the_op_file(capsys: pytest.CaptureFixture[str], tmp_
         f"opmodel: {op}: op 'g' (gemm): kernel: warp grid 2x2x1 = 4 warps does not match "
         "warps_per_cta=3\n"
     )
+
+
+@pytest.mark.parametrize("clock", ["1.98", "1980", "inf"])
+def test_clock_in_another_unit_is_one_line(capsys: pytest.CaptureFixture[str], clock: str) -> None:
+    """``--clock-hz`` takes hertz: a clock typed in GHz or MHz is one line naming the span, not a
+    prediction at 1.98 Hz."""
+    for command in (
+        ("predict", "--op", str(EXAMPLES / "gemm.yaml")),
+        ("sweep", "--ops", str(EXAMPLES / "sweep_llama3_8b.csv"), "--output", "unused.csv"),
+    ):
+        code, out, err = _run(capsys, *command, "--hardware", "h100_sxm", "--clock-hz", clock)
+        assert (code, out) == (2, "")
+        assert err == (
+            "opmodel: h100_sxm: at_clock: clock_hz must be a number of Hz from 1e+07 to 1e+11 "
+            f"(got {float(clock)!r})\n"
+        )

@@ -74,8 +74,9 @@ def test_at_clock_scales_core_domain_and_the_core_part_of_a_miss() -> None:
     # a miss keeps its memory-side 400 - 142 = 258 ns and takes the L2 path (142 ns) twice as long
     assert slow.hbm.latency_s == pytest.approx(258e-9 + 2 * 142e-9)
     assert spec.at_clock(1410e6).hbm.latency_s == pytest.approx(spec.hbm.latency_s)
-    with pytest.raises(ValueError, match="clock_hz must be a positive number"):
-        spec.at_clock(0)
+    for clock in (0, 1.41, 1410, float("inf"), float("nan"), True):  # 1.41 GHz typed as GHz, MHz
+        with pytest.raises(ValueError, match="clock_hz must be a number of Hz from 1e"):
+            spec.at_clock(clock)
 
 
 def _base() -> dict[str, Any]:

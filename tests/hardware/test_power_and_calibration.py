@@ -149,6 +149,19 @@ def test_energy_calibration_errors(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         load_hardware(config)
     assert "terms.active_w: must be >= 0" in str(info.value)
+    # a term typed in pJ and a clock typed in GHz: outside their plausible spans
+    calibration.write_text(
+        "hardware: other\nclock_mhz: 0.9\nmodel: roofline\nfitted_on: x\n"
+        "terms: {active_w: 10, tensor_j_per_flop: 0, hbm_j_per_byte: 7.5, l2_j_per_byte: 0}\n"
+    )
+    with pytest.raises(ConfigError) as info:
+        load_hardware(config)
+    problems = [p.split(": ", 1)[1] for p in info.value.problems]
+    assert problems == [
+        "clock_mhz: outside the plausible 10 to 100000 MHz, typed in another unit? (got 0.9)",
+        "terms.hbm_j_per_byte: outside the plausible 0 to 1e-06 J/byte, typed in another unit? "
+        "(got 7.5)",
+    ]
 
 
 def test_calibrated_config_at_its_own_clock_round_trips(tmp_path: Path) -> None:

@@ -22,7 +22,9 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
+from opmodel.core.errors import ConfigError
 from opmodel.hardware.calibrated import interpolate, with_calibration, with_estimates
+from opmodel.hardware.ranges import CLOCK_HZ_SPAN
 from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemoryLevel, MemorySpec
 
 __all__ = [
@@ -56,9 +58,17 @@ def checked_power_state(state: str) -> str:
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     """``spec`` at SM clock ``clock_hz`` (see :meth:`HardwareSpec.at_clock`)."""
-    if isinstance(clock_hz, bool) or not isinstance(clock_hz, int | float) or not clock_hz > 0:
-        msg = f"{spec.name}: at_clock: clock_hz must be a positive number (got {clock_hz!r})"
-        raise ValueError(msg)
+    span = CLOCK_HZ_SPAN
+    if (
+        isinstance(clock_hz, bool)
+        or not isinstance(clock_hz, int | float)
+        or not span.low <= clock_hz <= span.high
+    ):
+        msg = (
+            f"{spec.name}: at_clock: clock_hz must be a number of Hz from {span.low:g} to "
+            f"{span.high:g} (got {clock_hz!r})"
+        )
+        raise ConfigError([msg])
     spec = with_estimates(spec)  # start from the estimates, not from applied terms
     ratio = clock_hz / spec.compute.clock_hz
     compute = dataclasses.replace(

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from opmodel.core.dtypes import DType
 from opmodel.hardware.calibration_file import load_calibration_file
-from opmodel.parsing.schema import MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
+from opmodel.hardware.ranges import CLOCK_MHZ, J_PER_BYTE, J_PER_FLOP, POWER_W, TIME_PER_KERNEL_S
 
 __all__ = ["EnergyCalibration", "EnergyTerms", "load_energy_calibration"]
 
@@ -32,12 +32,12 @@ __all__ = ["EnergyCalibration", "EnergyTerms", "load_energy_calibration"]
 class EnergyTerms:
     """The fitted coefficients."""
 
-    active_w: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    tensor_j_per_flop: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    hbm_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    l2_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    vector_j_per_flop: float | None = field(default=None, metadata=MUST_BE_NON_NEGATIVE)
-    launch_gap_s: float | None = field(default=None, metadata=MUST_BE_NON_NEGATIVE)
+    active_w: float = field(metadata=POWER_W)
+    tensor_j_per_flop: float = field(metadata=J_PER_FLOP)
+    hbm_j_per_byte: float = field(metadata=J_PER_BYTE)
+    l2_j_per_byte: float = field(metadata=J_PER_BYTE)
+    vector_j_per_flop: float | None = field(default=None, metadata=J_PER_FLOP)
+    launch_gap_s: float | None = field(default=None, metadata=TIME_PER_KERNEL_S)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -45,7 +45,7 @@ class EnergyCalibration:
     """A calibration file: device, clock, what it was fitted on, and the terms."""
 
     hardware: str
-    clock_mhz: float = field(metadata=MUST_BE_POSITIVE)
+    clock_mhz: float = field(metadata=CLOCK_MHZ)
     model: str
     fitted_on: str
     tensor_dtypes: tuple[DType, ...] = (DType.BF16, DType.FP16)

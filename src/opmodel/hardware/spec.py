@@ -13,6 +13,7 @@ from types import MappingProxyType
 from typing import Any
 
 from opmodel.core.dtypes import DType
+from opmodel.hardware import ranges
 from opmodel.hardware.energy_calibration import EnergyCalibration
 from opmodel.hardware.structure import (
     ASYNC_INSTRUCTIONS,
@@ -23,7 +24,7 @@ from opmodel.hardware.structure import (
     MxuSpec,
     SmSpec,
 )
-from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
+from opmodel.parsing.schema import MUST_BE_FRACTION
 
 __all__ = [
     "ASYNC_INSTRUCTIONS",
@@ -58,43 +59,43 @@ class ComputeSpec:
     GPU, the MXU for the tensor engine and the TensorCore for the vector engine on a TPU.
     """
 
-    clock_hz: float = field(metadata=MUST_BE_POSITIVE)
+    clock_hz: float = field(metadata=ranges.CLOCK_HZ)
     tensor_flops_per_s: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.FLOPS_PER_S
     )
     vector_flops_per_s: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.FLOPS_PER_S
     )
     tensor_flops_per_cycle_per_unit: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.FLOPS_PER_CYCLE
     )
     vector_flops_per_cycle_per_unit: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.FLOPS_PER_CYCLE
     )
     tensor_energy_j_per_flop: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_NON_NEGATIVE
+        default_factory=_empty, metadata=ranges.J_PER_FLOP
     )
-    vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=MUST_BE_NON_NEGATIVE)
+    vector_energy_j_per_flop: Mapping[DType, float] = field(metadata=ranges.J_PER_FLOP)
     sm: SmSpec | None = None
     mxu: MxuSpec | None = None
     # the highest SM clock GPU Boost reaches when power allows, above the clock the tensor peaks
     # are rated at (H100 SXM: 1.98 vs 1.83 GHz); kernel-level models run non-tensor kernels of
     # an unlocked device at it; at_clock (a locked clock) drops it
-    max_boost_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    max_boost_clock_hz: float | None = field(default=None, metadata=ranges.CLOCK_HZ)
     # the SM clock the board's power limit holds while a kernel keeps the tensor cores fully
     # busy (a measured or fitted value, never a datasheet one); kernel-level GEMM models then
     # run a kernel of tensor activity u at min(clock_hz, this x u^(-1/3)) on an unlocked device
     # (docs/models/effective_roofline.md, "Power-limited clock"); at_clock drops it
-    power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    power_limited_clock_hz: float | None = field(default=None, metadata=ranges.CLOCK_HZ)
     # the same for tensor work of one dtype that draws a different power per cycle (FP8 MMAs
     # at twice the 16-bit rate); a dtype not listed (nor its family) uses the clock above
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.CLOCK_HZ
     )
     # the power-limited clock of a tensor kernel that runs alone after idle time (one profiled
     # call, a kernel under a profiler's replay): the board's fast power and current limiter
     # holds it before the average-power limit engages; HardwareSpec.in_burst() runs at it
-    burst_power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    burst_power_limited_clock_hz: float | None = field(default=None, metadata=ranges.CLOCK_HZ)
 
     def power_limited_clock_for(self, dtype: DType | None) -> float | None:
         """The power-limited clock of tensor work in ``dtype`` (its own, its family's, else
@@ -142,13 +143,13 @@ class MemoryLevel:
     """
 
     name: str
-    size_bytes: int = field(metadata=MUST_BE_POSITIVE)
-    bandwidth_bytes_per_s: float = field(metadata=MUST_BE_POSITIVE)
-    latency_s: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    energy_j_per_byte: float = field(metadata=MUST_BE_NON_NEGATIVE)
+    size_bytes: int = field(metadata=ranges.LEVEL_BYTES)
+    bandwidth_bytes_per_s: float = field(metadata=ranges.BYTES_PER_S)
+    latency_s: float = field(metadata=ranges.LATENCY_S)
+    energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)
     clock_domain: ClockDomain
     shared_capacity_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
-    core_path_bytes_per_cycle: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    core_path_bytes_per_cycle: float | None = field(default=None, metadata=ranges.BYTES_PER_CYCLE)
     datasheet_bandwidth_bytes_per_s: float | None = field(
         default=None, repr=False, compare=False, metadata={"yaml": False}
     )
@@ -197,15 +198,15 @@ class PowerSpec:
         """Power drawn besides the op's events while it runs: static plus active."""
         return self.static_w + self.active_w
 
-    static_w: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    tdp_w: float = field(metadata=MUST_BE_POSITIVE)
-    active_w: float = field(default=0.0, metadata=MUST_BE_NON_NEGATIVE)
+    static_w: float = field(metadata=ranges.POWER_W)
+    tdp_w: float = field(metadata=ranges.TDP_W)
+    active_w: float = field(default=0.0, metadata=ranges.POWER_W)
     energy_calibration: str | None = None
     idle_w_by_clock_mhz: Mapping[int, float] = field(
-        default_factory=_empty, metadata=MUST_BE_NON_NEGATIVE
+        default_factory=_empty, metadata=ranges.POWER_W
     )
     core_voltage_mv_by_clock_mhz: Mapping[int, float] = field(
-        default_factory=_empty, metadata=MUST_BE_POSITIVE
+        default_factory=_empty, metadata=ranges.MILLIVOLTS
     )
 
 
@@ -213,8 +214,8 @@ class PowerSpec:
 class OverheadSpec:
     """Per-kernel costs outside the op's own work."""
 
-    kernel_launch_overhead_s: float = field(metadata=MUST_BE_NON_NEGATIVE)
-    fixed_device_overhead_cycles: int = field(metadata=MUST_BE_NON_NEGATIVE)
+    kernel_launch_overhead_s: float = field(metadata=ranges.TIME_PER_KERNEL_S)
+    fixed_device_overhead_cycles: int = field(metadata=ranges.CYCLES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -7,7 +7,15 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from opmodel.core.enums import StrValueEnum
-from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE
+from opmodel.hardware.ranges import (
+    COUNT,
+    CYCLES,
+    LATENCY_CYCLES,
+    ON_CHIP_BYTES,
+    ON_CHIP_RESERVE_BYTES,
+    REGISTERS,
+)
+from opmodel.parsing.schema import MUST_BE_FRACTION
 
 __all__ = [
     "ASYNC_INSTRUCTIONS",
@@ -72,32 +80,32 @@ class SmSpec:
     store-only 32-thread CTAs takes that long (docs/hardware.md).
     """
 
-    sm_count: int = field(metadata=MUST_BE_POSITIVE)
-    smsps_per_sm: int = field(metadata=MUST_BE_POSITIVE)
-    warp_size: int = field(metadata=MUST_BE_POSITIVE)
-    max_ctas_per_sm: int = field(metadata=MUST_BE_POSITIVE)
-    max_warps_per_sm: int = field(metadata=MUST_BE_POSITIVE)
-    max_threads_per_cta: int = field(metadata=MUST_BE_POSITIVE)
-    registers_per_sm: int = field(metadata=MUST_BE_POSITIVE)
-    max_registers_per_thread: int = field(metadata=MUST_BE_POSITIVE)
-    shared_memory_per_sm_bytes: int = field(metadata=MUST_BE_POSITIVE)
-    max_shared_memory_per_cta_bytes: int = field(metadata=MUST_BE_POSITIVE)
-    mma_shape_mnk: tuple[int, int, int]
-    tensor_latency_cycles: int = field(metadata=MUST_BE_POSITIVE)
-    register_allocation_unit: int = field(metadata=MUST_BE_POSITIVE)
-    shared_memory_reserved_per_cta_bytes: int = field(metadata=MUST_BE_NON_NEGATIVE)
-    fma_latency_cycles: int = field(default=4, metadata=MUST_BE_POSITIVE)
+    sm_count: int = field(metadata=COUNT)
+    smsps_per_sm: int = field(metadata=COUNT)
+    warp_size: int = field(metadata=COUNT)
+    max_ctas_per_sm: int = field(metadata=COUNT)
+    max_warps_per_sm: int = field(metadata=COUNT)
+    max_threads_per_cta: int = field(metadata=COUNT)
+    registers_per_sm: int = field(metadata=REGISTERS)
+    max_registers_per_thread: int = field(metadata=REGISTERS)
+    shared_memory_per_sm_bytes: int = field(metadata=ON_CHIP_BYTES)
+    max_shared_memory_per_cta_bytes: int = field(metadata=ON_CHIP_BYTES)
+    mma_shape_mnk: tuple[int, int, int] = field(metadata=COUNT)
+    tensor_latency_cycles: int = field(metadata=LATENCY_CYCLES)
+    register_allocation_unit: int = field(metadata=REGISTERS)
+    shared_memory_reserved_per_cta_bytes: int = field(metadata=ON_CHIP_RESERVE_BYTES)
+    fma_latency_cycles: int = field(default=4, metadata=LATENCY_CYCLES)
     mma_sync_tensor_fraction: float = field(default=1.0, metadata=MUST_BE_FRACTION)
     warp_mma_instruction: Instruction = Instruction.MMA_SYNC
-    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=MUST_BE_POSITIVE)
-    cta_turnaround_cycles: float = field(default=0.0, metadata=MUST_BE_NON_NEGATIVE)
+    sfu_ops_per_cycle_per_sm: int = field(default=16, metadata=COUNT)
+    cta_turnaround_cycles: float = field(default=0.0, metadata=CYCLES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MxuSpec:
     """TPU TensorCore / matrix-unit (systolic array) structure."""
 
-    tensor_cores: int = field(metadata=MUST_BE_POSITIVE)
-    mxus_per_core: int = field(metadata=MUST_BE_POSITIVE)
-    mxu_rows: int = field(metadata=MUST_BE_POSITIVE)
-    mxu_cols: int = field(metadata=MUST_BE_POSITIVE)
+    tensor_cores: int = field(metadata=COUNT)
+    mxus_per_core: int = field(metadata=COUNT)
+    mxu_rows: int = field(metadata=COUNT)
+    mxu_cols: int = field(metadata=COUNT)

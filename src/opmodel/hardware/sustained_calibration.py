@@ -28,8 +28,9 @@ from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.calibration_file import load_calibration_file
 from opmodel.hardware.checks import power_limit_problems
+from opmodel.hardware.ranges import CLOCK_HZ
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.parsing.schema import MUST_BE_FRACTION, MUST_BE_POSITIVE
+from opmodel.parsing.schema import MUST_BE_FRACTION
 
 __all__ = [
     "SustainedCalibration",
@@ -46,9 +47,9 @@ class SustainedCalibration:
     hardware: str
     fitted_on: str
     command: str
-    power_limited_clock_hz: float | None = field(default=None, metadata=MUST_BE_POSITIVE)
+    power_limited_clock_hz: float | None = field(default=None, metadata=CLOCK_HZ)
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
-        default_factory=lambda: MappingProxyType({}), metadata=MUST_BE_POSITIVE
+        default_factory=lambda: MappingProxyType({}), metadata=CLOCK_HZ
     )
     hbm_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
 

@@ -2,9 +2,11 @@
 
 Field types drive parsing (``int``, ``float``, ``str``, ``bool``, ``StrEnum``, nested dataclasses,
 ``tuple[T, ...]`` lists, ``Mapping[K, V]`` maps, ``T | None`` and ``object``, which passes a
-value through for a later semantic check). Field metadata ``{"check":
-Check.X}`` adds a value constraint. Unknown keys are errors with a did-you-mean; missing required
-fields, wrong types and out-of-range values are each reported as ``path: problem (got X)``.
+value through for a later semantic check). Field metadata ``{"check": Check.X}`` adds a value
+constraint, and ``plausible(...)`` metadata also a span a physical value must fall in (wide for
+its SI unit, so that it catches a value typed in another unit). Unknown keys are errors with a
+did-you-mean; missing required fields, wrong types and out-of-range values are each reported as
+``path: problem (got X)``.
 Types are strict: booleans are never numbers, a float is an integer only when it is integral,
 and strings are never numbers.
 """
@@ -27,7 +29,9 @@ __all__ = [
     "MUST_BE_NON_NEGATIVE",
     "MUST_BE_POSITIVE",
     "Check",
+    "Plausible",
     "parse_dataclass",
+    "plausible",
 ]
 
 
@@ -43,6 +47,25 @@ class Check(StrEnum):
 MUST_BE_POSITIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.POSITIVE})
 MUST_BE_NON_NEGATIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.NON_NEGATIVE})
 MUST_BE_FRACTION: Mapping[str, object] = types.MappingProxyType({"check": Check.FRACTION})
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Plausible:
+    """The span a physical value must fall in, in its field's SI unit: wide enough for any real
+    accelerator, narrow enough that a value typed in another unit (GHz for Hz, GB/s for bytes/s,
+    ns for s, pJ for J) falls outside it. 0 passes where the field's check admits it."""
+
+    low: float
+    high: float
+    unit: str
+
+
+def plausible(check: Check, low: float, high: float, unit: str) -> Mapping[str, object]:
+    """Field metadata: ``check``, then the plausible span ``[low, high]`` in ``unit``."""
+    if not 0 <= low < high:
+        msg = f"plausible: need 0 <= low < high (got {low!r}, {high!r})"
+        raise ValueError(msg)
+    return types.MappingProxyType({"check": check, "plausible": Plausible(low, high, unit)})
 
 
 _CHECKS: dict[Check, tuple[Callable[[float], bool], str]] = {
@@ -175,11 +198,18 @@ def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) ->
         values = [(f"[{index}]", item) for index, item in enumerate(value)]
     else:
         values = [("", value)]
+    span = meta.get("plausible")
     for key, item in values:
+        name = str(key)
+        where = path + name if name.startswith("[") else _join(path, name) if name else path
         if not accept(item):
-            name = str(key)
-            where = path + name if name.startswith("[") else _join(path, name) if name else path
             errors.append(f"{where}: {problem} (got {_show(item)})")
+        elif isinstance(span, Plausible) and item != 0 and not span.low <= item <= span.high:
+            errors.append(
+                f"{where}: outside the plausible {span.low:g} to {span.high:g}"
+                f"{f' {span.unit}, typed in another unit?' if span.unit else ''} "
+                f"(got {_show(item)})"
+            )
 
 
 def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any:
