@@ -18,6 +18,7 @@ from opmodel.core.op import LocalOp
 from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction, SmSpec
 from opmodel.models.gemm.problem import GemmProblem
 from opmodel.models.gemm.tile_bytes import shared_memory_per_cta_bytes
+from opmodel.models.gemm.warp_grid import warp_tile_for
 
 __all__ = [
     "DEFAULT_TILES",
@@ -145,8 +146,9 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     )
     mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
     warps = op.attrs.get("warps_per_cta")
-    if isinstance(warps, int) and _WARP_TILE_ATTRS.isdisjoint(op.attrs):
-        wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)
+    held = isinstance(warps, int) and warps * sm.warp_size <= sm.max_threads_per_cta
+    if held and isinstance(warps, int) and _WARP_TILE_ATTRS.isdisjoint(op.attrs):
+        wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)  # more: the thread check
     warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
     warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
     warp_k = _attr(op, "warp_tile_k", cta_k)
@@ -195,34 +197,6 @@ def default_registers_per_thread(warp_m: int, warp_n: int, sm: SmSpec) -> int:
     up to 8 and capped at the SM's per-thread limit."""
     regs = -(-(warp_m * warp_n // sm.warp_size + REGISTER_OVERHEAD_PER_THREAD) // 8) * 8
     return min(regs, sm.max_registers_per_thread)
-
-
-def warp_tile_for(
-    cta_m: int, cta_n: int, warps: int, mma: tuple[int, int, int]
-) -> tuple[int, int] | None:
-    """The (M, N) warp tile when ``warps`` warps split a ``cta_m x cta_n`` CTA tile, as CUTLASS
-    2.x's sm80 configurations arrange them: the squarest warp tile, then the most even warp
-    grid, then more warps along N (``cutlass_library`` generator: 64x64 of 2x2 warps -> 32x32,
-    64x256 of 1x4 -> 64x64, 128x64 of 2x2 -> 64x32, 128x256 of 2x4 -> 64x64). Each warp tile
-    must be a multiple of the MMA shape; None when no grid fits."""
-    if min(cta_m, cta_n, warps, mma[0], mma[1]) < 1:
-        msg = (
-            "warp_tile_for: cta_m, cta_n, warps and the MMA shape must be >= 1 "
-            f"(got {cta_m}, {cta_n}, {warps}, {mma})"
-        )
-        raise ValueError(msg)
-    best: tuple[tuple[float, float, int], tuple[int, int]] | None = None
-    for along_m in range(1, warps + 1):
-        along_n, rest = divmod(warps, along_m)
-        if rest or cta_m % along_m or cta_n % along_n:
-            continue
-        warp_m, warp_n = cta_m // along_m, cta_n // along_n
-        if warp_m % mma[0] or warp_n % mma[1]:
-            continue
-        key = (abs(math.log2(warp_m / warp_n)), abs(math.log2(along_m / along_n)), along_m)
-        if best is None or key < best[0]:
-            best = (key, (warp_m, warp_n))
-    return best[1] if best else None
 
 
 def _derived_warps(cta: tuple[int, int, int], warp: tuple[int, int, int]) -> int:
