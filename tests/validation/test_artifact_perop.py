@@ -54,7 +54,7 @@ def test_per_op_rows(per_kernel: Path) -> None:
     bmm = next(r for r in rows if r.op_type == "bmm")
     assert bmm.op.tensors[1].shape == (16, 512, 64)  # NT: B stored [batch, n, k]
     assert bmm.op.attrs["transpose_b"] is True
-    assert skipped["non-positive or missing time or energy"] == 1
+    assert skipped["time not from 1e-06 to 1e+08 ms"] == 1  # the 0.0 ms GEMM
     assert skipped["not bf16 (fp32)"] == 1
     assert skipped["attention row needs batch, heads, seq and head_dim"] == 1
     assert sum(skipped.values()) == 4  # and the pooling row: unknown op type

@@ -51,7 +51,7 @@ def data_dir(tmp_path: Path) -> Path:
 def test_metrics_by_hand(data_dir: Path) -> None:
     rows, skipped = load_op_rows(data_dir)
     assert len(rows) == 3
-    assert skipped["non-positive time"] == 1 and skipped["empty hardware"] == 1
+    assert skipped["time not from 1e-06 to 1e+08 ms"] == 1 and skipped["empty hardware"] == 1
     assert sum(skipped.values()) == 3
     result = validate_op_latency(rows, "roofline")
     # predicted / measured: 0.5, 0.5, 2.0 -> APE 0.5, 0.5, 1.0
@@ -70,7 +70,7 @@ def test_cli_json_and_csv(
     args = ["validate-ops", "--data-dir", str(data_dir), "--model", "roofline"]
     assert main([*args, "--format", "json", "--output-csv", str(out)]) == 0
     summary = json.loads(capsys.readouterr().out)
-    assert summary["rows"] == 3 and summary["skipped"]["non-positive time"] == 1
+    assert summary["rows"] == 3 and summary["skipped"]["time not from 1e-06 to 1e+08 ms"] == 1
     assert summary["models"]["roofline"]["overall"]["count"] == 3
     with out.open() as handle:
         rows = list(csv.DictReader(handle))

@@ -45,6 +45,7 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.validation.artifact_ops import op_from_entry
+from opmodel.validation.measured_values import measured_clock_hz, measured_energy_j, measured_ms
 
 __all__ = ["OpMeasurement", "OpPrediction", "load_measured_ops", "predict_measured_ops"]
 
@@ -189,10 +190,9 @@ def _measurement(
     if dtype not in ("bf16", "bfloat16", "torch.bfloat16"):
         msg = f"not bf16 ({dtype})"
         raise ValueError(msg)
-    time_ms, energy = float(record["time"]), float(record.get("energy") or "nan")
-    if not (time_ms > 0 and energy > 0):
-        msg = "non-positive or missing time or energy"
-        raise ValueError(msg)
+    if not record.get("energy"):
+        raise ValueError("missing energy")
+    time_ms, energy = measured_ms(record["time"]), measured_energy_j(record["energy"])
     hardware = record.get("hardware") or next(
         (hw for prefix, hw in _PREFIXES if path.name.startswith(prefix)), ""
     )
@@ -206,7 +206,7 @@ def _measurement(
         op=op,
         op_type=op_type,
         hardware=hardware,
-        clock_hz=float(clock) * 1e6 if clock else None,
+        clock_hz=measured_clock_hz(clock) if clock else None,
         time_s=time_ms / 1e3,
         energy_j=energy,
         file=str(path),

@@ -26,6 +26,7 @@ from pathlib import Path
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import checked_power_state
+from opmodel.validation.measured_values import measured_clock_hz, measured_energy_j, measured_ms
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
@@ -82,10 +83,10 @@ def _hardware_from_name(path: Path) -> str | None:
 
 def _parse(record: dict[str, str], path: Path) -> GemmRow:
     """One row; ValueError with the reason when it is malformed."""
-    time_ms = float(record.get("kernel_time") or record["time"])
+    time_ms = measured_ms(record.get("kernel_time") or record["time"])
     dims = [int(record.get(name) or 1) for name in ("batch", "dimM", "dimN", "dimK")]
-    if time_ms <= 0 or min(dims) <= 0:
-        raise ValueError("non-positive time or dimension")
+    if min(dims) <= 0:
+        raise ValueError("non-positive dimension")
     hardware = record.get("hardware") or _hardware_from_name(path)
     if not hardware:
         raise ValueError("no hardware column or known file prefix")
@@ -105,12 +106,12 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         dtype=DType(record.get("dtype") or "fp16"),
         compute_dtype=DType(record["compute_dtype"]) if record.get("compute_dtype") else None,
         hardware=hardware,
-        clock_hz=float(clock) * 1e6 if clock else None,
+        clock_hz=measured_clock_hz(clock) if clock else None,
         source=record.get("source") or path.stem,
         label=record.get("label") or "",
         kernel=_kernel(record),
         file=str(path),
-        energy_j=_positive_or_none(record.get("energy")),
+        energy_j=measured_energy_j(text) if (text := record.get("energy")) else None,
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
         time_min_s=None if record.get("kernel_time") else _time_min_s(record, time_ms),
@@ -122,8 +123,8 @@ def _time_min_s(record: dict[str, str], time_ms: float) -> float | None:
     text = record.get("time_min")
     if not text:
         return None
-    value = float(text)
-    if not 0 < value <= time_ms:
+    value = measured_ms(text, "time_min")
+    if not value <= time_ms:
         raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
     return value / 1000
 
@@ -154,16 +155,6 @@ def _kernel(record: dict[str, str]) -> dict[str, int]:
             raise ValueError(f"block_size must be a positive multiple of 32 (got {threads})")
         kernel["warps_per_cta"] = warps
     return kernel
-
-
-def _positive_or_none(text: str | None) -> float | None:
-    """A measured energy in J, or None when absent; a non-positive value is malformed."""
-    if not text:
-        return None
-    value = float(text)
-    if value <= 0:
-        raise ValueError("non-positive energy")
-    return value
 
 
 def load_gemm_rows(data_dir: Path) -> LoadedRows:

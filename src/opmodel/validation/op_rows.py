@@ -7,7 +7,6 @@ skipped and counted by reason."""
 from __future__ import annotations
 
 import csv
-import math
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +14,7 @@ from pathlib import Path
 from opmodel.batch import op_from_row
 from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
+from opmodel.validation.measured_values import measured_clock_hz, measured_ms
 from opmodel.validation.timing_scope import timing_scope
 
 __all__ = ["OpRow", "load_op_rows"]
@@ -41,9 +41,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
     for column in _REQUIRED:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
-    time_ms = float(record.get("kernel_time") or record["time"])
-    if not time_ms > 0 or not math.isfinite(time_ms):
-        raise ValueError("non-positive time")
+    time_ms = measured_ms(record.get("kernel_time") or record["time"])
     clock = (record.get("clock_mhz") or "").strip()
     try:
         op = op_from_row(record, where)
@@ -53,7 +51,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         op=op,
         time_s=time_ms / 1e3,
         hardware=record["hardware"].strip(),
-        clock_hz=float(clock) * 1e6 if clock else None,
+        clock_hz=measured_clock_hz(clock) if clock else None,
         source=(record.get("source") or "").strip() or "unknown",
         # the column, else the op's own attr (opmodel measure's tables carry only the attr)
         implementation=(record.get("implementation") or "").strip()

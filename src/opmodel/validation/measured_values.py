@@ -1,0 +1,54 @@
+"""Measured numbers read from validation CSVs, checked before they reach a metric or a fit.
+
+A time, energy or clock that no kernel run could have produced (not a number, not finite, or
+outside the spans below) makes its row malformed: the loaders skip it and count the reason,
+where before a ``nan`` time was a row whose error was NaN and a time of ``1e-300`` ms stopped
+the event-scope fit with ZeroDivisionError. The spans are wide: they reject units slips and
+corrupt cells, not fast or slow kernels.
+"""
+
+from __future__ import annotations
+
+from opmodel.hardware.ranges import CLOCK_HZ_SPAN
+
+__all__ = [
+    "MAX_ENERGY_J",
+    "MAX_TIME_MS",
+    "MIN_TIME_MS",
+    "measured_clock_hz",
+    "measured_energy_j",
+    "measured_ms",
+]
+
+MIN_TIME_MS = 1e-6  # 1 ns, under a tenth of any kernel launch
+MAX_TIME_MS = 1e8  # about 28 hours
+MAX_ENERGY_J = 1e9  # a 1 kW board for 11 days
+
+
+def measured_ms(text: str, column: str = "time") -> float:
+    """A time in ms from ``MIN_TIME_MS`` to ``MAX_TIME_MS``; else ValueError, whose message (the
+    loaders' skip reason, counted over rows) names ``column`` and the span, not the value."""
+    value = float(text)
+    if not MIN_TIME_MS <= value <= MAX_TIME_MS:  # NaN fails too
+        msg = f"{column} not from {MIN_TIME_MS:g} to {MAX_TIME_MS:g} ms"
+        raise ValueError(msg)
+    return value
+
+
+def measured_energy_j(text: str, column: str = "energy") -> float:
+    """An energy in J, above 0 and at most ``MAX_ENERGY_J``; ValueError naming ``column``."""
+    value = float(text)
+    if not 0 < value <= MAX_ENERGY_J:
+        msg = f"{column} not above 0 and at most {MAX_ENERGY_J:g} J"
+        raise ValueError(msg)
+    return value
+
+
+def measured_clock_hz(text_mhz: str, column: str = "clock_mhz") -> float:
+    """A clock column in MHz as Hz, within the hardware configs' clock span."""
+    value = float(text_mhz) * 1e6
+    if not CLOCK_HZ_SPAN.low <= value <= CLOCK_HZ_SPAN.high:
+        low, high = CLOCK_HZ_SPAN.low / 1e6, CLOCK_HZ_SPAN.high / 1e6
+        msg = f"{column} not from {low:g} to {high:g} MHz"
+        raise ValueError(msg)
+    return value
