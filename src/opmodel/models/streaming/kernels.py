@@ -81,21 +81,25 @@ _VLLM_REGISTERS = 40
 _VLLM_RMS_NORM_REGISTERS = 32
 ELEMENTWISE_SFU_OPS = {
     "exp": 1,  # MUFU.EX2 after a scaling FMUL
-    "tanh": 1,  # MUFU.TANH (sm_75 and later)
+    "tanh": 2,  # EX2 and RCP: precise tanhf (MUFU.TANH only under fast math); SASS below
     "sigmoid": 2,  # EX2 and RCP
     "silu": 2,  # x * sigmoid(x)
     "silu_and_mul": 2,
-    "gelu": 1,  # tanh form
-    "gelu_tanh": 1,  # MUFU.TANH
+    "gelu": 1,  # erf form: one EX2 (ATen's erff, SASS below)
+    "gelu_tanh": 2,  # its tanhf: EX2 and RCP
     "gelu_and_mul": 1,
     "div": 1,  # RCP, then a multiply and a Newton step
     "silu_backward": 2,  # the sigmoid's EX2 and RCP
     "gelu_backward": 1,  # MUFU.TANH
 }
-"""Special-function-unit instructions per element for elementwise functions (how nvcc lowers
-them with fast-math intrinsics; an estimate where a library uses precise variants). Functions
-not listed use none. Row ops use one exp2 per element for softmax and one rsqrt per row for
-the norms, which is negligible."""
+"""Special-function-unit instructions per element for elementwise functions. ATen's kernels
+(PyTorch 2.11, sm_80 and sm_90, counted in their SASS like ``configs/instructions/
+aten_elementwise.yaml``) issue MUFU.EX2 for exp and the erf GELU, and MUFU.EX2 and MUFU.RCP for
+tanh, sigmoid, SiLU and the tanh GELU: no MUFU.TANH, which nvcc emits only under fast math.
+Other entries are estimates. Functions not listed use none. Row ops use one exp2 per element
+for softmax and one rsqrt per row for the norms, which is negligible. The SFU bound sits under
+the issue bound of every counted ATen kernel (two MUFU against 26.5 issue slots per element for
+the tanh GELU on sm_90), so these counts set no shipped prediction."""
 
 
 def _fused_warps(length: int) -> int:
