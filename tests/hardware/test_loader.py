@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from opmodel.hardware import (
     shipped_config_path,
     shipped_hardware_names,
 )
+from tests.hardware.mutated_config import DELETE, assert_problems, base_config, set_field
 
 REQUIRED = {"gpu_generic", "tpu_generic", "a10", "a100_40gb_pcie", "a100_80gb_sxm", "h100_sxm"}
 
@@ -79,161 +79,144 @@ def test_at_clock_scales_core_domain_and_the_core_part_of_a_miss() -> None:
             spec.at_clock(clock)
 
 
-def _base() -> dict[str, Any]:
-    data = yaml.safe_load(shipped_config_path("gpu_generic").read_text())
-    assert isinstance(data, dict)
-    return data
-
-
-def _set(path: str, value: object) -> Callable[[dict[str, Any]], None]:
-    def apply(data: dict[str, Any]) -> None:
-        node: Any = data
-        *parents, last = path.split(".")
-        for part in parents:
-            node = node[int(part)] if part.isdigit() else node[part]
-        if value is _DELETE:
-            del node[int(last) if last.isdigit() else last]
-        else:
-            node[int(last) if last.isdigit() else last] = value
-
-    return apply
-
-
-_DELETE = object()
-
-
 BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
-        _set("nmae", "x"),
+        set_field("nmae", "x"),
         [
             "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead, sustained_calibration)"
         ],
     ),
-    (_set("name", _DELETE), ["name: missing required field"]),
-    (_set("kind", "gpuu"), ["kind: must be one of gpu, tpu (got 'gpuu'); did you mean 'gpu'?"]),
-    (_set("compute.clock_hz", -1.5e9), ["compute.clock_hz: must be > 0 (got -1500000000.0)"]),
+    (set_field("name", DELETE), ["name: missing required field"]),
     (
-        _set("compute.clock_hz", "fast"),
+        set_field("kind", "gpuu"),
+        ["kind: must be one of gpu, tpu (got 'gpuu'); did you mean 'gpu'?"],
+    ),
+    (set_field("compute.clock_hz", -1.5e9), ["compute.clock_hz: must be > 0 (got -1500000000.0)"]),
+    (
+        set_field("compute.clock_hz", "fast"),
         ["compute.clock_hz: expected a number (got 'fast', a string)"],
     ),
-    (_set("compute.clock_hz", True), ["compute.clock_hz: expected a number (got True)"]),
+    (set_field("compute.clock_hz", True), ["compute.clock_hz: expected a number (got True)"]),
     (
-        _set("compute.max_boost_clock_hz", 1.0e9),
+        set_field("compute.max_boost_clock_hz", 1.0e9),
         [
             "compute.max_boost_clock_hz: must be at least compute.clock_hz (1.5e+09 Hz) (got 1e+09 Hz)"
         ],
     ),
     (
-        _set("compute.max_boost_clock_hz", 0),
+        set_field("compute.max_boost_clock_hz", 0),
         ["compute.max_boost_clock_hz: must be > 0 (got 0.0)"],
     ),
     (
-        _set("compute.power_limited_clock_hz", 2.0e9),
+        set_field("compute.power_limited_clock_hz", 2.0e9),
         [
             "compute.power_limited_clock_hz: must be at most compute.clock_hz (1.5e+09 Hz) (got 2e+09 Hz)"
         ],
     ),
     (
-        _set("compute.power_limited_clock_hz", -1),
+        set_field("compute.power_limited_clock_hz", -1),
         ["compute.power_limited_clock_hz: must be > 0 (got -1.0)"],
     ),
     (
-        _set("compute.burst_power_limited_clock_hz", 1.2e9),
+        set_field("compute.burst_power_limited_clock_hz", 1.2e9),
         [
             "compute.burst_power_limited_clock_hz: needs compute.power_limited_clock_hz and "
             "must be at least it (got 1.2e+09 Hz against none)"
         ],
     ),
     (
-        _set("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
+        set_field("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
             "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
         ],
     ),
     (
-        _set("compute.tensor_flops_per_cycle_per_unit.bf16", 0),
+        set_field("compute.tensor_flops_per_cycle_per_unit.bf16", 0),
         ["compute.tensor_flops_per_cycle_per_unit.bf16: must be > 0 (got 0.0)"],
     ),
     (
-        _set("compute.vector_energy_j_per_flop.fp32", -1.0e-12),
+        set_field("compute.vector_energy_j_per_flop.fp32", -1.0e-12),
         ["compute.vector_energy_j_per_flop.fp32: must be >= 0 (got -1e-12)"],
     ),
     (
-        _set("compute.tensor_energy_j_per_flop.fp8", _DELETE),
+        set_field("compute.tensor_energy_j_per_flop.fp8", DELETE),
         [
             "compute.tensor_energy_j_per_flop: missing fp8 (every dtype in compute.tensor_flops_per_s needs an energy per FLOP)"
         ],
     ),
     (
-        _set("compute.sm.sm_count", 99.5),
+        set_field("compute.sm.sm_count", 99.5),
         ["compute.sm.sm_count: expected an integer, not a fraction (got 99.5)"],
     ),
-    (_set("compute.sm.max_ctas_per_sm", 0), ["compute.sm.max_ctas_per_sm: must be > 0 (got 0)"]),
     (
-        _set("compute.sm.mma_shape_mnk", [16, 8]),
+        set_field("compute.sm.max_ctas_per_sm", 0),
+        ["compute.sm.max_ctas_per_sm: must be > 0 (got 0)"],
+    ),
+    (
+        set_field("compute.sm.mma_shape_mnk", [16, 8]),
         ["compute.sm.mma_shape_mnk: expected a list of 3 items (got [16, 8])"],
     ),
     (
-        _set("compute.sm.max_shared_memory_per_cta_bytes", 999999999),
+        set_field("compute.sm.max_shared_memory_per_cta_bytes", 999999999),
         [
             "compute.sm.max_shared_memory_per_cta_bytes: must not exceed shared_memory_per_sm_bytes (167936) (got 999999999)"
         ],
     ),
     (
-        _set("compute.sm", _DELETE),
+        set_field("compute.sm", DELETE),
         ["compute.sm: required for kind gpu (SM count and per-SM limits)"],
     ),
     (
-        _set("memory.levels.0.name", "dram"),
+        set_field("memory.levels.0.name", "dram"),
         [
             "memory.levels: a level named 'hbm' (off-chip main memory) is required (got dram, l2, smem, registers)"
         ],
     ),
     (
-        _set("memory.levels.1.name", "hbm"),
+        set_field("memory.levels.1.name", "hbm"),
         ["memory.levels: level name 'hbm' appears more than once"],
     ),
     (
-        _set("memory.levels.0.bandwidth_bytes_per_s", 0),
+        set_field("memory.levels.0.bandwidth_bytes_per_s", 0),
         ["memory.levels[0].bandwidth_bytes_per_s: must be > 0 (got 0.0)"],
     ),
     (
-        _set("memory.levels.0.clock_domain", "dram"),
+        set_field("memory.levels.0.clock_domain", "dram"),
         ["memory.levels[0].clock_domain: must be one of core, memory (got 'dram')"],
     ),
     (
-        _set("memory.levels.2.latency_cycles", 30),
+        set_field("memory.levels.2.latency_cycles", 30),
         [
             "memory.levels[2].latency_cycles: unknown key; did you mean 'latency_s'? (accepted: name, size_bytes, bandwidth_bytes_per_s, latency_s, energy_j_per_byte, clock_domain, shared_capacity_fraction, core_path_bytes_per_cycle)"
         ],
     ),
     (
-        _set("memory.levels.0.core_path_bytes_per_cycle", 0),
+        set_field("memory.levels.0.core_path_bytes_per_cycle", 0),
         ["memory.levels[0].core_path_bytes_per_cycle: must be > 0 (got 0.0)"],
     ),
     (
-        _set("memory.levels.1.core_path_bytes_per_cycle", 4000),
+        set_field("memory.levels.1.core_path_bytes_per_cycle", 4000),
         [
             "memory.levels[1].core_path_bytes_per_cycle: only a level with clock_domain: memory takes it"
         ],
     ),
-    (_set("memory.levels", {"hbm": 1}), ["memory.levels: expected a list (got {'hbm': 1})"]),
+    (set_field("memory.levels", {"hbm": 1}), ["memory.levels: expected a list (got {'hbm': 1})"]),
     (
-        _set("utilization", {"tensor_fraction": 1.5}),
+        set_field("utilization", {"tensor_fraction": 1.5}),
         ["utilization.tensor_fraction: must be in (0, 1] (got 1.5)"],
     ),
     (
-        _set("utilization", {"memory_fraction": {"l3": 0.9}}),
+        set_field("utilization", {"memory_fraction": {"l3": 0.9}}),
         [
             "utilization.memory_fraction.l3: no memory level named 'l3' (levels: hbm, l2, smem, registers)"
         ],
     ),
-    (_set("power.static_w", -5), ["power.static_w: must be >= 0 (got -5.0)"]),
+    (set_field("power.static_w", -5), ["power.static_w: must be >= 0 (got -5.0)"]),
     (
-        _set("overhead.fixed_device_overhead_cycles", 1.5),
+        set_field("overhead.fixed_device_overhead_cycles", 1.5),
         ["overhead.fixed_device_overhead_cycles: expected an integer, not a fraction (got 1.5)"],
     ),
-    (_set("power", _DELETE), ["power: missing required field"]),
+    (set_field("power", DELETE), ["power: missing required field"]),
 ]
 
 
@@ -243,17 +226,11 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
 def test_bad_configs_report_exact_lines(
     tmp_path: Path, mutate: Callable[[dict[str, Any]], None], expected: list[str]
 ) -> None:
-    data = copy.deepcopy(_base())
-    mutate(data)
-    path = tmp_path / "bad.yaml"
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError) as info:
-        load_hardware(path)
-    assert list(info.value.problems) == [f"{path}: {line}" for line in expected]
+    assert_problems(tmp_path, mutate, expected)
 
 
 def test_every_problem_is_reported_in_one_pass(tmp_path: Path) -> None:
-    data = _base()
+    data = base_config()
     data["compute"]["clock_hz"] = -1
     data["memory"]["levels"][0]["size_bytes"] = "big"
     data["colour"] = "green"

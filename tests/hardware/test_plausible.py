@@ -18,53 +18,55 @@ from opmodel.core.errors import OpModelError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.parsing.op_file import load_op
-from tests.hardware.test_loader import _base, _set
+from tests.hardware.mutated_config import assert_problems, base_config, set_field
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 UNIT_SLIPS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
-        _set("compute.clock_hz", 1.755),  # GHz
+        set_field("compute.clock_hz", 1.755),  # GHz
         [
             "compute.clock_hz: outside the plausible 1e+07 to 1e+11 Hz, typed in another unit? (got 1.755)"
         ],
     ),
     (
-        _set("memory.levels.0.bandwidth_bytes_per_s", 3350),  # GB/s
+        set_field("memory.levels.0.bandwidth_bytes_per_s", 3350),  # GB/s
         [
             "memory.levels[0].bandwidth_bytes_per_s: outside the plausible 1e+06 to 1e+18 bytes/s, typed in another unit? (got 3350.0)"
         ],
     ),
     (
-        _set("memory.levels.0.latency_s", 600),  # ns or cycles
+        set_field("memory.levels.0.latency_s", 600),  # ns or cycles
         [
             "memory.levels[0].latency_s: outside the plausible 0 to 0.01 s, typed in another unit? (got 600.0)"
         ],
     ),
     (
-        _set("memory.levels.1.size_bytes", 50),  # MB
+        set_field("memory.levels.1.size_bytes", 50),  # MB
         [
             "memory.levels[1].size_bytes: outside the plausible 1024 to 1e+15 bytes, typed in another unit? (got 50)"
         ],
     ),
     (
-        _set("compute.vector_energy_j_per_flop.fp32", 5.0),  # pJ
+        set_field("compute.vector_energy_j_per_flop.fp32", 5.0),  # pJ
         [
             "compute.vector_energy_j_per_flop.fp32: outside the plausible 0 to 1e-06 J/FLOP, typed in another unit? (got 5.0)"
         ],
     ),
     (
-        _set("power.tdp_w", 0.7),  # kW
+        set_field("power.tdp_w", 0.7),  # kW
         ["power.tdp_w: outside the plausible 1 to 100000 W, typed in another unit? (got 0.7)"],
     ),
     (
-        _set("overhead.kernel_launch_overhead_s", 5),  # µs
+        set_field("overhead.kernel_launch_overhead_s", 5),  # µs
         [
             "overhead.kernel_launch_overhead_s: outside the plausible 0 to 0.01 s, typed in another unit? (got 5.0)"
         ],
     ),
     (
-        _set("compute.sm.sm_count", 1e12),  # or large enough to overflow the models' arithmetic
+        set_field(
+            "compute.sm.sm_count", 1e12
+        ),  # or large enough to overflow the models' arithmetic
         ["compute.sm.sm_count: outside the plausible 1 to 1e+06 (got 1000000000000)"],
     ),
 ]
@@ -76,19 +78,13 @@ UNIT_SLIPS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
 def test_unit_slips_report_the_field_and_its_span(
     tmp_path: Path, mutate: Callable[[dict[str, Any]], None], expected: list[str]
 ) -> None:
-    data = copy.deepcopy(_base())
-    mutate(data)
-    path = tmp_path / "slip.yaml"
-    path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError) as info:
-        load_hardware(path)
-    assert list(info.value.problems) == [f"{path}: {line}" for line in expected]
+    assert_problems(tmp_path, mutate, expected)
 
 
 def test_zero_passes_where_the_field_admits_it(tmp_path: Path) -> None:
-    data = copy.deepcopy(_base())
-    _set("memory.levels.3.latency_s", 0)(data)
-    _set("compute.vector_energy_j_per_flop.fp32", 0)(data)
+    data = copy.deepcopy(base_config())
+    set_field("memory.levels.3.latency_s", 0)(data)
+    set_field("compute.vector_energy_j_per_flop.fp32", 0)(data)
     path = tmp_path / "zeros.yaml"
     path.write_text(yaml.safe_dump(data))
     spec = load_hardware(path)
@@ -108,8 +104,8 @@ def test_zero_passes_where_the_field_admits_it(tmp_path: Path) -> None:
 def test_values_that_would_overflow_never_reach_a_model(tmp_path: Path, field: str) -> None:
     """Before the spans, 1e308 in these fields loaded and predict raised OverflowError or
     returned an infinite energy."""
-    data = copy.deepcopy(_base())
-    _set(field, 1e308)(data)
+    data = copy.deepcopy(base_config())
+    set_field(field, 1e308)(data)
     path = tmp_path / "huge.yaml"
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ConfigError, match="outside the plausible"):
@@ -119,14 +115,14 @@ def test_values_that_would_overflow_never_reach_a_model(tmp_path: Path, field: s
 def test_every_value_inside_the_spans_predicts_finite_numbers(tmp_path: Path) -> None:
     """At each span's top the shipped examples still give finite, positive latencies and
     energies (or a one-line model error): the spans keep the arithmetic in range."""
-    data = copy.deepcopy(_base())
+    data = copy.deepcopy(base_config())
     for field, value in [
         ("compute.sm.sm_count", 1e6),
         ("memory.levels.0.latency_s", 1e-2),
         ("memory.levels.0.energy_j_per_byte", 1e-6),
         ("compute.tensor_energy_j_per_flop.bf16", 1e-6),
     ]:
-        _set(field, value)(data)
+        set_field(field, value)(data)
     path = tmp_path / "top.yaml"
     path.write_text(yaml.safe_dump(data))
     spec = load_hardware(path)
@@ -154,9 +150,9 @@ def test_no_numeric_field_of_a_config_breaks_a_prediction(tmp_path: Path, value:
     ZeroDivisionError or an infinite energy."""
     model = get_model("effective_roofline")
     ops = [load_op(EXAMPLES / f"{name}.yaml") for name in ("gemm", "softmax", "attention_decode")]
-    for field in _numeric_leaves(_base()):
-        data = copy.deepcopy(_base())
-        _set(field, value)(data)
+    for field in _numeric_leaves(base_config()):
+        data = copy.deepcopy(base_config())
+        set_field(field, value)(data)
         path = tmp_path / "mutated.yaml"
         path.write_text(yaml.safe_dump(data))
         try:
