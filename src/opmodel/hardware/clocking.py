@@ -58,17 +58,11 @@ def checked_power_state(state: str) -> str:
 
 def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
     """``spec`` at SM clock ``clock_hz`` (see :meth:`HardwareSpec.at_clock`)."""
-    span = CLOCK_HZ_SPAN
-    if (
-        isinstance(clock_hz, bool)
-        or not isinstance(clock_hz, int | float)
-        or not span.low <= clock_hz <= span.high
-    ):
-        msg = (
-            f"{spec.name}: at_clock: clock_hz must be a number of Hz from {span.low:g} to "
-            f"{span.high:g} (got {clock_hz!r})"
-        )
-        raise ConfigError([msg])
+    low, high = CLOCK_HZ_SPAN.low, CLOCK_HZ_SPAN.high  # NaN and infinities fall outside
+    number = isinstance(clock_hz, int | float) and not isinstance(clock_hz, bool)
+    if not number or not low <= clock_hz <= high:
+        msg = f"{spec.name}: at_clock: clock_hz must be a number of Hz from {low:g} to {high:g}"
+        raise ConfigError([f"{msg} (got {clock_hz!r})"])
     spec = with_estimates(spec)  # start from the estimates, not from applied terms
     ratio = clock_hz / spec.compute.clock_hz
     compute = dataclasses.replace(
