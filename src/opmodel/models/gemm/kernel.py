@@ -146,9 +146,13 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     )
     mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
     warps = op.attrs.get("warps_per_cta")
-    held = isinstance(warps, int) and warps * sm.warp_size <= sm.max_threads_per_cta
-    if held and isinstance(warps, int) and _WARP_TILE_ATTRS.isdisjoint(op.attrs):
-        wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)  # more: the thread check
+    # a warp count past what a CTA holds gets no warp tile: the thread check below refuses it
+    if (
+        isinstance(warps, int)
+        and warps * sm.warp_size <= sm.max_threads_per_cta
+        and _WARP_TILE_ATTRS.isdisjoint(op.attrs)
+    ):
+        wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)
     warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
     warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
     warp_k = _attr(op, "warp_tile_k", cta_k)
