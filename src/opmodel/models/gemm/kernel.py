@@ -145,14 +145,7 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
         _attr(op, f"cta_tile_{d}", v) for d, v in zip("mnk", (cm, cn, ck), strict=True)
     )
     mma = mma_shape_for(sm, problem.compute_dtype) if on_tensor else (1, 1, 1)
-    warps = op.attrs.get("warps_per_cta")
-    # a warp count past what a CTA holds gets no warp tile: the thread check below refuses it
-    if (
-        isinstance(warps, int)
-        and warps * sm.warp_size <= sm.max_threads_per_cta
-        and _WARP_TILE_ATTRS.isdisjoint(op.attrs)
-    ):
-        wm, wn = warp_tile_for(cta_m, cta_n, warps, mma) or (wm, wn)
+    wm, wn = _warp_tile_of_warp_count(op, sm, (cta_m, cta_n), mma, (wm, wn))
     warp_m = _attr(op, "warp_tile_m", min(wm, cta_m))
     warp_n = _attr(op, "warp_tile_n", min(wn, cta_n))
     warp_k = _attr(op, "warp_tile_k", cta_k)
@@ -183,6 +176,25 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     if problems:
         raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
     return kernel
+
+
+def _warp_tile_of_warp_count(
+    op: LocalOp,
+    sm: SmSpec,
+    cta: tuple[int, int],
+    mma: tuple[int, int, int],
+    default: tuple[int, int],
+) -> tuple[int, int]:
+    """The warp tile ``warps_per_cta`` implies when the op gives no warp tile, else ``default``.
+    A warp count past what a CTA holds gets ``default``: the thread check refuses it."""
+    warps = op.attrs.get("warps_per_cta")
+    if (
+        isinstance(warps, int)
+        and warps * sm.warp_size <= sm.max_threads_per_cta
+        and _WARP_TILE_ATTRS.isdisjoint(op.attrs)
+    ):
+        return warp_tile_for(*cta, warps, mma) or default
+    return default
 
 
 def kernel_problems(kernel: GemmKernel, problem: GemmProblem, sm: SmSpec) -> list[str]:
