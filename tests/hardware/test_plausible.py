@@ -55,7 +55,7 @@ UNIT_SLIPS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     ),
     (
         set_field("power.tdp_w", 0.7),  # kW
-        ["power.tdp_w: outside the plausible 1 to 100000 W, typed in another unit? (got 0.7)"],
+        ["power.tdp_w: outside the plausible 1 to 1e+06 W, typed in another unit? (got 0.7)"],
     ),
     (
         set_field("overhead.kernel_launch_overhead_s", 5),  # µs

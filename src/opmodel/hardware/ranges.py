@@ -57,9 +57,10 @@ BYTES_PER_CYCLE = plausible(Check.POSITIVE, 1, 1e7, "bytes per cycle")
 LATENCY_S = plausible(Check.NON_NEGATIVE, 0, 1e-2, "s")
 # host or device time per kernel, at most 10 ms: one typed in µs (5) is above
 TIME_PER_KERNEL_S = plausible(Check.NON_NEGATIVE, 0, 1e-2, "s")
-POWER_W = plausible(Check.NON_NEGATIVE, 0, 1e5, "W")
-# a board of under 1 W or over 100 kW: a TDP typed in kW (0.7) is below
-TDP_W = plausible(Check.POSITIVE, 1, 1e5, "W")
+POWER_W = plausible(Check.NON_NEGATIVE, 0, 1e6, "W")
+# a device of under 1 W or over 1 MW (a 72-GPU rack described as one device draws 120 kW): a
+# TDP typed in kW (0.7) is below
+TDP_W = plausible(Check.POSITIVE, 1, 1e6, "W")
 MILLIVOLTS = plausible(Check.POSITIVE, 10, 1e4, "mV")
 CYCLES = plausible(Check.NON_NEGATIVE, 0, 1e8, "cycles")
 LATENCY_CYCLES = plausible(Check.POSITIVE, 1, 1e6, "cycles")
