@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel import ConfigError, DType, OpKind
-from opmodel.batch import format_tensors, op_from_row, op_to_row, parse_tensors
+from opmodel import ConfigError, DType, OpKind, OpValidationError
+from opmodel.batch import format_tensors, op_from_row, op_to_row, parse_tensors, predict_many
 from opmodel.batch.optable import row_key
 
 from ..conformance.builders import BUILDERS
@@ -92,3 +94,19 @@ def test_every_kind_round_trips_through_a_row(kind: OpKind, data: st.DataObject)
     builder = BUILDERS[kind]
     op = builder.build(data.draw(builder.sizes), DType.BF16)
     assert op_from_row(op_to_row(op), "x") == op
+
+
+def test_public_functions_refuse_wrong_types_in_one_line() -> None:
+    """What a Python caller may pass by mistake (None, a string for a list) is a named error,
+    not an AttributeError or TypeError from inside the function."""
+    cases = [
+        (lambda: parse_tensors(None), ValueError, "expected the text of a tensors cell"),
+        (lambda: op_from_row(None, "row 3"), ConfigError, "row 3: expected a mapping"),
+        (lambda: format_tensors(None), OpValidationError, "expected a sequence of TensorSpec"),
+        (lambda: format_tensors(["input:4x4:bf16"]), OpValidationError, "sequence of TensorSpec"),
+        (lambda: predict_many(None, "h100_sxm"), OpValidationError, "iterable of LocalOp"),
+        (lambda: predict_many("gemm", "h100_sxm"), OpValidationError, "(got str)"),
+    ]
+    for call, error, text in cases:
+        with pytest.raises(error, match=re.escape(text)):
+            call()

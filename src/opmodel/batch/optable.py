@@ -15,10 +15,10 @@ JSON object (``{"transpose_b": true}``). Rows that describe the same op (all col
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from opmodel.core.errors import ConfigError, OpModelError
+from opmodel.core.errors import ConfigError, OpModelError, OpValidationError
 from opmodel.core.op import LocalOp, TensorSpec, tensor_at
 
 __all__ = [
@@ -73,6 +73,9 @@ def _json_tensor(entry: object, index: int) -> TensorSpec:
 def parse_tensors(text: str) -> tuple[TensorSpec, ...]:
     """The tensors of one ``tensors`` cell (compact text or a JSON list); ValueError or
     OpValidationError with a one-line reason otherwise."""
+    if not isinstance(text, str):
+        msg = f"expected the text of a tensors cell, e.g. 'input:64x4096:bf16' (got {text!r})"
+        raise ValueError(msg)
     text = text.strip()
     if not text:
         msg = "expected at least one tensor (the cell is empty)"
@@ -89,10 +92,15 @@ def parse_tensors(text: str) -> tuple[TensorSpec, ...]:
 
 def format_tensors(tensors: Sequence[TensorSpec]) -> str:
     """The compact text of ``tensors`` (inverse of :func:`parse_tensors`)."""
+    text_like = isinstance(tensors, str | bytes)
+    items = tuple(tensors) if isinstance(tensors, Iterable) and not text_like else None
+    if items is None or not all(isinstance(t, TensorSpec) for t in items):
+        msg = f"format_tensors: expected a sequence of TensorSpec (got {tensors!r})"
+        raise OpValidationError(msg)
     return ";".join(
         f"{t.role.value}{'/' + t.layout if t.layout else ''}:"
         f"{'x'.join(map(str, t.shape))}:{t.dtype.value}"
-        for t in tensors
+        for t in items
     )
 
 
@@ -130,6 +138,8 @@ def row_key(row: Mapping[str, object]) -> tuple[str, str, str, str]:
 
 def op_from_row(row: Mapping[str, object], source: str) -> LocalOp:
     """The op a table row describes; ConfigError with one ``source: column: problem`` line."""
+    if not isinstance(row, Mapping):
+        raise ConfigError([f"{source}: expected a mapping of column -> cell (got {row!r})"])
     missing = [column for column in _REQUIRED if not _cell(row, column).strip()]
     if missing:
         raise ConfigError([f"{source}: {missing[0]}: required column is empty or absent"])

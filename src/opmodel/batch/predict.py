@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,9 @@ def predict_many(
     one prediction per distinct shape. Runs in this process; ``opmodel sweep`` (or
     :func:`opmodel.batch.run_sweep`) spreads a table over cores or a Ray / Dask cluster.
     """
+    if isinstance(ops, str | bytes | Mapping) or not isinstance(ops, Iterable):
+        msg = f"predict_many: ops must be an iterable of LocalOp (got {type(ops).__name__})"
+        raise OpValidationError(msg)
     spec, op_model = resolve(hardware, model)
     seen: dict[tuple[Any, ...], OpProfile] = {}
     profiles: list[OpProfile] = []
