@@ -163,6 +163,8 @@ def op_from_row(row: Mapping[str, object], source: str) -> LocalOp:
 
 def op_to_row(op: LocalOp) -> dict[str, str]:
     """The table row of ``op`` (inverse of :func:`op_from_row`)."""
+    if not isinstance(op, LocalOp):
+        raise OpValidationError(f"op_to_row: expected a LocalOp (got {type(op).__name__})")
     return {
         "name": op.name,
         "kind": op.kind.value,

@@ -189,6 +189,12 @@ def _attach_results(
     return sum(1 for op in row_to_op if results[op][-1] is not None)
 
 
+def _as_path(value: object, name: str) -> Path:
+    if not isinstance(value, str | Path):
+        raise ConfigError([f"run_sweep: {name} must be a path (got {value!r})"])
+    return Path(value)
+
+
 def run_sweep(
     ops: str | Path,
     hardware: str | Path,
@@ -207,7 +213,7 @@ def run_sweep(
     opts = options or SweepOptions()
     burst = opts.power_state == "burst"
     start = time.perf_counter()
-    ops_path, out_path = Path(ops), Path(output)
+    ops_path, out_path = _as_path(ops, "ops"), _as_path(output, "output")
     table_format(out_path)  # reject an unknown output format before any work
     hardware_ref = str(hardware)
     # fail fast, in this process, on a bad config, clock or model

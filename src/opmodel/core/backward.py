@@ -39,6 +39,8 @@ def _read(op: LocalOp) -> tuple[tuple[TensorSpec, ...], TensorSpec]:
 def backward_of(op: LocalOp) -> LocalOp:
     """The backward op of the forward op ``op`` (module docstring), with ``op``'s name and
     attrs; an OpValidationError for a kind without one or an op that is a backward already."""
+    if not isinstance(op, LocalOp):
+        raise OpValidationError(f"backward_of: expected a LocalOp (got {type(op).__name__})")
     if op.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         raise OpValidationError(

@@ -96,6 +96,9 @@ def gemm_backward_of(op: LocalOp) -> tuple[LocalOp, LocalOp]:
     """``(input gradient, weight gradient)`` GEMMs of the forward GEMM, batched GEMM or grouped
     GEMM ``op`` (module docstring), named ``NAME:input_grad`` and ``NAME:weight_grad``; an
     OpValidationError for another kind or a grouped GEMM that is a weight gradient already."""
+    if not isinstance(op, LocalOp):
+        msg = f"gemm_backward_of: expected a LocalOp (got {type(op).__name__})"
+        raise OpValidationError(msg)
     where = f"op '{op.name}' ({op.kind.value})"
     view = op.view
     if op.kind not in _GEMM_KINDS or not isinstance(view, GemmView):

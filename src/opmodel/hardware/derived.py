@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
+from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
 
 __all__ = [
@@ -91,6 +92,8 @@ def with_derived_peaks(spec: HardwareSpec) -> HardwareSpec:
 
 def peak_warnings(spec: HardwareSpec) -> list[str]:
     """Typed peaks that differ from ``units x rate x clock`` by more than the tolerance."""
+    if not isinstance(spec, HardwareSpec):
+        raise ConfigError([f"peak_warnings: expected a HardwareSpec (got {type(spec).__name__})"])
     compute = spec.compute
     warnings: list[str] = []
     for engine in _ENGINES:

@@ -39,6 +39,8 @@ def shipped_hardware_names() -> list[str]:
 
 def shipped_config_path(name: str) -> Path:
     """Path of the shipped config ``name``; UnknownNameError listing the shipped names."""
+    if not isinstance(name, str):
+        raise ConfigError([f"shipped_config_path: expected a config name (got {name!r})"])
     path = _shipped_dir() / f"{name}.yaml"
     if not path.is_file():
         raise UnknownNameError(

@@ -23,6 +23,8 @@ _BUILTIN_MODULES = {
 
 def register_model(cls: type[_T]) -> type[_T]:
     """Register a model class under its ``name`` attribute; a duplicate name is an error."""
+    if not isinstance(cls, type):
+        raise TypeError(f"register_model: expected a model class (got {cls!r})")
     name = getattr(cls, "name", None)
     if not isinstance(name, str) or not name:
         msg = f"register_model: {cls.__name__} needs a non-empty string attribute 'name'"

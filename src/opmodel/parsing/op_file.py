@@ -48,6 +48,10 @@ class _OpEntry:
 
 def op_from_mapping(data: dict[str, Any], source: str) -> LocalOp:
     """Build a LocalOp from a parsed op mapping; every problem prefixed with ``source``."""
+    if not isinstance(data, Mapping):
+        raise ConfigError(
+            [f"{source}: expected a mapping of op fields (got {type(data).__name__})"]
+        )
     errors: list[str] = []
     entry = parse_dataclass(_OpEntry, data, errors)
     if entry is not None and not entry.tensors:
@@ -76,5 +80,7 @@ def op_from_mapping(data: dict[str, Any], source: str) -> LocalOp:
 
 def load_op(path: str | Path) -> LocalOp:
     """Read and validate the op in the YAML file ``path``."""
+    if not isinstance(path, str | Path):
+        raise ConfigError([f"load_op: expected a path (got {path!r})"])
     path = Path(path)
     return op_from_mapping(read_yaml_mapping(path), str(path))
