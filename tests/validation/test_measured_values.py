@@ -1,10 +1,11 @@
 """Measured cells no kernel run could produce (NaN, infinite, 1e-300 ms, a clock in Hz where
 MHz is asked) are rows skipped with their reason in every loader, never a NaN in a metric or a
-ZeroDivisionError in a fit."""
+ZeroDivisionError in a fit; rows whose timed repeats did not settle are reported apart."""
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -16,7 +17,7 @@ from opmodel.validation.measured_values import (
     measured_energy_j,
     measured_ms,
 )
-from opmodel.validation.op_latency import load_op_rows
+from opmodel.validation.op_latency import OpRow, load_op_rows, validate_op_latency
 
 TIME = "time not from 1e-06 to 1e+08 ms"
 CLOCK = "clock_mhz not from 10 to 100000 MHz"
@@ -41,14 +42,20 @@ def test_values_inside_the_spans_pass() -> None:
             measured_clock_hz(text)
 
 
+def _norm_rows(
+    folder: Path, column: str, cells: list[tuple[str, str]]
+) -> tuple[list[OpRow], Counter[str]]:
+    """An A100 RMSNorm table of one row per ``(time, column)`` cell pair, loaded."""
+    header = f"name,kind,phase,tensors,attrs,time,{column},hardware,source\n"
+    lines = [f"rms,rmsnorm,prefill,{NORM},,{t},{c},a100_80gb_sxm,s\n" for t, c in cells]
+    (folder / "ops").mkdir()
+    (folder / "ops" / "t.csv").write_text(header + "".join(lines))
+    return load_op_rows(folder)
+
+
 def test_op_rows_skip_impossible_times_and_clocks(tmp_path: Path) -> None:
-    header = "name,kind,phase,tensors,attrs,time,hardware,clock_mhz,source\n"
     cells = [("0.05", ""), ("nan", ""), ("1e-300", ""), ("inf", ""), ("0.05", "1410000000")]
-    lines = [f"rms,rmsnorm,prefill,{NORM},,{t},a100_80gb_sxm,{c},s\n" for t, c in cells]
-    folder = tmp_path / "ops"
-    folder.mkdir()
-    (folder / "t.csv").write_text(header + "".join(lines))
-    rows, skipped = load_op_rows(tmp_path)
+    rows, skipped = _norm_rows(tmp_path, "clock_mhz", cells)
     assert len(rows) == 1
     assert skipped == {TIME: 3, CLOCK: 1}
     # before: the 1e-300 ms row reached the event-scope fit and raised ZeroDivisionError
@@ -73,3 +80,21 @@ def test_gemm_rows_skip_impossible_times_clocks_and_energies(tmp_path: Path) -> 
         f"malformed row: {CLOCK}": 1,
         "malformed row: energy not above 0 and at most 1e+09 J": 1,
     }
+
+
+def test_op_rows_with_unsettled_repeats_are_reported_apart(tmp_path: Path) -> None:
+    """validate-ops screens repeats like validate-gemm-latency: median over fastest 1.0 and 1.3
+    settled, 2.0 not; a time_min above time is a malformed row."""
+    cells = [("0.05", "0.05"), ("0.065", "0.05"), ("0.10", "0.05"), ("0.05", ""), ("0.05", "0.06")]
+    rows, skipped = _norm_rows(tmp_path, "time_min", cells)
+    assert [r.repeat_spread for r in rows] == [1.0, pytest.approx(1.3), 2.0, None]
+    assert skipped == {"time_min above time": 1}
+    result = validate_op_latency(rows, "roofline")
+    assert {name: m.count for name, m in result.by_spread.items()} == {
+        "repeats settled": 2,
+        "repeats unsettled": 1,
+    }
+    # the unsettled row stays in every other figure
+    assert result.overall.count == 4
+    settled = validate_op_latency(rows[:2] + rows[3:], "roofline")
+    assert settled.by_spread == {}  # nothing unsettled: no split

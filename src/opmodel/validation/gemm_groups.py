@@ -3,7 +3,8 @@
 Rows are grouped by hardware, by size class (:func:`~opmodel.validation.gemm_split.size_class`)
 and by ``source:hardware``; the rows that carry a measured energy are grouped the same way for
 the energy errors, and those that carry their fastest timed repeat (``time_min``) by whether
-their median settled near it (:func:`spread_groups`). With ``--compare-rooflines`` every GEMM
+their median settled near it (:func:`~opmodel.validation.repeat_spread.spread_groups`, shared
+with ``validate-ops``). With ``--compare-rooflines`` every GEMM
 model's MAPE in each group is also given as its difference from the roofline's on the same
 rows, in percentage points (:func:`mape_deltas`): negative where the model is closer to the
 measurements.
@@ -18,16 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_split import size_class
 from opmodel.validation.metrics import ErrorMetrics
+from opmodel.validation.repeat_spread import UNSETTLED_SPREAD, spread_groups
 
 __all__ = ["REFERENCE_MODEL", "UNSETTLED_SPREAD", "held_groups", "mape_deltas", "spread_groups"]
 
 REFERENCE_MODEL = "roofline"
 """The model ``--compare-rooflines`` measures the GEMM models against."""
-
-UNSETTLED_SPREAD = 1.3
-"""A row whose median time exceeds its fastest repeat by more than this did not settle: in this
-project's H200 GEMM file (30 repeats a row) no row falls between 1.26 and 1.37, and the 13
-above it run at 1.4-3.8 (docs/validation.md, "GEMM latency")."""
 
 
 def held_groups(
@@ -64,15 +61,3 @@ def mape_deltas(
                 deltas[label] = 100 * (m.mape - ref.mape)
         out[model] = deltas
     return out
-
-
-def spread_groups(rows: Sequence[GemmRow], held: Iterable[int]) -> dict[str, list[int]]:
-    """The held-out rows that carry a repeat spread, as ``repeats settled`` and ``repeats
-    unsettled`` (median over the fastest repeat above :data:`UNSETTLED_SPREAD`); empty when
-    none is unsettled."""
-    spread = {i: rows[i].repeat_spread for i in held}
-    unsettled = [i for i, s in spread.items() if s is not None and s > UNSETTLED_SPREAD]
-    if not unsettled:
-        return {}
-    settled = [i for i, s in spread.items() if s is not None and s <= UNSETTLED_SPREAD]
-    return {"repeats settled": settled, "repeats unsettled": unsettled}

@@ -35,6 +35,7 @@ from opmodel.validation.hbm_split import is_hbm_fraction_training_row
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 from opmodel.validation.op_rows import OpRow, load_op_rows
+from opmodel.validation.repeat_spread import spread_groups
 from opmodel.validation.timing_scope import (
     event_training_rows,
     fit_event_offsets,
@@ -63,6 +64,9 @@ class OpLatencyResult:
     # by source, implementation and op kind: one benchmark's kernel for one op
     by_source: dict[str, ErrorMetrics]
     by_duration: dict[str, ErrorMetrics]
+    # held-out rows with a repeat spread, settled and unsettled (repeat_spread.UNSETTLED_SPREAD);
+    # empty when no row is unsettled
+    by_spread: dict[str, ErrorMetrics] = field(default_factory=dict)
     # rows the instruction-issue calibration was fitted on (opmodel.models.streaming.issue):
     # left out of every group above and summarised here; None when there are none
     training: ErrorMetrics | None = None
@@ -182,11 +186,22 @@ def _result(
             held, held_s, lambda r: f"{r.source}:{r.implementation}:{kind_label(r.op)}"
         ),
         by_duration=_grouped(held, held_s, _duration_class),
+        by_spread=_by_spread(held, held_s),
         training=metrics_of("training"),
         event_offset_s=offsets,
         event_training=metrics_of("event-offset training"),
         split=split,
     )
+
+
+def _by_spread(held: Sequence[OpRow], held_s: Sequence[float]) -> dict[str, ErrorMetrics]:
+    """The held-out rows that carry a repeat spread, settled and unsettled
+    (:func:`~opmodel.validation.repeat_spread.spread_groups`)."""
+    groups = spread_groups(held, range(len(held)))
+    return {
+        name: error_metrics([held_s[i] for i in chosen], [held[i].time_s for i in chosen])
+        for name, chosen in groups.items()
+    }
 
 
 def _with_event_offsets(

@@ -36,6 +36,7 @@ def _print_table(results: Sequence[OpLatencyResult], skipped: Counter[str]) -> N
             *result.by_function.items(),
             *result.by_source.items(),
             *result.by_duration.items(),
+            *result.by_spread.items(),
         ]
         if result.training is not None:
             groups.append(("training: calibration fits", result.training))
@@ -91,6 +92,7 @@ def _summary(result: OpLatencyResult) -> dict[str, Any]:
         "by_function": to_jsonable(result.by_function),
         "by_source": to_jsonable(result.by_source),
         "by_duration": to_jsonable(result.by_duration),
+        "by_spread": to_jsonable(result.by_spread),
         "training": to_jsonable(result.training),
         "event_offset_s": dict(result.event_offset_s),
         "event_training": to_jsonable(result.event_training),

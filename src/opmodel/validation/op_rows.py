@@ -34,6 +34,14 @@ class OpRow:
     implementation: str
     label: str
     timing_scope: str = "kernel"  # "kernel" or "event" (opmodel.validation.timing_scope)
+    # the fastest of the timed repeats (optional ``time_min`` column, ``opmodel measure``'s),
+    # when ``time`` (their median) is the row's time
+    time_min_s: float | None = None
+
+    @property
+    def repeat_spread(self) -> float | None:
+        """Median over the fastest repeat; None without ``time_min``."""
+        return self.time_s / self.time_min_s if self.time_min_s else None
 
 
 def _parse(record: dict[str, str], where: str) -> OpRow:
@@ -42,6 +50,10 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
     time_ms = measured_ms(record.get("kernel_time") or record["time"])
+    time_min = (record.get("time_min") or "").strip() if not record.get("kernel_time") else ""
+    time_min_ms = measured_ms(time_min, "time_min") if time_min else None
+    if time_min_ms is not None and time_min_ms > time_ms:
+        raise ValueError("time_min above time")
     clock = (record.get("clock_mhz") or "").strip()
     try:
         op = op_from_row(record, where)
@@ -58,6 +70,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         or str(op.attrs.get("implementation", "unknown")),
         label=(record.get("label") or "").strip(),
         timing_scope=timing_scope(record),
+        time_min_s=time_min_ms / 1e3 if time_min_ms is not None else None,
     )
 
 
