@@ -103,7 +103,7 @@ def test_public_functions_refuse_wrong_types_in_one_line() -> None:
         (lambda: parse_tensors(None), ValueError, "expected the text of a tensors cell"),
         (lambda: op_from_row(None, "row 3"), ConfigError, "row 3: expected a mapping"),
         (lambda: format_tensors(None), OpValidationError, "expected a sequence of TensorSpec"),
-        (lambda: format_tensors(["input:4x4:bf16"]), OpValidationError, "sequence of TensorSpec"),
+        (lambda: format_tensors(["input:4x4:bf16"]), OpValidationError, "a list holding others"),
         (lambda: predict_many(None, "h100_sxm"), OpValidationError, "iterable of LocalOp"),
         (lambda: predict_many("gemm", "h100_sxm"), OpValidationError, "(got str)"),
     ]

@@ -74,7 +74,8 @@ def parse_tensors(text: str) -> tuple[TensorSpec, ...]:
     """The tensors of one ``tensors`` cell (compact text or a JSON list); ValueError or
     OpValidationError with a one-line reason otherwise."""
     if not isinstance(text, str):
-        msg = f"expected the text of a tensors cell, e.g. 'input:64x4096:bf16' (got {text!r})"
+        kind = type(text).__name__
+        msg = f"expected the text of a tensors cell, e.g. 'input:64x4096:bf16' (got {kind})"
         raise ValueError(msg)
     text = text.strip()
     if not text:
@@ -95,7 +96,10 @@ def format_tensors(tensors: Sequence[TensorSpec]) -> str:
     text_like = isinstance(tensors, str | bytes)
     items = tuple(tensors) if isinstance(tensors, Iterable) and not text_like else None
     if items is None or not all(isinstance(t, TensorSpec) for t in items):
-        msg = f"format_tensors: expected a sequence of TensorSpec (got {tensors!r})"
+        kind = type(tensors).__name__
+        msg = f"format_tensors: expected a sequence of TensorSpec (got a {kind} holding others)"
+        if items is None:
+            msg = f"format_tensors: expected a sequence of TensorSpec (got {kind})"
         raise OpValidationError(msg)
     return ";".join(
         f"{t.role.value}{'/' + t.layout if t.layout else ''}:"
@@ -139,7 +143,8 @@ def row_key(row: Mapping[str, object]) -> tuple[str, str, str, str]:
 def op_from_row(row: Mapping[str, object], source: str) -> LocalOp:
     """The op a table row describes; ConfigError with one ``source: column: problem`` line."""
     if not isinstance(row, Mapping):
-        raise ConfigError([f"{source}: expected a mapping of column -> cell (got {row!r})"])
+        kind = type(row).__name__
+        raise ConfigError([f"{source}: expected a mapping of column -> cell (got {kind})"])
     missing = [column for column in _REQUIRED if not _cell(row, column).strip()]
     if missing:
         raise ConfigError([f"{source}: {missing[0]}: required column is empty or absent"])
