@@ -19,6 +19,7 @@ __all__ = [
     "UnsupportedOpError",
     "did_you_mean",
     "located",
+    "shown",
 ]
 
 
@@ -88,3 +89,9 @@ def unknown_name_message(what: str, word: str, choices: Iterable[str]) -> str:
     """Render the standard "unknown X 'w'; did you mean ...; valid: a, b" message."""
     valid = sorted(choices)
     return f"unknown {what} '{word}'{did_you_mean(word, valid)} (valid: {', '.join(valid)})"
+
+
+def shown(value: object) -> str:
+    """``repr(value)`` cut to 60 characters, for the ``(got X)`` of a one-line message."""
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

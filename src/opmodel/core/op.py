@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 from opmodel.core.attrs import AttrValue, FrozenAttrs, validate_attrs
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind, Phase, TensorRole
-from opmodel.core.errors import OpValidationError, did_you_mean
+from opmodel.core.errors import OpValidationError, did_you_mean, shown
 from opmodel.core.profile import Footprint, footprint_of
 from opmodel.core.views import AttentionView, OpView, build_view
 
@@ -36,11 +36,6 @@ def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
 # the most elements a tensor may hold: what a signed 64-bit index addresses (PyTorch's and
 # CUDA's int64 indexing); larger shapes come from a typo and would overflow float arithmetic
 MAX_TENSOR_ELEMENTS = 2**63 - 1
-
-
-def _shortened(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def _check_shape(shape: object, where: str) -> tuple[int, ...]:
@@ -106,7 +101,7 @@ class TensorSpec:
         if count > MAX_TENSOR_ELEMENTS:
             raise OpValidationError(
                 "TensorSpec.shape: at most 2^63 - 1 elements, the 64-bit index limit "
-                f"(got about 10^{len(str(count)) - 1} from {_shortened(list(shape))})"
+                f"(got about 10^{len(str(count)) - 1} from {shown(list(shape))})"
             )
         set_(self, "num_elements", count)
         set_(self, "nbytes", nbytes_of(count, self.dtype))

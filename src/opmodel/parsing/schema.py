@@ -22,7 +22,7 @@ from enum import Enum, StrEnum
 from functools import cache
 from typing import Any
 
-from opmodel.core.errors import did_you_mean
+from opmodel.core.errors import did_you_mean, shown
 
 __all__ = [
     "MUST_BE_FRACTION",
@@ -88,25 +88,20 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _show(value: object) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def _number(value: object, path: str, want_int: bool, errors: list[str]) -> float | int:
     noun = "an integer" if want_int else "a number"
     if isinstance(value, bool) or not isinstance(value, int | float):
         hint = ""
         if isinstance(value, str):
             hint = ", a string"
-        errors.append(f"{path}: expected {noun} (got {_show(value)}{hint})")
+        errors.append(f"{path}: expected {noun} (got {shown(value)}{hint})")
         raise _Invalid
     if isinstance(value, float) and not math.isfinite(value):
-        errors.append(f"{path}: expected a finite number (got {_show(value)})")
+        errors.append(f"{path}: expected a finite number (got {shown(value)})")
         raise _Invalid
     if want_int:
         if isinstance(value, float) and not value.is_integer():
-            errors.append(f"{path}: expected an integer, not a fraction (got {_show(value)})")
+            errors.append(f"{path}: expected an integer, not a fraction (got {shown(value)})")
             raise _Invalid
         return int(value)
     return float(value)
@@ -121,21 +116,21 @@ def _parse(tp: Any, value: object, path: str, errors: list[str]) -> Any:  # noqa
         return value
     if tp is bool:
         if not isinstance(value, bool):
-            errors.append(f"{path}: expected true or false (got {_show(value)})")
+            errors.append(f"{path}: expected true or false (got {shown(value)})")
             raise _Invalid
         return value
     if tp is int or tp is float:
         return _number(value, path, tp is int, errors)
     if tp is str:
         if not isinstance(value, str) or not value:
-            errors.append(f"{path}: expected a non-empty string (got {_show(value)})")
+            errors.append(f"{path}: expected a non-empty string (got {shown(value)})")
             raise _Invalid
         return value
     if isinstance(tp, type) and issubclass(tp, Enum):
         valid = [m.value for m in tp]
         if value not in valid:
             hint = did_you_mean(value, valid) if isinstance(value, str) else ""
-            errors.append(f"{path}: must be one of {', '.join(valid)} (got {_show(value)}){hint}")
+            errors.append(f"{path}: must be one of {', '.join(valid)} (got {shown(value)}){hint}")
             raise _Invalid
         return tp(value)
     if dataclasses.is_dataclass(tp):
@@ -151,11 +146,11 @@ def _parse(tp: Any, value: object, path: str, errors: list[str]) -> Any:  # noqa
 def _parse_tuple(tp: Any, value: object, path: str, errors: list[str]) -> tuple[Any, ...]:
     args = typing.get_args(tp)
     if not isinstance(value, list):
-        errors.append(f"{path}: expected a list (got {_show(value)})")
+        errors.append(f"{path}: expected a list (got {shown(value)})")
         raise _Invalid
     fixed = not (len(args) == 2 and args[1] is Ellipsis)
     if fixed and len(value) != len(args):
-        errors.append(f"{path}: expected a list of {len(args)} items (got {_show(value)})")
+        errors.append(f"{path}: expected a list of {len(args)} items (got {shown(value)})")
         raise _Invalid
     items, failed = [], False
     for index, item in enumerate(value):
@@ -173,7 +168,7 @@ def _parse_tuple(tp: Any, value: object, path: str, errors: list[str]) -> tuple[
 def _parse_mapping(tp: Any, value: object, path: str, errors: list[str]) -> Mapping[Any, Any]:
     key_tp, value_tp = typing.get_args(tp)
     if not isinstance(value, dict):
-        errors.append(f"{path}: expected a mapping (got {_show(value)})")
+        errors.append(f"{path}: expected a mapping (got {shown(value)})")
         raise _Invalid
     out, failed = {}, False
     for key, item in value.items():
@@ -203,18 +198,18 @@ def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) ->
         name = str(key)
         where = path + name if name.startswith("[") else _join(path, name) if name else path
         if not accept(item):
-            errors.append(f"{where}: {problem} (got {_show(item)})")
+            errors.append(f"{where}: {problem} (got {shown(item)})")
         elif isinstance(span, Plausible) and item != 0 and not span.low <= item <= span.high:
             errors.append(
                 f"{where}: outside the plausible {span.low:g} to {span.high:g}"
                 f"{f' {span.unit}, typed in another unit?' if span.unit else ''} "
-                f"(got {_show(item)})"
+                f"(got {shown(item)})"
             )
 
 
 def _parse_fields(cls: type, value: object, path: str, errors: list[str]) -> Any:
     if not isinstance(value, dict):
-        errors.append(f"{path or 'top level'}: expected a mapping (got {_show(value)})")
+        errors.append(f"{path or 'top level'}: expected a mapping (got {shown(value)})")
         raise _Invalid
     # fields marked metadata={"yaml": False} are set by code (the loader), never by a file
     fields = {f.name: f for f in dataclasses.fields(cls) if f.init and f.metadata.get("yaml", True)}
