@@ -88,7 +88,7 @@ def test_op_rows_with_unsettled_repeats_are_reported_apart(tmp_path: Path) -> No
     cells = [("0.05", "0.05"), ("0.065", "0.05"), ("0.10", "0.05"), ("0.05", ""), ("0.05", "0.06")]
     rows, skipped = _norm_rows(tmp_path, "time_min", cells)
     assert [r.repeat_spread for r in rows] == [1.0, pytest.approx(1.3), 2.0, None]
-    assert skipped == {"time_min above time": 1}
+    assert skipped == {"time_min must be in (0, time] (got '0.06' for time 0.05)": 1}
     result = validate_op_latency(rows, "roofline")
     assert {name: m.count for name, m in result.by_spread.items()} == {
         "repeats settled": 2,

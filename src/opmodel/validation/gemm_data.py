@@ -26,7 +26,12 @@ from pathlib import Path
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import checked_power_state
-from opmodel.validation.measured_values import measured_clock_hz, measured_energy_j, measured_ms
+from opmodel.validation.measured_values import (
+    measured_clock_hz,
+    measured_energy_j,
+    measured_ms,
+    measured_time_min_s,
+)
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
 
@@ -114,19 +119,8 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         energy_j=measured_energy_j(text) if (text := record.get("energy")) else None,
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
-        time_min_s=None if record.get("kernel_time") else _time_min_s(record, time_ms),
+        time_min_s=measured_time_min_s(record, time_ms),
     )
-
-
-def _time_min_s(record: dict[str, str], time_ms: float) -> float | None:
-    """The optional ``time_min`` column [ms] in seconds: positive and at most ``time``."""
-    text = record.get("time_min")
-    if not text:
-        return None
-    value = measured_ms(text, "time_min")
-    if not value <= time_ms:
-        raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
-    return value / 1000
 
 
 def _power_state(text: str | None) -> str:

@@ -9,6 +9,8 @@ corrupt cells, not fast or slow kernels.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from opmodel.hardware.ranges import CLOCK_HZ_SPAN
 
 __all__ = [
@@ -18,6 +20,7 @@ __all__ = [
     "measured_clock_hz",
     "measured_energy_j",
     "measured_ms",
+    "measured_time_min_s",
 ]
 
 MIN_TIME_MS = 1e-6  # 1 ns, under a tenth of any kernel launch
@@ -52,3 +55,16 @@ def measured_clock_hz(text_mhz: str, column: str = "clock_mhz") -> float:
         msg = f"{column} not from {low:g} to {high:g} MHz"
         raise ValueError(msg)
     return value
+
+
+def measured_time_min_s(record: Mapping[str, str], time_ms: float) -> float | None:
+    """The optional ``time_min`` column [ms], the fastest of the timed repeats whose median is
+    ``time_ms``, in seconds: within the time span and at most ``time_ms``. None when absent, or
+    when ``kernel_time`` stands in for ``time`` (the kernels alone, not the timed repeats)."""
+    text = (record.get("time_min") or "").strip()
+    if not text or record.get("kernel_time"):
+        return None
+    value = measured_ms(text, "time_min")
+    if not value <= time_ms:
+        raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
+    return value / 1000

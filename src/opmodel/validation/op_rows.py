@@ -14,7 +14,11 @@ from pathlib import Path
 from opmodel.batch import op_from_row
 from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
-from opmodel.validation.measured_values import measured_clock_hz, measured_ms
+from opmodel.validation.measured_values import (
+    measured_clock_hz,
+    measured_ms,
+    measured_time_min_s,
+)
 from opmodel.validation.timing_scope import timing_scope
 
 __all__ = ["OpRow", "load_op_rows"]
@@ -50,10 +54,6 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
     time_ms = measured_ms(record.get("kernel_time") or record["time"])
-    time_min = (record.get("time_min") or "").strip() if not record.get("kernel_time") else ""
-    time_min_ms = measured_ms(time_min, "time_min") if time_min else None
-    if time_min_ms is not None and time_min_ms > time_ms:
-        raise ValueError("time_min above time")
     clock = (record.get("clock_mhz") or "").strip()
     try:
         op = op_from_row(record, where)
@@ -70,7 +70,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         or str(op.attrs.get("implementation", "unknown")),
         label=(record.get("label") or "").strip(),
         timing_scope=timing_scope(record),
-        time_min_s=time_min_ms / 1e3 if time_min_ms is not None else None,
+        time_min_s=measured_time_min_s(record, time_ms),
     )
 
 
