@@ -10,7 +10,7 @@ import pytest
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
 from opmodel.validation.gemm_data import load_gemm_rows
-from opmodel.validation.gemm_groups import UNSETTLED_SPREAD, mape_deltas, spread_groups
+from opmodel.validation.gemm_groups import mape_deltas
 from opmodel.validation.gemm_latency import (
     SizeClass,
     ValidationOptions,
@@ -19,6 +19,7 @@ from opmodel.validation.gemm_latency import (
     validate_gemm_latency,
 )
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.repeat_spread import UNSETTLED_SPREAD, spread_groups
 
 FIXTURES = Path(__file__).parent / "fixtures" / "gemm"
 

@@ -19,9 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_split import size_class
 from opmodel.validation.metrics import ErrorMetrics
-from opmodel.validation.repeat_spread import UNSETTLED_SPREAD, spread_groups
 
-__all__ = ["REFERENCE_MODEL", "UNSETTLED_SPREAD", "held_groups", "mape_deltas", "spread_groups"]
+__all__ = ["REFERENCE_MODEL", "held_groups", "mape_deltas"]
 
 REFERENCE_MODEL = "roofline"
 """The model ``--compare-rooflines`` measures the GEMM models against."""

@@ -10,7 +10,7 @@ those rows are then held out too. Every other usable row is held out and reporte
 hardware and by size class. Rows whose kernel cannot run, or whose hardware has no
 config, are skipped and counted by reason. Where rows carry the fastest of their timed repeats
 (``time_min``), those whose median is more than
-:data:`~opmodel.validation.gemm_groups.UNSETTLED_SPREAD` times it are reported
+:data:`~opmodel.validation.repeat_spread.UNSETTLED_SPREAD` times it are reported
 apart as well (``by_spread``): a measurement that did not settle, kept in every other figure.
 """
 
@@ -25,7 +25,7 @@ from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
 from opmodel.validation.gemm_data import GemmRow
-from opmodel.validation.gemm_groups import held_groups, spread_groups
+from opmodel.validation.gemm_groups import held_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
 from opmodel.validation.gemm_split import (
     SizeClass,
@@ -36,6 +36,7 @@ from opmodel.validation.gemm_split import (
 )
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
+from opmodel.validation.repeat_spread import spread_groups
 
 __all__ = [
     "LatencyReport",
@@ -63,7 +64,7 @@ class ModelResult:
     energy: ErrorMetrics | None  # held-out rows that carry a measured energy
     energy_by_hardware: dict[str, ErrorMetrics] = field(default_factory=dict)
     energy_by_class: dict[str, ErrorMetrics] = field(default_factory=dict)
-    # held-out rows with a repeat spread, settled and unsettled (gemm_groups.UNSETTLED_SPREAD);
+    # held-out rows with a repeat spread, settled and unsettled (repeat_spread.UNSETTLED_SPREAD);
     # empty unless some are unsettled
     by_spread: dict[str, ErrorMetrics] = field(default_factory=dict)
 
