@@ -200,7 +200,7 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
     assert json.loads(out)["rows"] == 48
     assert len(err.splitlines()) == 49  # header + one line per row
     code, out, err = _run(capsys, "validate-gemm-traffic", "--data-dir", "/nonexistent")
-    assert code == 2 and "cannot read" in err and len(err.splitlines()) == 1
+    assert code == 2 and "file not found" in err and len(err.splitlines()) == 1
 
 
 _KERNEL_KINDS = (

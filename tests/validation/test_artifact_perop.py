@@ -113,7 +113,14 @@ def test_unreadable_run_json_is_one_line(tmp_path: Path) -> None:
     root = tmp_path / "run"
     root.mkdir()
     (root / "ops.csv").write_text("name,kind,phase,tensors,attrs,time,energy,hardware,label\n")
-    for text in ("{not json", '{"cases": [{"energy_runs": "many", "energy_loop_s": 0.2}]}'):
+    cases = (
+        ("{not json", r"run\.json: not JSON \(Expecting property name .*, line 1\)$"),
+        (
+            '{"cases": [{"energy_runs": "many", "energy_loop_s": 0.2}]}',
+            r"run\.json: not a readable opmodel measure run",
+        ),
+    )
+    for text, message in cases:
         (root / "run.json").write_text(text)
-        with pytest.raises(ConfigError, match=r"run\.json: not a readable opmodel measure run"):
+        with pytest.raises(ConfigError, match=message):
             load_measured_ops(root)

@@ -79,8 +79,12 @@ def test_malformed_rows_are_one_line_errors(tmp_path: Path) -> None:
 
     folder = tmp_path / "rapid_llm_ncu_gemm"
     folder.mkdir()
-    header = (DATA / "rapid_llm_ncu_gemm" / "ncu_metrics_results.csv").read_text().splitlines()[0]
-    (folder / "ncu_metrics_results.csv").write_text(f"{header}\n16384,x,12288,128,32,128,3\n")
+    header, first = (
+        (DATA / "rapid_llm_ncu_gemm" / "ncu_metrics_results.csv").read_text().splitlines()[:2]
+    )
+    cells = first.split(",")
+    cells[header.split(",").index("cta_m")] = "x"
+    (folder / "ncu_metrics_results.csv").write_text(f"{header}\n{','.join(cells)}\n")
     with pytest.raises(ConfigError) as info:
         compare_dram_bytes(tmp_path)
     assert str(info.value).endswith("line 2: invalid literal for int() with base 10: 'x'")

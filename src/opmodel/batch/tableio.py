@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.errors import ConfigError
+from opmodel.parsing.textfile import text_file
 
 __all__ = ["TABLE_SUFFIXES", "Table", "read_table", "table_format", "write_table"]
 
@@ -48,7 +49,7 @@ def read_table(path: Path) -> Table:
             return dict(_pyarrow(path).read_table(path).to_pydict())
         except (OSError, ValueError) as exc:
             raise ConfigError([f"{path}: not a readable Parquet file ({exc})"]) from None
-    with path.open(newline="", encoding="utf-8") as handle:
+    with text_file(path) as handle:
         reader = csv.reader(handle)
         header = next(reader, None)
         if not header:

@@ -9,7 +9,6 @@ matched by label with the named grid's plan, and the original date is kept.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -17,17 +16,15 @@ from opmodel.core.errors import ConfigError
 from opmodel.measure.protocol import CaseResult, DeviceInfo
 from opmodel.measure.runner import MeasureRequest, dry_run
 from opmodel.measure.writer import Measured, write_dataset
+from opmodel.parsing.textfile import read_json_file
 
 __all__ = ["rebuild_dataset"]
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        run = json.loads(path.read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
-    except json.JSONDecodeError as exc:
-        raise ConfigError([f"{path}: not JSON ({exc.msg}, line {exc.lineno})"]) from None
+    run = read_json_file(path)
+    if not isinstance(run, dict):
+        raise ConfigError([f"{path}: not an opmodel measure run.json (expected a JSON object)"])
     missing = [key for key in ("device", "context", "grid", "cases") if key not in run]
     if missing:
         raise ConfigError([f"{path}: not an opmodel measure run.json (missing {missing})"])

@@ -6,6 +6,7 @@ import csv
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError
+from opmodel.parsing.textfile import text_file
 
 __all__ = ["read_csv_rows"]
 
@@ -13,12 +14,9 @@ __all__ = ["read_csv_rows"]
 def read_csv_rows(path: Path, required: tuple[str, ...]) -> list[dict[str, str]]:
     """The rows of the CSV at ``path`` as mappings by column name; ConfigError naming the file
     when it cannot be read or lacks one of the ``required`` columns."""
-    try:
-        with path.open(newline="", encoding="utf-8") as handle:
-            reader = csv.DictReader(handle)
-            missing = [c for c in required if c not in (reader.fieldnames or ())]
-            if missing:
-                raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
-            return list(reader)
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
+    with text_file(path) as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in required if c not in (reader.fieldnames or ())]
+        if missing:
+            raise ConfigError([f"{path}: missing columns {', '.join(missing)}"])
+        return list(reader)

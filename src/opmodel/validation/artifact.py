@@ -16,15 +16,17 @@ excluded, are loaded by :mod:`opmodel.validation.artifact_runs`.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from opmodel.core.enums import GEMM_KINDS
+from opmodel.core.errors import ConfigError
 from opmodel.core.profile import OpProfile
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.parsing.textfile import read_json_file
 from opmodel.validation.artifact_kernels import complete_entries, kernels_from_entry
 from opmodel.validation.artifact_runs import (
     GPU_CONFIGS,
@@ -78,11 +80,22 @@ def _add_terms(terms: dict[str, float], profile: OpProfile, active_w: float) -> 
     terms["active"] += active_w * profile.latency_s
 
 
+def _op_list(run: WorkloadRun) -> list[Any]:
+    """The entries of the run's op list; ConfigError naming the file when it is not a JSON
+    list (each entry is checked by :func:`kernels_from_entry`)."""
+    entries = read_json_file(run.ops_file)
+    if not isinstance(entries, list):
+        kind = type(entries).__name__
+        msg = f"{run.ops_file}: expected a JSON list of [params, tags] op entries (got a {kind})"
+        raise ConfigError([msg])
+    return entries
+
+
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
     """Predict every kernel of the run's op list (module docstring): the pass time from the
     launch queue, its energy from the summed terms and idle power over the pass."""
     model = get_model(model_name)
-    entries = complete_entries(json.loads(run.ops_file.read_text()), run.family)
+    entries = complete_entries(_op_list(run), run.family)
     kernel_s = tensor_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)

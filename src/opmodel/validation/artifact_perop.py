@@ -30,7 +30,6 @@ over ``period - predicted latency`` when that is positive (part ``idle_gap``).
 from __future__ import annotations
 
 import csv
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Mapping
@@ -44,6 +43,7 @@ from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.parsing.textfile import read_json_file, text_file
 from opmodel.validation.artifact_ops import op_from_entry
 from opmodel.validation.measured_values import measured_clock_hz, measured_energy_j, measured_ms
 
@@ -172,14 +172,15 @@ def _loop_periods(path: Path) -> dict[str, float]:
     run = path.with_name("run.json")
     if not run.is_file():
         return {}
+    content = read_json_file(run)
     try:
-        cases = json.loads(run.read_text(encoding="utf-8")).get("cases", [])
+        cases = content.get("cases", [])
         return {
             str(case["label"]): float(case["energy_loop_s"]) / int(case["energy_runs"])
             for case in cases
             if isinstance(case, dict) and case.get("energy_runs") and case.get("energy_loop_s")
         }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError) as exc:
+    except (ValueError, TypeError, KeyError, AttributeError) as exc:
         raise ConfigError([f"{run}: not a readable opmodel measure run.json ({exc})"]) from None
 
 
@@ -222,7 +223,7 @@ def load_measured_ops(data_dir: Path) -> tuple[list[OpMeasurement], Counter[str]
     skipped: Counter[str] = Counter()
     for path in sorted(data_dir.rglob("*.csv")):
         periods = _loop_periods(path)
-        with path.open(newline="", encoding="utf-8") as handle:
+        with text_file(path) as handle:
             reader = csv.DictReader(handle)
             if "time" not in (reader.fieldnames or ()):
                 continue

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError
+from opmodel.parsing.textfile import text_file
 
 __all__ = ["GPU_CONFIGS", "MIN_WINDOW_S", "SWEEP_TAGS", "WorkloadRun", "load_runs"]
 
@@ -165,7 +166,7 @@ def load_runs(root: Path) -> tuple[list[WorkloadRun], Counter[str]]:
         path = root / "measurements" / gpu / "nvml_parsed.csv"
         if not path.is_file():
             continue
-        with path.open(newline="", encoding="utf-8") as handle:
+        with text_file(path) as handle:
             records = list(csv.DictReader(handle))
         startup = _startup(records)
         for record in records:

@@ -26,6 +26,7 @@ from pathlib import Path
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import checked_power_state
+from opmodel.parsing.textfile import text_file
 from opmodel.validation.measured_values import (
     measured_clock_hz,
     measured_energy_j,
@@ -158,7 +159,7 @@ def load_gemm_rows(data_dir: Path) -> LoadedRows:
     rows: list[GemmRow] = []
     skipped: Counter[str] = Counter()
     for path in sorted(data_dir.rglob("*.csv")):
-        with path.open(newline="") as handle:
+        with text_file(path) as handle:
             reader = csv.DictReader(handle)
             if not {"time", "dimM", "dimN", "dimK"} <= set(reader.fieldnames or ()):
                 continue  # not a GEMM latency file

@@ -24,6 +24,7 @@ import csv
 import statistics
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from opmodel.core.attrs import int_attr
 from opmodel.core.dtypes import DType
@@ -33,6 +34,7 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.models.gemm import GemmProblem, build_kernel, gemm_traffic, grid_of, occupancy_of
 from opmodel.models.shared.l2_survival import write_back_bytes
+from opmodel.parsing.textfile import text_file
 
 __all__ = [
     "REPORTED_TO_BYTES",
@@ -182,11 +184,8 @@ def _predict_row(record: dict[str, str]) -> TrafficRow:
 def compare_dram_bytes(data_dir: Path) -> list[TrafficRow]:
     """Model versus measured DRAM bytes for every row of the ncu file under ``data_dir``."""
     path = data_dir / NCU_FILE
-    try:
-        with path.open(newline="") as handle:
-            records = list(csv.DictReader(handle))
-    except OSError as exc:
-        raise ConfigError([f"{path}: cannot read ({exc.strerror})"]) from None
+    with text_file(path) as handle:
+        records = list(csv.DictReader(handle))
     missing = [c for c in _COLUMNS if records and c not in records[0]]
     if not records or missing:
         absent = ", ".join(missing) or "no rows"
@@ -194,10 +193,21 @@ def compare_dram_bytes(data_dir: Path) -> list[TrafficRow]:
     rows = []
     for number, record in enumerate(records, start=2):  # line 1 is the header
         try:
+            _check_cell_count(record)
             rows.append(_predict_row(record))
         except (ValueError, OpModelError) as exc:
             raise ConfigError([f"{path}: line {number}: {exc}"]) from None
     return rows
+
+
+def _check_cell_count(record: dict[str | None, Any]) -> None:
+    """ValueError when a CSV row has fewer or more cells than the header has columns (the csv
+    module fills a short row with None and keeps a long row's extra cells under None)."""
+    extra = record.get(None) or []
+    columns = len(record) - (None in record)
+    cells = sum(value is not None for key, value in record.items() if key is not None)
+    if cells != columns or extra:
+        raise ValueError(f"{cells + len(extra)} cells for {columns} columns")
 
 
 def summarize(rows: list[TrafficRow]) -> TrafficSummary:

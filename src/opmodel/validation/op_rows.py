@@ -14,6 +14,7 @@ from pathlib import Path
 from opmodel.batch import op_from_row
 from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
+from opmodel.parsing.textfile import text_file
 from opmodel.validation.measured_values import (
     measured_clock_hz,
     measured_ms,
@@ -91,7 +92,7 @@ def load_op_rows(data_dir: Path) -> tuple[list[OpRow], Counter[str]]:
     rows: list[OpRow] = []
     skipped: Counter[str] = Counter()
     for path in _files(data_dir):
-        with path.open(newline="", encoding="utf-8") as handle:
+        with text_file(path) as handle:
             reader = csv.DictReader(handle)
             if not set(_REQUIRED) <= set(reader.fieldnames or ()):
                 continue  # not an op table (a GEMM CSV, say)
