@@ -34,6 +34,11 @@ def test_entries_map_to_ops() -> None:
         op_from_entry([{**GEMM, "dimK": 0}, ["gemm"]])
     with pytest.raises(ValueError, match="op kind 'pool' is not mapped"):
         op_from_entry([{}, ["pool"]])
+    # JSON lists and objects where a name belongs are rows to skip, not a TypeError
+    with pytest.raises(ValueError, match=r"precM must be one of .* \(got \[\]\)"):
+        op_from_entry([{**GEMM, "precM": []}, ["gemm"]])
+    with pytest.raises(ValueError, match=r"elementwise op must be a name \(got \{\}\)"):
+        op_from_entry([{**OPS[4][0], "op": {}}, ["elementwise"]])
 
 
 def test_eager_attention_bmm_copies_its_operands_and_context() -> None:

@@ -71,7 +71,7 @@ def positive_int(params: Mapping[str, Any], name: str) -> int:
 
 def _prec(params: Mapping[str, Any], name: str = "prec") -> DType:
     value = params.get(name)
-    if value not in _PREC:
+    if not isinstance(value, str) or value not in _PREC:
         msg = f"{name} must be one of {', '.join(_PREC)} (got {value!r})"
         raise ValueError(msg)
     return _PREC[value]
@@ -130,6 +130,9 @@ def _reduction(params: Mapping[str, Any]) -> LocalOp:
 
 def _elementwise(params: Mapping[str, Any]) -> LocalOp:
     elements, dtype, name = positive_int(params, "dim"), _prec(params), params.get("op")
+    if not isinstance(name, str):
+        msg = f"elementwise op must be a name (got {name!r})"
+        raise ValueError(msg)
     shape = (elements,)
     if name in _CASTS:
         return _op(
