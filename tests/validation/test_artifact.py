@@ -105,18 +105,23 @@ def test_no_failed_run_means_no_startup_correction(artifact: Path) -> None:
 
 
 def test_malformed_numbers_are_skipped_and_counted(artifact: Path) -> None:
-    """A row whose time, energy or clock is not a number is skipped with its reason and is no
-    start-up measurement, even when its name would make it a failed run."""
+    """A row whose time, energy or clock is not a number, or one no run could produce, is
+    skipped with its reason and is no start-up measurement, even when its name would make it
+    a failed run."""
     path = artifact / "measurements" / "a100" / "nvml_parsed.csv"
     bad = (
         "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,0.1,abc,900.0,60\n"
         "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,,10.0,900.0,60\n"
         "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,0.1,10.0,-1,60\n"
+        "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,0,10.0,900.0,60\n"
+        "tinymodel_x_pbf16_b1_s128_modeprefill_freq900_iter100.csv,0.1,1e308,900.0,60\n"
     )
     path.write_text(path.read_text() + bad)
     runs, skipped = load_runs(artifact)
-    reason = "time, energy or avg_freq missing or not a number >= 0 (time and clock > 0)"
-    assert skipped[reason] == 3
+    assert skipped["time, energy or avg_freq not a number"] == 2
+    assert skipped["avg_freq not from 10 to 100000 MHz"] == 1
+    assert skipped["energy not above 0 and at most 1e+09 J"] == 1  # no run measures 0 J
+    assert skipped["time not from 1e-06 to 1e+08 ms"] == 1  # 1e308 ms: an infinite pass
     (run,) = runs
     assert (run.startup_s, run.startup_j) == (pytest.approx(1.0), pytest.approx(10.0))
 

@@ -15,7 +15,6 @@ failed runs is not corrected (``S = 0``).
 from __future__ import annotations
 
 import csv
-import math
 import re
 from collections import Counter
 from collections.abc import Mapping
@@ -24,6 +23,7 @@ from pathlib import Path
 
 from opmodel.core.errors import ConfigError
 from opmodel.parsing.textfile import text_file
+from opmodel.validation.measured_values import measured_clock_hz, measured_energy_j, measured_ms
 
 __all__ = ["GPU_CONFIGS", "MIN_WINDOW_S", "SWEEP_TAGS", "WorkloadRun", "load_runs"]
 
@@ -81,24 +81,20 @@ def _ops_file(workloads: Path, base: str, freq: str | None) -> Path | None:
     return None
 
 
-def _number(record: Mapping[str, str | None], name: str) -> float | None:
-    """``record[name]`` as a finite number >= 0, or None when missing or not one."""
-    try:
-        value = float(record.get(name) or "")
-    except ValueError:
-        return None
-    return value if math.isfinite(value) and value >= 0 else None
-
-
 def _window(record: Mapping[str, str | None]) -> tuple[re.Match[str], float, float, float] | str:
     """The parsed name, window [s], window energy [J] and SM clock [MHz] of a record, or why
-    it cannot be used."""
+    it cannot be used (a time, energy or clock no run could have produced:
+    :mod:`opmodel.validation.measured_values`)."""
     match = _NAME.match(record.get("workload") or "")
     if match is None:
         return "unrecognised workload name"
-    time_ms, energy, clock = (_number(record, name) for name in ("time", "energy", "avg_freq"))
-    if not time_ms or energy is None or not clock:
-        return "time, energy or avg_freq missing or not a number >= 0 (time and clock > 0)"
+    try:
+        time_ms = measured_ms(record.get("time") or "")
+        energy = measured_energy_j(record.get("energy") or "")
+        clock = measured_clock_hz(record.get("avg_freq") or "", "avg_freq") / 1e6
+    except ValueError as exc:
+        reason = str(exc)  # a span's reason names its column; float()'s names the value
+        return "time, energy or avg_freq not a number" if reason.startswith("could not") else reason
     passes = int(match["iters"])
     return match, time_ms / 1e3 * passes, energy * passes, clock
 
