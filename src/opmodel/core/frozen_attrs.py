@@ -7,10 +7,42 @@ from __future__ import annotations
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-__all__ = ["AttrValue", "FrozenAttrs"]
+__all__ = ["AttrValue", "FrozenAttrs", "plain_attrs"]
 
 AttrValue = bool | int | float | str | tuple[int, ...]
 """An attribute's value; a list of integers (``group_sizes``) is kept as a tuple."""
+
+
+_SCALARS = (bool, int, float, str)
+
+
+def _plain(value: object) -> object:
+    """``value`` with numpy's (or torch's) scalars as Python scalars and arrays as lists: what
+    their ``tolist()`` gives. Python values, and anything else, are returned as they are (the
+    schema then says what is wrong with them)."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if kind is list or kind is tuple:
+        items: list[object] | tuple[object, ...] = value  # type: ignore[assignment]
+        if all(type(item) is int for item in items):
+            return value
+        return [_plain(item) for item in items]
+    listed = getattr(value, "tolist", None)
+    if callable(listed) and not isinstance(value, Mapping):
+        converted = listed()
+        if type(converted) in (*_SCALARS, list):
+            return _plain(converted)
+    return value
+
+
+def plain_attrs(attrs: Mapping[str, object]) -> Mapping[str, object]:
+    """``attrs`` with numpy integers, booleans and arrays (``group_sizes`` from
+    ``np.bincount``, say) as Python ints, booleans and lists, so that attributes computed with
+    numpy need no conversion; a mapping of Python values is returned unchanged."""
+    if all(type(value) in _SCALARS for value in attrs.values()):
+        return attrs
+    return {name: _plain(value) for name, value in attrs.items()}
 
 
 class FrozenAttrs(Mapping[str, AttrValue]):

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, SupportsIndex, TypeVar
 
 from opmodel.core.attrs import AttrValue, FrozenAttrs, validate_attrs
 from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean, shown
+from opmodel.core.frozen_attrs import plain_attrs
 from opmodel.core.profile import Footprint, footprint_of
 from opmodel.core.views import AttentionView, OpView, build_view
 
@@ -38,21 +40,38 @@ def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
 MAX_TENSOR_ELEMENTS = 2**63 - 1
 
 
+def _dimension(dim: object) -> int | None:
+    """``dim`` as a Python int when it is an integer that is not a boolean: an int or any
+    integer type with ``__index__`` (numpy's ``int64``, ``uint32``, ...); else None."""
+    if isinstance(dim, bool) or not isinstance(dim, SupportsIndex):
+        return None
+    try:
+        return operator.index(dim)
+    except TypeError:  # numpy's bool has __index__ and refuses
+        return None
+
+
 def _check_shape(shape: object, where: str) -> tuple[int, ...]:
+    """The shape as a tuple of Python ints. Lists, tuples and numpy arrays (anything whose
+    ``tolist()`` gives a list) of integers, numpy's included, are accepted, so that shapes
+    computed with numpy need no conversion; floats, booleans and strings are errors."""
     if type(shape) is tuple and shape and all(type(d) is int and d > 0 for d in shape):
         return shape  # the common case, checked without the error paths below
+    listed = getattr(shape, "tolist", None)
+    if callable(listed) and not isinstance(shape, tuple | list):
+        shape = listed()
     if isinstance(shape, str | bytes) or not isinstance(shape, tuple | list):
         raise OpValidationError(
             f"{where}: must be a list or tuple of positive integers (got {shape!r})"
         )
     if len(shape) == 0:
         raise OpValidationError(f"{where}: must have at least one dimension (got {shape!r})")
-    for dim in shape:
-        if isinstance(dim, bool) or not isinstance(dim, int) or dim <= 0:
-            raise OpValidationError(
-                f"{where}: every dimension must be a positive integer (got {shape!r})"
-            )
-    return tuple(shape)
+    dims = tuple(dim for dim in map(_dimension, shape) if dim is not None and dim > 0)
+    if len(dims) != len(shape):
+        raise OpValidationError(
+            f"{where}: every dimension must be a positive integer (got {shape!r})"
+        )
+    return dims
 
 
 def tensor_at(
@@ -105,6 +124,20 @@ class TensorSpec:
             )
         set_(self, "num_elements", count)
         set_(self, "nbytes", nbytes_of(count, self.dtype))
+
+
+def _checked_attrs(kind: OpKind, attrs: object, where: str) -> FrozenAttrs:
+    """An op's attrs checked against its kind's schema (numpy values made plain first:
+    :func:`~opmodel.core.frozen_attrs.plain_attrs`), frozen; an immutable FrozenAttrs is shared
+    as it is."""
+    if not isinstance(attrs, Mapping):
+        raise OpValidationError(f"{where}: attrs: must be a mapping (got {attrs!r})")
+    if type(attrs) is not FrozenAttrs:
+        attrs = plain_attrs(attrs)
+    problems = validate_attrs(kind, attrs)
+    if problems:
+        raise OpValidationError(f"{where} ({kind.value}): {'; '.join(problems)}")
+    return attrs if type(attrs) is FrozenAttrs else FrozenAttrs(attrs)  # type: ignore[arg-type]
 
 
 def _check_warm_attrs(op: LocalOp, where: str) -> None:
@@ -183,13 +216,7 @@ class LocalOp:
                     f"{where}: tensors[{index}]: must be a TensorSpec (got {tensor!r})"
                 )
         set_(self, "tensors", tuple(tensors))
-        if not isinstance(self.attrs, Mapping):
-            raise OpValidationError(f"{where}: attrs: must be a mapping (got {self.attrs!r})")
-        problems = validate_attrs(self.kind, self.attrs)
-        if problems:
-            raise OpValidationError(f"{where} ({self.kind.value}): {'; '.join(problems)}")
-        if type(self.attrs) is not FrozenAttrs:  # an immutable FrozenAttrs is shared as is
-            set_(self, "attrs", FrozenAttrs(self.attrs))
+        set_(self, "attrs", _checked_attrs(self.kind, self.attrs, where))
         attrs = self.attrs
         if "warm_input" in attrs or "producer_bytes" in attrs or "producer_waves" in attrs:
             _check_warm_attrs(self, where)
