@@ -11,20 +11,17 @@ import argparse
 import json
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, NoReturn
 
 from opmodel import __version__
+from opmodel.cli_hardware import add_hardware_parser, add_set_option, overrides_of
 from opmodel.core.errors import ConfigError, OpModelError, UnsupportedOpError, located
 from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import (
     POWER_STATES,
     HardwareSpec,
     load_hardware,
-    peak_warnings,
-    shipped_hardware_names,
 )
-from opmodel.hardware.summary import hardware_summary
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
 
@@ -47,7 +44,8 @@ def _emit(value: Any) -> None:
 def _cmd_predict(args: argparse.Namespace) -> None:
 
     model = get_model(args.model)
-    hardware = _operating_point(load_hardware(args.hardware), args.clock_hz, args.power_state)
+    spec = load_hardware(args.hardware, overrides=overrides_of(args))
+    hardware = _operating_point(spec, args.clock_hz, args.power_state)
     op = load_op(args.op)
     if not model.supports(op):
         kinds = ", ".join(sorted(model.supported_kinds))
@@ -77,7 +75,8 @@ def _operating_point(spec: HardwareSpec, clock_hz: float | None, power_state: st
 
 
 def _add_operating_point(parser: Any) -> None:
-    """``--clock-hz`` and ``--power-state``, shared by predict and sweep."""
+    """``--set``, ``--clock-hz`` and ``--power-state``, shared by predict and sweep."""
+    add_set_option(parser)
     parser.add_argument(
         "--clock-hz", type=_positive_float, help="predict at this SM clock (HardwareSpec.at_clock)"
     )
@@ -97,33 +96,6 @@ def _cmd_models(_args: argparse.Namespace) -> None:
             {"name": name, "supported_kinds": sorted(get_model(name).supported_kinds)}
             for name in model_names()
         ]
-    )
-
-
-def _cmd_hardware_list(_args: argparse.Namespace) -> None:
-
-    _emit([hardware_summary(load_hardware(name)) for name in shipped_hardware_names()])
-
-
-def _cmd_hardware_show(args: argparse.Namespace) -> None:
-
-    _emit(load_hardware(args.name))
-
-
-def _cmd_hardware_check(args: argparse.Namespace) -> None:
-
-    spec = load_hardware(Path(args.file))
-    warnings = peak_warnings(spec)
-    for warning in warnings:
-        sys.stderr.write(f"warning: {args.file}: {warning}\n")
-    _emit(
-        {
-            "file": args.file,
-            "valid": True,
-            "name": spec.name,
-            "kind": spec.kind,
-            "warnings": warnings,
-        }
     )
 
 
@@ -157,6 +129,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
         power_state=args.power_state,
         skip_invalid=args.skip_invalid,
         summary_columns=args.summary_columns,
+        hardware_overrides=overrides_of(args),
     )
     progress = None if args.no_progress else _sweep_progress
     summary = run_sweep(args.ops, args.hardware, args.output, options, progress)
@@ -259,17 +232,7 @@ def _build_parser() -> _Parser:
     commands.add_parser("models", help="list the registered models").set_defaults(
         handler=_cmd_models
     )
-    hardware = commands.add_parser("hardware", help="list, show or check hardware configs")
-    hw_commands = hardware.add_subparsers(dest="hw_command", required=True, parser_class=_Parser)
-    hw_commands.add_parser("list", help="summarise the shipped configs").set_defaults(
-        handler=_cmd_hardware_list
-    )
-    show = hw_commands.add_parser("show", help="print a resolved config")
-    show.add_argument("name", help="shipped name or YAML path")
-    show.set_defaults(handler=_cmd_hardware_show)
-    check = hw_commands.add_parser("check", help="validate a config file")
-    check.add_argument("file", help="YAML path")
-    check.set_defaults(handler=_cmd_hardware_check)
+    add_hardware_parser(commands, _Parser, _emit)
     _add_gemm_parsers(commands)
     _add_sweep_parser(commands)
     _add_measure_parser(commands)

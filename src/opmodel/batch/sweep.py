@@ -22,7 +22,7 @@ from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
 from opmodel.batch.predict import RESULT_COLUMNS, SUMMARY_COLUMNS, resolve, result_row, summary_row
 from opmodel.batch.tableio import Table, read_table, table_format, write_table
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.hardware import HardwareSpec, checked_power_state
+from opmodel.hardware import HardwareSpec, checked_power_state, load_hardware
 
 __all__ = ["SweepOptions", "SweepSummary", "predict_rows", "run_sweep"]
 
@@ -30,7 +30,7 @@ _REQUIRED = ("name", "kind", "phase", "tensors")
 _CHUNKS_PER_WORKER = 8
 _MIN_CHUNK = 64
 
-_specs: dict[tuple[str, float | None, bool], HardwareSpec] = {}
+_specs: dict[tuple[str, float | None, bool, str], HardwareSpec] = {}
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,11 +53,16 @@ class SweepSummary:
         return self.rows / self.seconds if self.seconds > 0 else math.inf
 
 
-def _spec(hardware: str, clock_hz: float | None, burst: bool = False) -> HardwareSpec:
-    key = (hardware, clock_hz, burst)
+def _spec(
+    hardware: str,
+    clock_hz: float | None,
+    burst: bool = False,
+    overrides: Mapping[str, Any] | None = None,
+) -> HardwareSpec:
+    key = (hardware, clock_hz, burst, repr(sorted((overrides or {}).items())))
     spec = _specs.get(key)
     if spec is None:
-        spec, _ = resolve(hardware, "roofline")
+        spec = load_hardware(hardware, overrides=overrides)
         if clock_hz is not None:
             spec = spec.at_clock(clock_hz)
         if burst:
@@ -76,7 +81,7 @@ def predict_rows(
     are cached per worker). Errors come back as text, one line, never as exceptions.
     """
     burst, summary = options.power_state == "burst", options.summary_columns
-    spec = _spec(hardware, options.clock_hz, burst)
+    spec = _spec(hardware, options.clock_hz, burst, options.hardware_overrides)
     op_model = resolve(hardware, options.model)[1]
     empty = (None,) * (len(RESULT_COLUMNS) + (len(SUMMARY_COLUMNS) if summary else 0))
     out: list[tuple[object, ...]] = []
@@ -127,8 +132,10 @@ class SweepOptions:
     """How to sweep: the model, where to run (:class:`EngineChoice`), the SM clock to apply
     with :meth:`~opmodel.hardware.HardwareSpec.at_clock` (None: the config's), the power state
     of an unlocked device (``burst``: :meth:`~opmodel.hardware.HardwareSpec.in_burst`), and
-    whether invalid rows are recorded in an ``error`` column instead of stopping the sweep, and
-    whether :data:`~opmodel.batch.predict.SUMMARY_COLUMNS` follow the results."""
+    whether invalid rows are recorded in an ``error`` column instead of stopping the sweep,
+    whether :data:`~opmodel.batch.predict.SUMMARY_COLUMNS` follow the results, and dotted-path
+    overrides of the hardware config for a what-if device (``hardware_overrides``:
+    :func:`~opmodel.hardware.load_hardware`)."""
 
     model: str = "effective_roofline"
     engine: EngineChoice = field(default_factory=EngineChoice)
@@ -136,6 +143,7 @@ class SweepOptions:
     power_state: str = "sustained"
     skip_invalid: bool = False
     summary_columns: bool = False
+    hardware_overrides: Mapping[str, Any] | None = None  # load_hardware(..., overrides=)
 
     def __post_init__(self) -> None:
         for name in ("skip_invalid", "summary_columns"):
@@ -217,7 +225,7 @@ def run_sweep(
     table_format(out_path)  # reject an unknown output format before any work
     hardware_ref = str(hardware)
     # fail fast, in this process, on a bad config, clock or model
-    resolve(_spec(hardware_ref, opts.clock_hz, burst), opts.model)
+    resolve(_spec(hardware_ref, opts.clock_hz, burst, opts.hardware_overrides), opts.model)
     table = read_table(ops_path)
     _check_columns(ops_path, table)
     rows = len(table["name"])

@@ -54,6 +54,6 @@ class EnergyCalibration:
     metrics: object = None
 
 
-def load_energy_calibration(path: Path, hardware: str) -> EnergyCalibration:
+def load_energy_calibration(path: Path, hardware: str | tuple[str, ...]) -> EnergyCalibration:
     """Read and check a calibration file for the config called ``hardware``."""
     return load_calibration_file(path, EnergyCalibration, hardware, "energy calibration")

@@ -54,7 +54,7 @@ class SustainedCalibration:
     hbm_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
 
 
-def load_sustained_calibration(path: Path, hardware: str) -> SustainedCalibration:
+def load_sustained_calibration(path: Path, hardware: str | tuple[str, ...]) -> SustainedCalibration:
     """Read and check a sustained calibration file for the config called ``hardware``."""
     return load_calibration_file(path, SustainedCalibration, hardware, "sustained calibration")
 

@@ -10,7 +10,7 @@ import yaml
 
 from opmodel.core.errors import ConfigError
 
-__all__ = ["read_calibration", "read_yaml_mapping", "read_yaml_text"]
+__all__ = ["read_calibration", "read_yaml_mapping", "read_yaml_text", "read_yaml_value"]
 
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -30,15 +30,21 @@ _Loader.add_implicit_resolver(
 )
 
 
-def read_yaml_text(text: str, source: str) -> dict[str, Any]:
-    """Parse ``text`` as a YAML mapping; ``source`` names it in error messages."""
+def read_yaml_value(text: str, source: str) -> Any:
+    """Parse ``text`` as one YAML value of any type (``4.8e12``, ``true``, ``[16, 8, 16]``,
+    ``{bf16: 2048}``, a string); ``source`` names it in error messages."""
     try:
-        data = yaml.load(text, Loader=_Loader)
+        return yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark else ""
         problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
         raise ConfigError([f"{source}: malformed YAML{where}: {problem}"]) from None
+
+
+def read_yaml_text(text: str, source: str) -> dict[str, Any]:
+    """Parse ``text`` as a YAML mapping; ``source`` names it in error messages."""
+    data = read_yaml_value(text, source)
     if not isinstance(data, dict):
         raise ConfigError(
             [f"{source}: expected a YAML mapping at the top level (got {_kind(data)})"]
