@@ -9,9 +9,8 @@ applies to both variants unless the config lists a variant explicitly.
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from opmodel.core.enums import StrValueEnum
+from opmodel.core.frozen_dict import FrozenDict
 
 __all__ = ["DTYPE_BITS", "DType", "nbytes_of"]
 
@@ -64,7 +63,7 @@ _BITS: dict[DType, int] = {
 }
 
 # ``DType.bits`` as a read-only mapping: one dict lookup where a hot path would call the property
-DTYPE_BITS = MappingProxyType(_BITS)
+DTYPE_BITS = FrozenDict(_BITS)
 
 
 def nbytes_of(num_elements: int, dtype: DType) -> int:

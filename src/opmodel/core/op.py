@@ -14,6 +14,7 @@ from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean, shown
 from opmodel.core.frozen_attrs import plain_attrs
 from opmodel.core.profile import Footprint, footprint_of
+from opmodel.core.values import state_without_cache
 from opmodel.core.views import AttentionView, OpView, build_view
 
 __all__ = ["MAX_TENSOR_ELEMENTS", "LocalOp", "TensorSpec", "coerce_enum", "tensor_at"]
@@ -197,6 +198,9 @@ class LocalOp:
     view: OpView = field(init=False, repr=False, compare=False)
     footprint: Footprint = field(init=False, repr=False, compare=False)
     derived_cache: dict[object, Any] = field(init=False, repr=False, compare=False)
+
+    def __getstate__(self) -> list[Any]:
+        return state_without_cache(self)  # pickled without the memoised derived_cache
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Self, TypeVar, dataclass_transform
 
-__all__ = ["FastValue", "value_type"]
+__all__ = ["FastValue", "state_without_cache", "value_type"]
 
 _T = TypeVar("_T")
 
@@ -97,3 +97,13 @@ def _constructor_source(fields: list[dataclasses.Field[Any]], namespace: dict[st
             "    return self",
         ]
     )
+
+
+def state_without_cache(value: Any) -> list[Any]:
+    """The fields of the slotted, frozen dataclass ``value`` in order, for ``__getstate__``,
+    with its ``derived_cache`` memo emptied: a pickled op or spec carries its definition, not
+    what a model derived from it, which the unpickling process rebuilds on first use."""
+    return [
+        {} if f.name == "derived_cache" else getattr(value, f.name)
+        for f in dataclasses.fields(value)
+    ]

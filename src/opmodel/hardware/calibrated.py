@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from types import MappingProxyType
 
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.hardware.energy_calibration import EnergyCalibration
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec, MemorySpec
 
@@ -44,10 +44,10 @@ def _calibrated_compute(
     }
     vector = spec.compute.vector_energy_j_per_flop
     if t.vector_j_per_flop is not None:
-        vector = MappingProxyType(dict.fromkeys(vector, t.vector_j_per_flop * switching))
+        vector = FrozenDict(dict.fromkeys(vector, t.vector_j_per_flop * switching))
     return dataclasses.replace(
         spec.compute,
-        tensor_energy_j_per_flop=MappingProxyType(tensor),
+        tensor_energy_j_per_flop=FrozenDict(tensor),
         vector_energy_j_per_flop=vector,
     )
 
@@ -140,7 +140,7 @@ def with_estimates(spec: HardwareSpec) -> HardwareSpec:
     )
     compute = dataclasses.replace(
         spec.compute,
-        tensor_energy_j_per_flop=MappingProxyType(tensor),
+        tensor_energy_j_per_flop=FrozenDict(tensor),
         vector_energy_j_per_flop=vector,
     )
     estimated = {level.name: level.energy_j_per_byte for level in base.memory.levels}

@@ -19,10 +19,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.hardware.calibrated import interpolate, with_calibration, with_estimates
 from opmodel.hardware.ranges import CLOCK_HZ_SPAN
 from opmodel.hardware.spec import ClockDomain, HardwareSpec, MemoryLevel, MemorySpec
@@ -70,7 +70,7 @@ def spec_at_clock(spec: HardwareSpec, clock_hz: float) -> HardwareSpec:
         clock_hz=float(clock_hz),
         max_boost_clock_hz=None,  # a locked clock holds for every kernel
         power_limited_clock_hz=None,
-        power_limited_clock_hz_by_dtype=MappingProxyType({}),
+        power_limited_clock_hz_by_dtype=FrozenDict({}),
         burst_power_limited_clock_hz=None,
         tensor_flops_per_s=_scaled(spec.compute.tensor_flops_per_s, ratio),
         vector_flops_per_s=_scaled(spec.compute.vector_flops_per_s, ratio),
@@ -160,7 +160,7 @@ def in_burst(spec: HardwareSpec) -> HardwareSpec:
         bursting = dataclasses.replace(
             compute,
             power_limited_clock_hz=burst,
-            power_limited_clock_hz_by_dtype=MappingProxyType(by_dtype),
+            power_limited_clock_hz_by_dtype=FrozenDict(by_dtype),
         )
         cached = spec.derived_cache["in_burst"] = dataclasses.replace(spec, compute=bursting)
     assert isinstance(cached, HardwareSpec)
@@ -275,4 +275,4 @@ def _at_clock_power(spec: HardwareSpec, old_clock_hz: float) -> HardwareSpec:
 
 
 def _scaled(peaks: Mapping[DType, float], ratio: float) -> Mapping[DType, float]:
-    return MappingProxyType({dtype: value * ratio for dtype, value in peaks.items()})
+    return FrozenDict({dtype: value * ratio for dtype, value in peaks.items()})

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
 
 __all__ = [
@@ -75,7 +75,7 @@ def _filled(compute: ComputeSpec, engine: str) -> Mapping[DType, float]:
         value = derived_peak(compute, engine, dtype)
         if dtype not in peaks and value is not None:
             peaks[dtype] = value
-    return MappingProxyType(peaks)
+    return FrozenDict(peaks)
 
 
 def with_derived_peaks(spec: HardwareSpec) -> HardwareSpec:

@@ -9,10 +9,11 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any
 
 from opmodel.core.dtypes import DType
+from opmodel.core.frozen_dict import FrozenDict
+from opmodel.core.values import state_without_cache
 from opmodel.hardware import ranges
 from opmodel.hardware.energy_calibration import EnergyCalibration
 from opmodel.hardware.structure import (
@@ -45,7 +46,7 @@ __all__ = [
 
 
 def _empty() -> Mapping[Any, Any]:
-    return MappingProxyType({})
+    return FrozenDict({})
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -248,8 +249,11 @@ class HardwareSpec:
     levels_by_name: Mapping[str, MemoryLevel] = field(init=False, repr=False, compare=False)
     derived_cache: dict[object, Any] = field(init=False, repr=False, compare=False)
 
+    def __getstate__(self) -> list[Any]:
+        return state_without_cache(self)  # pickled without the memoised derived_cache
+
     def __post_init__(self) -> None:
-        by_name = MappingProxyType({level.name: level for level in self.memory.levels})
+        by_name = FrozenDict({level.name: level for level in self.memory.levels})
         object.__setattr__(self, "levels_by_name", by_name)
         object.__setattr__(self, "derived_cache", {})
 

@@ -22,10 +22,10 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.hardware.calibration_file import load_calibration_file
 from opmodel.hardware.checks import power_limit_problems
 from opmodel.hardware.ranges import CLOCK_HZ
@@ -49,7 +49,7 @@ class SustainedCalibration:
     command: str
     power_limited_clock_hz: float | None = field(default=None, metadata=CLOCK_HZ)
     power_limited_clock_hz_by_dtype: Mapping[DType, float] = field(
-        default_factory=lambda: MappingProxyType({}), metadata=CLOCK_HZ
+        default_factory=lambda: FrozenDict({}), metadata=CLOCK_HZ
     )
     hbm_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
 
@@ -81,7 +81,7 @@ def apply_sustained_calibration(
     compute = dataclasses.replace(
         spec.compute,
         power_limited_clock_hz=spec.compute.power_limited_clock_hz if clock is None else clock,
-        power_limited_clock_hz_by_dtype=MappingProxyType(
+        power_limited_clock_hz_by_dtype=FrozenDict(
             {**spec.compute.power_limited_clock_hz_by_dtype, **by_dtype}
         ),
     )
@@ -101,5 +101,5 @@ def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpe
     fractions = {k: v for k, v in spec.utilization.memory_fraction.items() if k != "hbm"}
     if fraction is not None:
         fractions["hbm"] = fraction
-    utilization = dataclasses.replace(spec.utilization, memory_fraction=MappingProxyType(fractions))
+    utilization = dataclasses.replace(spec.utilization, memory_fraction=FrozenDict(fractions))
     return dataclasses.replace(spec, utilization=utilization)

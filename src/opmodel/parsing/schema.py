@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any
 
 from opmodel.core.errors import did_you_mean, shown
+from opmodel.core.frozen_dict import FrozenDict
 
 __all__ = [
     "MUST_BE_FRACTION",
@@ -44,9 +45,9 @@ class Check(StrEnum):
 
 
 # the field metadata of each check, shared by every spec dataclass: ``field(metadata=...)``
-MUST_BE_POSITIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.POSITIVE})
-MUST_BE_NON_NEGATIVE: Mapping[str, object] = types.MappingProxyType({"check": Check.NON_NEGATIVE})
-MUST_BE_FRACTION: Mapping[str, object] = types.MappingProxyType({"check": Check.FRACTION})
+MUST_BE_POSITIVE: Mapping[str, object] = FrozenDict({"check": Check.POSITIVE})
+MUST_BE_NON_NEGATIVE: Mapping[str, object] = FrozenDict({"check": Check.NON_NEGATIVE})
+MUST_BE_FRACTION: Mapping[str, object] = FrozenDict({"check": Check.FRACTION})
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -65,7 +66,7 @@ def plausible(check: Check, low: float, high: float, unit: str) -> Mapping[str, 
     if not 0 <= low < high:
         msg = f"plausible: need 0 <= low < high (got {low!r}, {high!r})"
         raise ValueError(msg)
-    return types.MappingProxyType({"check": check, "plausible": Plausible(low, high, unit)})
+    return FrozenDict({"check": check, "plausible": Plausible(low, high, unit)})
 
 
 _CHECKS: dict[Check, tuple[Callable[[float], bool], str]] = {
@@ -179,7 +180,7 @@ def _parse_mapping(tp: Any, value: object, path: str, errors: list[str]) -> Mapp
             failed = True
     if failed:
         raise _Invalid
-    return types.MappingProxyType(out)
+    return FrozenDict(out)
 
 
 def _check(meta: Mapping[str, Any], value: Any, path: str, errors: list[str]) -> None:

@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
-from types import MappingProxyType
 from typing import Any
 
 import yaml
 
 from opmodel.core.errors import ConfigError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import MemorySpec
@@ -58,7 +58,7 @@ def _unit_spec(spec: HardwareSpec) -> HardwareSpec:
     registers) keep the config's energies, which the calibration does not change."""
     compute = dataclasses.replace(
         spec.compute,
-        tensor_energy_j_per_flop=MappingProxyType(
+        tensor_energy_j_per_flop=FrozenDict(
             dict.fromkeys(spec.compute.tensor_energy_j_per_flop, 1.0)
         ),
     )

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from types import MappingProxyType
 from typing import Protocol
 
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 
@@ -78,7 +78,7 @@ class HbmFractionSplit:
         )
 
 
-HBM_FRACTION_SPLITS: Mapping[str, HbmFractionSplit] = MappingProxyType(
+HBM_FRACTION_SPLITS: Mapping[str, HbmFractionSplit] = FrozenDict(
     {
         "a40": HbmFractionSplit(
             hardware="a40",

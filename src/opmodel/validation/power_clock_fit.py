@@ -18,9 +18,9 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Sequence
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.hardware.clocking import CLOCK_STEP_HZ
 from opmodel.hardware.spec import HardwareSpec
@@ -47,7 +47,7 @@ def with_power_limited_clock(
     else:
         by_dtype = {**spec.compute.power_limited_clock_hz_by_dtype, dtype: float(clock_hz)}
         compute = dataclasses.replace(
-            spec.compute, power_limited_clock_hz_by_dtype=MappingProxyType(by_dtype)
+            spec.compute, power_limited_clock_hz_by_dtype=FrozenDict(by_dtype)
         )
     return dataclasses.replace(spec, compute=compute)
 

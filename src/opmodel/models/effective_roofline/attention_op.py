@@ -11,10 +11,9 @@ kernel runs at the clock its tensor activity allows
 
 from __future__ import annotations
 
-from types import MappingProxyType
-
 from opmodel.core.enums import Engine, OpKind
 from opmodel.core.errors import InvalidKernelError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.views_matmul import AttentionView
@@ -63,7 +62,7 @@ def predict_attention(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         hardware = slow
         e = evaluate_attention(kernel, view, hardware)
     base = roofline_setup(op, hardware)
-    traffic = MappingProxyType(
+    traffic = FrozenDict(
         {
             # the op's writes, and another kernel's dirty lines it writes back now
             "hbm": LevelTraffic(

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from types import MappingProxyType
 
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic
 from opmodel.formulas.energy import event_energy_j
 from opmodel.hardware.spec import HardwareSpec
@@ -35,7 +35,7 @@ def streaming_cost(
         written += e.dram_write_bytes + e.dirty_write_back_bytes
         l2_read += e.l2_read_bytes
         latency += e.latency_s
-    traffic: Mapping[str, LevelTraffic] = MappingProxyType(
+    traffic: Mapping[str, LevelTraffic] = FrozenDict(
         {
             "hbm": LevelTraffic(read_bytes=math.ceil(read), write_bytes=math.ceil(written)),
             "l2": LevelTraffic(read_bytes=math.ceil(l2_read), write_bytes=l2_write_bytes),

@@ -30,10 +30,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from opmodel.core.enums import Engine
 from opmodel.core.errors import UnsupportedOpError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.values import FastValue, value_type
@@ -182,7 +182,7 @@ def _traffic(problem: GemmProblem, d: SystolicDiagnostics) -> Mapping[str, Level
     (A once per MXU-column tile of N, B once) and stages what HBM moves."""
     read, write = _hbm_bytes(problem, d.rows_per_weight_tile, d.block_m, d.block_n)
     vmem_read = problem.a_bytes * math.ceil(problem.n / d.mxu_cols) + problem.b_bytes
-    return MappingProxyType(
+    return FrozenDict(
         {
             "hbm": LevelTraffic(read_bytes=read, write_bytes=write),
             "vmem": LevelTraffic(read_bytes=vmem_read, write_bytes=read + write),
@@ -214,7 +214,7 @@ def predict_systolic_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         energy=EnergyBreakdown.make(
             tensor_j=issued * compute.energy_per_flop(tensor=True, dtype=problem.compute_dtype),
             vector_j=0.0,
-            memory_j=MappingProxyType(
+            memory_j=FrozenDict(
                 {
                     name: moved.total_bytes * hardware.level(name).energy_j_per_byte
                     for name, moved in traffic.items()

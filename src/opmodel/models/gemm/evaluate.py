@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from functools import cached_property
-from types import MappingProxyType
 from typing import NamedTuple
 
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.profile import LevelTraffic
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec
@@ -73,7 +73,7 @@ def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
     """The kernel's bytes as ``OpProfile`` traffic: hbm, l2 and smem."""
     make = LevelTraffic.make
     workspace = t.workspace_bytes
-    return MappingProxyType(
+    return FrozenDict(
         {
             "hbm": make(
                 read_bytes=t.dram_read_bytes,
@@ -90,7 +90,7 @@ def traffic_by_level(t: GemmTraffic) -> Mapping[str, LevelTraffic]:
 
 def memory_energy(t: GemmTraffic, rates: DeviceRates) -> Mapping[str, float]:
     """Bytes x J/byte at each level of :func:`traffic_by_level` (reads plus writes)."""
-    return MappingProxyType(
+    return FrozenDict(
         {
             "hbm": (t.dram_read_bytes + t.dram_write_bytes + t.dirty_write_back_bytes)
             * rates.dram_j_per_byte,

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.profile import LevelTraffic
 from opmodel.hardware.spec import HardwareSpec
 
@@ -17,7 +17,7 @@ def level_energy_j(
     """``(read + written bytes) x energy_j_per_byte`` for every level of ``traffic`` that the
     hardware describes (the ``memory_j`` part of an :class:`EnergyBreakdown`)."""
     levels = hardware.levels_by_name
-    return MappingProxyType(
+    return FrozenDict(
         {
             name: flows.total_bytes * levels[name].energy_j_per_byte
             for name, flows in traffic.items()

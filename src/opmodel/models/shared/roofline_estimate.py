@@ -11,11 +11,11 @@ this estimate; kernel-level models use it for the op kinds they do not model in 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from types import MappingProxyType
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import Bound, Engine
 from opmodel.core.errors import UnsupportedDTypeError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.values import FastValue, value_type
@@ -177,7 +177,7 @@ def _build_setup(op: LocalOp, hardware: HardwareSpec) -> RooflineSetup:
         vector_j_per_flop=plan.vector_j_per_flop,
         hbm_j_per_byte=rates.hbm_j_per_byte,
         static_w=rates.static_w,
-        traffic=MappingProxyType({"hbm": level}),
+        traffic=FrozenDict({"hbm": level}),
         tensor_dtype=work.matmul_dtype if tensor_flops else None,
         vector_dtype=plan.vector_dtype if vector_flops else None,
         engine=engine,
@@ -207,7 +207,7 @@ def roofline_estimate(
     energy = EnergyBreakdown.make(
         tensor_j=event_energy_j(s.tensor_flops, s.tensor_j_per_flop),
         vector_j=event_energy_j(s.vector_flops, s.vector_j_per_flop),
-        memory_j=MappingProxyType({"hbm": event_energy_j(s.moved_bytes, s.hbm_j_per_byte)}),
+        memory_j=FrozenDict({"hbm": event_energy_j(s.moved_bytes, s.hbm_j_per_byte)}),
         static_j=static_energy_j(s.static_w, latency),
     )
     return OpProfile.make(
