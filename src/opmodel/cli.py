@@ -17,6 +17,7 @@ from opmodel import __version__
 from opmodel.cli_hardware import add_hardware_parser, add_set_option, overrides_of
 from opmodel.core.errors import ConfigError, OpModelError, UnsupportedOpError, located
 from opmodel.core.jsonify import to_jsonable
+from opmodel.core.op import LocalOp
 from opmodel.hardware import (
     POWER_STATES,
     HardwareSpec,
@@ -46,22 +47,37 @@ def _cmd_predict(args: argparse.Namespace) -> None:
     model = get_model(args.model)
     spec = load_hardware(args.hardware, overrides=overrides_of(args))
     hardware = _operating_point(spec, args.clock_hz, args.power_state)
-    op = load_op(args.op)
+    op, source = _op_of(args)
     if not model.supports(op):
         kinds = ", ".join(sorted(model.supported_kinds))
         raise UnsupportedOpError(
-            f"{args.op}: model '{model.name}' does not support {op.kind} (supports: {kinds})"
+            f"{source}: model '{model.name}' does not support {op.kind} (supports: {kinds})"
         )
     try:
         profile = model.predict(op, hardware)
     except OpModelError as exc:  # name the op file: a kernel attr or dtype the model rejects
-        raise located(args.op, exc) from None
+        raise located(source, exc) from None
     if args.format == "text":
         from opmodel.report import format_summary, summarize  # noqa: PLC0415 - text only
 
         sys.stdout.write(format_summary(summarize(op, profile, hardware)))
         return
     _emit(profile.to_dict())
+
+
+def _op_of(args: argparse.Namespace) -> tuple[LocalOp, str]:
+    """The op of ``--op FILE``, or of ``--kind`` and ``--tensors`` in an op table's syntax
+    (docs/sweeps.md), and the name errors give its source."""
+    inline = args.kind is not None or args.tensors is not None
+    if (args.op is not None) == inline or (inline and None in (args.kind, args.tensors)):
+        msg = "predict: give --op FILE, or --kind and --tensors (not both ways)"
+        raise ConfigError([msg])
+    if args.op is not None:
+        return load_op(args.op), args.op
+    from opmodel.batch import op_from_row  # noqa: PLC0415 - the batch layer, only when used
+
+    row = {"name": args.kind, "kind": args.kind, "phase": args.phase, "tensors": args.tensors}
+    return op_from_row({**row, "attrs": args.attrs or ""}, "command line"), "command line"
 
 
 def _operating_point(spec: HardwareSpec, clock_hz: float | None, power_state: str) -> HardwareSpec:
@@ -218,7 +234,15 @@ def _build_parser() -> _Parser:
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
     predict = commands.add_parser("predict", help="predict one op (JSON profile on stdout)")
     predict.add_argument("--hardware", required=True, help="hardware YAML path or shipped name")
-    predict.add_argument("--op", required=True, help="op YAML file")
+    predict.add_argument("--op", help="op YAML file (or --kind and --tensors)")
+    predict.add_argument("--kind", help="op kind of an op given inline, e.g. gemm")
+    predict.add_argument(
+        "--tensors",
+        help="its tensors as in an op table: 'input:4096x8192:bf16;weight:8192x1024:bf16;"
+        "output:4096x1024:bf16' (docs/sweeps.md)",
+    )
+    predict.add_argument("--phase", default="inference", help="its phase (default: inference)")
+    predict.add_argument("--attrs", help="its attrs as a JSON object, e.g. '{\"causal\": true}'")
     predict.add_argument("--model", default="roofline", help="model name (default: roofline)")
     predict.add_argument(
         "--format",
