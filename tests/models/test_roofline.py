@@ -113,6 +113,9 @@ def test_dtype_without_throughput_is_an_error() -> None:
 def test_wrong_argument_types_are_refused(gpu: HardwareSpec) -> None:
     with pytest.raises(OpModelError, match="expected a LocalOp and a HardwareSpec"):
         MODEL.predict("gemm", gpu)  # type: ignore[arg-type]
+    hint = r"\(got LocalOp, str\); load the config first: load_hardware\('h100_sxm'\)$"
+    with pytest.raises(OpModelError, match=hint):
+        MODEL.predict(gemm(8, 8, 8), "h100_sxm")  # type: ignore[arg-type]
 
 
 def test_at_clock_slows_compute_bound_ops(a100: HardwareSpec) -> None:

@@ -18,6 +18,8 @@ def check_predict_arguments(
             f"{model}.predict(op, hardware): expected a LocalOp and a HardwareSpec "
             f"(got {type(op).__name__}, {type(hardware).__name__})"
         )
+        if isinstance(hardware, str):  # a config's name or path: say how to get its spec
+            msg += f"; load the config first: load_hardware({hardware!r})"
         raise OpModelError(msg)
     if op.kind not in supported:
         kinds = ", ".join(sorted(supported))
