@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from opmodel import ConfigError, OpValidationError
 from opmodel.core.frozen_dict import FrozenDict
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
@@ -64,3 +65,11 @@ def test_frozen_dict_is_read_only_and_a_dict_elsewhere() -> None:
     back = pickle.loads(pickle.dumps(frozen))
     assert type(back) is FrozenDict and back == frozen
     assert type(copy.deepcopy(frozen)) is FrozenDict
+
+
+def test_errors_pickle_with_their_problems() -> None:
+    error = ConfigError(["a.yaml: x: bad", "a.yaml: y: worse"])
+    back = pickle.loads(pickle.dumps(error))
+    assert type(back) is ConfigError and back.problems == error.problems
+    assert str(back) == str(error)
+    assert str(pickle.loads(pickle.dumps(OpValidationError("op 'x': bad")))) == "op 'x': bad"

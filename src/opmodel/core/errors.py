@@ -34,6 +34,10 @@ class ConfigError(OpModelError, ValueError):
         self.problems: tuple[str, ...] = tuple(problems)
         super().__init__("\n".join(self.problems))
 
+    def __reduce__(self) -> tuple[type[ConfigError], tuple[tuple[str, ...]]]:
+        # rebuilt from its problems: the default passes the joined message as ``problems``
+        return (type(self), (self.problems,))
+
 
 class OpValidationError(OpModelError, ValueError):
     """A :class:`~opmodel.LocalOp` or :class:`~opmodel.TensorSpec` is malformed."""
