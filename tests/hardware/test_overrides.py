@@ -24,6 +24,7 @@ def test_override_changes_the_variant_only() -> None:
     faster = load_hardware("h100_sxm", overrides={HBM: 2 * base.hbm.bandwidth_bytes_per_s})
     assert faster.hbm.bandwidth_bytes_per_s == 2 * base.hbm.bandwidth_bytes_per_s
     assert load_hardware("h100_sxm") is base  # the cache keeps the two apart
+    assert load_hardware("h100_sxm", overrides={}) is base
     assert load_hardware("h100_sxm", overrides={HBM: 6.7e12}) is faster
     # a DRAM-bound norm gets faster, by less than 2x: its loads' latency stays
     op = load_op(REPO / "examples" / "rmsnorm.yaml")

@@ -131,6 +131,8 @@ def _overrides_key(overrides: Mapping[str, Any] | None) -> str:
     if not isinstance(overrides, Mapping):
         msg = f"load_hardware: overrides must map dotted paths to values (got {overrides!r})"
         raise ConfigError([msg])
+    if not overrides:  # {} is no variant: the plain config's cached spec
+        return ""
     return json.dumps({str(k): v for k, v in overrides.items()}, sort_keys=True, default=repr)
 
 
