@@ -189,3 +189,14 @@ def test_cli_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     swept = float(out.read_text(encoding="utf-8").splitlines()[1].split(",")[5])
     assert main([*sweep, "--no-progress", "--workers", "1"]) == 0
     assert swept < float(out.read_text(encoding="utf-8").splitlines()[1].split(",")[5])
+
+
+def test_shipped_example_variant() -> None:
+    spec = load_hardware(REPO / "examples" / "hardware" / "h100_hbm3e.yaml")
+    base = load_hardware("h100_sxm")
+    assert (spec.name, spec.hbm.bandwidth_bytes_per_s, spec.hbm.size_bytes) == (
+        "h100_hbm3e",
+        4.8e12,
+        1.41e11,
+    )
+    assert spec.compute == base.compute and spec.level("l2") == base.level("l2")
