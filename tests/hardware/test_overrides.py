@@ -200,3 +200,17 @@ def test_shipped_example_variant() -> None:
         1.41e11,
     )
     assert spec.compute == base.compute and spec.level("l2") == base.level("l2")
+
+
+def test_a_variant_without_an_fp32_vector_peak_refuses_attention() -> None:
+    """A config may leave fp32 out; attention's softmax runs in fp32, so the kernel model
+    says what is missing instead of dividing by zero (found by removing each field of each
+    shipped config in turn, 2026-12-06)."""
+    from opmodel import UnsupportedDTypeError
+
+    spec = load_hardware(
+        "h100_sxm", overrides={"compute.vector_flops_per_cycle_per_unit.fp32": None}
+    )
+    op = load_op(REPO / "examples" / "attention_prefill.yaml")
+    with pytest.raises(UnsupportedDTypeError, match="no fp32 vector throughput, which attention"):
+        get_model("effective_roofline").predict(op, spec)

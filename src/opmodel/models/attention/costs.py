@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from opmodel.core.dtypes import DType
+from opmodel.core.errors import UnsupportedDTypeError
 from opmodel.core.op import TensorSpec
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
@@ -51,7 +52,13 @@ def sm_rates(
     fraction = sm.mma_sync_tensor_fraction if kernel.instruction is Instruction.MMA_SYNC else 1.0
     fraction *= hardware.utilization.tensor_fraction
     tensor_rate = peak / (sm.sm_count * compute.clock_hz) * fraction
-    fp32 = compute.vector_peak(DType.FP32) or 0.0  # the softmax runs in fp32
+    fp32 = compute.vector_peak(DType.FP32)  # the softmax runs in fp32
+    if not fp32:
+        msg = (
+            f"hardware '{hardware.name}' has no fp32 vector throughput, which attention's "
+            "softmax runs at (set compute.vector_flops_per_cycle_per_unit.fp32)"
+        )
+        raise UnsupportedDTypeError(msg)
     return tensor_rate, fp32 / (sm.sm_count * compute.clock_hz) / 2
 
 
