@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from opmodel import ConfigError
+from opmodel import ConfigError, UnsupportedDTypeError
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
 from opmodel.hardware.overrides import apply_overrides, merge_config, parse_assignment
@@ -206,8 +206,6 @@ def test_a_variant_without_an_fp32_vector_peak_refuses_attention() -> None:
     """A config may leave fp32 out; attention's softmax runs in fp32, so the kernel model
     says what is missing instead of dividing by zero (found by removing each field of each
     shipped config in turn, 2026-12-06)."""
-    from opmodel import UnsupportedDTypeError
-
     spec = load_hardware(
         "h100_sxm", overrides={"compute.vector_flops_per_cycle_per_unit.fp32": None}
     )
