@@ -103,6 +103,8 @@ def test_parse_assignment_reads_yaml_values() -> None:
     assert parse_assignment(" name = my_gpu ") == ("name", "my_gpu")
     with pytest.raises(ConfigError, match=r"--set: expected PATH=VALUE, e\.g\. .* \(got 'x'\)$"):
         parse_assignment("x")
+    with pytest.raises(ConfigError, match=r"--set name=: no value \(write null to remove"):
+        parse_assignment("name=")
 
 
 def test_merge_config_merges_levels_by_name() -> None:

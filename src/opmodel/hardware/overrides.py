@@ -41,6 +41,8 @@ def parse_assignment(text: str) -> tuple[str, Any]:
         example = "memory.levels.hbm.bandwidth_bytes_per_s=4.8e12"
         msg = f"--set: expected PATH=VALUE, e.g. {example} (got {text!r})"
         raise ConfigError([msg])
+    if not value.strip():
+        raise ConfigError([f"--set {text}: no value (write null to remove the field)"])
     return path.strip(), read_yaml_value(value, f"--set {path.strip()}")
 
 
