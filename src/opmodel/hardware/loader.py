@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import threading
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -92,9 +93,11 @@ def load_hardware(
     if overrides:
         data = apply_overrides(data, overrides, str(path))
     spec = _build(data, f"{path} (with overrides)" if overrides else str(path), files)
-    if len(_CACHE) >= _CACHE_SIZE:
-        del _CACHE[next(iter(_CACHE))]
-    _CACHE[key] = (spec, tuple((f, _stamp(f)) for f, _ in files))
+    stamps = tuple((f, _stamp(f)) for f, _ in files)
+    with _CACHE_LOCK:  # threads may load configs at once; evict the oldest entry
+        if len(_CACHE) >= _CACHE_SIZE:
+            _CACHE.pop(next(iter(_CACHE)), None)
+        _CACHE[key] = (spec, stamps)
     return spec
 
 
@@ -102,6 +105,7 @@ _CACHE_SIZE = 64
 _Stamps = tuple[tuple[Path, tuple[int, int]], ...]  # each file read: (mtime, size)
 _Chain = tuple[tuple[Path, str], ...]  # each file read, base first, and the name it gives
 _CACHE: dict[tuple[str, int, int, str], tuple[HardwareSpec, _Stamps]] = {}
+_CACHE_LOCK = threading.Lock()
 
 
 def _config_path(path_or_name: object, directory: Path | None) -> Path:
