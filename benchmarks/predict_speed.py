@@ -165,6 +165,43 @@ def fresh_shape_times(hardware_name: str, count: int, repeats: int) -> dict[str,
     return out
 
 
+def fresh_mla_times(count: int, repeats: int) -> dict[str, float]:
+    """µs per FlashMLA decode predict on ``h100_sxm`` (its kernel needs sm_90) with key lengths
+    never seen before (1,000-1,000 + count blocks of 64 per request; DeepSeek-V3's 128 heads
+    on one latent head), at 128 and at 8,192 requests: the scheduler walk's cost should not
+    grow with the batch (docs/models/attention.md, "Variable lengths"). Best and median
+    rounds, as :func:`fresh_shape_times`."""
+    hardware, model = load_hardware("h100_sxm"), get_model("effective_roofline")
+    out: dict[str, float] = {}
+    first = 1000
+    for batch in (128, 8192):
+        rounds = []
+        for _ in range(repeats):
+            times = []
+            for kv_blocks in range(first, first + count):
+                keys = kv_blocks * 64
+                op = LocalOp(
+                    name="mla",
+                    kind=OpKind.ATTENTION_DECODE,
+                    phase=Phase.DECODE,
+                    tensors=(
+                        TensorSpec(TensorRole.INPUT, (batch, 128, 1, 576), DType.BF16, "q"),
+                        TensorSpec(TensorRole.INPUT, (batch, 1, keys, 576), DType.BF16, "k"),
+                        TensorSpec(TensorRole.INPUT, (batch, 1, keys, 512), DType.BF16, "v"),
+                        TensorSpec(TensorRole.OUTPUT, (batch, 128, 1, 512), DType.BF16, "o"),
+                    ),
+                    attrs={"shared_kv": True},
+                )
+                start = time.perf_counter()
+                model.predict(op, hardware)
+                times.append(time.perf_counter() - start)
+            first += count
+            rounds.append(statistics.median(times))
+        out[f"mla_decode_{batch}_requests_best_us"] = round(min(rounds) * 1e6, 1)
+        out[f"mla_decode_{batch}_requests_median_us"] = round(statistics.median(rounds) * 1e6, 1)
+    return out
+
+
 def _median_wall_s(command: list[str], repeats: int) -> float:
     walls = []
     for _ in range(repeats):
@@ -214,7 +251,10 @@ def main() -> None:
     result: dict[str, Any] = {
         "predict": predict_times(args.hardware, args.number, args.repeats),
         "startup": startup_times(args.repeats),
-        "fresh_shapes": fresh_shape_times(args.hardware, 300, args.repeats),
+        "fresh_shapes": {
+            **fresh_shape_times(args.hardware, 300, args.repeats),
+            **fresh_mla_times(200, args.repeats),
+        },
     }
     if args.json:
         print(json.dumps(result, indent=2))
