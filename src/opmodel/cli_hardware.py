@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.hardware import load_hardware, peak_warnings, shipped_hardware_names
+from opmodel.hardware.loader import extends_changes
 from opmodel.hardware.overrides import parse_assignment
 from opmodel.hardware.summary import hardware_summary
 
@@ -50,6 +51,7 @@ def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any],
         warnings = peak_warnings(spec)
         for warning in warnings:
             sys.stderr.write(f"warning: {args.file}: {warning}\n")
+        changes = extends_changes(Path(args.file))
         emit(
             {
                 "file": args.file,
@@ -57,6 +59,7 @@ def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any],
                 "name": spec.name,
                 "kind": spec.kind,
                 "warnings": warnings,
+                **({"changes": changes} if changes else {}),
             }
         )
 

@@ -214,3 +214,16 @@ def test_a_variant_without_an_fp32_vector_peak_refuses_attention() -> None:
     op = load_op(REPO / "examples" / "attention_prefill.yaml")
     with pytest.raises(UnsupportedDTypeError, match="no fp32 vector throughput, which attention"):
         get_model("effective_roofline").predict(op, spec)
+
+
+def test_hardware_check_lists_what_a_variant_changes(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["hardware", "check", str(REPO / "examples" / "hardware" / "h100_hbm3e.yaml")]) == 0
+    changes = json.loads(capsys.readouterr().out)["changes"]
+    assert changes == {
+        "memory.levels.hbm.bandwidth_bytes_per_s": [3.35e12, 4.8e12],
+        "memory.levels.hbm.size_bytes": [85899345920, 1.41e11],
+        "name": ["h100_sxm", "h100_hbm3e"],
+    }
+    shipped = str(REPO / "src" / "opmodel" / "configs" / "hardware" / "a10.yaml")
+    assert main(["hardware", "check", shipped]) == 0
+    assert "changes" not in json.loads(capsys.readouterr().out)  # it extends nothing

@@ -15,7 +15,7 @@ from opmodel.hardware.checks import cross_field_problems
 from opmodel.hardware.clocking import with_core_path_limits
 from opmodel.hardware.derived import with_derived_peaks
 from opmodel.hardware.energy_calibration import load_energy_calibration
-from opmodel.hardware.overrides import apply_overrides, merge_config
+from opmodel.hardware.overrides import apply_overrides, changed_values, merge_config
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.hardware.sustained_calibration import (
     apply_sustained_calibration,
@@ -24,7 +24,13 @@ from opmodel.hardware.sustained_calibration import (
 from opmodel.parsing.schema import parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
-__all__ = ["config_directory", "load_hardware", "shipped_config_path", "shipped_hardware_names"]
+__all__ = [
+    "config_directory",
+    "extends_changes",
+    "load_hardware",
+    "shipped_config_path",
+    "shipped_hardware_names",
+]
 
 # Shipped configs are package data next to this package (``opmodel/configs/hardware``). A plain
 # path rather than importlib.resources: it is what every regular and editable install provides,
@@ -169,6 +175,17 @@ def _raw_config(path: Path, chain: tuple[Path, ...] = ()) -> tuple[dict[str, Any
         raise ConfigError([f"{path}: extends: {base_path} is already in the chain (a cycle)"])
     base, files = _raw_config(base_path, (*chain, path))
     return merge_config(base, data), (*files, *own)
+
+
+def extends_changes(path: Path) -> dict[str, Any]:
+    """What the config file ``path`` changes in the config it ``extends`` (its whole chain
+    merged), by dotted path as ``[base value, value]``; empty for a file that extends none."""
+    data = read_yaml_mapping(path)
+    if "extends" not in data:
+        return {}
+    merged, _ = _raw_config(path)
+    base, _ = _raw_config(_base_path(data["extends"], path), (path,))
+    return changed_values(base, merged)
 
 
 def _build(data: dict[str, Any], source: str, files: _Chain) -> HardwareSpec:

@@ -30,7 +30,7 @@ from typing import Any
 from opmodel.core.errors import ConfigError
 from opmodel.parsing.yamlfile import read_yaml_value
 
-__all__ = ["apply_overrides", "merge_config", "parse_assignment"]
+__all__ = ["apply_overrides", "changed_values", "merge_config", "parse_assignment"]
 
 
 def parse_assignment(text: str) -> tuple[str, Any]:
@@ -131,3 +131,30 @@ def merge_config(base: Mapping[str, Any], child: Mapping[str, Any]) -> dict[str,
         else:
             merged[key] = copy.deepcopy(value)
     return merged
+
+
+def _leaves(node: Any, prefix: str = "") -> dict[str, Any]:
+    """Every value of a config mapping by dotted path (levels by name, other lists whole)."""
+    if isinstance(node, dict):
+        out: dict[str, Any] = {}
+        for key, value in node.items():
+            out.update(_leaves(value, f"{prefix}.{key}" if prefix else str(key)))
+        return out
+    if isinstance(node, list) and node and all(isinstance(i, dict) and "name" in i for i in node):
+        out = {}
+        for item in node:
+            out.update(_leaves(item, f"{prefix}.{item['name']}"))
+        return out
+    return {prefix: node}
+
+
+def changed_values(base: Mapping[str, Any], variant: Mapping[str, Any]) -> dict[str, Any]:
+    """What ``variant`` changes in ``base``, by dotted path: ``[base value, variant value]``,
+    None for a side that does not have the field (``hardware check`` reports it for a config
+    that ``extends`` another)."""
+    before, after = _leaves(dict(base)), _leaves(dict(variant))
+    return {
+        path: [before.get(path), after.get(path)]
+        for path in sorted(set(before) | set(after))
+        if before.get(path) != after.get(path)
+    }
