@@ -103,24 +103,8 @@ def _take_run(walk: _WalkState, request_blocks: int, requests: int, payload: int
         walk = (left, got, pieces, used, most, most_pieces, partials)
         remaining -= whole
         if remaining:  # the next one does not fit: cut it
-            walk, remaining = _cut_next(walk, request_blocks, payload), remaining - 1
+            walk, remaining = _cut(walk, request_blocks, payload), remaining - 1
     return walk
-
-
-def _cut_next(walk: _WalkState, request_blocks: int, payload: int) -> _WalkState:
-    """:func:`_cut` for a request whose rest, once the part being filled has cut what its
-    payload holds, fits a fresh part (the common case, written out: one closed part)."""
-    fixed = _FIXED_OVERHEAD_BLOCKS
-    left, got, pieces, used, most, most_pieces, partials = walk
-    taken = left - fixed if left > fixed else 0
-    rest = request_blocks - taken
-    if rest + fixed > payload:
-        return _cut(walk, request_blocks, payload)
-    if taken:
-        got, pieces, partials = got + taken, pieces + 1, partials + 2
-    if got > most or (got == most and pieces > most_pieces):
-        most, most_pieces = got, pieces
-    return payload - rest - fixed, rest, 1, used + 1, most, most_pieces, partials
 
 
 def _cut(walk: _WalkState, request_blocks: int, payload: int) -> _WalkState:
