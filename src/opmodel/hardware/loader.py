@@ -92,14 +92,14 @@ def load_hardware(
     """
     path = _config_path(path_or_name, directory)
     key = (str(path), *_stamp(path), _overrides_key(overrides))
-    cached = _CACHE.get(key)
+    cached = _CACHE.get(key)  # the key holds this file's stamp; the files it extends are checked
     if cached is not None and all(_stamp(f) == stamp for f, stamp in cached[1]):
         return cached[0]
     data, files = _raw_config(path)
     if overrides:
         data = apply_overrides(data, overrides, str(path))
     spec = _build(data, f"{path} (with overrides)" if overrides else str(path), files)
-    stamps = tuple((f, _stamp(f)) for f, _ in files)
+    stamps = tuple((f, _stamp(f)) for f, _ in files[:-1])  # the last is ``path`` itself
     with _CACHE_LOCK:  # threads may load configs at once; evict the oldest entry
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)), None)
@@ -108,7 +108,7 @@ def load_hardware(
 
 
 _CACHE_SIZE = 64
-_Stamps = tuple[tuple[Path, tuple[int, int]], ...]  # each file read: (mtime, size)
+_Stamps = tuple[tuple[Path, tuple[int, int]], ...]  # each file extended: (mtime, size)
 _Chain = tuple[tuple[Path, str], ...]  # each file read, base first, and the name it gives
 _CACHE: dict[tuple[str, int, int, str], tuple[HardwareSpec, _Stamps]] = {}
 _CACHE_LOCK = threading.Lock()
@@ -183,9 +183,8 @@ def extends_changes(path: Path) -> dict[str, Any]:
     data = read_yaml_mapping(path)
     if "extends" not in data:
         return {}
-    merged, _ = _raw_config(path)
-    base, _ = _raw_config(_base_path(data["extends"], path), (path,))
-    return changed_values(base, merged)
+    base, _ = _raw_config(_base_path(data.pop("extends"), path), (path,))
+    return changed_values(base, merge_config(base, data))
 
 
 def _build(data: dict[str, Any], source: str, files: _Chain) -> HardwareSpec:
