@@ -49,6 +49,10 @@ def test_levels_by_name_or_position_and_none_removes() -> None:
         "memory": {"levels": [{"name": "hbm", "size_bytes": 2}, {"name": "l2", "size_bytes": 5}]}
     }
     assert data["x"] == 1  # the input is not changed
+    # a name picks its own item in a list that also holds other values
+    assert apply_overrides({"l": [1, {"name": "a"}]}, {"l.a.x": 2}) == {
+        "l": [1, {"name": "a", "x": 2}]
+    }
     assert apply_overrides({}, {"utilization.tensor_fraction": 0.9}) == {
         "utilization": {"tensor_fraction": 0.9}
     }

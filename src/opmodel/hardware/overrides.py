@@ -51,7 +51,7 @@ def _child(node: Any, segment: str, path: str) -> tuple[Any, Any]:
     if isinstance(node, dict):
         return node, segment
     if isinstance(node, list):
-        names = [item.get("name") for item in node if isinstance(item, dict)]
+        names = [item.get("name") if isinstance(item, dict) else None for item in node]
         if segment in names:
             return node, names.index(segment)
         if segment.isdigit() and int(segment) < len(node):
