@@ -1,8 +1,8 @@
 """FlashMLA's scheduler walk against a literal transcription of ``get_mla_metadata``
 (csrc/flash_api.cpp: parts in order, each filling a payload of ``ceil(total / parts) + 5``
-units with whole requests and cutting the next one where the payload ends). The model takes
-equal requests in bulk and skips repeating cycles of parts; this says it still agrees with
-the loop it stands for, request by request."""
+units with whole requests and cutting the next one where the payload ends). The model steps
+part by part and takes a part's whole requests of equal length together; this says it still
+agrees with the loop it stands for, request by request."""
 
 from __future__ import annotations
 
@@ -60,7 +60,7 @@ def test_walk_matches_the_literal_loop(runs: list[tuple[int, int]], parts: int) 
     assert schedule(tuple(blocks), parts) == expected
 
 
-def test_a_large_equal_batch_in_a_few_steps() -> None:
+def test_a_large_equal_batch_matches_the_loop() -> None:
     """20,000 requests of 64 blocks on 66 parts (DeepSeek-V3's 128 heads on an H100): the
     bulk walk's result is the loop's, and a grid of that batch is built from one run."""
     assert schedule_runs(((64, 20_000),), 66) == literal([64] * 20_000, 66)

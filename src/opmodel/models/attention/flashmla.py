@@ -15,8 +15,8 @@ weighs a request as its key blocks plus 5 (``FIXED_OVERHEAD_NUM_BLOCKS``), gives
 payload of ``P = ceil(T / parts) + 5`` of the ``T = sum(blocks_i + 5)`` units and fills the
 parts in order: a part takes whole requests while they fit and cuts the next one where its
 payload ends (when at least one block fits beside the 5), leaving the rest to the next part.
-The model runs that walk exactly (:func:`schedule_runs`: equal requests in a row taken together,
-repeating cycles of parts counted at once, memoised; a few steps for any batch of equal requests):
+The model runs that walk exactly (:func:`schedule_runs`: one step per part, the whole requests
+of a run of equal ones a part holds taken together, memoised; at most ``parts + runs`` steps):
 how many parts get work, the busiest part's key blocks and the request pieces it starts, and
 the pieces of the requests cut, each of which writes fp32 partial outputs that the combine
 kernel (launched after every call) merges. At 4,096 tokens per request, 128 requests and 16
@@ -61,73 +61,48 @@ def schedule(blocks: tuple[int, ...], parts: int) -> tuple[int, int, int, int]:
     return schedule_runs(tuple(runs), parts)
 
 
-_WalkState = tuple[int, int, int, int, int, int, int]
-
-
 @lru_cache(maxsize=4096)
 def schedule_runs(runs: tuple[tuple[int, int], ...], parts: int) -> tuple[int, int, int, int]:
-    """:func:`schedule` over runs of ``(blocks, requests)``, requests of equal length in a row.
-    A run costs a few steps however many requests it holds (:func:`_take_run`)."""
+    """:func:`schedule` over runs of ``(blocks, requests)``, requests of equal length in a row:
+    one step per part, the whole requests of a run a part holds taken together, so the walk
+    costs ``O(parts + runs)`` however many requests a run holds."""
     fixed = _FIXED_OVERHEAD_BLOCKS
     payload = -(-sum((blocks + fixed) * count for blocks, count in runs) // parts) + fixed
-    # (left in the part being filled, its blocks, its pieces, parts closed, busiest, its
-    # pieces, partial pieces)
-    walk: _WalkState = (payload, 0, 0, 0, 0, 0, 0)
-    for request_blocks, requests in runs:
-        walk = _take_run(walk, request_blocks, requests, payload)
-    _, got, pieces, used, most, most_pieces, partials = walk
-    if got > most or (got == most and pieces > most_pieces):
-        most, most_pieces = got, pieces
-    return min(parts, used + (got > 0)), most, most_pieces, partials
-
-
-def _take_run(walk: _WalkState, request_blocks: int, requests: int, payload: int) -> _WalkState:
-    """The walk over a run of ``requests`` requests of ``request_blocks`` blocks each. The
-    requests a part takes whole are taken together; when the part being filled meets the run
-    in a state it met before, the parts between repeat until the run ends, so all but the
-    last of those cycles are counted at once (each adds the same parts and partials and no
-    busier part). Equal requests therefore cost a few steps whatever their number."""
-    unit, remaining = request_blocks + _FIXED_OVERHEAD_BLOCKS, requests
-    seen: dict[tuple[int, int, int], tuple[int, int, int]] = {}
-    while remaining:
-        left, got, pieces, used, most, most_pieces, partials = walk
-        before = seen.pop((left, got, pieces), None)
-        if before is not None and (cycles := remaining // (before[0] - remaining) - 1) > 0:
-            remaining -= cycles * (before[0] - remaining)
-            used += cycles * (used - before[1])
-            partials += cycles * (partials - before[2])
-            seen.clear()
-        seen[(left, got, pieces)] = (remaining, used, partials)
-        whole = min(remaining, left // unit)  # requests the part takes whole, together
-        left, got, pieces = left - whole * unit, got + whole * request_blocks, pieces + whole
-        walk = (left, got, pieces, used, most, most_pieces, partials)
-        remaining -= whole
-        if remaining:  # the next one does not fit: cut it
-            walk, remaining = _cut(walk, request_blocks, payload), remaining - 1
-    return walk
-
-
-def _cut(walk: _WalkState, request_blocks: int, payload: int) -> _WalkState:
-    """One request the part being filled cannot take whole: cut where each part's payload
-    ends, the rest into the next parts (a run of fresh parts that each cut ``payload - 5``
-    blocks off it taken in one step), as ``get_mla_metadata`` does."""
-    fixed = _FIXED_OVERHEAD_BLOCKS
-    left, got, pieces, used, most, most_pieces, partials = walk
-    cut_size = payload - fixed  # what a fresh part cuts off a request longer than its payload
-    rest, cuts = request_blocks, 0
-    while left < rest + fixed:  # the rest does not fit this part
-        if left > fixed:  # cut it where the payload ends
-            rest, got, pieces, cuts = rest - left + fixed, got + left - fixed, pieces + 1, cuts + 1
+    following = iter(runs[1:])
+    blocks, left = runs[0]  # the run being placed and its requests not yet finished
+    unit = blocks + fixed
+    done = cut_pieces = 0  # the current request's blocks given out and its pieces so far
+    used = most = most_pieces = partials = 0
+    while used < parts and left:
+        used += 1
+        remain = payload
+        got = pieces = 0
+        while left and remain >= blocks - done + fixed:  # the current request's rest fits
+            remain -= blocks - done + fixed
+            got += blocks - done
+            if cut_pieces:
+                partials += 2 if cut_pieces == 1 else 1
+            whole = remain // unit  # and whole requests behind it, taken together
+            if whole >= left:
+                whole = left - 1
+            remain -= whole * unit
+            got += whole * blocks
+            pieces += 1 + whole
+            left -= 1 + whole
+            done = cut_pieces = 0
+            if not left:  # the run is placed: on to the next ((0, 0) after the last)
+                blocks, left = next(following, (0, 0))
+                unit = blocks + fixed
+        if left and remain > fixed:  # cut the current request where the payload ends
+            got += remain - fixed
+            done += remain - fixed
+            pieces += 1
+            if cut_pieces:
+                partials += 2 if cut_pieces == 1 else 1
+            cut_pieces += 1
         if got > most or (got == most and pieces > most_pieces):
             most, most_pieces = got, pieces
-        used, left, got, pieces = used + 1, payload, 0, 0
-        if rest + fixed > payload:  # fresh parts that each cut cut_size blocks
-            run = (rest + fixed - payload + cut_size - 1) // cut_size
-            rest, cuts, used = rest - run * cut_size, cuts + run, used + run
-            if cut_size > most or (cut_size == most and most_pieces < 1):
-                most, most_pieces = cut_size, 1
-    partials += cuts + 1 if cuts else 0
-    return left - rest - fixed, got + rest, pieces + 1, used, most, most_pieces, partials
+    return used, most, most_pieces, partials
 
 
 def flashmla_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
