@@ -67,11 +67,37 @@ def test_a_backward_row_op_names_each_kernels_limit() -> None:
     assert limiter == f"grad_input: {d.grad_input.limiter}; weight_grads: {d.weight_grads.limiter}"
 
 
+def test_writes_left_dirty_in_l2_take_no_bandwidth_in_the_run() -> None:
+    """The warm RMSNorm example on an L40S: its 16 MiB input is still in the 96 MB L2 and its
+    16 MiB output, with the 8 kB of weights it reads from DRAM, allocates far less than the L2
+    holds (x = (R + W) / C < 1), so none of the output is written back during the run
+    (docs/models/streaming.md, "Write-back"). The profile charges all 16 MiB to the op; the
+    summary's rate counts the 8 kB read alone, not 16.8 MB in 9 us (208 % of the L40S's
+    864 GB/s), and the text says where the writes went."""
+    hw, op = load_hardware("l40s"), load_op(EXAMPLES / "rmsnorm_warm.yaml")
+    profile = get_model("effective_roofline").predict(op, hw)
+    summary = summarize(op, profile, hw)
+    assert summary.hbm_write_bytes == 2048 * 4096 * 2
+    assert profile.diagnostics.dram_write_back_bytes == 0.0
+    assert summary.hbm_write_after_run_bytes == 2048 * 4096 * 2
+    assert summary.achieved_hbm_bytes_per_s == pytest.approx(
+        summary.hbm_read_bytes / summary.latency_s  # type: ignore[operator]
+    )
+    assert "16.8 MB written (16.8 MB of it after the run, dirty in L2)" in format_summary(summary)
+    cold = load_op(EXAMPLES / "rmsnorm.yaml")  # no producer: every write in the run
+    cold_summary = summarize(cold, get_model("effective_roofline").predict(cold, hw), hw)
+    assert cold_summary.hbm_write_after_run_bytes == 0.0
+    assert cold_summary.achieved_hbm_bytes_per_s == pytest.approx(
+        cold_summary.hbm_bytes / cold_summary.latency_s  # type: ignore[operator]
+    )
+
+
 @pytest.mark.parametrize("model", model_names())
 @pytest.mark.parametrize("hardware", ["a100_40gb_pcie", "h100_sxm", "tpu_v5e"])
 def test_every_example_summarises(model: str, hardware: str) -> None:
-    """Every example the model supports gives finite, non-negative figures and a text block
-    whose first line names the op and whose body has no empty or 'None' value."""
+    """Every example the model supports gives finite, non-negative figures, DRAM traffic no
+    faster than the datasheet bandwidth while the op runs, and a text block whose first line
+    names the op and whose body has no empty or 'None' value."""
     hw, predictor = load_hardware(hardware), get_model(model)
     for path in sorted(EXAMPLES.glob("*.yaml")):
         op = load_op(path)
@@ -80,6 +106,7 @@ def test_every_example_summarises(model: str, hardware: str) -> None:
         summary = summarize(op, predictor.predict(op, hw), hw)
         for value in (summary.compute_fraction, summary.hbm_fraction, summary.average_power_w):
             assert value is None or 0 <= value < float("inf")
+        assert summary.hbm_fraction is None or summary.hbm_fraction <= 1 + 1e-9, path.name
         if summary.engine is Engine.MEMORY:
             assert summary.peak_flops_per_s is None
         text = format_summary(summary)

@@ -5,10 +5,17 @@ Every figure is derived from the :class:`~opmodel.core.profile.OpProfile` and th
 :class:`~opmodel.hardware.HardwareSpec` it was predicted on; nothing is re-modelled:
 
     achieved FLOP/s   = flops / latency_s
-    achieved HBM B/s  = (hbm read + write bytes) / latency_s
+    achieved HBM B/s  = HBM bytes moved while the op runs / latency_s
     intensity         = flops / hbm bytes           (FLOP per byte of DRAM traffic)
     ridge point       = engine peak / HBM bandwidth (Williams et al., CACM 2009, the roofline)
     average power     = energy_j / latency_s
+
+The bytes moved while the op runs are the profile's HBM reads and writes, except where a
+streaming kernel's diagnostics say part of its output stays dirty in a write-back L2 past its
+end (``dram_write_bytes`` written, ``dram_write_back_bytes`` of them during the run; an op
+after its producer, docs/models/streaming.md, "Write-back"): the profile charges those writes
+to the op, which causes them, but they reach DRAM under later kernels, so they take no
+bandwidth in its time (and the run's write-back of the producer's dirty lines does).
 
 Peaks are the config's dense peaks at its rated clock (``compute.*_flops_per_s``,
 ``memory.levels[hbm].bandwidth_bytes_per_s``); a kernel-level model may run a kernel at another
@@ -61,6 +68,7 @@ class OpSummary:
     peak_flops_per_s: float | None
     hbm_read_bytes: int | None
     hbm_write_bytes: int | None
+    hbm_write_after_run_bytes: float  # of the written bytes, those left dirty in L2 past the end
     hbm_bandwidth_bytes_per_s: float
     limiter: str | None
     kernel: str | None
@@ -94,9 +102,11 @@ class OpSummary:
 
     @property
     def achieved_hbm_bytes_per_s(self) -> float | None:
-        """HBM bytes over latency."""
+        """HBM bytes moved while the op runs (module docstring) over latency."""
         nbytes = self.hbm_bytes
-        return nbytes / self.latency_s if nbytes is not None and self.latency_s > 0 else None
+        if nbytes is None or self.latency_s <= 0:
+            return None
+        return (nbytes - self.hbm_write_after_run_bytes) / self.latency_s
 
     @property
     def hbm_fraction(self) -> float | None:
@@ -178,6 +188,16 @@ def _grid(diagnostics: Mapping[str, Any]) -> str | None:
     return ", ".join(parts) or None
 
 
+def _write_after_run(diagnostics: Mapping[str, Any]) -> float:
+    """Written bytes a streaming kernel leaves dirty in L2 past its end, less the producer's
+    dirty lines its run writes back (negative when those are more); 0 where the diagnostics
+    do not split the writes (module docstring)."""
+    written, during = diagnostics.get("dram_write_bytes"), diagnostics.get("dram_write_back_bytes")
+    if isinstance(written, int | float) and isinstance(during, int | float):
+        return float(written - during)
+    return 0.0
+
+
 def _clock(diagnostics: Mapping[str, Any]) -> float | None:
     clock = diagnostics.get("sm_clock_hz")
     return float(clock) if isinstance(clock, int | float) and clock > 0 else None
@@ -209,6 +229,7 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
         peak_flops_per_s=_peak(hardware, profile.engine, dtype),
         hbm_read_bytes=None if hbm is None else hbm.read_bytes,
         hbm_write_bytes=None if hbm is None else hbm.write_bytes,
+        hbm_write_after_run_bytes=_write_after_run(diagnostics),
         hbm_bandwidth_bytes_per_s=hardware.hbm.bandwidth_bytes_per_s,
         limiter=_limiter(diagnostics),
         kernel=_kernel(diagnostics),

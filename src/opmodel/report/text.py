@@ -51,9 +51,13 @@ def _hbm_line(s: OpSummary) -> str | None:
     if s.hbm_read_bytes is None or s.hbm_write_bytes is None:
         return None
     line = f"{si(s.hbm_read_bytes, 'B')} read, {si(s.hbm_write_bytes, 'B')} written"
+    deferred = s.hbm_write_after_run_bytes >= 0.005 * s.hbm_write_bytes > 0
+    if deferred:
+        line += f" ({si(s.hbm_write_after_run_bytes, 'B')} of it after the run, dirty in L2)"
     achieved = s.achieved_hbm_bytes_per_s
     if achieved is not None:
-        line += f": {si(achieved, 'B/s')}{_percent(s.hbm_fraction)}"
+        during = " while it runs" if deferred else ""
+        line += f": {si(achieved, 'B/s')}{during}{_percent(s.hbm_fraction)}"
         line += si(s.hbm_bandwidth_bytes_per_s, "B/s")
     return line
 
