@@ -112,6 +112,26 @@ def _elementwise(s: Sizes, d: DType) -> LocalOp:
     return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", (s["n"],), d)))
 
 
+def _warm(op: LocalOp, warm_bytes: int, s: Sizes) -> LocalOp:
+    """``op`` read right after its producer, which wrote ``warm_bytes`` of its inputs and moved
+    ``extra`` more bytes, in ``waves`` bursts (docs/op_files.md, ``warm_l2``, ``warm_input``)."""
+    attrs = {**op.attrs, "producer_bytes": warm_bytes + s["extra"], "producer_waves": s["waves"]}
+    if s["inputs"] > 1:  # the residual add's fresh operand: the last input
+        attrs["warm_input"] = s["inputs"] - 1
+    else:
+        attrs["warm_l2"] = True
+    return LocalOp(name=op.name, kind=op.kind, phase=op.phase, tensors=op.tensors, attrs=attrs)
+
+
+def _warm_rmsnorm(s: Sizes, d: DType) -> LocalOp:
+    op = _row(OpKind.RMSNORM, 1)(s, d)
+    return _warm(op, s["rows"] * s["length"] * d.bits // 8, {**s, "inputs": 1})
+
+
+def _warm_elementwise(s: Sizes, d: DType) -> LocalOp:
+    return _warm(_elementwise(s, d), s["n"] * d.bits // 8, s)
+
+
 def _reduction(s: Sizes, d: DType) -> LocalOp:
     return _op(
         OpKind.REDUCTION,
@@ -236,6 +256,18 @@ VARIANTS: dict[str, Builder] = {
         _ints(**_ATTN, extra=(0, 4096), context=(0, 0)),
         lambda s, d: backward_of(packed_prefill(s, d)),
         ("hkv", "extra"),
+    ),
+    # after their producer: the share of the warm input still in L2, and the output lines the
+    # L2 holds past the end (docs/models/streaming.md, "Warm inputs", "Write-back")
+    "rmsnorm_warm": Builder(
+        _ints(**_ROWS, extra=(0, 1 << 30), waves=(1, 64)),
+        _warm_rmsnorm,
+        ("rows", "length", "extra"),
+    ),
+    "elementwise_warm": Builder(
+        _ints(n=(1, 1 << 26), inputs=(1, 3), extra=(0, 1 << 30), waves=(1, 64)),
+        _warm_elementwise,
+        ("n", "extra"),
     ),
     "attention_backward": Builder(
         _ints(**_ATTN, sq=(1, 4096), extra_kv=(0, 0)),
