@@ -17,7 +17,7 @@ from opmodel.core.profile import Footprint, footprint_of
 from opmodel.core.values import state_without_cache
 from opmodel.core.views import AttentionView, OpView, build_view
 
-__all__ = ["MAX_TENSOR_ELEMENTS", "LocalOp", "TensorSpec", "coerce_enum", "tensor_at"]
+__all__ = ["MAX_TENSOR_ELEMENTS", "LocalOp", "TensorSpec", "coerce_enum", "integer_of", "tensor_at"]
 
 _E = TypeVar("_E", bound=StrEnum)
 
@@ -41,7 +41,7 @@ def coerce_enum(enum_cls: type[_E], value: object, where: str) -> _E:
 MAX_TENSOR_ELEMENTS = 2**63 - 1
 
 
-def _dimension(dim: object) -> int | None:
+def integer_of(dim: object) -> int | None:
     """``dim`` as a Python int when it is an integer that is not a boolean: an int or any
     integer type with ``__index__`` (numpy's ``int64``, ``uint32``, ...); else None."""
     if isinstance(dim, bool) or not isinstance(dim, SupportsIndex):
@@ -67,7 +67,7 @@ def _check_shape(shape: object, where: str) -> tuple[int, ...]:
         )
     if len(shape) == 0:
         raise OpValidationError(f"{where}: must have at least one dimension (got {shape!r})")
-    dims = tuple(dim for dim in map(_dimension, shape) if dim is not None and dim > 0)
+    dims = tuple(dim for dim in map(integer_of, shape) if dim is not None and dim > 0)
     if len(dims) != len(shape):
         raise OpValidationError(
             f"{where}: every dimension must be a positive integer (got {shape!r})"

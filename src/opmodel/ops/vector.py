@@ -1,0 +1,219 @@
+"""Constructors of the row and elementwise ops: softmax, layernorm, rmsnorm, elementwise,
+RoPE, reduction, embedding and copy (README, "Conventions of the op kinds").
+
+Extra keyword arguments are op attrs (``implementation``, ``warm_l2``, ``producer_bytes``,
+...), checked against the kind's schema. The backward pass of a row op is
+``opmodel.backward_of(op)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from opmodel.core.attrs import ELEMENTWISE_FLOPS_PER_ELEMENT, AttrValue
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import OpValidationError, did_you_mean
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.ops._common import assemble, dtype_of, positive, tensor
+
+__all__ = [
+    "copy",
+    "elementwise",
+    "embedding",
+    "layernorm",
+    "reduction",
+    "rmsnorm",
+    "rope",
+    "softmax",
+]
+
+_IN, _W, _OUT = TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT
+# functions of two inputs (x and y, or the forward's x or output and dy), and of three
+_TWO_INPUTS = frozenset(
+    {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul", "dropout"}
+    | {f for f in ELEMENTWISE_FLOPS_PER_ELEMENT if f.endswith("_backward")}
+)
+_THREE_INPUTS = frozenset({"fma"})
+
+
+def _shape(where: str, shape: int | Sequence[int]) -> tuple[int, ...]:
+    """``shape`` (an element count or a list of dimensions) as a tuple of positive ints."""
+    if isinstance(shape, Sequence) and not isinstance(shape, str | bytes):
+        if not shape:
+            raise OpValidationError(f"{where}: shape must have at least one dimension (got [])")
+        return tuple(positive(where, f"shape[{i}]", dim) for i, dim in enumerate(shape))
+    return (positive(where, "shape", shape),)
+
+
+def _row_op(
+    kind: OpKind, rows: int, length: int, dtype: DType | str, weights: int
+) -> tuple[TensorSpec, ...]:
+    """x ``[rows, length]``, ``weights`` vectors of ``length`` and y ``[rows, length]``."""
+    where = f"ops.{kind.value}"
+    r, n = positive(where, "rows", rows), positive(where, "length", length)
+    d = dtype_of(where, "dtype", dtype)
+    gammas = tuple(tensor(_W, (n,), d) for _ in range(weights))
+    return (tensor(_IN, (r, n), d), *gammas, tensor(_OUT, (r, n), d))
+
+
+def softmax(
+    rows: int,
+    length: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """Softmax over each of ``rows`` rows of ``length`` elements."""
+    tensors = _row_op(OpKind.SOFTMAX, rows, length, dtype, 0)
+    return assemble(OpKind.SOFTMAX, (name, phase), tensors, {}, attrs)
+
+
+def layernorm(
+    rows: int,
+    length: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    affine: bool = True,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """LayerNorm of ``rows`` rows of ``length``, with gamma and beta unless ``affine=False``."""
+    tensors = _row_op(OpKind.LAYERNORM, rows, length, dtype, 2 if affine else 0)
+    return assemble(OpKind.LAYERNORM, (name, phase), tensors, {}, attrs)
+
+
+def rmsnorm(
+    rows: int,
+    length: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """RMSNorm of ``rows`` rows of ``length``, with its weight vector."""
+    tensors = _row_op(OpKind.RMSNORM, rows, length, dtype, 1)
+    return assemble(OpKind.RMSNORM, (name, phase), tensors, {}, attrs)
+
+
+def elementwise(
+    function: str,
+    shape: int | Sequence[int],
+    dtype: DType | str = DType.BF16,
+    *,
+    inputs: int | None = None,
+    out_dtype: DType | str | None = None,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """``function`` over tensors of ``shape``: ``inputs`` of them (default: 2 for binary
+    functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``,
+    else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast`` changes it)."""
+    where = "ops.elementwise"
+    if function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
+        known = sorted(ELEMENTWISE_FLOPS_PER_ELEMENT)
+        hint = did_you_mean(function, known) if isinstance(function, str) else ""
+        msg = f"{where}: function must be one of {', '.join(known)} (got {function!r}){hint}"
+        raise OpValidationError(msg)
+    dims = _shape(where, shape)
+    d = dtype_of(where, "dtype", dtype)
+    default = 3 if function in _THREE_INPUTS else 2 if function in _TWO_INPUTS else 1
+    count = default if inputs is None else positive(where, "inputs", inputs)
+    out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
+    tensors = (*(tensor(_IN, dims, d) for _ in range(count)), tensor(_OUT, dims, out))
+    return assemble(
+        OpKind.ELEMENTWISE, (name or function, phase), tensors, {"function": function}, attrs
+    )
+
+
+def rope(
+    tokens: int,
+    heads: int,
+    head_dim: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    implementation: str | None = "vllm",
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """Rotary position embedding of ``heads`` heads (the query and key heads together) of
+    ``head_dim`` for each of ``tokens`` tokens, by the cos/sin row of each token's position,
+    in place (vLLM's kernel by default; ``implementation=None`` for a plain elementwise)."""
+    where = "ops.rope"
+    t, h = positive(where, "tokens", tokens), positive(where, "heads", heads)
+    size = positive(where, "head_dim", head_dim)
+    d = dtype_of(where, "dtype", dtype)
+    tensors = (
+        tensor(_IN, (t, h, size), d),
+        tensor(_IN, (t, 1, size), d),
+        tensor(_OUT, (t, h, size), d),
+    )
+    options: dict[str, AttrValue | None] = {"function": "rope", "implementation": implementation}
+    return assemble(OpKind.ELEMENTWISE, (name or "rope", phase), tensors, options, attrs)
+
+
+def reduction(
+    rows: int,
+    length: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    function: str | None = None,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """``function`` (sum, mean, max or min; default sum) over each of ``rows`` rows of
+    ``length`` elements into ``[rows]``."""
+    where = "ops.reduction"
+    r, n = positive(where, "rows", rows), positive(where, "length", length)
+    d = dtype_of(where, "dtype", dtype)
+    tensors = (tensor(_IN, (r, n), d), tensor(_OUT, (r,), d))
+    return assemble(OpKind.REDUCTION, (name, phase), tensors, {"function": function}, attrs)
+
+
+def embedding(
+    tokens: int,
+    vocab: int,
+    hidden: int,
+    dtype: DType | str = DType.BF16,
+    *,
+    index_dtype: DType | str = DType.INT64,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """A gather of ``tokens`` rows of a ``[vocab, hidden]`` table by integer indices."""
+    where = "ops.embedding"
+    t, v = positive(where, "tokens", tokens), positive(where, "vocab", vocab)
+    h = positive(where, "hidden", hidden)
+    d = dtype_of(where, "dtype", dtype)
+    tensors = (
+        tensor(_IN, (t,), dtype_of(where, "index_dtype", index_dtype)),
+        tensor(_W, (v, h), d),
+        tensor(_OUT, (t, h), d),
+    )
+    return assemble(OpKind.EMBEDDING, (name, phase), tensors, {}, attrs)
+
+
+def copy(
+    shape: int | Sequence[int],
+    dtype: DType | str = DType.BF16,
+    *,
+    out_dtype: DType | str | None = None,
+    name: str | None = None,
+    phase: Phase | str = Phase.INFERENCE,
+    **attrs: AttrValue,
+) -> LocalOp:
+    """A copy of a tensor of ``shape``, cast to ``out_dtype`` when given."""
+    where = "ops.copy"
+    dims = _shape(where, shape)
+    d = dtype_of(where, "dtype", dtype)
+    out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
+    tensors = (tensor(_IN, dims, d), tensor(_OUT, dims, out))
+    return assemble(OpKind.COPY, (name, phase), tensors, {}, attrs)

@@ -1,0 +1,116 @@
+"""opmodel.ops: each constructor builds the op its example file writes out tensor by tensor
+(equal ops: same name, kind, phase, tensors and attrs), its own arguments are checked with
+one-line errors, and the ops it builds predict on every model."""
+
+from __future__ import annotations
+
+import pytest
+
+from opmodel import LocalOp, OpValidationError, backward_of, ops
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model, model_names
+from opmodel.parsing import load_op
+
+from ..conftest import EXAMPLES
+
+ROUTING = [612, 488, 530, 397, 701, 455, 420, 493]  # examples/grouped_gemm.yaml
+BUILT = {
+    "gemm": lambda: ops.gemm(4096, 32768, 8192, phase="train_fwd"),
+    "batched_gemm": lambda: ops.batched_gemm(
+        128, 2048, 2048, 128, transpose_b=True, name="qk_scores", phase="prefill"
+    ),
+    "grouped_gemm": lambda: ops.grouped_gemm(
+        ROUTING, 28672, 4096, transpose_b=True, name="moe_expert_up", phase="prefill"
+    ),
+    "grouped_gemm_wgrad": lambda: ops.grouped_gemm_wgrad(
+        ROUTING, 4096, 28672, name="moe_expert_up_wgrad"
+    ),
+    "attention_prefill": lambda: ops.attention_prefill(1, 32, 4096, 128, kv_heads=8, causal=True),
+    "attention_decode": lambda: ops.attention_decode(16, 32, 8192, 128, kv_heads=8),
+    "attention_decode_mla": lambda: ops.attention_decode(
+        64,
+        128,
+        4096,
+        576,
+        kv_heads=1,
+        head_dim_v=512,
+        shared_kv=True,
+        page_size=64,
+        name="attention_decode_mla",
+    ),
+    "elementwise": lambda: ops.elementwise("silu_and_mul", (4096, 14336), phase="prefill"),
+    "rope": lambda: ops.rope(4096, 40, 128, phase="prefill"),
+    "embedding": lambda: ops.embedding(4096, 128256, 4096, phase="prefill"),
+    "rmsnorm": lambda: ops.rmsnorm(4096, 4096, phase="prefill"),
+    "layernorm": lambda: ops.layernorm(8192, 4096, phase="train_fwd"),
+    "copy": lambda: ops.copy((8192, 8192), out_dtype="fp32", name="cast_copy", phase="train_fwd"),
+    "reduction": lambda: ops.reduction(
+        8192, 4096, "fp32", function="sum", name="row_sum", phase="train_fwd"
+    ),
+}
+
+
+@pytest.mark.parametrize("example", sorted(BUILT))
+def test_a_constructor_builds_its_example(example: str) -> None:
+    assert BUILT[example]() == load_op(EXAMPLES / f"{example}.yaml")
+
+
+def test_defaults_and_options() -> None:
+    """bf16 and phase inference by default; transposes lay A out [k, m] and B [n, k]; a
+    broadcast B has no batch dim; options at their defaults add no attrs."""
+    op = ops.gemm(64, 32, 16, transpose_a=True, transpose_b=True, out_dtype="fp32")
+    assert [t.shape for t in op.tensors] == [(16, 64), (32, 16), (64, 32)]
+    assert [t.dtype.value for t in op.tensors] == ["bf16", "bf16", "fp32"]
+    assert (op.name, op.phase.value) == ("gemm", "inference")
+    assert ops.gemm(64, 32, 16).attrs == {}
+    shared = ops.batched_gemm(4, 64, 32, 16, broadcast_b=True)
+    assert [t.shape for t in shared.tensors] == [(4, 64, 16), (16, 32), (4, 64, 32)]
+    assert ops.elementwise("add", 10).tensors[0].shape == (10,)
+    assert len(ops.elementwise("add", 10).tensors) == 3  # two inputs, one output
+    assert len(ops.elementwise("fma", 10).tensors) == 4
+    assert len(ops.elementwise("gelu", 10).tensors) == 2
+    assert len(ops.layernorm(8, 16, affine=False).tensors) == 2
+    chunk = ops.attention_prefill(2, 8, 128, 64, seq_kv=1024, causal=True)
+    assert [t.shape[2] for t in chunk.tensors] == [128, 1024, 1024, 128]
+
+
+def test_numpy_sizes_are_plain_ints() -> None:
+    np = pytest.importorskip("numpy")
+    op = ops.grouped_gemm(np.bincount([0, 0, 1, 3], minlength=4), np.int64(256), 128)
+    assert op.attrs["group_sizes"] == (2, 1, 0, 1)
+    assert op == ops.grouped_gemm([2, 1, 0, 1], 256, 128)
+
+
+@pytest.mark.parametrize(
+    ("build", "message"),
+    [
+        (lambda: ops.gemm(0, 8, 8), "ops.gemm: m must be a positive integer (got 0)"),
+        (lambda: ops.gemm(8, 2.5, 8), "ops.gemm: n must be a positive integer (got 2.5)"),
+        (lambda: ops.gemm(8, 8, True), "ops.gemm: k must be a positive integer (got True)"),
+        (lambda: ops.gemm(8, 8, 8, "bf17"), "ops.gemm: dtype: must be one of"),
+        (lambda: ops.gemm(8, 8, 8, phase="fwd"), "ops.gemm: phase: must be one of"),
+        (lambda: ops.grouped_gemm([4, -1], 8, 8), "group_sizes[1] must be an integer >= 0"),
+        (lambda: ops.grouped_gemm([0, 0], 8, 8), "at least one group with rows"),
+        (lambda: ops.grouped_gemm("4,4", 8, 8), "group_sizes must be a list of integers"),
+        (lambda: ops.elementwise("gleu", 8), "did you mean 'gelu'"),
+        (lambda: ops.copy([], "bf16"), "ops.copy: shape must have at least one dimension"),
+        (lambda: ops.attention_decode(1, 32, 64, 0), "head_dim must be a positive integer"),
+        (lambda: ops.attention_prefill(1, 32, 64, 64, kv_heads=5), "op 'attention_prefill'"),
+        (lambda: ops.gemm(8, 8, 8, cta_tile_mm=64), "cta_tile_m"),  # the kind's schema
+    ],
+)
+def test_bad_arguments_are_one_line_errors(build: object, message: str) -> None:
+    with pytest.raises(OpValidationError) as raised:
+        build()  # type: ignore[operator]
+    assert message in str(raised.value) and "\n" not in str(raised.value)
+
+
+@pytest.mark.parametrize("model", model_names())
+def test_every_constructed_op_predicts(model: str) -> None:
+    """Each constructor's op, and the backward of the attention and row ops, on an H100."""
+    hw, predictor = load_hardware("h100_sxm"), get_model(model)
+    built: list[LocalOp] = [build() for build in BUILT.values()]
+    built += [backward_of(ops.attention_prefill(1, 8, 512, 64)), backward_of(ops.rmsnorm(64, 512))]
+    built += [ops.softmax(64, 512), ops.elementwise("cast", 100, out_dtype="fp32")]
+    for op in built:
+        assert predictor.predict(op, hw).latency_s > 0
