@@ -4,9 +4,14 @@ one-line errors, and the ops it builds predict on every model."""
 
 from __future__ import annotations
 
+import csv
+import importlib.util
+import sys
+
 import pytest
 
 from opmodel import LocalOp, OpValidationError, backward_of, ops
+from opmodel.batch import op_from_row
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
@@ -114,3 +119,32 @@ def test_every_constructed_op_predicts(model: str) -> None:
     built += [ops.softmax(64, 512), ops.elementwise("cast", 100, out_dtype="fp32")]
     for op in built:
         assert predictor.predict(op, hw).latency_s > 0
+
+
+def _example_module() -> object:
+    """examples/llama3_8b_layer.py, imported from its path."""
+    spec = importlib.util.spec_from_file_location(
+        "llama3_8b_layer", EXAMPLES / "llama3_8b_layer.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_llama_example_lowers_the_sweep_table_s_layer(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The Python example's layer is the first 11 rows of examples/sweep_llama3_8b.csv, op for
+    op, and the script prints one line per op and the layer's sum."""
+    module = _example_module()
+    with (EXAMPLES / "sweep_llama3_8b.csv").open(encoding="utf-8") as table:
+        rows = list(csv.DictReader(table))[:11]
+    built = module.layer_ops(2048)  # type: ignore[attr-defined]
+    assert built == [op_from_row(row, "sweep_llama3_8b.csv") for row in rows]
+    monkeypatch.setattr(sys, "argv", ["llama3_8b_layer.py", "--hardware", "a10", "--tp", "2"])
+    module.main()  # type: ignore[attr-defined]
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 12 and lines[-1].startswith("layer ")
+    latencies = [float(line.split()[1]) for line in lines]
+    assert latencies[-1] == pytest.approx(sum(latencies[:-1]), abs=0.6)  # 0.1 us rounding each
