@@ -102,6 +102,11 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.attention_decode(1, 32, 64, 0), "head_dim must be a positive integer"),
         (lambda: ops.attention_prefill(1, 32, 64, 64, kv_heads=5), "op 'attention_prefill'"),
         (lambda: ops.gemm(8, 8, 8, cta_tile_mm=64), "cta_tile_m"),  # the kind's schema
+        (lambda: ops.gemm(8, 8, 8, transpose_a="yes"), "transpose_a: must be a boolean"),
+        (lambda: ops.layernorm(8, 8, affine=1), "ops.layernorm: affine must be True or False"),
+        (lambda: ops.batched_gemm(2, 8, 8, 8, broadcast_b="no"), "broadcast_b must be True"),
+        (lambda: ops.elementwise(["add"], 8), "function must be one of"),
+        (lambda: ops.attention_prefill(None, 8, 64, 64), "batch must be a positive integer"),
     ],
 )
 def test_bad_arguments_are_one_line_errors(build: object, message: str) -> None:

@@ -8,7 +8,7 @@ from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
 from opmodel.core.op import LocalOp, TensorSpec, coerce_enum, integer_of
 
-__all__ = ["assemble", "dtype_of", "non_negative", "positive", "tensor"]
+__all__ = ["assemble", "dtype_of", "flag", "non_negative", "positive", "tensor"]
 
 
 def positive(where: str, name: str, value: object) -> int:
@@ -26,6 +26,13 @@ def non_negative(where: str, name: str, value: object) -> int:
     if number is None or number < 0:
         raise OpValidationError(f"{where}: {name} must be an integer >= 0 (got {value!r})")
     return number
+
+
+def flag(where: str, name: str, value: object) -> bool:
+    """``value`` when it is a boolean (``True``/``False``, not 0, 1 or a string)."""
+    if not isinstance(value, bool):
+        raise OpValidationError(f"{where}: {name} must be True or False (got {value!r})")
+    return value
 
 
 def dtype_of(where: str, name: str, value: object) -> DType:

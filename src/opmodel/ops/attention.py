@@ -32,7 +32,12 @@ def _attention(
     head_dim's)."""
     where = f"ops.{kind.value}"
     d = dtype_of(where, "dtype", sizes.pop("dtype"))
-    n = {key: positive(where, key, value) for key, value in sizes.items() if value is not None}
+    optional = ("kv_heads", "seq_kv", "head_dim_v")
+    n = {
+        key: positive(where, key, value)
+        for key, value in sizes.items()
+        if value is not None or key not in optional
+    }
     b, hq, hkv = n["batch"], n["heads"], n.get("kv_heads", n["heads"])
     sq, skv = n["seq_q"], n.get("seq_kv", n["seq_q"])
     dqk = n["head_dim"]

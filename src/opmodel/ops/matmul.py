@@ -15,7 +15,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
 from opmodel.core.op import LocalOp
-from opmodel.ops._common import assemble, dtype_of, non_negative, positive, tensor
+from opmodel.ops._common import assemble, dtype_of, flag, non_negative, positive, tensor
 
 __all__ = ["batched_gemm", "gemm", "grouped_gemm", "grouped_gemm_wgrad"]
 
@@ -79,7 +79,7 @@ def batched_gemm(
     a, w, c = one.tensors
     tensors = (
         tensor(_IN, (b, *a.shape), a.dtype),
-        tensor(_W, w.shape if broadcast_b else (b, *w.shape), w.dtype),
+        tensor(_W, w.shape if flag(where, "broadcast_b", broadcast_b) else (b, *w.shape), w.dtype),
         tensor(_OUT, (b, *c.shape), c.dtype),
     )
     options: dict[str, AttrValue | None] = {"transpose_a": transpose_a, "transpose_b": transpose_b}

@@ -15,7 +15,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.ops._common import assemble, dtype_of, positive, tensor
+from opmodel.ops._common import assemble, dtype_of, flag, positive, tensor
 
 __all__ = [
     "copy",
@@ -82,7 +82,8 @@ def layernorm(
     **attrs: AttrValue,
 ) -> LocalOp:
     """LayerNorm of ``rows`` rows of ``length``, with gamma and beta unless ``affine=False``."""
-    tensors = _row_op(OpKind.LAYERNORM, rows, length, dtype, 2 if affine else 0)
+    weights = 2 if flag("ops.layernorm", "affine", affine) else 0
+    tensors = _row_op(OpKind.LAYERNORM, rows, length, dtype, weights)
     return assemble(OpKind.LAYERNORM, (name, phase), tensors, {}, attrs)
 
 
@@ -115,7 +116,7 @@ def elementwise(
     functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``,
     else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast`` changes it)."""
     where = "ops.elementwise"
-    if function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
+    if not isinstance(function, str) or function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
         known = sorted(ELEMENTWISE_FLOPS_PER_ELEMENT)
         hint = did_you_mean(function, known) if isinstance(function, str) else ""
         msg = f"{where}: function must be one of {', '.join(known)} (got {function!r}){hint}"
