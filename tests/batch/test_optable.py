@@ -100,7 +100,10 @@ def test_public_functions_refuse_wrong_types_in_one_line() -> None:
     """What a Python caller may pass by mistake (None, a string for a list) is a named error,
     not an AttributeError or TypeError from inside the function."""
     cases = [
-        (lambda: parse_tensors(None), ValueError, "expected the text of a tensors cell"),
+        # the package's own error (a ValueError too), as every error raised on purpose is
+        (lambda: parse_tensors(None), OpValidationError, "expected the text of a tensors cell"),
+        (lambda: parse_tensors("input:4xy:bf16"), OpValidationError, "integers joined by 'x'"),
+        (lambda: parse_tensors("[{]"), OpValidationError, "not valid JSON"),
         (lambda: op_from_row(None, "row 3"), ConfigError, "row 3: expected a mapping"),
         (lambda: format_tensors(None), OpValidationError, "expected a sequence of TensorSpec"),
         (lambda: format_tensors(["input:4x4:bf16"]), OpValidationError, "a list holding others"),

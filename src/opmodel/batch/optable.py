@@ -40,53 +40,53 @@ def _compact_tensor(entry: str, index: int) -> TensorSpec:
     parts = entry.strip().split(":")
     if len(parts) != 3:
         msg = f"tensor {index} '{entry}': expected role[/layout]:DIMxDIM...:dtype"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     role_layout, shape_text, dtype = parts
     role, _, layout = role_layout.partition("/")
     try:
         shape = tuple(int(dim) for dim in shape_text.lower().split("x"))
     except ValueError:
         msg = f"tensor {index} '{entry}': shape must be integers joined by 'x' (got '{shape_text}')"
-        raise ValueError(msg) from None
+        raise OpValidationError(msg) from None
     return tensor_at(f"tensor {index} '{entry}' ", role, shape, dtype, layout or None)
 
 
 def _json_tensor(entry: object, index: int) -> TensorSpec:
     if not isinstance(entry, dict) or not {"role", "shape", "dtype"} <= set(entry):
         msg = f"tensor {index}: expected an object with role, shape, dtype (got {entry!r})"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     unknown = set(entry) - {"role", "shape", "dtype", "layout"}
     if unknown:
         msg = (
             f"tensor {index}: unknown keys {sorted(unknown)} (accepted: role, shape, dtype, layout)"
         )
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     shape = entry["shape"]
     if not isinstance(shape, list):
         msg = f"tensor {index}: shape must be a list of integers (got {shape!r})"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     return tensor_at(
         f"tensor {index} ", entry["role"], tuple(shape), entry["dtype"], entry.get("layout")
     )
 
 
 def parse_tensors(text: str) -> tuple[TensorSpec, ...]:
-    """The tensors of one ``tensors`` cell (compact text or a JSON list); ValueError or
-    OpValidationError with a one-line reason otherwise."""
+    """The tensors of one ``tensors`` cell (compact text or a JSON list);
+    :class:`OpValidationError` (a ``ValueError``) with a one-line reason otherwise."""
     if not isinstance(text, str):
         kind = type(text).__name__
         msg = f"expected the text of a tensors cell, e.g. 'input:64x4096:bf16' (got {kind})"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     text = text.strip()
     if not text:
         msg = "expected at least one tensor (the cell is empty)"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     if text.startswith("["):
         try:
             entries = json.loads(text)
         except json.JSONDecodeError as exc:
             msg = f"not valid JSON ({exc.msg} at character {exc.pos})"
-            raise ValueError(msg) from None
+            raise OpValidationError(msg) from None
         return tuple(_json_tensor(entry, i) for i, entry in enumerate(entries))
     return tuple(_compact_tensor(entry, i) for i, entry in enumerate(text.split(";")))
 
@@ -116,10 +116,10 @@ def _attrs(text: str) -> dict[str, Any]:
         value = json.loads(text)
     except json.JSONDecodeError as exc:
         msg = f"not valid JSON ({exc.msg} at character {exc.pos})"
-        raise ValueError(msg) from None
+        raise OpValidationError(msg) from None
     if not isinstance(value, dict):
         msg = f"expected a JSON object (got {text})"
-        raise ValueError(msg)
+        raise OpValidationError(msg)
     return value
 
 
