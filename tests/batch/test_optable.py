@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from opmodel import ConfigError, DType, OpKind, OpValidationError
 from opmodel.batch import format_tensors, op_from_row, op_to_row, parse_tensors, predict_many
 from opmodel.batch.optable import row_key
+from opmodel.hardware import checked_power_state
+from opmodel.parsing import read_yaml_mapping
 
 from ..conformance.builders import BUILDERS
 
@@ -109,6 +111,9 @@ def test_public_functions_refuse_wrong_types_in_one_line() -> None:
         (lambda: format_tensors(["input:4x4:bf16"]), OpValidationError, "a list holding others"),
         (lambda: predict_many(None, "h100_sxm"), OpValidationError, "iterable of LocalOp"),
         (lambda: predict_many("gemm", "h100_sxm"), OpValidationError, "(got str)"),
+        (lambda: predict_many([], "h100_sxm", None), OpValidationError, "model must be a model"),
+        (lambda: read_yaml_mapping(None), ConfigError, "expected a file path (got None)"),
+        (lambda: checked_power_state("turbo"), ConfigError, "must be one of sustained, burst"),
     ]
     for call, error, text in cases:
         with pytest.raises(error, match=re.escape(text)):

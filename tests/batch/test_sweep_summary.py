@@ -71,3 +71,30 @@ def test_the_flags_must_be_booleans() -> None:
         SweepOptions(summary_columns="yes")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match=r"SweepOptions\.skip_invalid: must be true or false"):
         SweepOptions(skip_invalid=1)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("options", "message"),
+    [
+        ({"model": None}, "SweepOptions.model: must be a model name (got None)"),
+        ({"engine": "local"}, "SweepOptions.engine: must be an EngineChoice (got 'local')"),
+        ({"clock_hz": []}, "SweepOptions.clock_hz: must be None or a number of Hz (got [])"),
+        ({"clock_hz": True}, "SweepOptions.clock_hz: must be None or a number of Hz"),
+        ({"hardware_overrides": 3}, "SweepOptions.hardware_overrides: must be None or a mapping"),
+        ({"power_state": None}, "power_state must be one of sustained, burst (got None)"),
+    ],
+)
+def test_options_of_the_wrong_type_are_one_line_errors(
+    options: dict[str, object], message: str
+) -> None:
+    """Found by a fuzzer over the public functions: these were AttributeErrors and
+    TypeErrors from inside the sweep (``engine.workers``, ``overrides.items()``, hashing a
+    list), or a bare ValueError."""
+    with pytest.raises(ConfigError) as raised:
+        SweepOptions(**options)  # type: ignore[arg-type]
+    assert str(raised.value) == message or str(raised.value).startswith(message)
+
+
+def test_run_sweep_takes_sweep_options(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="run_sweep: options must be a SweepOptions"):
+        run_sweep(_ops_table(tmp_path), "a10", tmp_path / "o.csv", {"model": "roofline"})  # type: ignore[arg-type]

@@ -57,7 +57,7 @@ def resolve(
         return spec, get_model(model)
     if not isinstance(model, OpModel):
         msg = f"predict_many: model must be a model name or an OpModel (got {model!r})"
-        raise TypeError(msg)
+        raise OpValidationError(msg)
     return spec, model
 
 

@@ -150,13 +150,39 @@ class SweepOptions:
             value = getattr(self, name)
             if not isinstance(value, bool):
                 raise ConfigError([f"SweepOptions.{name}: must be true or false (got {value!r})"])
-        try:
-            checked_power_state(self.power_state)
-        except ValueError as exc:
-            raise ConfigError([str(exc)]) from None
+        checked_power_state(self.power_state)
+        _check_types(self)
         if self.power_state == "burst" and self.clock_hz is not None:
             msg = "power_state 'burst' applies to an unlocked device; clock_hz locks the clock"
             raise ConfigError([msg])
+
+
+def _check_types(opts: SweepOptions) -> None:
+    """What a Python caller may pass by mistake: the model's name, the engine, the clock and
+    the overrides of the wrong type, each a one-line :class:`ConfigError`."""
+    clock = opts.clock_hz
+    checks = (
+        ("model", opts.model, isinstance(opts.model, str), "a model name"),
+        ("engine", opts.engine, isinstance(opts.engine, EngineChoice), "an EngineChoice"),
+        ("clock_hz", clock, clock is None or _number(clock), "None or a number of Hz"),
+        (
+            "hardware_overrides",
+            opts.hardware_overrides,
+            _mapping(opts.hardware_overrides),
+            "None or a mapping of dotted path -> value",
+        ),
+    )
+    for name, value, ok, accepted in checks:
+        if not ok:
+            raise ConfigError([f"SweepOptions.{name}: must be {accepted} (got {value!r})"])
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+def _mapping(value: object) -> bool:
+    return value is None or isinstance(value, Mapping)
 
 
 def _predict(
@@ -218,6 +244,8 @@ def run_sweep(
     ``options.skip_invalid`` records it in an ``error`` column instead. ``progress(done,
     total)`` is called as distinct ops finish.
     """
+    if options is not None and not isinstance(options, SweepOptions):
+        raise ConfigError([f"run_sweep: options must be a SweepOptions (got {options!r})"])
     opts = options or SweepOptions()
     burst = opts.power_state == "burst"
     start = time.perf_counter()

@@ -49,10 +49,11 @@ POWER_STATES = ("sustained", "burst")
 
 
 def checked_power_state(state: str) -> str:
-    """``state`` when it is one of :data:`POWER_STATES`; ValueError naming them otherwise."""
-    if state not in POWER_STATES:
+    """``state`` when it is one of :data:`POWER_STATES`; a one-line :class:`ConfigError` (a
+    ``ValueError``) naming them otherwise."""
+    if not isinstance(state, str) or state not in POWER_STATES:
         msg = f"power_state must be one of {', '.join(POWER_STATES)} (got {state!r})"
-        raise ValueError(msg)
+        raise ConfigError([msg])
     return state
 
 

@@ -53,7 +53,11 @@ def read_yaml_text(text: str, source: str) -> dict[str, Any]:
 
 
 def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """Read and parse the YAML mapping in ``path``."""
+    """Read and parse the YAML mapping in ``path`` (a path or its text)."""
+    if isinstance(path, str) and path:
+        path = Path(path)
+    if not isinstance(path, Path):
+        raise ConfigError([f"read_yaml_mapping: expected a file path (got {path!r})"])
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
