@@ -6,7 +6,7 @@ import operator
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
-from typing import Any, SupportsIndex, TypeVar
+from typing import Any, SupportsIndex, TypeVar, cast
 
 from opmodel.core.attrs import AttrValue, FrozenAttrs, validate_attrs
 from opmodel.core.dtypes import DType, nbytes_of
@@ -44,10 +44,14 @@ MAX_TENSOR_ELEMENTS = 2**63 - 1
 def integer_of(dim: object) -> int | None:
     """``dim`` as a Python int when it is an integer that is not a boolean: an int or any
     integer type with ``__index__`` (numpy's ``int64``, ``uint32``, ...); else None."""
-    if isinstance(dim, bool) or not isinstance(dim, SupportsIndex):
+    if type(dim) is int:
+        return dim
+    # hasattr on the type: what isinstance(dim, SupportsIndex) checks, without the cost of a
+    # runtime Protocol check (about 3 µs a call)
+    if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
         return None
     try:
-        return operator.index(dim)
+        return operator.index(cast(SupportsIndex, dim))
     except TypeError:  # numpy's bool has __index__ and refuses
         return None
 
