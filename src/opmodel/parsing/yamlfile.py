@@ -52,8 +52,8 @@ def read_yaml_text(text: str, source: str) -> dict[str, Any]:
     return data
 
 
-def read_yaml_mapping(path: Path) -> dict[str, Any]:
-    """Read and parse the YAML mapping in ``path`` (a path or its text)."""
+def read_yaml_mapping(path: Path | str) -> dict[str, Any]:
+    """Read and parse the YAML mapping in the file ``path`` (a ``Path`` or a string)."""
     if isinstance(path, str) and path:
         path = Path(path)
     if not isinstance(path, Path):
