@@ -60,6 +60,10 @@ def test_walk_matches_the_literal_loop(runs: list[tuple[int, int]], parts: int) 
     assert schedule(tuple(blocks), parts) == expected
 
 
+def test_no_requests_give_no_work() -> None:
+    assert schedule((), 66) == literal([], 66) == (0, 0, 0, 0)
+
+
 def test_a_large_equal_batch_matches_the_loop() -> None:
     """20,000 requests of 64 blocks on 66 parts (DeepSeek-V3's 128 heads on an H100): the
     bulk walk's result is the loop's, and a grid of that batch is built from one run."""

@@ -66,6 +66,8 @@ def schedule_runs(runs: tuple[tuple[int, int], ...], parts: int) -> tuple[int, i
     """:func:`schedule` over runs of ``(blocks, requests)``, requests of equal length in a row:
     one step per part, the whole requests of a run a part holds taken together, so the walk
     costs ``O(parts + runs)`` however many requests a run holds."""
+    if not runs:  # no requests: no part gets work
+        return 0, 0, 0, 0
     fixed = _FIXED_OVERHEAD_BLOCKS
     payload = -(-sum((blocks + fixed) * count for blocks, count in runs) // parts) + fixed
     following = iter(runs[1:])
