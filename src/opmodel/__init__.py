@@ -3,6 +3,7 @@
 ``model.predict(local_op, hardware) -> OpProfile``. See the README for a quickstart.
 """
 
+from opmodel import ops
 from opmodel.core import (
     ConfigError,
     DType,
@@ -42,6 +43,7 @@ __all__ = [
     "__version__",
     "backward_of",
     "gemm_backward_of",
+    "ops",
 ]
 
 __version__ = "0.1.0"
