@@ -40,8 +40,14 @@ def add_set_option(parser: Any) -> None:
 def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any], None]) -> None:
     """Add ``hardware list|show|check``; results are printed with ``emit``."""
 
-    def list_configs(_args: argparse.Namespace) -> None:
-        emit([hardware_summary(load_hardware(name)) for name in shipped_hardware_names()])
+    def list_configs(args: argparse.Namespace) -> None:
+        summaries = [hardware_summary(load_hardware(name)) for name in shipped_hardware_names()]
+        if args.format == "text":
+            from opmodel.report import format_hardware_table  # noqa: PLC0415 - text only
+
+            sys.stdout.write(format_hardware_table(summaries))
+            return
+        emit(summaries)
 
     def show(args: argparse.Namespace) -> None:
         emit(load_hardware(args.name, overrides=overrides_of(args)))
@@ -67,9 +73,14 @@ def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any],
     hw_commands = hardware.add_subparsers(
         dest="hw_command", required=True, parser_class=parser_class
     )
-    hw_commands.add_parser("list", help="summarise the shipped configs").set_defaults(
-        handler=list_configs
+    list_parser = hw_commands.add_parser("list", help="summarise the shipped configs")
+    list_parser.add_argument(
+        "--format",
+        choices=("json", "text"),
+        default="json",
+        help="json (default) or an aligned table for reading",
     )
+    list_parser.set_defaults(handler=list_configs)
     show_parser = hw_commands.add_parser("show", help="print a resolved config")
     show_parser.add_argument("name", help="shipped name or YAML path")
     add_set_option(show_parser)
