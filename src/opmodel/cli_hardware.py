@@ -37,38 +37,39 @@ def add_set_option(parser: Any) -> None:
     )
 
 
+def _list_configs(args: argparse.Namespace, emit: Callable[[Any], None]) -> None:
+    """``hardware list``: the shipped configs' summaries, as JSON or an aligned table."""
+    summaries = [hardware_summary(load_hardware(name)) for name in shipped_hardware_names()]
+    if args.format == "text":
+        from opmodel.report import format_hardware_table  # noqa: PLC0415 - text only
+
+        sys.stdout.write(format_hardware_table(summaries))
+        return
+    emit(summaries)
+
+
+def _check(args: argparse.Namespace, emit: Callable[[Any], None]) -> None:
+    """``hardware check FILE``: valid or every problem; peak warnings on stderr, and what a
+    file that extends another changes in it."""
+    spec = load_hardware(Path(args.file))
+    warnings = peak_warnings(spec)
+    for warning in warnings:
+        sys.stderr.write(f"warning: {args.file}: {warning}\n")
+    changes = extends_changes(Path(args.file))
+    emit(
+        {
+            "file": args.file,
+            "valid": True,
+            "name": spec.name,
+            "kind": spec.kind,
+            "warnings": warnings,
+            **({"changes": changes} if changes else {}),
+        }
+    )
+
+
 def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any], None]) -> None:
     """Add ``hardware list|show|check``; results are printed with ``emit``."""
-
-    def list_configs(args: argparse.Namespace) -> None:
-        summaries = [hardware_summary(load_hardware(name)) for name in shipped_hardware_names()]
-        if args.format == "text":
-            from opmodel.report import format_hardware_table  # noqa: PLC0415 - text only
-
-            sys.stdout.write(format_hardware_table(summaries))
-            return
-        emit(summaries)
-
-    def show(args: argparse.Namespace) -> None:
-        emit(load_hardware(args.name, overrides=overrides_of(args)))
-
-    def check(args: argparse.Namespace) -> None:
-        spec = load_hardware(Path(args.file))
-        warnings = peak_warnings(spec)
-        for warning in warnings:
-            sys.stderr.write(f"warning: {args.file}: {warning}\n")
-        changes = extends_changes(Path(args.file))
-        emit(
-            {
-                "file": args.file,
-                "valid": True,
-                "name": spec.name,
-                "kind": spec.kind,
-                "warnings": warnings,
-                **({"changes": changes} if changes else {}),
-            }
-        )
-
     hardware = commands.add_parser("hardware", help="list, show or check hardware configs")
     hw_commands = hardware.add_subparsers(
         dest="hw_command", required=True, parser_class=parser_class
@@ -80,11 +81,13 @@ def add_hardware_parser(commands: Any, parser_class: type, emit: Callable[[Any],
         default="json",
         help="json (default) or an aligned table for reading",
     )
-    list_parser.set_defaults(handler=list_configs)
+    list_parser.set_defaults(handler=lambda args: _list_configs(args, emit))
     show_parser = hw_commands.add_parser("show", help="print a resolved config")
     show_parser.add_argument("name", help="shipped name or YAML path")
     add_set_option(show_parser)
-    show_parser.set_defaults(handler=show)
+    show_parser.set_defaults(
+        handler=lambda args: emit(load_hardware(args.name, overrides=overrides_of(args)))
+    )
     check_parser = hw_commands.add_parser("check", help="validate a config file")
     check_parser.add_argument("file", help="YAML path")
-    check_parser.set_defaults(handler=check)
+    check_parser.set_defaults(handler=lambda args: _check(args, emit))
