@@ -3,6 +3,8 @@ text format, and bad arguments."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from opmodel import Engine, OpValidationError
@@ -10,6 +12,7 @@ from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
 from opmodel.report import format_summary, si, summarize
+from opmodel.report.accuracy import TABLE_PATH
 
 from ..conftest import EXAMPLES, gemm
 
@@ -141,3 +144,20 @@ def test_bad_arguments_are_one_line_errors() -> None:
         format_summary(profile)  # type: ignore[arg-type]
     with pytest.raises(OpValidationError, match="si: value must be a number"):
         si("1", "s")  # type: ignore[arg-type]
+
+
+def test_the_text_quotes_the_measured_error_of_the_kind_on_the_config() -> None:
+    """effective_roofline's RMSNorm on h100_sxm: the table's held-out figure for that kind and
+    config, with its row count and bias; a kind without rows says so; the roofline, which the
+    table does not cover, quotes nothing."""
+    rows = {(r["kind"], r["hardware"]): r for r in json.loads(TABLE_PATH.read_text())["rows"]}
+    row = rows[("rmsnorm", "h100_sxm")]
+    hw, op = load_hardware("h100_sxm"), load_op(EXAMPLES / "rmsnorm.yaml")
+    text = format_summary(summarize(op, get_model("effective_roofline").predict(op, hw), hw))
+    quoted = f"{100 * row['mape']:.1f} % MAPE ({row['geomean_ratio']:.2f}x) over {row['count']:,}"
+    assert f"  validated  {quoted} held-out rmsnorm kernels measured on h100_sxm" in text
+    l40s, back = load_hardware("l40s"), load_op(EXAMPLES / "layernorm_backward.yaml")
+    summary = summarize(back, get_model("effective_roofline").predict(back, l40s), l40s)
+    assert summary.validated is not None
+    assert summary.validated.startswith("no held-out layernorm_backward rows for l40s")
+    assert summarize(op, get_model("roofline").predict(op, hw), hw).validated is None

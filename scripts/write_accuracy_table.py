@@ -1,0 +1,29 @@
+"""Write ``src/opmodel/configs/accuracy/effective_roofline.json``: the held-out error of
+``effective_roofline`` by op kind and hardware that ``opmodel predict --format text`` quotes
+(:mod:`opmodel.validation.accuracy_table`). Run after any change that moves a validation
+figure; tests/validation/test_accuracy_table.py fails until the file matches.
+
+Usage: python scripts/write_accuracy_table.py [--data-dir data]
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from opmodel.validation.accuracy_table import accuracy_table
+
+ROOT = Path(__file__).resolve().parent.parent
+TABLE = ROOT / "src" / "opmodel" / "configs" / "accuracy" / "effective_roofline.json"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
+    args = parser.parse_args()
+    TABLE.write_text(accuracy_table(args.data_dir), encoding="utf-8")
+    print(f"wrote {TABLE.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

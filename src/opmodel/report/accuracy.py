@@ -1,0 +1,58 @@
+"""What a prediction's kind has measured against on its device: the held-out error of
+``effective_roofline`` by op kind and hardware config, from the table in
+``configs/accuracy/effective_roofline.json`` (written by ``python
+scripts/write_accuracy_table.py`` from ``opmodel validate-gemm-latency`` and ``opmodel
+validate-ops``, checked against a rerun by the tests; :mod:`opmodel.validation.accuracy_table`).
+
+The line names the config the rows were measured on: a what-if variant of it, another clock or
+another kind of op was not measured (docs/validation.md).
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.enums import TensorRole
+from opmodel.core.op import LocalOp
+from opmodel.parsing.textfile import read_json_file
+
+__all__ = ["TABLE_PATH", "validated_line"]
+
+TABLE_PATH = (
+    Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "effective_roofline.json"
+)
+_MODEL = "effective_roofline"
+
+
+@lru_cache(maxsize=1)
+def _table() -> dict[tuple[str, str], dict[str, Any]]:
+    """(kind, hardware) -> row of the shipped table."""
+    rows = read_json_file(TABLE_PATH)["rows"]
+    return {(row["kind"], row["hardware"]): row for row in rows}
+
+
+def _kind(op: LocalOp) -> str:
+    """The table's kind of ``op``: its kind, with ``_backward`` for a backward pass."""
+    backward = any(t.role is TensorRole.GRAD for t in op.tensors)
+    return f"{op.kind.value}_backward" if backward else op.kind.value
+
+
+def validated_line(op: LocalOp, implementation: str, hardware_name: str) -> str | None:
+    """``9.0 % MAPE (0.99x) over 22,658 held-out gemm kernels measured on h100_sxm``, or that
+    the table has no rows for the kind on the config (other checks, such as published
+    throughputs, are in docs/validation.md); None for the models the table does not cover."""
+    if not implementation.startswith(f"{_MODEL}/"):
+        return None
+    kind = _kind(op)
+    row = _table().get((kind, hardware_name))
+    if row is None:
+        return (
+            f"no held-out {kind} rows for {hardware_name} in the measured tables "
+            "(docs/validation.md lists every check)"
+        )
+    return (
+        f"{100 * row['mape']:.1f} % MAPE ({row['geomean_ratio']:.2f}x) over {row['count']:,} "
+        f"held-out {kind} kernels measured on {hardware_name} (docs/validation.md)"
+    )
