@@ -84,6 +84,8 @@ def test_numpy_sizes_are_plain_ints() -> None:
     op = ops.grouped_gemm(np.bincount([0, 0, 1, 3], minlength=4), np.int64(256), 128)
     assert op.attrs["group_sizes"] == (2, 1, 0, 1)
     assert op == ops.grouped_gemm([2, 1, 0, 1], 256, 128)
+    assert ops.copy(np.array([4, 8])) == ops.copy((4, 8))
+    assert ops.elementwise("add", np.int32(16)) == ops.elementwise("add", 16)
 
 
 @pytest.mark.parametrize(

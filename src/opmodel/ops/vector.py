@@ -31,14 +31,18 @@ __all__ = [
 _IN, _W, _OUT = TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT
 # functions of two inputs (x and y, or the forward's x or output and dy), and of three
 _TWO_INPUTS = frozenset(
-    {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul", "dropout"}
+    {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul"}
     | {f for f in ELEMENTWISE_FLOPS_PER_ELEMENT if f.endswith("_backward")}
 )
 _THREE_INPUTS = frozenset({"fma"})
 
 
 def _shape(where: str, shape: int | Sequence[int]) -> tuple[int, ...]:
-    """``shape`` (an element count or a list of dimensions) as a tuple of positive ints."""
+    """``shape`` (an element count, or a list, tuple or numpy array of dimensions) as a tuple
+    of positive ints."""
+    listed = getattr(shape, "tolist", None)
+    if callable(listed) and not isinstance(shape, int):  # a numpy array (or scalar)
+        shape = listed()
     if isinstance(shape, Sequence) and not isinstance(shape, str | bytes):
         if not shape:
             raise OpValidationError(f"{where}: shape must have at least one dimension (got [])")
