@@ -43,6 +43,10 @@ def test_summary_columns_are_the_report_figures(tmp_path: Path, workers: int | N
             assert row["compute_fraction"] == ""
         else:
             assert float(row["compute_fraction"]) == pytest.approx(fraction)
+        measured = expected.validated
+        assert measured is not None  # effective_roofline's kinds are all in the table's reach
+        assert int(row["validated_rows"]) == measured.rows
+        assert row["validated_mape"] == ("" if measured.mape is None else str(measured.mape))
     assert rows[0]["sm_clock_hz"] and not rows[1]["sm_clock_hz"]  # GEMM reports it; a norm not
 
 

@@ -43,9 +43,13 @@ SUMMARY_COLUMNS = (
     "hbm_bytes_per_s",
     "hbm_fraction",
     "average_power_w",
+    "validated_mape",
+    "validated_rows",
 )
 """Columns ``opmodel sweep --summary-columns`` appends after :data:`RESULT_COLUMNS`: what
-:func:`opmodel.report.summarize` derives from each profile (empty where it gives nothing)."""
+:func:`opmodel.report.summarize` derives from each profile (empty where it gives nothing);
+``validated_mape`` and ``validated_rows``: the held-out error measured for the op's kind on
+the config (``effective_roofline``; 0 rows and an empty MAPE where none was measured)."""
 
 
 def resolve(
@@ -127,4 +131,6 @@ def summary_row(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> tupl
         s.achieved_hbm_bytes_per_s,
         s.hbm_fraction,
         s.average_power_w,
+        None if s.validated is None else s.validated.mape,
+        None if s.validated is None else s.validated.rows,
     )

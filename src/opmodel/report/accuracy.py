@@ -10,6 +10,7 @@ another kind of op was not measured (docs/validation.md).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from opmodel.core.enums import TensorRole
 from opmodel.core.op import LocalOp
 from opmodel.parsing.textfile import read_json_file
 
-__all__ = ["TABLE_PATH", "validated_line"]
+__all__ = ["TABLE_PATH", "Validated", "validated"]
 
 TABLE_PATH = (
     Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "effective_roofline.json"
@@ -39,20 +40,39 @@ def _kind(op: LocalOp) -> str:
     return f"{op.kind.value}_backward" if backward else op.kind.value
 
 
-def validated_line(op: LocalOp, implementation: str, hardware_name: str) -> str | None:
-    """``9.0 % MAPE (0.99x) over 22,658 held-out gemm kernels measured on h100_sxm``, or that
-    the table has no rows for the kind on the config (other checks, such as published
-    throughputs, are in docs/validation.md); None for the models the table does not cover."""
+@dataclass(frozen=True, slots=True)
+class Validated:
+    """What the table says of an op's kind on a config: its held-out rows (0 when there are
+    none), their MAPE and geometric-mean ratio (None without rows)."""
+
+    kind: str
+    hardware: str
+    rows: int
+    mape: float | None
+    geomean_ratio: float | None
+
+    def line(self) -> str:
+        """``9.0 % MAPE (0.99x) over 22,658 held-out gemm kernels measured on h100_sxm``, or
+        that the table has no rows for the kind on the config."""
+        if self.mape is None or self.geomean_ratio is None:
+            return (
+                f"no held-out {self.kind} rows for {self.hardware} in the measured tables "
+                "(docs/validation.md lists every check)"
+            )
+        return (
+            f"{100 * self.mape:.1f} % MAPE ({self.geomean_ratio:.2f}x) over {self.rows:,} "
+            f"held-out {self.kind} kernels measured on {self.hardware} (docs/validation.md)"
+        )
+
+
+def validated(op: LocalOp, implementation: str, hardware_name: str) -> Validated | None:
+    """The table's figures for ``op``'s kind on ``hardware_name`` (other checks, such as
+    published throughputs, are in docs/validation.md); None for the models the table does not
+    cover (``implementation`` names the model)."""
     if not implementation.startswith(f"{_MODEL}/"):
         return None
     kind = _kind(op)
     row = _table().get((kind, hardware_name))
     if row is None:
-        return (
-            f"no held-out {kind} rows for {hardware_name} in the measured tables "
-            "(docs/validation.md lists every check)"
-        )
-    return (
-        f"{100 * row['mape']:.1f} % MAPE ({row['geomean_ratio']:.2f}x) over {row['count']:,} "
-        f"held-out {kind} kernels measured on {hardware_name} (docs/validation.md)"
-    )
+        return Validated(kind, hardware_name, 0, None, None)
+    return Validated(kind, hardware_name, row["count"], row["mape"], row["geomean_ratio"])

@@ -36,7 +36,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.viewcheck import compute_dtype
 from opmodel.hardware import HardwareSpec
-from opmodel.report.accuracy import validated_line
+from opmodel.report.accuracy import Validated, validated
 
 __all__ = ["OpSummary", "summarize"]
 
@@ -80,7 +80,7 @@ class OpSummary:
     tdp_w: float
     # the held-out error of the model on this kind and config (report.accuracy); None for the
     # models the table does not cover
-    validated: str | None = None
+    validated: Validated | None = None
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -242,5 +242,5 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
         rated_clock_hz=hardware.compute.clock_hz,
         energy_j=profile.energy_j,
         tdp_w=hardware.power.tdp_w,
-        validated=validated_line(op, profile.implementation, hardware.name),
+        validated=validated(op, profile.implementation, hardware.name),
     )

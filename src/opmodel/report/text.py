@@ -112,7 +112,7 @@ def format_summary(summary: OpSummary) -> str:
         ("clock", _clock_line(summary)),
         ("kernel", kernel),
         ("energy", _energy_line(summary)),
-        ("validated", summary.validated),
+        ("validated", None if summary.validated is None else summary.validated.line()),
     )
     head = f"{summary.kind} '{summary.op_name}' on {summary.hardware}: {summary.implementation}"
     body = [f"  {label:<11}{value}" for label, value in rows if value is not None]
