@@ -6,8 +6,9 @@ validate-ops``, checked against a rerun by the tests; :mod:`opmodel.validation.a
 
 The line names the config the rows were measured on: a what-if variant of it, another clock or
 another kind of op was not measured (docs/validation.md). GEMM figures are those of the
-validation's protocol, with a fixed overhead fitted per GPU that also absorbs the datasets'
-timing scope; the shipped configs keep an estimated one (README, "Accuracy").
+validation's protocol, with a fixed overhead fitted per GPU; the shipped configs keep an
+estimated one, so short GEMMs come out faster than the quoted figure says (README,
+"Accuracy").
 """
 
 from __future__ import annotations
