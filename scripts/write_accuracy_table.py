@@ -1,5 +1,5 @@
-"""Write ``src/opmodel/configs/accuracy/effective_roofline.json``: the held-out error of
-``effective_roofline`` by op kind and hardware that ``opmodel predict --format text`` quotes
+"""Write ``src/opmodel/configs/accuracy/measured_error.json``: the held-out error of
+the kernel-level models by op kind and hardware that ``opmodel predict --format text`` quotes
 (:mod:`opmodel.validation.accuracy_table`). Run after any change that moves a validation
 figure; tests/validation/test_accuracy_table.py fails until the file matches.
 
@@ -14,7 +14,7 @@ from pathlib import Path
 from opmodel.validation.accuracy_table import accuracy_table
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "src" / "opmodel" / "configs" / "accuracy" / "effective_roofline.json"
+TABLE = ROOT / "src" / "opmodel" / "configs" / "accuracy" / "measured_error.json"
 
 
 def main() -> None:

@@ -150,8 +150,9 @@ def test_the_text_quotes_the_measured_error_of_the_kind_on_the_config() -> None:
     """effective_roofline's RMSNorm on h100_sxm: the table's held-out figure for that kind and
     config, with its row count and bias; a kind without rows says so; the roofline, which the
     table does not cover, quotes nothing."""
-    rows = {(r["kind"], r["hardware"]): r for r in json.loads(TABLE_PATH.read_text())["rows"]}
-    row = rows[("rmsnorm", "h100_sxm")]
+    table = json.loads(TABLE_PATH.read_text())["rows"]
+    rows = {(r["model"], r["kind"], r["hardware"]): r for r in table}
+    row = rows[("effective_roofline", "rmsnorm", "h100_sxm")]
     hw, op = load_hardware("h100_sxm"), load_op(EXAMPLES / "rmsnorm.yaml")
     text = format_summary(summarize(op, get_model("effective_roofline").predict(op, hw), hw))
     quoted = f"{100 * row['mape']:.1f} % MAPE ({row['geomean_ratio']:.2f}x) over {row['count']:,}"
@@ -161,3 +162,11 @@ def test_the_text_quotes_the_measured_error_of_the_kind_on_the_config() -> None:
     assert summary.validated is not None and summary.validated.rows == 0
     assert summary.validated.line().startswith("no held-out layernorm_backward rows for l40s")
     assert summarize(op, get_model("roofline").predict(op, hw), hw).validated is None
+    gemm_op = load_op(EXAMPLES / "gemm.yaml")  # extended_roofline's GEMMs are in the table too
+    extended = rows[("extended_roofline", "gemm", "h100_sxm")]
+    quoted = summarize(gemm_op, get_model("extended_roofline").predict(gemm_op, hw), hw).validated
+    assert quoted is not None and (quoted.rows, quoted.mape) == (
+        extended["count"],
+        extended["mape"],
+    )
+    assert summarize(op, get_model("extended_roofline").predict(op, hw), hw).validated is not None

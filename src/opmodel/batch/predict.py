@@ -49,7 +49,7 @@ SUMMARY_COLUMNS = (
 """Columns ``opmodel sweep --summary-columns`` appends after :data:`RESULT_COLUMNS`: what
 :func:`opmodel.report.summarize` derives from each profile (empty where it gives nothing);
 ``validated_mape`` and ``validated_rows``: the held-out error measured for the op's kind on
-the config (``effective_roofline``; 0 rows and an empty MAPE where none was measured)."""
+the config (the kernel-level models; 0 rows and an empty MAPE where none was measured)."""
 
 
 def resolve(

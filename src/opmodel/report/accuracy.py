@@ -1,6 +1,6 @@
-"""What a prediction's kind has measured against on its device: the held-out error of
-``effective_roofline`` by op kind and hardware config, from the table in
-``configs/accuracy/effective_roofline.json`` (written by ``python
+"""What a prediction's kind has measured against on its device: the held-out error of the
+kernel-level models by op kind and hardware config, from the table in
+``configs/accuracy/measured_error.json`` (written by ``python
 scripts/write_accuracy_table.py`` from ``opmodel validate-gemm-latency`` and ``opmodel
 validate-ops``, checked against a rerun by the tests; :mod:`opmodel.validation.accuracy_table`).
 
@@ -24,17 +24,15 @@ from opmodel.parsing.textfile import read_json_file
 
 __all__ = ["TABLE_PATH", "Validated", "validated"]
 
-TABLE_PATH = (
-    Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "effective_roofline.json"
-)
-_MODEL = "effective_roofline"
+TABLE_PATH = Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "measured_error.json"
+_MODELS = ("extended_roofline", "effective_roofline")  # the table's; the roofline is not in it
 
 
 @lru_cache(maxsize=1)
-def _table() -> dict[tuple[str, str], dict[str, Any]]:
-    """(kind, hardware) -> row of the shipped table."""
+def _table() -> dict[tuple[str, str, str], dict[str, Any]]:
+    """(model, kind, hardware) -> row of the shipped table."""
     rows = read_json_file(TABLE_PATH)["rows"]
-    return {(row["kind"], row["hardware"]): row for row in rows}
+    return {(row["model"], row["kind"], row["hardware"]): row for row in rows}
 
 
 def _kind(op: LocalOp) -> str:
@@ -74,10 +72,11 @@ def validated(op: LocalOp, implementation: str, hardware_name: str) -> Validated
     """The table's figures for ``op``'s kind on ``hardware_name`` (other checks, such as
     published throughputs, are in docs/validation.md); None for the models the table does not
     cover (``implementation`` names the model)."""
-    if not implementation.startswith(f"{_MODEL}/"):
+    model = implementation.partition("/")[0]
+    if model not in _MODELS:
         return None
     kind = _kind(op)
-    row = _table().get((kind, hardware_name))
+    row = _table().get((model, kind, hardware_name))
     if row is None:
         return Validated(kind, hardware_name, 0, None, None)
     return Validated(kind, hardware_name, row["count"], row["mape"], row["geomean_ratio"])
