@@ -97,6 +97,8 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.gemm(8, 8, 8, "bf17"), "ops.gemm: dtype: must be one of"),
         (lambda: ops.gemm(8, 8, 8, phase="fwd"), "ops.gemm: phase: must be one of"),
         (lambda: ops.grouped_gemm([4, -1], 8, 8), "group_sizes[1] must be an integer >= 0"),
+        (lambda: ops.grouped_gemm([4], 0, 8), "ops.grouped_gemm: n must be a positive integer"),
+        (lambda: ops.batched_gemm(2, 8, 8, 0), "ops.batched_gemm: k must be a positive integer"),
         (lambda: ops.grouped_gemm([0, 0], 8, 8), "at least one group with rows"),
         (lambda: ops.grouped_gemm("4,4", 8, 8), "group_sizes must be a list of integers"),
         (lambda: ops.elementwise("gleu", 8), "did you mean 'gelu'"),

@@ -14,7 +14,7 @@ from opmodel.core.attrs import AttrValue
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
-from opmodel.core.op import LocalOp
+from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.ops._common import assemble, dtype_of, flag, non_negative, positive, tensor
 
 __all__ = ["batched_gemm", "gemm", "grouped_gemm", "grouped_gemm_wgrad"]
@@ -24,6 +24,25 @@ _IN, _W, _OUT = TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT
 
 def _mk(m: int, k: int, transposed: bool) -> tuple[int, int]:
     return (k, m) if transposed else (m, k)
+
+
+def _operands(
+    where: str,
+    mnk: tuple[object, object, object],
+    dtypes: tuple[object, object],
+    transposes: tuple[bool, bool],
+) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
+    """A ``[m, k]``, B ``[k, n]`` and C ``[m, n]`` (A and B laid out as ``transposes`` say),
+    in ``dtypes`` = (A's and B's, C's or None for the same); sizes and dtypes checked, errors
+    naming the constructor ``where``. The constructors add their batch or group dims."""
+    m, n, k = (positive(where, key, v) for key, v in zip(("m", "n", "k"), mnk, strict=True))
+    d = dtype_of(where, "dtype", dtypes[0])
+    c = d if dtypes[1] is None else dtype_of(where, "out_dtype", dtypes[1])
+    return (
+        tensor(_IN, _mk(m, k, transposes[0]), d),
+        tensor(_W, _mk(k, n, transposes[1]), d),
+        tensor(_OUT, (m, n), c),
+    )
 
 
 def gemm(
@@ -41,15 +60,7 @@ def gemm(
 ) -> LocalOp:
     """``C[m, n] = A[m, k] @ B[k, n]``: A input (``[k, m]`` with ``transpose_a``), B weight
     (``[n, k]`` with ``transpose_b``), C output in ``out_dtype`` (default ``dtype``)."""
-    where = "ops.gemm"
-    m, n, k = (positive(where, key, v) for key, v in (("m", m), ("n", n), ("k", k)))
-    d = dtype_of(where, "dtype", dtype)
-    c = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
-    tensors = (
-        tensor(_IN, _mk(m, k, transpose_a), d),
-        tensor(_W, _mk(k, n, transpose_b), d),
-        tensor(_OUT, (m, n), c),
-    )
+    tensors = _operands("ops.gemm", (m, n, k), (dtype, out_dtype), (transpose_a, transpose_b))
     options: dict[str, AttrValue | None] = {"transpose_a": transpose_a, "transpose_b": transpose_b}
     return assemble(OpKind.GEMM, (name, phase), tensors, options, attrs)
 
@@ -73,10 +84,7 @@ def batched_gemm(
     serves every entry (a weight shared over the batch)."""
     where = "ops.batched_gemm"
     b = positive(where, "batch", batch)
-    one = gemm(
-        m, n, k, dtype, out_dtype=out_dtype, transpose_a=transpose_a, transpose_b=transpose_b
-    )
-    a, w, c = one.tensors
+    a, w, c = _operands(where, (m, n, k), (dtype, out_dtype), (transpose_a, transpose_b))
     tensors = (
         tensor(_IN, (b, *a.shape), a.dtype),
         tensor(_W, w.shape if flag(where, "broadcast_b", broadcast_b) else (b, *w.shape), w.dtype),
@@ -86,7 +94,7 @@ def batched_gemm(
     return assemble(OpKind.BATCHED_GEMM, (name, phase), tensors, options, attrs)
 
 
-def _group_sizes(where: str, group_sizes: Sequence[int]) -> list[int]:
+def _group_sizes(where: str, group_sizes: Sequence[int]) -> tuple[int, ...]:
     """The groups' rows as Python ints (each >= 0, at least one > 0)."""
     if isinstance(group_sizes, str | bytes) or not isinstance(group_sizes, Sequence):
         listed = getattr(group_sizes, "tolist", None)
@@ -98,7 +106,7 @@ def _group_sizes(where: str, group_sizes: Sequence[int]) -> list[int]:
     if not sizes or sum(sizes) == 0:
         msg = f"{where}: group_sizes must hold at least one group with rows (got {sizes!r})"
         raise OpValidationError(msg)
-    return sizes
+    return tuple(sizes)
 
 
 def grouped_gemm(
@@ -118,13 +126,10 @@ def grouped_gemm(
     ``transpose_b``) into C ``[rows, n]``; a group of 0 rows reads no weights."""
     where = "ops.grouped_gemm"
     sizes = _group_sizes(where, group_sizes)
-    one = gemm(sum(sizes), n, k, dtype, out_dtype=out_dtype, transpose_b=transpose_b)
-    a, w, c = one.tensors
+    a, w, c = _operands(where, (sum(sizes), n, k), (dtype, out_dtype), (False, transpose_b))
     tensors = (a, tensor(_W, (len(sizes), *w.shape), w.dtype), c)
-    options: dict[str, AttrValue | None] = {"transpose_b": transpose_b}
-    return assemble(
-        OpKind.GROUPED_GEMM, (name, phase), tensors, options, {"group_sizes": tuple(sizes), **attrs}
-    )
+    options: dict[str, AttrValue | None] = {"transpose_b": transpose_b, "group_sizes": sizes}
+    return assemble(OpKind.GROUPED_GEMM, (name, phase), tensors, options, attrs)
 
 
 def grouped_gemm_wgrad(
@@ -144,10 +149,7 @@ def grouped_gemm_wgrad(
     ``transpose_a=False``), dY ``[rows, n]``, dW ``[groups, m, n]``."""
     where = "ops.grouped_gemm_wgrad"
     sizes = _group_sizes(where, group_sizes)
-    one = gemm(m, n, sum(sizes), dtype, out_dtype=out_dtype, transpose_a=transpose_a)
-    a, w, c = one.tensors
+    a, w, c = _operands(where, (m, n, sum(sizes)), (dtype, out_dtype), (transpose_a, False))
     tensors = (a, w, tensor(_OUT, (len(sizes), *c.shape), c.dtype))
-    options: dict[str, AttrValue | None] = {"transpose_a": transpose_a}
-    return assemble(
-        OpKind.GROUPED_GEMM, (name, phase), tensors, options, {"group_sizes": tuple(sizes), **attrs}
-    )
+    options: dict[str, AttrValue | None] = {"transpose_a": transpose_a, "group_sizes": sizes}
+    return assemble(OpKind.GROUPED_GEMM, (name, phase), tensors, options, attrs)
