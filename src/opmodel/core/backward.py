@@ -16,7 +16,7 @@ from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.core.views import RowView
 from opmodel.core.views_matmul import AttentionView
 
-__all__ = ["BACKWARD_KINDS", "backward_of"]
+__all__ = ["BACKWARD_KINDS", "backward_of", "is_backward", "kind_label"]
 
 BACKWARD_KINDS = (OpKind.ATTENTION_PREFILL, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM)
 """Kinds with a backward op; a GEMM's or an elementwise op's backward kernels are ops of their
@@ -59,3 +59,14 @@ def backward_of(op: LocalOp) -> LocalOp:
     return LocalOp(
         name=op.name, kind=op.kind, phase=Phase.TRAIN_BWD, tensors=tensors, attrs=op.attrs
     )
+
+
+def is_backward(op: LocalOp) -> bool:
+    """True for an op's backward pass (a ``grad`` tensor: docs/op_files.md)."""
+    return bool(getattr(op.view, "backward", False))
+
+
+def kind_label(op: LocalOp) -> str:
+    """The op's kind, ``<kind>_backward`` for its backward pass: the groups of the validation
+    tables and of the accuracy table the text summary quotes."""
+    return f"{op.kind.value}_backward" if is_backward(op) else op.kind.value

@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from opmodel.core.enums import TensorRole
+from opmodel.core.backward import kind_label
 from opmodel.core.op import LocalOp
 from opmodel.parsing.textfile import read_json_file
 
@@ -33,12 +33,6 @@ def _table() -> dict[tuple[str, str, str], dict[str, Any]]:
     """(model, kind, hardware) -> row of the shipped table."""
     rows = read_json_file(TABLE_PATH)["rows"]
     return {(row["model"], row["kind"], row["hardware"]): row for row in rows}
-
-
-def _kind(op: LocalOp) -> str:
-    """The table's kind of ``op``: its kind, with ``_backward`` for a backward pass."""
-    backward = any(t.role is TensorRole.GRAD for t in op.tensors)
-    return f"{op.kind.value}_backward" if backward else op.kind.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +69,7 @@ def validated(op: LocalOp, implementation: str, hardware_name: str) -> Validated
     model = implementation.partition("/")[0]
     if model not in _MODELS:
         return None
-    kind = _kind(op)
+    kind = kind_label(op)  # the validation's group of the op
     row = _table().get((model, kind, hardware_name))
     if row is None:
         return Validated(kind, hardware_name, 0, None, None)

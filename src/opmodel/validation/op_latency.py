@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmodel.core.backward import is_backward, kind_label
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp
@@ -245,16 +246,6 @@ def is_training_row(row: OpRow) -> bool:
             row.hardware, row.source, view.rows, view.row_length, max(1, view.x.dtype.bits // 8)
         )
     )
-
-
-def is_backward(op: LocalOp) -> bool:
-    """True for an op's backward pass (a ``grad`` tensor: docs/op_files.md)."""
-    return bool(getattr(op.view, "backward", False))
-
-
-def kind_label(op: LocalOp) -> str:
-    """The op's kind, ``<kind>_backward`` for its backward pass: the groups of the tables."""
-    return f"{op.kind.value}_backward" if is_backward(op) else op.kind.value
 
 
 def _function_key(row: OpRow) -> str:
