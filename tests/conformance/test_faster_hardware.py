@@ -30,11 +30,6 @@ SETTINGS = settings(
 )
 
 
-def _level_value(hardware: HardwareSpec, level: str, field: str) -> float | None:
-    found = [lv for lv in hardware.memory.levels if lv.name == level]
-    return float(getattr(found[0], field)) if found else None
-
-
 @cache
 def faster_variants(name: str) -> tuple[tuple[str, HardwareSpec, HardwareSpec], ...]:
     """(what changed, the slower device, the faster one) for the shipped config ``name``."""
@@ -47,8 +42,9 @@ def faster_variants(name: str) -> tuple[tuple[str, HardwareSpec, HardwareSpec], 
     }
     out = []
     for path, (level, field, factor) in changes.items():
-        value = _level_value(base, level, field)
-        if value is not None:
+        found = base.levels_by_name.get(level)
+        if found is not None:
+            value = float(getattr(found, field))
             changed = value * factor if field != "size_bytes" else int(value * factor)
             out.append((path, base, load_hardware(name, overrides={path: changed})))
     clock = base.compute.clock_hz
