@@ -3,7 +3,8 @@
 ``model.predict(local_op, hardware) -> OpProfile``. See the README for a quickstart.
 """
 
-from opmodel import ops
+from typing import Any
+
 from opmodel.core import (
     ConfigError,
     DType,
@@ -47,3 +48,13 @@ __all__ = [
 ]
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    """``opmodel.ops`` on first use: the constructors are not imported with the package, which
+    every ``opmodel`` command and model import pays (``from opmodel import ops`` imports them)."""
+    if name == "ops":
+        import opmodel.ops  # noqa: PLC0415 - on first use
+
+        return opmodel.ops
+    raise AttributeError(f"module 'opmodel' has no attribute {name!r}")
