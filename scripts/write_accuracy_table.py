@@ -11,17 +11,22 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from opmodel import OpModelError
 from opmodel.validation.accuracy_table import accuracy_table
 
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "src" / "opmodel" / "configs" / "accuracy" / "measured_error.json"
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
-    args = parser.parse_args()
-    TABLE.write_text(accuracy_table(args.data_dir), encoding="utf-8")
+    args = parser.parse_args(argv)
+    try:
+        text = accuracy_table(args.data_dir)
+    except OpModelError as exc:  # a missing or unreadable data folder: one line, exit 1
+        raise SystemExit(f"write_accuracy_table.py: {exc}") from None
+    TABLE.write_text(text, encoding="utf-8")
     print(f"wrote {TABLE.relative_to(ROOT)}")
 
 
