@@ -34,18 +34,19 @@ def test_fit_reproduces_the_shipped_calibration() -> None:
 
 
 def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
-    """docs/validation.md: held out on A100, 2048^3 and 4096^3 are within 7 % (0.93x, 1.05x),
-    the 1024-sized GEMMs 1.19-1.21x and 802,816 x 192 x 768 1.29x too fast. On H100 and H200 the model's read stream is already
+    """docs/validation.md: held out on A100, 2048^3 and 4096^3 are within 9 % (0.91x, 1.04x),
+    the 1024-sized GEMMs 1.05x and 1.10x (1.19-1.21x before the GEMM overheads were fitted per
+    architecture) and 802,816 x 192 x 768 1.28x too fast. On H100 and H200 the model's read stream is already
     slower than Dot (no HBM fraction); their FP8 tables give an FP8 clock of 1305 and 1275 MHz,
     the shipped values, with the training GEMMs within 3.5 % and 2048^3 and 4096^3 held out
-    within 4 %."""
+    within 5 %."""
     script = load_script("fit_published_sustained")
     a100 = script.fit("a100_80gb_sxm")
     by_shape = {(r.m, r.n, r.k): r.ratio for r in a100.gemms if not r.training}
     for size in (2048, 4096):
         assert 0.88 <= by_shape[(size, size, size)] <= 1.06
-    for shape in ((1024, 1024, 1024), (1024, 2145, 1024)):
-        assert 1.15 <= by_shape[shape] <= 1.25
+    assert 1.02 <= by_shape[(1024, 1024, 1024)] <= 1.07
+    assert 1.07 <= by_shape[(1024, 2145, 1024)] <= 1.12
     assert 1.25 <= by_shape[(802816, 192, 768)] <= 1.35
     for name, clock_hz in (("h100_sxm", 1.305e9), ("h200_sxm", 1.275e9)):
         result = script.fit(name)
@@ -57,7 +58,7 @@ def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
         assert spec.compute.power_limited_clock_for(DType.BF16) == 1.455e9
         assert all(abs(r.ratio - 1) < 0.035 for r in result.gemms if r.training)
         held = {(r.m, r.n, r.k): r.ratio for r in result.gemms if not r.training}
-        assert all(0.99 <= held[(s, s, s)] <= 1.04 for s in (2048, 4096))
+        assert all(0.94 <= held[(s, s, s)] <= 1.03 for s in (2048, 4096))
 
 
 def test_gb200_fp8_clock_from_azures_nd_gb200_v6_runs() -> None:
@@ -108,7 +109,8 @@ def test_a40_clock_from_the_community_gemm_table(
 ) -> None:
     """docs/validation.md: the A40's four FP16/BF16 GEMMs of >= 1 TFLOP (8192^3, 10240^3) give
     1395 MHz, the value a40_sustained.yaml ships, and are then within 6 % (0.95-1.06x); held
-    out, 1024^3 and 2048^3 are within 4 % and 4096^3 is 0.91-0.93x. No stream table of the
+    out, 1024^3 and 2048^3 are within 7 % (0.93-0.98x; 0.97-1.01x before the GEMM overheads
+    were fitted per architecture) and 4096^3 is 0.91-0.92x. No stream table of the
     board is published, so the HBM fraction, 0.842, comes from the declared split of Vidur's
     A40 rows (192 Llama-2-7B residual adds, within 1.2 % on average); the file written is the
     one shipped."""
@@ -126,8 +128,8 @@ def test_a40_clock_from_the_community_gemm_table(
     }
     assert all(0.94 <= r.ratio <= 1.07 for r in train)
     held = {(r.m, r.dtype): r.ratio for r in result.gemms if not r.training}
-    assert all(0.96 <= held[(s, d)] <= 1.02 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
-    assert all(0.91 <= held[(4096, d)] <= 0.94 for d in (DType.FP16, DType.BF16))
+    assert all(0.93 <= held[(s, d)] <= 0.99 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
+    assert all(0.905 <= held[(4096, d)] <= 0.93 for d in (DType.FP16, DType.BF16))
     monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
     assert script.main(["--hardware", "a40", "--write"]) == 0
     shipped = Path(script.__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"

@@ -36,8 +36,9 @@ def test_no_copy_large_enough() -> None:
 
 
 def test_held_out_rows_before_and_after() -> None:
-    """docs/validation.md: the 712 held-out kernels, 30.3 % energy MAPE (0.714x) at the array-
-    level 31.8 pJ/B, 24.2 % (1.028x) at the board-level value (24.9 %, 1.020x, before the
+    """docs/validation.md: the 712 held-out kernels, 30.2 % energy MAPE (0.714x) at the array-
+    level 31.8 pJ/B, 24.2 % (1.029x; 1.028x before the GEMM overheads were fitted per
+    architecture) at the board-level value (24.9 %, 1.020x, before the
     persistent GEMM kernels' rounds counted their DRAM bytes); the streaming kernels 55.9 % ->
     31.5 % (55.6 % -> 31.5 % before ATen's LayerNorm, register softmax and RMS norm were counted
     from their SASS)."""
@@ -48,7 +49,7 @@ def test_held_out_rows_before_and_after() -> None:
     after = script.held_out_table(held_out, load_hardware)
     before = script.held_out_table(held_out, script._with_hbm_energy(3.176e-11))
     rounded = {k: (n, round(m, 1), round(g, 3)) for k, (n, m, g) in after.items()}
-    assert rounded["all held out"] == (712, 24.2, 1.028)
+    assert rounded["all held out"] == (712, 24.2, 1.029)
     assert rounded["copies, elementwise, norms, softmax"][1] == 31.5
-    assert round(before["all held out"][1], 1) == 30.3
+    assert round(before["all held out"][1], 1) == 30.2
     assert round(before["copies, elementwise, norms, softmax"][1], 1) == 55.9

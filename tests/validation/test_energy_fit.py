@@ -133,9 +133,12 @@ def test_launch_gap_fit_by_hand() -> None:
 
 @pytest.mark.parametrize(
     ("file", "time_mape", "energy_mape"),
-    [  # measured: 9.8 / 5.9 %, 21.4 / 7.0 %, 18.9 / 8.3 %
+    # measured (2026-12-06, GEMM overheads fitted per architecture): 4.6 / 6.1 %,
+    # 15.1 / 7.6 % (7.1 % before: the A100's refit moved energy into the longer GEMMs'
+    # static share; docs/validation.md, "Fitted GEMM overheads"), 18.1 / 7.6 %
+    [
         ("a10_energaizer_900mhz.yaml", 0.11, 0.065),
-        ("a100_40gb_pcie_energaizer_900mhz.yaml", 0.22, 0.075),
+        ("a100_40gb_pcie_energaizer_900mhz.yaml", 0.22, 0.08),
         ("h100_sxm_energaizer_1830mhz.yaml", 0.20, 0.095),
     ],
 )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from pathlib import Path
 
@@ -9,6 +10,7 @@ import pytest
 
 from opmodel.cli import main
 from opmodel.hardware import load_hardware
+from opmodel.models.gemm.overhead import OverheadCalibration, overhead_calibration, overridden
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_groups import mape_deltas
 from opmodel.validation.gemm_latency import (
@@ -18,6 +20,7 @@ from opmodel.validation.gemm_latency import (
     size_class,
     validate_gemm_latency,
 )
+from opmodel.validation.gemm_split import row_key
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 from opmodel.validation.repeat_spread import UNSETTLED_SPREAD, spread_groups
 
@@ -235,3 +238,45 @@ def test_mape_deltas_by_hand() -> None:
         "effective_roofline": {"overall": pytest.approx(-21.4), "a40": pytest.approx(5.0)}
     }
     assert mape_deltas({"effective_roofline": groups["effective_roofline"]}) == {}
+
+
+def test_row_key_names_source_hardware_clock_shape_dtype_and_transposes(tmp_path: Path) -> None:
+    rows = load_gemm_rows(_spread_file(tmp_path, [("0.02", "")])).rows
+    assert row_key(rows[0]) == "spread a10 1x256x256x256 fp16 NN"
+    locked = dataclasses.replace(rows[0], clock_hz=9e8, transpose_b=True, batch=2)
+    assert row_key(locked) == "spread a10@900MHz 2x256x256x256 fp16 NT"
+
+
+def test_as_shipped_holds_out_the_rows_the_shipped_overhead_was_fitted_on(tmp_path: Path) -> None:
+    """As shipped (no fit here) every row is reported but those whose key the GEMM overhead
+    calibration lists; fitting here, the training split is held out instead, and the GEMM
+    models predict without the shipped overhead while they are fitted."""
+    rows = load_gemm_rows(_spread_file(tmp_path, [("0.02", ""), ("0.03", "")])).rows
+    rows = [rows[0], dataclasses.replace(rows[1], m=512)]
+    listed = OverheadCalibration({}, {}, frozenset({row_key(rows[1])}))
+    with overridden(listed):
+        shipped = validate_gemm_latency(
+            rows, ["effective_roofline"], options=ValidationOptions(calibrate=False)
+        )
+    assert shipped.rows_used == 1 and shipped.per_row[0]["m"] == 256
+    everything = validate_gemm_latency(
+        rows, ["effective_roofline"], options=ValidationOptions(calibrate=False)
+    )
+    assert everything.rows_used == 2  # the shipped file lists no row of this source
+    fitted = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
+    assert fitted.rows_used == 0 and fitted.models[0].training_rows == {"a10": 2}
+    # the fit starts from zero overhead: whatever the shipped file says does not count
+    huge = OverheadCalibration({("effective_roofline", "sm86"): 50_000}, {})
+    with overridden(huge):
+        again = validate_gemm_latency(rows, ["effective_roofline"], options=ValidationOptions())
+        shipped_huge = validate_gemm_latency(
+            rows, ["effective_roofline"], options=ValidationOptions(calibrate=False)
+        )
+    assert again.models[0].overhead_cycles == fitted.models[0].overhead_cycles
+    # as shipped, the file's cycles are in the prediction: 50,000 cycles at the A10's clock
+    clock = load_hardware("a10").compute.clock_hz
+    assert shipped_huge.per_row[0]["effective_roofline_s"] == pytest.approx(
+        everything.per_row[0]["effective_roofline_s"]  # type: ignore[operator]
+        + (50_000 - (overhead_calibration().fitted("effective_roofline", "sm86") or 0)) / clock,
+        rel=1e-3,
+    )

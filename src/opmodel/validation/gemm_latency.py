@@ -18,23 +18,25 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
+from opmodel.models.gemm.overhead import NO_CALIBRATION, overhead_calibration, overridden
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_groups import held_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
+from opmodel.validation.gemm_per_row import RunValues, clock_and_limiter, per_row_records
 from opmodel.validation.gemm_split import (
     SizeClass,
     fit_overhead_cycles,
+    row_key,
     row_op,
     size_class,
     training_rows,
 )
-from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 from opmodel.validation.repeat_spread import spread_groups
 
@@ -98,17 +100,16 @@ def validate_gemm_latency(
 ) -> LatencyReport:
     """Predict every row with every model, fit overheads on the training split, report."""
     hardware = RowHardware(options.hardware_dir, zero_overhead=options.calibrate)
-    power_training = (
-        fit_power_clocks(rows, hardware, options.training_per_class)
-        if options.calibrate_power_clock
-        else {}
-    )
-    run = _predict_rows(rows, model_names, hardware, options)
+    # fitting: no overhead at all, the GEMM models' shipped calibration included
+    with overridden(NO_CALIBRATION) if options.calibrate else nullcontext():
+        power_training = (
+            fit_power_clocks(rows, hardware, options.training_per_class)
+            if options.calibrate_power_clock
+            else {}
+        )
+        run = _predict_rows(rows, model_names, hardware, options)
     clocks = run.clock_hz
-    training = training_rows(rows, options.training_per_class) & set(clocks)
-    if not options.calibrate:
-        training = set()
-    fitted = {i for members in power_training.values() for i in members}
+    training, fitted = _fitted_rows(rows, set(clocks), options, power_training)
     results = [
         _evaluate(
             name,
@@ -125,10 +126,32 @@ def validate_gemm_latency(
         rows_used=len(held),
         skipped=dict(run.skipped),
         models=results,
-        per_row=_per_row(rows, held, results, run, details),
+        per_row=per_row_records(
+            rows,
+            held,
+            {r.model: r.overhead_cycles for r in results},
+            RunValues(run.latency_s, run.energy_j, run.clock_hz, run.static_w),
+            details,
+        ),
         power_limited_clock_hz=dict(hardware.power_clock),
         power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
     )
+
+
+def _fitted_rows(
+    rows: Sequence[GemmRow],
+    usable: set[int],
+    options: ValidationOptions,
+    power_training: dict[str, list[int]],
+) -> tuple[set[int], set[int]]:
+    """The rows the overhead is fitted on here (the training split; none as shipped) and the
+    other rows fitted on, held out as well: the power-limited clocks' and, as shipped, those
+    the shipped GEMM overheads were fitted on (their calibration's ``fitted_on.rows``)."""
+    fitted = {i for members in power_training.values() for i in members}
+    if options.calibrate:
+        return training_rows(rows, options.training_per_class) & usable, fitted
+    shipped = overhead_calibration().rows
+    return set(), fitted | {i for i in usable if row_key(rows[i]) in shipped}
 
 
 @dataclass(slots=True)
@@ -170,7 +193,7 @@ def _predict_rows(
             run.latency_s[name][index] = profile.latency_s
             run.energy_j[name][index] = profile.energy_j
             if options.row_details:
-                run.details[name][index] = _clock_and_limiter(profile.diagnostics, spec)
+                run.details[name][index] = clock_and_limiter(profile.diagnostics, spec)
     if not run.clock_hz:
         reasons = "; ".join(f"{n} x {why}" for why, n in run.skipped.items())
         raise ConfigError([f"validate-gemm-latency: no row could be predicted ({reasons})"])
@@ -191,6 +214,8 @@ class _Predictions:
 def _evaluate(
     name: str, rows: Sequence[GemmRow], p: _Predictions, training: set[int], fitted: set[int]
 ) -> ModelResult:
+    """One model's overheads fitted on ``training`` and its errors on the rows in neither
+    ``training`` nor ``fitted`` (held out but not fitted here)."""
     base, clocks = p.latency_s, p.clock_hz
     overhead: dict[str, float] = {}
     counts: dict[str, int] = {}
@@ -235,66 +260,3 @@ def _energy_metrics(
 def _metrics(rows: Sequence[GemmRow], pred: dict[int, float], indices: list[int]) -> ErrorMetrics:
     """Errors of the calibrated predictions ``pred`` on the rows ``indices``."""
     return error_metrics([pred[i] for i in indices], [rows[i].time_s for i in indices])
-
-
-def _clock_and_limiter(diagnostics: object, spec: HardwareSpec) -> tuple[float, str]:
-    """The SM clock a model ran the kernel at (its diagnostics' ``sm_clock_hz``, else the
-    config's) and what limited it (:func:`~opmodel.validation.limiter.limiter_of`)."""
-    return getattr(diagnostics, "sm_clock_hz", spec.compute.clock_hz), limiter_of(diagnostics)
-
-
-def _per_row(
-    rows: Sequence[GemmRow],
-    held: list[int],
-    results: list[ModelResult],
-    run: _Run,
-    details: dict[str, dict[int, tuple[float, str]]] | None,
-) -> list[dict[str, object]]:
-    """Measured and predicted seconds and joules per held-out row (the measured energy empty
-    where the row has none; the predicted one with the fitted overhead's static energy); with
-    ``details``, per model also the signed and absolute errors, cycles at the clock the kernel
-    ran at, useful TFLOP/s, that clock and the limiter."""
-    base, clocks = run.latency_s, run.clock_hz  # uncalibrated seconds; each row's config clock
-    out = []
-    for i in held:
-        row = rows[i]
-        record: dict[str, object] = {
-            "source": row.source,
-            "label": row.label,
-            "hardware": row.hardware,
-            "class": size_class(row).value,
-            "batch": row.batch,
-            "m": row.m,
-            "n": row.n,
-            "k": row.k,
-            "dtype": row.dtype.value,
-            "measured_s": row.time_s,
-            "measured_energy_j": row.energy_j,
-        }
-        for result in results:
-            name = result.model
-            overhead_s = result.overhead_cycles.get(row.hardware, 0.0) / clocks[i]
-            predicted = base[name][i] + overhead_s
-            record[f"{name}_s"] = predicted
-            record[f"{name}_ratio"] = predicted / row.time_s
-            record[f"{name}_overhead_s"] = overhead_s
-            record[f"{name}_energy_j"] = run.energy_j[name][i] + run.static_w[i] * overhead_s
-            if details:
-                record.update(_row_details(name, row, predicted, *details[name][i]))
-        out.append(record)
-    return out
-
-
-def _row_details(
-    name: str, row: GemmRow, predicted_s: float, clock_hz: float, limiter: str
-) -> dict[str, object]:
-    """Model ``name``'s error, cycles, throughput, clock and limiter columns for ``row``."""
-    flops = 2 * row.batch * row.m * row.n * row.k
-    return {
-        f"{name}_error_s": predicted_s - row.time_s,
-        f"{name}_ape": abs(predicted_s / row.time_s - 1),
-        f"{name}_cycles": predicted_s * clock_hz,
-        f"{name}_tflops": flops / predicted_s / 1e12,
-        f"{name}_sm_clock_hz": clock_hz,
-        f"{name}_bottleneck": limiter,
-    }

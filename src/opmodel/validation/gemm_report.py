@@ -12,6 +12,7 @@ from typing import Any
 from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import config_directory
 from opmodel.models import model_names
+from opmodel.models.gemm.overhead import GEMM_MODELS
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_groups import mape_deltas
 from opmodel.validation.gemm_latency import (
@@ -54,11 +55,8 @@ def _print_table(report: LatencyReport, deltas: dict[str, dict[str, float]]) -> 
             + "\n"
         )
     for result in report.models:
-        write(
-            f"\n{result.model}: fixed overhead cycles "
-            + ", ".join(f"{hw}={c:.0f}" for hw, c in result.overhead_cycles.items())
-            + "\n"
-        )
+        fitted = ", ".join(f"{hw}={c:.0f}" for hw, c in result.overhead_cycles.items())
+        write(f"\n{result.model}: fixed overhead {_overhead_note(result.model, fitted)}\n")
         delta = deltas.get(result.model)
         header = f"  {'group':<28} {'n':>6} {'MAPE':>7} {'median':>7} {'p90':>7} {'geomean':>8}"
         write(header + (f" {'vs roofline':>12}" if delta is not None else "") + "\n")
@@ -137,3 +135,12 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     if deltas:  # --compare-rooflines: each GEMM model's MAPE minus the roofline's, in points
         summary["mape_delta_vs_roofline"] = deltas
     return summary
+
+
+def _overhead_note(model: str, fitted: str) -> str:
+    """What fixed overhead a model's table carries: fitted here, or as shipped."""
+    if fitted:
+        return f"cycles {fitted}"
+    if model in GEMM_MODELS:
+        return "as shipped (configs/calibrations/gemm_fixed_overhead.yaml, else the config's)"
+    return "as shipped (none)"

@@ -18,6 +18,7 @@ __all__ = [
     "OVERHEAD_CLASSES",
     "SizeClass",
     "fit_overhead_cycles",
+    "row_key",
     "row_op",
     "size_class",
     "training_rows",
@@ -126,3 +127,13 @@ def fit_overhead_cycles(
     clocks ``f`` (:func:`~opmodel.validation.nnls.relative_offset`).
     """
     return relative_offset(base_s, measured_s, clock_hz)
+
+
+def row_key(row: GemmRow) -> str:
+    """A row's identity in a calibration file's list of training rows: source, hardware, locked
+    clock, ``batch x m x n x k``, dtype and transposes (rows of the same shape and source, e.g.
+    one GEMM of two LLMs, share a key)."""
+    clock = f"@{row.clock_hz / 1e6:.0f}MHz" if row.clock_hz else ""
+    ta, tb = ("T" if t else "N" for t in (row.transpose_a, row.transpose_b))
+    shape = f"{row.batch}x{row.m}x{row.n}x{row.k}"
+    return f"{row.source} {row.hardware}{clock} {shape} {row.dtype.value} {ta}{tb}"

@@ -26,6 +26,7 @@ from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
 from opmodel.models.gemm.choice import choose_kernel, evaluate_chosen
 from opmodel.models.gemm.evaluate import KernelEvaluation, traffic_by_level
+from opmodel.models.gemm.overhead import in_force
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -119,6 +120,7 @@ class EffectiveRooflineModel:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
         if op.kind in GEMM_KINDS:
             if hardware.compute.sm is not None:
+                in_force(hardware)  # the fixed overhead calibration (models.gemm.overhead)
                 return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
             if hardware.compute.mxu is not None and _on_mxu(op, hardware):
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)

@@ -39,6 +39,7 @@ from opmodel.models.gemm import (
 )
 from opmodel.models.gemm.choice import KERNEL_ATTRS, attrs_kernel_setup, choose_kernel, setup_of
 from opmodel.models.gemm.evaluate import memory_energy, traffic_by_level
+from opmodel.models.gemm.overhead import fixed_overhead_cycles, in_force
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -75,7 +76,9 @@ def _rates(
 ) -> GpuRates:
     """:func:`gpu_rates` for the problem's compute dtype and the kernel's MMA instruction, kept
     in the spec's derived cache."""
-    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor, mma_sync)
+    # the fixed overhead calibration in force is part of the key (models.gemm.overhead)
+    overhead = fixed_overhead_cycles(hardware, "extended_roofline")
+    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor, mma_sync, overhead)
     rates: GpuRates | None = hardware.derived_cache.get(key)
     if rates is None:
         sm = hardware.compute.sm
@@ -145,6 +148,7 @@ class ExtendedRooflineModel:
             check_predict_arguments(self.name, self.supported_kinds, op, hardware)
         if op.kind not in GEMM_KINDS or hardware.compute.sm is None:
             return roofline_estimate(op, hardware, _FALLBACK)
+        in_force(hardware)  # the fixed overhead calibration (models.gemm.overhead)
         return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
 
 

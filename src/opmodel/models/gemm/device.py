@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.models.gemm.overhead import fixed_overhead_cycles
 
-__all__ = ["DeviceRates", "device_rates"]
+__all__ = ["TIMED_BY", "DeviceRates", "device_rates"]
+
+# the model whose kernel times this machinery computes (its fixed overhead calibration)
+TIMED_BY = "effective_roofline"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -51,7 +55,9 @@ def _require_levels(hardware: HardwareSpec) -> None:
             raise UnsupportedOpError(msg)
 
 
-def _build(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> DeviceRates:
+def _build(
+    hardware: HardwareSpec, dtype: DType, instruction: Instruction, overhead_cycles: int
+) -> DeviceRates:
     _require_levels(hardware)
     compute, util, clock = hardware.compute, hardware.utilization, hardware.compute.clock_hz
     sm = compute.sm
@@ -80,7 +86,7 @@ def _build(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> De
         l2_latency_cycles=l2.latency_s * clock,
         dram_bytes_per_cycle=hbm.bandwidth_bytes_per_s * hardware.memory_fraction("hbm") / clock,
         dram_latency_cycles=hbm.latency_s * clock,
-        fixed_overhead_cycles=hardware.overhead.fixed_device_overhead_cycles,
+        fixed_overhead_cycles=overhead_cycles,
         math_j_per_flop=compute.energy_per_flop(tensor=on_tensor, dtype=dtype),
         l2_capacity_bytes=int(l2.shared_capacity_bytes),
         dram_j_per_byte=hbm.energy_j_per_byte,
@@ -91,9 +97,11 @@ def _build(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> De
 
 
 def device_rates(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> DeviceRates:
-    """The rates of ``hardware`` for ``dtype`` on ``instruction`` (memoised on the spec)."""
-    key = ("gemm.device_rates", dtype, instruction)
+    """The rates of ``hardware`` for ``dtype`` on ``instruction``, with the fixed overhead of
+    :data:`TIMED_BY` in force (:mod:`~opmodel.models.gemm.overhead`; memoised on the spec)."""
+    overhead = fixed_overhead_cycles(hardware, TIMED_BY)
+    key = ("gemm.device_rates", dtype, instruction, overhead)
     cached = hardware.derived_cache.get(key)
     if cached is None:
-        cached = hardware.derived_cache[key] = _build(hardware, dtype, instruction)
+        cached = hardware.derived_cache[key] = _build(hardware, dtype, instruction, overhead)
     return cached

@@ -36,6 +36,7 @@ from opmodel.models.gemm.evaluate import (
     KernelEvaluation,
     evaluate_kernel,
 )
+from opmodel.models.gemm.overhead import in_force
 from opmodel.models.gemm.problem import GemmProblem
 
 __all__ = [
@@ -170,6 +171,7 @@ def select_kernel(
 ) -> tuple[KernelEvaluation, KernelSelection]:
     """The best catalogue kernel for ``problem`` on ``hardware`` and how it was chosen
     (memoised per spec and problem)."""
+    in_force(hardware)
     memo: dict[object, tuple[KernelEvaluation, KernelSelection]] = (
         hardware.derived_cache.setdefault("gemm.selection.results", {})
     )

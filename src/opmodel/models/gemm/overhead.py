@@ -1,0 +1,156 @@
+"""The fixed device overhead of a GEMM kernel: a fitted calibration per model and architecture.
+
+Each GEMM model adds a constant number of SM cycles to a kernel's time: the start of its CTAs
+and the drain after the last one that neither model's timeline holds (the grid launch, the
+first loads' address set-up, the last stores' acknowledgement, the front end's end-of-kernel
+work). A hardware config carries an estimate, ``overhead.fixed_device_overhead_cycles``, which
+every other kernel model uses. For GEMMs the shipped file
+``configs/calibrations/gemm_fixed_overhead.yaml`` holds a fitted value per model and GPU
+architecture (``HardwareSpec.architecture``), which replaces the estimate on every config of
+that architecture: it stands for what each model leaves out, so it is fitted per model.
+
+The fit is the protocol of ``validate-gemm-latency`` (docs/validation.md, "GEMM latency"):
+non-negative least squares of relative errors on the deterministic training split of
+:func:`opmodel.validation.gemm_split.training_rows` (up to 8 ``small`` and 8 ``vector_like``
+rows per hardware), here pooled per architecture over the rows whose time is the kernel's own
+(profiler or Nsight Compute times; not CUDA events, whose scope adds the front end's work
+around a launch). ``python scripts/fit_gemm_overhead.py --write`` writes the file; every
+other row of the GEMM tables is held out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from opmodel.core.errors import ConfigError
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.calibration_slot import CalibrationSlot
+from opmodel.parsing.yamlfile import read_calibration
+
+__all__ = [
+    "CALIBRATION_FILE",
+    "GEMM_MODELS",
+    "NO_CALIBRATION",
+    "OverheadCalibration",
+    "fixed_overhead_cycles",
+    "in_force",
+    "load_overhead_calibration",
+    "overhead_calibration",
+    "overridden",
+]
+
+CALIBRATION_FILE = (
+    Path(__file__).resolve().parent.parent.parent / "configs/calibrations/gemm_fixed_overhead.yaml"
+)
+GEMM_MODELS = ("effective_roofline", "extended_roofline")
+_FIELDS = ("fitted_on", "fixed_overhead_cycles")
+_FITTED_ON = ("source", "split")
+
+
+@dataclass(frozen=True, slots=True)
+class OverheadCalibration:
+    """Fitted cycles by (model, architecture), the training rows' hardware by architecture
+    (``fitted_on.hardware`` of the file) and the rows themselves (``fitted_on.rows``: keys of
+    :func:`opmodel.validation.gemm_split.row_key`, which ``validate-gemm-latency`` holds out)."""
+
+    cycles: Mapping[tuple[str, str], int]
+    hardware: Mapping[str, tuple[str, ...]]
+    rows: frozenset[str] = frozenset()
+
+    def fitted(self, model: str, architecture: str | None) -> int | None:
+        """The fitted cycles of ``model`` on ``architecture``; None where none was fitted."""
+        return None if architecture is None else self.cycles.get((model, architecture))
+
+
+NO_CALIBRATION = OverheadCalibration({}, {})
+
+
+def _strings(raw: object, path: Path, name: str) -> list[str]:
+    if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
+        raise ConfigError([f"{path}: {name}: must be a list of strings"])
+    return raw
+
+
+def _cycles(raw: Any, path: Path) -> dict[tuple[str, str], int]:
+    name = "fixed_overhead_cycles"
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{path}: {name}: must map a model to architectures and cycles"])
+    cycles: dict[tuple[str, str], int] = {}
+    for model, table in raw.items():
+        if model not in GEMM_MODELS:
+            choices = ", ".join(GEMM_MODELS)
+            raise ConfigError([f"{path}: {name}.{model}: unknown GEMM model (one of {choices})"])
+        if not isinstance(table, dict):
+            raise ConfigError([f"{path}: {name}.{model}: must map architectures to cycles"])
+        for architecture, value in table.items():
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                raise ConfigError(
+                    [f"{path}: {name}.{model}.{architecture}: must be cycles >= 0 (got {value!r})"]
+                )
+            cycles[(str(model), str(architecture))] = round(value)
+    return cycles
+
+
+def _hardware(fitted: dict[str, Any], path: Path) -> dict[str, tuple[str, ...]]:
+    raw = fitted.get("hardware", {})
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{path}: fitted_on.hardware: must map architectures to config names"])
+    return {
+        str(arch): tuple(_strings(names, path, f"fitted_on.hardware.{arch}"))
+        for arch, names in raw.items()
+    }
+
+
+def load_overhead_calibration(path: Path) -> OverheadCalibration:
+    """Read and validate a GEMM overhead calibration file; errors name the file and field."""
+    data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
+    cycles = _cycles(data["fixed_overhead_cycles"], path)
+    rows = frozenset(_strings(fitted.get("rows", []), path, "fitted_on.rows"))
+    return OverheadCalibration(cycles, _hardware(fitted, path), rows)
+
+
+_SLOT: CalibrationSlot[OverheadCalibration] = CalibrationSlot(
+    lambda: load_overhead_calibration(CALIBRATION_FILE)
+)
+
+
+def overhead_calibration() -> OverheadCalibration:
+    """The calibration in force: the shipped file, or one set by :func:`overridden`."""
+    return _SLOT.current()
+
+
+def fixed_overhead_cycles(hardware: HardwareSpec, model: str) -> int:
+    """The fixed device overhead of ``model``'s GEMM kernels on ``hardware``: the calibration's
+    value for its architecture, else the config's ``overhead.fixed_device_overhead_cycles``."""
+    fitted = _SLOT.current().fitted(model, hardware.architecture)
+    return hardware.overhead.fixed_device_overhead_cycles if fitted is None else fitted
+
+
+_CACHE_KEY = "gemm.overhead.calibration"
+
+
+def in_force(hardware: HardwareSpec) -> None:
+    """Keep ``hardware``'s derived values consistent with the calibration in force: the GEMM
+    models call this before they read ``derived_cache`` (kernel set-ups, evaluations and rates
+    hold the overhead). Under another calibration than the one the cache was derived under, the
+    spec starts a new cache (a new identity, so profiles memoised on ops are not reused)."""
+    current = _SLOT.current()
+    seen = hardware.derived_cache.get(_CACHE_KEY)
+    if seen is current:
+        return
+    if seen is not None:
+        object.__setattr__(hardware, "derived_cache", {})
+    hardware.derived_cache[_CACHE_KEY] = current
+
+
+def overridden(calibration: OverheadCalibration) -> AbstractContextManager[None]:
+    """Use ``calibration`` instead of the shipped file (``validate-gemm-latency`` predicts with
+    :data:`NO_CALIBRATION` while it fits; models memoise profiles on the op, so callers use
+    fresh ops inside the block)."""
+    return _SLOT.overridden(calibration)
