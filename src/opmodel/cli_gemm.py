@@ -105,7 +105,8 @@ def _add_calibration_flags(latency: Any) -> None:
         "--no-calibrate-fixed-overhead",
         dest="calibrate",
         action="store_false",
-        help="use the configs' fixed overhead cycles; hold out every row",
+        help="predict as shipped (the GEMM models' fitted overheads, else the configs'); "
+        "hold out every row but those the shipped overheads were fitted on",
     )
     latency.add_argument(
         "--fit-power-clock",
