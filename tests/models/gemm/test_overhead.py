@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
@@ -14,6 +15,7 @@ from opmodel.models.gemm.overhead import (
     NO_CALIBRATION,
     OverheadCalibration,
     fixed_overhead_cycles,
+    in_force,
     load_overhead_calibration,
     overhead_calibration,
     overridden,
@@ -121,3 +123,21 @@ def test_models_charge_the_calibration_in_force(model: str) -> None:
     assert longer.latency_s - shipped.latency_s == pytest.approx(10_000 / clock, rel=0.02)
     again = get_model(model).predict(gemm(**op), h100)  # type: ignore[arg-type]
     assert again.latency_s == shipped.latency_s
+
+
+def test_in_force_starts_a_new_cache_once_per_calibration() -> None:
+    """Values derived before a GEMM model marked the cache (another path's) or under another
+    calibration are dropped; under the same calibration the cache is kept."""
+    spec = dataclasses.replace(load_hardware("h100_sxm"))  # a spec with its own cache
+    spec.derived_cache["derived elsewhere"] = 1
+    in_force(spec)
+    first = spec.derived_cache
+    assert "derived elsewhere" not in first
+    in_force(spec)
+    assert spec.derived_cache is first
+    with overridden(NO_CALIBRATION):
+        in_force(spec)
+        assert spec.derived_cache is not first
+        under_none = spec.derived_cache
+    in_force(spec)
+    assert spec.derived_cache is not under_none

@@ -12,10 +12,12 @@ that architecture: it stands for what each model leaves out, so it is fitted per
 The fit is the protocol of ``validate-gemm-latency`` (docs/validation.md, "GEMM latency"):
 non-negative least squares of relative errors on the deterministic training split of
 :func:`opmodel.validation.gemm_split.training_rows` (up to 8 ``small`` and 8 ``vector_like``
-rows per hardware), here pooled per architecture over the rows whose time is the kernel's own
-(profiler or Nsight Compute times; not CUDA events, whose scope adds the front end's work
-around a launch). ``python scripts/fit_gemm_overhead.py --write`` writes the file; every
-other row of the GEMM tables is held out.
+rows per hardware), here pooled per architecture over the rows timed as one kernel in a stream
+of kernels: the kernel's own time (profiler or Nsight Compute times; not CUDA events, whose
+scope adds the front end's work around a launch) of back-to-back runs (not XLA's ``burst`` rows,
+one kernel after idle time). ``python scripts/fit_gemm_overhead.py --write`` writes the file
+and lists its training rows, which ``validate-gemm-latency --no-calibrate-fixed-overhead``
+holds out.
 """
 
 from __future__ import annotations
@@ -138,19 +140,20 @@ _CACHE_KEY = "gemm.overhead.calibration"
 def in_force(hardware: HardwareSpec) -> None:
     """Keep ``hardware``'s derived values consistent with the calibration in force: the GEMM
     models call this before they read ``derived_cache`` (kernel set-ups, evaluations and rates
-    hold the overhead). Under another calibration than the one the cache was derived under, the
-    spec starts a new cache (a new identity, so profiles memoised on ops are not reused)."""
+    hold the overhead). A cache not marked as derived under that calibration (another one, or
+    none yet: values another path derived) is replaced by a new one, a new identity, so that
+    profiles memoised on ops are not reused either; that happens once per spec and calibration."""
     current = _SLOT.current()
-    seen = hardware.derived_cache.get(_CACHE_KEY)
-    if seen is current:
+    cache = hardware.derived_cache
+    if cache.get(_CACHE_KEY) is current:
         return
-    if seen is not None:
+    if cache:
         object.__setattr__(hardware, "derived_cache", {})
     hardware.derived_cache[_CACHE_KEY] = current
 
 
 def overridden(calibration: OverheadCalibration) -> AbstractContextManager[None]:
-    """Use ``calibration`` instead of the shipped file (``validate-gemm-latency`` predicts with
-    :data:`NO_CALIBRATION` while it fits; models memoise profiles on the op, so callers use
-    fresh ops inside the block)."""
+    """Use ``calibration`` instead of the shipped file inside the ``with`` block
+    (``validate-gemm-latency`` predicts with :data:`NO_CALIBRATION` while it fits); the GEMM
+    models derive their values afresh under it (:func:`in_force`)."""
     return _SLOT.overridden(calibration)
