@@ -213,10 +213,11 @@ class PowerSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class OverheadSpec:
-    """Per-kernel costs outside the op's own work."""
+    """Per-kernel costs outside the op's own work (``gemm_fixed_overhead_cycles``: GEMMs')."""
 
     kernel_launch_overhead_s: float = field(metadata=ranges.TIME_PER_KERNEL_S)
     fixed_device_overhead_cycles: int = field(metadata=ranges.CYCLES)
+    gemm_fixed_overhead_cycles: int | None = field(default=None, metadata=ranges.CYCLES)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -65,7 +65,9 @@ class RowHardware:
             if self._zero:
                 spec = dataclasses.replace(
                     spec,
-                    overhead=dataclasses.replace(spec.overhead, fixed_device_overhead_cycles=0),
+                    overhead=dataclasses.replace(
+                        spec.overhead, fixed_device_overhead_cycles=0, gemm_fixed_overhead_cycles=0
+                    ),
                 )
             self._cache[key] = spec
         return spec

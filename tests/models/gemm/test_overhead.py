@@ -141,3 +141,22 @@ def test_in_force_starts_a_new_cache_once_per_calibration() -> None:
         under_none = spec.derived_cache
     in_force(spec)
     assert spec.derived_cache is not under_none
+
+
+def test_a_config_value_replaces_the_fitted_one() -> None:
+    """``overhead.gemm_fixed_overhead_cycles`` (a what-if, or a user's own fit) wins over the
+    calibration; the generic estimate stays what the other kernel models use."""
+    h100 = load_hardware("h100_sxm")
+    own = load_hardware("h100_sxm", overrides={"overhead.gemm_fixed_overhead_cycles": 123})
+    assert own.overhead.gemm_fixed_overhead_cycles == 123
+    assert own.overhead.fixed_device_overhead_cycles == h100.overhead.fixed_device_overhead_cycles
+    for model in ("effective_roofline", "extended_roofline"):
+        assert fixed_overhead_cycles(own, model) == 123
+        with overridden(NO_CALIBRATION):
+            assert fixed_overhead_cycles(own, model) == 123
+    op = {"m": 64, "n": 4096, "k": 4096, "dtype": "bf16"}
+    shipped = get_model("effective_roofline").predict(gemm(**op), h100)  # type: ignore[arg-type]
+    mine = get_model("effective_roofline").predict(gemm(**op), own)  # type: ignore[arg-type]
+    cycles = fixed_overhead_cycles(h100, "effective_roofline") - 123
+    clock = mine.diagnostics.sm_clock_hz  # type: ignore[union-attr]
+    assert shipped.latency_s - mine.latency_s == pytest.approx(cycles / clock, rel=0.02)

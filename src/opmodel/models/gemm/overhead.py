@@ -128,10 +128,15 @@ def overhead_calibration() -> OverheadCalibration:
 
 
 def fixed_overhead_cycles(hardware: HardwareSpec, model: str) -> int:
-    """The fixed device overhead of ``model``'s GEMM kernels on ``hardware``: the calibration's
-    value for its architecture, else the config's ``overhead.fixed_device_overhead_cycles``."""
+    """The fixed device overhead of ``model``'s GEMM kernels on ``hardware``: the config's
+    ``overhead.gemm_fixed_overhead_cycles`` where it sets one (a what-if, or a user's own fit),
+    else the calibration's value for its architecture, else the config's
+    ``overhead.fixed_device_overhead_cycles``."""
+    overhead = hardware.overhead
+    if overhead.gemm_fixed_overhead_cycles is not None:
+        return overhead.gemm_fixed_overhead_cycles
     fitted = _SLOT.current().fitted(model, hardware.architecture)
-    return hardware.overhead.fixed_device_overhead_cycles if fitted is None else fitted
+    return overhead.fixed_device_overhead_cycles if fitted is None else fitted
 
 
 _CACHE_KEY = "gemm.overhead.calibration"
