@@ -39,7 +39,7 @@ from opmodel.models.gemm import (
 )
 from opmodel.models.gemm.choice import KERNEL_ATTRS, attrs_kernel_setup, choose_kernel, setup_of
 from opmodel.models.gemm.evaluate import memory_energy, traffic_by_level
-from opmodel.models.gemm.overhead import fixed_overhead_cycles, in_force
+from opmodel.models.gemm.overhead import in_force
 from opmodel.models.registry import register_model
 from opmodel.models.shared.arguments import check_predict_arguments
 from opmodel.models.shared.memo import per_op_and_hardware
@@ -76,9 +76,9 @@ def _rates(
 ) -> GpuRates:
     """:func:`gpu_rates` for the problem's compute dtype and the kernel's MMA instruction, kept
     in the spec's derived cache."""
-    # the fixed overhead calibration in force is part of the key (models.gemm.overhead)
-    overhead = fixed_overhead_cycles(hardware, "extended_roofline")
-    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor, mma_sync, overhead)
+    # the rates hold the fixed overhead in force: predict starts a new cache under another
+    # calibration (models.gemm.overhead.in_force)
+    key = ("extended_roofline.rates", problem.compute_dtype, on_tensor, mma_sync)
     rates: GpuRates | None = hardware.derived_cache.get(key)
     if rates is None:
         sm = hardware.compute.sm

@@ -98,10 +98,11 @@ def _build(
 
 def device_rates(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> DeviceRates:
     """The rates of ``hardware`` for ``dtype`` on ``instruction``, with the fixed overhead of
-    :data:`TIMED_BY` in force (:mod:`~opmodel.models.gemm.overhead`; memoised on the spec)."""
-    overhead = fixed_overhead_cycles(hardware, TIMED_BY)
-    key = ("gemm.device_rates", dtype, instruction, overhead)
+    :data:`TIMED_BY` in force (:mod:`~opmodel.models.gemm.overhead`), memoised on the spec: the
+    models start a new cache under another calibration (``in_force``)."""
+    key = ("gemm.device_rates", dtype, instruction)
     cached = hardware.derived_cache.get(key)
     if cached is None:
+        overhead = fixed_overhead_cycles(hardware, TIMED_BY)
         cached = hardware.derived_cache[key] = _build(hardware, dtype, instruction, overhead)
     return cached
