@@ -10,6 +10,7 @@ import pytest
 from opmodel import Engine, OpValidationError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
+from opmodel.models.gemm.overhead import overhead_calibration
 from opmodel.parsing import load_op
 from opmodel.report import format_summary, si, summarize
 from opmodel.report.accuracy import TABLE_PATH
@@ -51,6 +52,36 @@ def test_kernel_level_gemm_names_kernel_grid_and_limit() -> None:
     assert summary.grid is not None and f"{grid.ctas} CTAs" in summary.grid
     assert summary.limiter == " + ".join(profile.diagnostics.limiting_resources)
     assert 0 < summary.compute_fraction <= 1  # type: ignore[operator]
+
+
+def test_gemm_models_say_what_fixed_overhead_they_charge() -> None:
+    """The text's ``overhead`` line: the cycles in the diagnostics, at the kernel's clock, and
+    where they come from (the fitted sm_90 value, a config's own value, the estimate); none for
+    the roofline or a streaming op."""
+    hw, op = load_hardware("h100_sxm"), gemm(4096, 4096, 4096)
+    fitted = overhead_calibration().fitted("effective_roofline", "sm90")
+    profile = get_model("effective_roofline").predict(op, hw)
+    summary = summarize(op, profile, hw)
+    assert summary.fixed_overhead_cycles == fitted
+    assert summary.fixed_overhead_from == (
+        "fitted for sm90: configs/calibrations/gemm_fixed_overhead.yaml"
+    )
+    seconds = si(fitted / profile.diagnostics.sm_clock_hz, "s")  # type: ignore[operator]
+    assert f"overhead   {fitted:,} cycles fixed, {seconds} (fitted for sm90" in format_summary(
+        summary
+    )
+    own = load_hardware("h100_sxm", overrides={"overhead.gemm_fixed_overhead_cycles": 1234})
+    mine = summarize(op, get_model("extended_roofline").predict(op, own), own)
+    assert mine.fixed_overhead_cycles == 1234
+    assert mine.fixed_overhead_from == "the config's overhead.gemm_fixed_overhead_cycles"
+    l40s = load_hardware("l40s")
+    estimate = summarize(op, get_model("effective_roofline").predict(op, l40s), l40s)
+    assert estimate.fixed_overhead_cycles == l40s.overhead.fixed_device_overhead_cycles
+    assert estimate.fixed_overhead_from == (
+        "the config's estimate, overhead.fixed_device_overhead_cycles"
+    )
+    plain = summarize(op, get_model("roofline").predict(op, hw), hw)
+    assert plain.fixed_overhead_cycles is None and "overhead" not in format_summary(plain)
 
 
 def test_systolic_gemm_names_its_limit() -> None:

@@ -36,6 +36,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.viewcheck import compute_dtype
 from opmodel.hardware import HardwareSpec
+from opmodel.models.gemm.overhead import GEMM_MODELS, overhead_source
 from opmodel.report.accuracy import Validated, validated
 
 __all__ = ["OpSummary", "summarize"]
@@ -81,6 +82,9 @@ class OpSummary:
     # the held-out error of the model on this kind and config (report.accuracy); None for the
     # models the table does not cover
     validated: Validated | None = None
+    # a GEMM model's fixed overhead and where it comes from (models.gemm.overhead); else None
+    fixed_overhead_cycles: float | None = None
+    fixed_overhead_from: str | None = None
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -202,6 +206,21 @@ def _write_after_run(diagnostics: Mapping[str, Any]) -> float:
     return 0.0
 
 
+def _fixed_overhead(
+    diagnostics: Mapping[str, Any], implementation: str, hardware: HardwareSpec
+) -> tuple[float | None, str | None]:
+    """A GEMM model's fixed overhead cycles (``extended_roofline``'s top-level field,
+    ``effective_roofline``'s ``resource_cycles``) and their source; (None, None) otherwise."""
+    model = implementation.split("/", 1)[0]
+    nested = diagnostics.get("resource_cycles")
+    cycles = diagnostics.get("fixed_overhead_cycles")
+    if cycles is None and isinstance(nested, Mapping):
+        cycles = nested.get("fixed_overhead_cycles")
+    if model not in GEMM_MODELS or not isinstance(cycles, int | float):
+        return None, None
+    return float(cycles), overhead_source(hardware, model)
+
+
 def _clock(diagnostics: Mapping[str, Any]) -> float | None:
     clock = diagnostics.get("sm_clock_hz")
     return float(clock) if isinstance(clock, int | float) and clock > 0 else None
@@ -221,6 +240,7 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
     diagnostics: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     dtype = _compute_dtype(op)
     hbm = profile.traffic.get("hbm")
+    overhead, source = _fixed_overhead(diagnostics, profile.implementation, hardware)
     return OpSummary(
         op_name=op.name,
         kind=op.kind.value,
@@ -243,4 +263,6 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
         energy_j=profile.energy_j,
         tdp_w=hardware.power.tdp_w,
         validated=validated(op, profile.implementation, hardware.name),
+        fixed_overhead_cycles=overhead,
+        fixed_overhead_from=source,
     )

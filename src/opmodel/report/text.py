@@ -94,6 +94,14 @@ def _energy_line(s: OpSummary) -> str:
     return f"{si(s.energy_j, 'J')}, {si(power, 'W')} average ({limit})"
 
 
+def _overhead_line(s: OpSummary) -> str | None:
+    cycles = s.fixed_overhead_cycles
+    if cycles is None:
+        return None
+    clock = s.sm_clock_hz or s.rated_clock_hz
+    return f"{cycles:,.0f} cycles fixed, {si(cycles / clock, 's')} ({s.fixed_overhead_from})"
+
+
 def format_summary(summary: OpSummary) -> str:
     """The summary as lines ``label  value``; lines whose figure the model does not give (HBM
     traffic, a kernel, a limiter) are left out."""
@@ -111,6 +119,7 @@ def format_summary(summary: OpSummary) -> str:
         ("limited by", summary.limiter),
         ("clock", _clock_line(summary)),
         ("kernel", kernel),
+        ("overhead", _overhead_line(summary)),
         ("energy", _energy_line(summary)),
         ("validated", None if summary.validated is None else summary.validated.line()),
     )

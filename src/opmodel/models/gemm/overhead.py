@@ -43,6 +43,7 @@ __all__ = [
     "in_force",
     "load_overhead_calibration",
     "overhead_calibration",
+    "overhead_source",
     "overridden",
 ]
 
@@ -137,6 +138,16 @@ def fixed_overhead_cycles(hardware: HardwareSpec, model: str) -> int:
         return overhead.gemm_fixed_overhead_cycles
     fitted = _SLOT.current().fitted(model, hardware.architecture)
     return overhead.fixed_device_overhead_cycles if fitted is None else fitted
+
+
+def overhead_source(hardware: HardwareSpec, model: str) -> str:
+    """Where :func:`fixed_overhead_cycles` takes ``model``'s value on ``hardware`` from, in
+    words (the text summary's ``overhead`` line)."""
+    if hardware.overhead.gemm_fixed_overhead_cycles is not None:
+        return "the config's overhead.gemm_fixed_overhead_cycles"
+    if _SLOT.current().fitted(model, hardware.architecture) is not None:
+        return f"fitted for {hardware.architecture}: configs/calibrations/{CALIBRATION_FILE.name}"
+    return "the config's estimate, overhead.fixed_device_overhead_cycles"
 
 
 _CACHE_KEY = "gemm.overhead.calibration"
