@@ -32,7 +32,7 @@ import yaml
 
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.models import get_model
-from opmodel.models.gemm.overhead import CALIBRATION_FILE, GEMM_MODELS, NO_CALIBRATION, overridden
+from opmodel.models.gemm.overhead import CALIBRATION_FILE, GEMM_MODELS
 from opmodel.validation.gemm_data import GemmRow, load_gemm_rows
 from opmodel.validation.gemm_latency_hardware import RowHardware
 from opmodel.validation.gemm_split import fit_overhead_cycles, row_key, row_op, training_rows
@@ -67,23 +67,22 @@ def fit(data_dir: Path) -> dict[str, object]:
     """The calibration file's mapping: cycles by model and architecture, and what they were
     fitted on."""
     rows = _in_a_stream(load_gemm_rows(data_dir).rows)
-    hardware = RowHardware(None, zero_overhead=True)
+    hardware = RowHardware(None, zero_overhead=True)  # every overhead 0, the fitted one too
     members: dict[str, list[int]] = defaultdict(list)  # by architecture
     names: dict[str, set[str]] = defaultdict(set)
     predicted: dict[str, dict[int, float]] = {m: {} for m in GEMM_MODELS}
     clocks: dict[int, float] = {}
-    with overridden(NO_CALIBRATION):
-        for i in sorted(training_rows(rows, PER_CLASS)):
-            try:
-                spec = hardware.for_row(rows[i])
-                for model in GEMM_MODELS:
-                    predicted[model][i] = get_model(model).predict(row_op(rows[i]), spec).latency_s
-            except OpModelError:
-                continue  # validate-gemm-latency skips it too
-            if spec.architecture:
-                members[spec.architecture].append(i)
-                names[spec.architecture].add(rows[i].hardware)
-                clocks[i] = spec.compute.clock_hz
+    for i in sorted(training_rows(rows, PER_CLASS)):
+        try:
+            spec = hardware.for_row(rows[i])
+            for model in GEMM_MODELS:
+                predicted[model][i] = get_model(model).predict(row_op(rows[i]), spec).latency_s
+        except OpModelError:
+            continue  # validate-gemm-latency skips it too
+        if spec.architecture:
+            members[spec.architecture].append(i)
+            names[spec.architecture].add(rows[i].hardware)
+            clocks[i] = spec.compute.clock_hz
     if not members:
         msg = f"{data_dir}: no small or vector-like GEMM timed as a kernel in a stream to fit on"
         raise ConfigError([msg])

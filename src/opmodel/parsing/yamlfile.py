@@ -2,15 +2,24 @@
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Collection
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import yaml
 
 from opmodel.core.errors import ConfigError
 
-__all__ = ["read_calibration", "read_yaml_mapping", "read_yaml_text", "read_yaml_value"]
+__all__ = [
+    "TableWords",
+    "read_calibration",
+    "read_number_table",
+    "read_yaml_mapping",
+    "read_yaml_text",
+    "read_yaml_value",
+]
 
 _BASE: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -82,6 +91,41 @@ def read_calibration(
     if not isinstance(fitted, dict) or any(not isinstance(fitted.get(k), str) for k in fitted_on):
         raise ConfigError([f"{path}: fitted_on: needs string fields {', '.join(fitted_on)}"])
     return data, fitted
+
+
+class TableWords(NamedTuple):
+    """How :func:`read_number_table`'s errors name a table's parts: the whole mapping (``must
+    be a mapping of implementation to functions``), an outer key (``implementation``), an inner
+    mapping (``must map functions to counts``) and a value (``a finite number``)."""
+
+    mapping: str
+    outer: str
+    inner: str
+    value: str
+
+
+def read_number_table(
+    raw: object, path: Path, name: str, outer: Collection[str], words: TableWords
+) -> dict[tuple[str, str], float]:
+    """A calibration's two-level table ``{outer: {inner: number >= 0}}`` (outer keys among
+    ``outer``) by ``(outer, inner)``; a one-line ConfigError naming the file and the field
+    otherwise."""
+    if not isinstance(raw, dict):
+        raise ConfigError([f"{path}: {name}: {words.mapping}"])
+    table: dict[tuple[str, str], float] = {}
+    for key, inner in raw.items():
+        if key not in outer:
+            choices = ", ".join(outer)
+            raise ConfigError([f"{path}: {name}.{key}: unknown {words.outer} (one of {choices})"])
+        if not isinstance(inner, dict):
+            raise ConfigError([f"{path}: {name}.{key}: {words.inner}"])
+        for field, value in inner.items():
+            ok = isinstance(value, int | float) and not isinstance(value, bool)
+            if not ok or not math.isfinite(value) or value < 0:
+                msg = f"{path}: {name}.{key}.{field}: must be {words.value} >= 0 (got {value!r})"
+                raise ConfigError([msg])
+            table[(str(key), str(field))] = float(value)
+    return table
 
 
 def _kind(value: object) -> str:

@@ -18,13 +18,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.models import get_model
-from opmodel.models.gemm.overhead import NO_CALIBRATION, overhead_calibration, overridden
+from opmodel.models.gemm.overhead import overhead_calibration
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_groups import held_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
@@ -99,15 +98,15 @@ def validate_gemm_latency(
     rows: Sequence[GemmRow], model_names: Sequence[str], *, options: ValidationOptions
 ) -> LatencyReport:
     """Predict every row with every model, fit overheads on the training split, report."""
+    # fitting: no overhead at all (RowHardware's zeroed configs set the GEMM models' own value
+    # to 0, which wins over their shipped calibration)
     hardware = RowHardware(options.hardware_dir, zero_overhead=options.calibrate)
-    # fitting: no overhead at all, the GEMM models' shipped calibration included
-    with overridden(NO_CALIBRATION) if options.calibrate else nullcontext():
-        power_training = (
-            fit_power_clocks(rows, hardware, options.training_per_class)
-            if options.calibrate_power_clock
-            else {}
-        )
-        run = _predict_rows(rows, model_names, hardware, options)
+    power_training = (
+        fit_power_clocks(rows, hardware, options.training_per_class)
+        if options.calibrate_power_clock
+        else {}
+    )
+    run = _predict_rows(rows, model_names, hardware, options)
     clocks = run.clock_hz
     training, fitted = _fitted_rows(rows, set(clocks), options, power_training)
     results = [

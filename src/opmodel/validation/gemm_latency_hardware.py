@@ -1,7 +1,8 @@
 """The hardware configs of ``validate-gemm-latency``'s rows: each row's config at its locked
 clock, or power-limited as it ran unlocked (a sourced clock, or one fitted on the run's
 ``large`` training rows, :mod:`opmodel.validation.power_clock_fit`), with the fixed device
-overhead zeroed while it is being fitted."""
+overhead zeroed while it is being fitted: the config's estimate and the GEMM models' own value
+(``overhead.gemm_fixed_overhead_cycles`` = 0, which wins over their shipped calibration)."""
 
 from __future__ import annotations
 

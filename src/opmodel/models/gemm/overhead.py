@@ -22,7 +22,6 @@ holds out.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
@@ -32,7 +31,7 @@ from typing import Any
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.calibration_slot import CalibrationSlot
-from opmodel.parsing.yamlfile import read_calibration
+from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
 
 __all__ = [
     "CALIBRATION_FILE",
@@ -79,25 +78,12 @@ def _strings(raw: object, path: Path, name: str) -> list[str]:
     return raw
 
 
-def _cycles(raw: Any, path: Path) -> dict[tuple[str, str], int]:
-    name = "fixed_overhead_cycles"
-    if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: {name}: must map a model to architectures and cycles"])
-    cycles: dict[tuple[str, str], int] = {}
-    for model, table in raw.items():
-        if model not in GEMM_MODELS:
-            choices = ", ".join(GEMM_MODELS)
-            raise ConfigError([f"{path}: {name}.{model}: unknown GEMM model (one of {choices})"])
-        if not isinstance(table, dict):
-            raise ConfigError([f"{path}: {name}.{model}: must map architectures to cycles"])
-        for architecture, value in table.items():
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if not ok or not math.isfinite(value) or value < 0:
-                raise ConfigError(
-                    [f"{path}: {name}.{model}.{architecture}: must be cycles >= 0 (got {value!r})"]
-                )
-            cycles[(str(model), str(architecture))] = round(value)
-    return cycles
+_WORDS = TableWords(
+    "must map a model to architectures and cycles",
+    "GEMM model",
+    "must map architectures to cycles",
+    "cycles",
+)
 
 
 def _hardware(fitted: dict[str, Any], path: Path) -> dict[str, tuple[str, ...]]:
@@ -113,7 +99,10 @@ def _hardware(fitted: dict[str, Any], path: Path) -> dict[str, tuple[str, ...]]:
 def load_overhead_calibration(path: Path) -> OverheadCalibration:
     """Read and validate a GEMM overhead calibration file; errors name the file and field."""
     data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
-    cycles = _cycles(data["fixed_overhead_cycles"], path)
+    table = read_number_table(
+        data["fixed_overhead_cycles"], path, "fixed_overhead_cycles", GEMM_MODELS, _WORDS
+    )
+    cycles = {key: round(value) for key, value in table.items()}
     rows = frozenset(_strings(fitted.get("rows", []), path, "fitted_on.rows"))
     return OverheadCalibration(cycles, _hardware(fitted, path), rows)
 
@@ -169,7 +158,7 @@ def in_force(hardware: HardwareSpec) -> None:
 
 
 def overridden(calibration: OverheadCalibration) -> AbstractContextManager[None]:
-    """Use ``calibration`` instead of the shipped file inside the ``with`` block
-    (``validate-gemm-latency`` predicts with :data:`NO_CALIBRATION` while it fits); the GEMM
-    models derive their values afresh under it (:func:`in_force`)."""
+    """Use ``calibration`` instead of the shipped file inside the ``with`` block (tooling and
+    tests; :data:`NO_CALIBRATION` gives every config its estimate); the GEMM models derive
+    their values afresh under it (:func:`in_force`)."""
     return _SLOT.overridden(calibration)

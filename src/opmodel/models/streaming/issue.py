@@ -31,7 +31,6 @@ instructions per element are counted from their SASS (:mod:`~opmodel.models.stre
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
@@ -39,12 +38,11 @@ from pathlib import Path
 from typing import Any
 
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
-from opmodel.core.errors import ConfigError
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.models.streaming.counted import RowKernelCount
-from opmodel.parsing.yamlfile import read_calibration
+from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
 
 __all__ = [
     "CALIBRATION_FILE",
@@ -86,29 +84,16 @@ class IssueCalibration:
         return hardware == self.hardware and source == self.source and listed
 
 
+_WORDS = TableWords(
+    "must be a mapping of implementation to functions",
+    "implementation",
+    "must map functions to counts",
+    "a finite number",
+)
+
+
 def _table(raw: Any, path: Path, name: str) -> dict[tuple[str, str], float]:
-    if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: {name}: must be a mapping of implementation to functions"])
-    table: dict[tuple[str, str], float] = {}
-    for implementation, functions in raw.items():
-        if implementation not in STREAMING_IMPLEMENTATIONS:
-            choices = ", ".join(STREAMING_IMPLEMENTATIONS)
-            raise ConfigError(
-                [f"{path}: {name}.{implementation}: unknown implementation (one of {choices})"]
-            )
-        if not isinstance(functions, dict):
-            raise ConfigError([f"{path}: {name}.{implementation}: must map functions to counts"])
-        for key, value in functions.items():
-            ok = isinstance(value, int | float) and not isinstance(value, bool)
-            if not ok or not math.isfinite(value) or value < 0:
-                raise ConfigError(
-                    [
-                        f"{path}: {name}.{implementation}.{key}: must be a finite number >= 0 "
-                        f"(got {value!r})"
-                    ]
-                )
-            table[(implementation, str(key))] = float(value)
-    return table
+    return read_number_table(raw, path, name, STREAMING_IMPLEMENTATIONS, _WORDS)
 
 
 def load_issue_calibration(path: Path) -> IssueCalibration:
