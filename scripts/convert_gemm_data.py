@@ -87,23 +87,32 @@ def convert_vidur(shared: Path, out: Path) -> None:
         _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
 
 
-XLA_GPUS = {"sm_90": ("h100_sxm", "xla_h100.csv"), "sm_100_B200": ("b200", "xla_b200.csv")}
+XLA_GPUS = {
+    "sm_90": ("h100_sxm", "xla_h100.csv"),
+    "sm_100_B200": ("b200", "xla_b200.csv"),
+    "gfx950": ("mi355x", "xla_mi355x.csv"),
+}
+# (dtype, compute dtype) of each table dtype kept. fp8 rows are left out everywhere: ~30 of the
+# H100's exceed its dense fp8 peak (SOURCE.md). NVIDIA's f32 dots run as TF32 (XLA's default);
+# gfx950 has no xf32 MFMA and its f32 rows reach 1,023 TFLOP/s, 6.5x the MI355X's FP32 peak, so
+# XLA ran them at a lower precision that the table does not name: they are left out.
+XLA_DTYPES = {
+    "sm_90": {"bf16xbf16->bf16": ("bf16", ""), "f32xf32->f32": ("fp32", "tf32")},
+    "sm_100_B200": {"bf16xbf16->bf16": ("bf16", ""), "f32xf32->f32": ("fp32", "tf32")},
+    "gfx950": {"bf16xbf16->bf16": ("bf16", ""), "f16xf16->f16": ("fp16", "")},
+}
 
 
 def convert_xla(shared: Path, out: Path) -> None:
-    """XLA's H100 and B200 rows (MI350-class gfx950 rows wait for a config)."""
+    """XLA's H100, B200 and gfx950 (MI350-class, config ``mi355x``) rows."""
     rows: dict[str, list[dict[str, object]]] = {key: [] for key in XLA_GPUS}
     with (shared / "xla_gpu_perf_tables/xla_matmul_perf_table.csv").open(newline="") as handle:
         for record in csv.DictReader(handle):
-            if record["gpu_key"] not in XLA_GPUS:
-                continue
-            dtype, compute = {
-                "bf16xbf16->bf16": ("bf16", ""),
-                "f32xf32->f32": ("fp32", "tf32"),
-            }.get(record["dtype"], ("", ""))
+            key = record["gpu_key"]
+            dtype, compute = XLA_DTYPES.get(key, {}).get(record["dtype"], ("", ""))
             if not dtype:
-                continue  # fp8 rows: ~30 exceed the dense fp8 peak (SOURCE.md), left out
-            rows[record["gpu_key"]].append(
+                continue
+            rows[key].append(
                 _row(
                     time=float(record["time_us"]) / 1000,
                     batch=record["b"],
@@ -113,7 +122,7 @@ def convert_xla(shared: Path, out: Path) -> None:
                     trans="NN",
                     dtype=dtype,
                     compute_dtype=compute,
-                    hardware=XLA_GPUS[record["gpu_key"]][0],
+                    hardware=XLA_GPUS[key][0],
                     source="xla",
                     label=record["dtype"],
                     power_state="burst",

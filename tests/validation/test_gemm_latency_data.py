@@ -47,7 +47,12 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     assert summary["rows_evaluated"] > 250
     assert "overall" in err and "a100_80gb_sxm" in err
     fitted = json.loads(params.read_text())
-    assert set(fitted) == {*models, "power_limited_clock_hz", "power_clock_training_rows"}
+    assert set(fitted) == {
+        *models,
+        "power_limited_clock_hz",
+        "power_clock_training_rows",
+        "shipped_clock_training_rows",
+    }
     assert fitted["power_limited_clock_hz"] == {}  # opt-in: --fit-power-clock
     assert "power-limited SM clock" not in err
     # --compare-rooflines: each GEMM model's MAPE minus the roofline's, per group, in points
@@ -67,7 +72,9 @@ def test_cli_smoke_on_shipped_data(capsys: pytest.CaptureFixture[str], tmp_path:
     for record in records:
         measured = float(record["measured_s"])
         flops = 2 * int(record["batch"]) * int(record["m"]) * int(record["n"]) * int(record["k"])
-        assert record["measured_energy_j"] == ""  # no energy in this tenth of the data
+        # only this project's measured rows (data/measured) carry an energy
+        measured_here = record["source"] == "opmodel-measure"
+        assert (record["measured_energy_j"] != "") == measured_here
         for model in models:
             assert float(record[f"{model}_energy_j"]) > 0
             predicted = float(record[f"{model}_s"])

@@ -24,6 +24,7 @@ from pathlib import Path
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.models import get_model
 from opmodel.models.gemm.overhead import overhead_calibration
+from opmodel.validation.clock_split import clock_training_rows
 from opmodel.validation.gemm_data import GemmRow
 from opmodel.validation.gemm_groups import held_groups
 from opmodel.validation.gemm_latency_hardware import RowHardware, fit_power_clocks
@@ -80,6 +81,8 @@ class LatencyReport:
     per_row: list[dict[str, object]]
     power_limited_clock_hz: dict[str, float]  # fitted per hardware ("name:burst": burst rows)
     power_clock_training_rows: dict[str, int]
+    # held out everywhere: the rows a shipped power-limited clock was fitted on (clock_split)
+    shipped_clock_training_rows: dict[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -107,8 +110,8 @@ def validate_gemm_latency(
         else {}
     )
     run = _predict_rows(rows, model_names, hardware, options)
-    clocks = run.clock_hz
-    training, fitted = _fitted_rows(rows, set(clocks), options, power_training)
+    clocks, shipped_clock = run.clock_hz, clock_training_rows(rows)
+    training, fitted = _fitted_rows(rows, set(clocks), options, power_training | shipped_clock)
     results = [
         _evaluate(
             name,
@@ -120,7 +123,6 @@ def validate_gemm_latency(
         for name in model_names
     ]
     held = sorted(set(clocks) - training - fitted)
-    details = run.details if options.row_details else None
     return LatencyReport(
         rows_used=len(held),
         skipped=dict(run.skipped),
@@ -130,10 +132,11 @@ def validate_gemm_latency(
             held,
             {r.model: r.overhead_cycles for r in results},
             RunValues(run.latency_s, run.energy_j, run.clock_hz, run.static_w),
-            details,
+            run.details if options.row_details else None,
         ),
         power_limited_clock_hz=dict(hardware.power_clock),
         power_clock_training_rows={hw: len(v) for hw, v in power_training.items()},
+        shipped_clock_training_rows={hw: len(v) for hw, v in shipped_clock.items()},
     )
 
 
@@ -144,8 +147,9 @@ def _fitted_rows(
     power_training: dict[str, list[int]],
 ) -> tuple[set[int], set[int]]:
     """The rows the overhead is fitted on here (the training split; none as shipped) and the
-    other rows fitted on, held out as well: the power-limited clocks' and, as shipped, those
-    the shipped GEMM overheads were fitted on (their calibration's ``fitted_on.rows``)."""
+    other rows fitted on, held out as well: the power-limited clocks' (fitted here or shipped,
+    ``power_training``) and, as shipped, those the shipped GEMM overheads were fitted on
+    (their calibration's ``fitted_on.rows``)."""
     fitted = {i for members in power_training.values() for i in members}
     if options.calibrate:
         return training_rows(rows, options.training_per_class) & usable, fitted

@@ -54,6 +54,13 @@ def _print_table(report: LatencyReport, deltas: dict[str, dict[str, float]]) -> 
             )
             + "\n"
         )
+    if report.shipped_clock_training_rows:
+        write(
+            "\nheld out, the training rows of the shipped power-limited clocks "
+            "(configs/calibrations/<hardware>_sustained.yaml): "
+            + ", ".join(f"{hw} {n}" for hw, n in report.shipped_clock_training_rows.items())
+            + "\n"
+        )
     for result in report.models:
         fitted = ", ".join(f"{hw}={c:.0f}" for hw, c in result.overhead_cycles.items())
         write(f"\n{result.model}: fixed overhead {_overhead_note(result.model, fitted)}\n")
@@ -114,14 +121,8 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
             writer = csv.DictWriter(handle, fieldnames=list(report.per_row[0]), lineterminator="\n")
             writer.writeheader()
             writer.writerows(report.per_row)
-    params: dict[str, Any] = {
-        r.model: {"overhead_cycles": r.overhead_cycles, "training_rows": r.training_rows}
-        for r in report.models
-    }
-    params["power_limited_clock_hz"] = report.power_limited_clock_hz
-    params["power_clock_training_rows"] = report.power_clock_training_rows
     if args.output_params:
-        Path(args.output_params).write_text(json.dumps(params, indent=2) + "\n")
+        Path(args.output_params).write_text(json.dumps(_params(report), indent=2) + "\n")
     deltas = _deltas(report)
     if args.format == "table":
         _print_table(report, deltas)
@@ -129,12 +130,25 @@ def run_gemm_latency(args: Namespace) -> dict[str, Any]:
     summary: dict[str, Any] = {
         "rows_evaluated": report.rows_used,
         "power_limited_clock_hz": report.power_limited_clock_hz,
+        "shipped_clock_training_rows": report.shipped_clock_training_rows,
         "skipped": skipped,
         "models": [to_jsonable(r) for r in report.models],
     }
     if deltas:  # --compare-rooflines: each GEMM model's MAPE minus the roofline's, in points
         summary["mape_delta_vs_roofline"] = deltas
     return summary
+
+
+def _params(report: LatencyReport) -> dict[str, Any]:
+    """The fitted values and their training rows (--output-params)."""
+    params: dict[str, Any] = {
+        r.model: {"overhead_cycles": r.overhead_cycles, "training_rows": r.training_rows}
+        for r in report.models
+    }
+    params["power_limited_clock_hz"] = report.power_limited_clock_hz
+    params["power_clock_training_rows"] = report.power_clock_training_rows
+    params["shipped_clock_training_rows"] = report.shipped_clock_training_rows
+    return params
 
 
 def _overhead_note(model: str, fitted: str) -> str:
