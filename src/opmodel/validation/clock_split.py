@@ -14,7 +14,7 @@ report agree on it.
 - ``mi355x``: OpenXLA's gfx950 (MI350-class) rows, ``batch x m x n x k >= 2^37`` (the five
   largest shapes of its table, 137-275 GFLOP, 90-440 us, bf16 and fp16: 10 rows). Their
   throughput, 1.2-1.4 PFLOP/s, is about half of what the datasheet's 2.4 GHz allows
-  (docs/validation.md, "The MI355X's power-limited clock").
+  (docs/validation.md, "The MI355X (gfx950)").
 """
 
 from __future__ import annotations
