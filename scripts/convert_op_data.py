@@ -152,6 +152,54 @@ def convert_liger(shared: Path, out: Path) -> None:
     _write(out / "liger" / "liger.csv", rows)
 
 
+# Liger's cuTile benchmark file (Liger 0.8.0, a B200): its Triton kernels and torch's baselines
+# beside the cuTile ones, which are left out (a kernel structure the model does not describe)
+LIGER_CUTILE_KERNELS = {
+    ("layer_norm", "liger_triton"): ("layernorm", "fused"),  # Triton
+    ("layer_norm", "torch"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
+    ("softmax", "liger_triton"): ("softmax", "fused"),  # Triton
+    ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
+}
+
+
+def convert_liger_cutile(shared: Path, out: Path) -> None:
+    """The forward rows of ``LIGER_CUTILE_KERNELS`` on the B200, as ``out/liger/liger_cutile.csv``:
+    rows of ``bsz x T`` tokens (``x_value``; ``BT`` already counts the batch) of
+    ``hidden_size`` elements, timed by ``do_bench`` as in :func:`convert_liger`."""
+    path = shared / "liger_kernel_benchmarks/all_benchmark_data_cutile.csv"
+    rows = []
+    with path.open(newline="") as handle:
+        for record in csv.DictReader(handle):
+            key = (record["kernel_name"], record["kernel_provider"])
+            if key not in LIGER_CUTILE_KERNELS or record["gpu_name"] != "NVIDIA B200":
+                continue
+            if record["metric_name"] != "speed" or record["kernel_operation_mode"] != "forward":
+                continue
+            extra = json.loads(record["extra_benchmark_config_str"])
+            kind, implementation = LIGER_CUTILE_KERNELS[key]
+            count = int(float(record["x_value"]))
+            if record["x_name"] == "T":
+                count *= int(extra["bsz"])
+            length, dtype = int(extra["hidden_size"]), LIGER_DTYPES[extra["dtype"]]
+            tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+            rows.append(
+                _row(
+                    name=record["kernel_name"],
+                    kind=kind,
+                    phase="train_fwd",
+                    tensors=tensors,
+                    attrs=with_attrs(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES}),
+                    time=record["y_value_50"],
+                    hardware="b200",
+                    source="liger_cutile",
+                    implementation=implementation,
+                    label=f"{record['kernel_name']}:{record['kernel_provider']}:M{count}:N{length}",
+                    timing_scope="event",  # do_bench: CUDA events around each call
+                )
+            )
+    _write(out / "liger" / "liger_cutile.csv", rows)
+
+
 def _write(path: Path, rows: list[dict[str, object]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
@@ -162,7 +210,7 @@ def _write(path: Path, rows: list[dict[str, object]]) -> None:
 
 
 def main() -> None:
-    """Convert Vidur's and Liger-Kernel's rows."""
+    """Convert Vidur's and Liger-Kernel's rows (Liger's cuTile file: its B200 rows)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--out", type=Path, default=Path("data/ops"))
@@ -175,6 +223,7 @@ def main() -> None:
     args = parser.parse_args()
     convert_vidur(args.shared_dir, args.out, producer_waves=args.producer_waves)
     convert_liger(args.shared_dir, args.out)
+    convert_liger_cutile(args.shared_dir, args.out)
 
 
 if __name__ == "__main__":
