@@ -48,6 +48,8 @@ LIGER_KERNELS = {
     ("rms_norm", "liger"): ("rmsnorm", "fused"),  # Triton
     ("softmax", "liger"): ("softmax", "fused"),  # Triton
     ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
+    ("embedding", "liger"): ("embedding", "fused"),  # Triton gather
+    ("embedding", "huggingface"): ("embedding", "pytorch"),  # nn.Embedding: ATen's index_select
 }
 
 
@@ -62,6 +64,12 @@ def _backward_tensors(count: int, length: int, dtype: str) -> str:
     rows, vector = f"{count}x{length}:{dtype}", f"{length}:{dtype}"
     read = (f"input:{rows}", f"grad:{rows}", f"weight:{vector}", f"weight:{vector}")
     return ";".join((*read, f"output:{rows}", f"output:{vector}", f"output:{vector}"))
+
+
+def _embedding_columns(tokens: int, vocab: int, width: int, dtype: str) -> tuple[str, str]:
+    """An embedding lookup of ``tokens`` int64 ids into a ``vocab x width`` table."""
+    table, rows = f"{vocab}x{width}:{dtype}", f"{tokens}x{width}:{dtype}"
+    return f"input:{tokens}:int64;weight:{table};output:{rows}", json.dumps({})
 
 
 def _row(**values: object) -> dict[str, object]:
@@ -123,9 +131,17 @@ def convert_liger(shared: Path, out: Path) -> None:
                 continue
             extra = json.loads(record["extra_benchmark_config_str"])
             kind, implementation = kernels[key]
-            length, count = int(float(record["x_value"])), int(extra["M"])
             dtype = LIGER_DTYPES[extra["dtype"]]
-            tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+            if kind == "embedding":  # B x T token ids into a table of x_value rows of D
+                count, length = int(extra["B"]) * int(extra["T"]), int(extra["D"])
+                vocab = int(float(record["x_value"]))
+                tensors, attrs = _embedding_columns(count, vocab, length, dtype)
+                shape = f":M{count}:N{length}:V{vocab}"
+            else:
+                length, count = int(float(record["x_value"])), int(extra["M"])
+                tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+                shape = f":M{count}:N{length}"
+            attrs = with_attrs(attrs, {"implementation": implementation})
             if mode == "backward":
                 tensors = _backward_tensors(count, length, dtype)
             # Triton's do_bench zeroes a 256 MiB buffer before each call to flush the L2
@@ -144,7 +160,7 @@ def convert_liger(shared: Path, out: Path) -> None:
                     implementation=implementation,
                     label=f"{record['kernel_name']}:{record['kernel_provider']}"
                     + (":backward" if mode == "backward" else "")
-                    + f":M{count}:N{length}",
+                    + shape,
                     # do_bench records CUDA events around each call (triton.testing.do_bench)
                     timing_scope="event",
                 )

@@ -122,15 +122,15 @@ def test_shipped_accuracy_does_not_regress() -> None:
     8.2 %), with a little slack, so a change that makes the streaming model worse fails. The
     29,604 A100 rows the instruction-issue calibration was fitted on (GELU, LayerNorm,
     embedding, RoPE, vLLM RMSNorm), the 30 H200 softmax rows ATen's softmax calibration was
-    fitted on (8 of them the register kernel's), the 192 A40 residual adds the A40's HBM fraction was fitted on and the 26
+    fitted on (8 of them the register kernel's), the 192 A40 residual adds the A40's HBM fraction was fitted on and the 28
     event-timed rows the event-scope offsets were fitted on (the two fastest of each
     GPU and op kind) are reported apart."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 104111 and not skipped
+    assert len(rows) == 104143 and not skipped
     result = validate_op_latency(rows, "effective_roofline")
     assert result.training is not None and result.training.count == 29604 + 30 + 192
-    assert result.event_training is not None and result.event_training.count == 26
-    assert result.overall.count == 104111 - 29604 - 30 - 192 - 26
+    assert result.event_training is not None and result.event_training.count == 28
+    assert result.overall.count == 104143 - 29604 - 30 - 192 - 28
     assert 1.7e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.105
     # 7.1 %: 6.4 % with the offset fitted before ATen's norm and softmax kernels were counted
@@ -161,6 +161,10 @@ def test_shipped_accuracy_does_not_regress() -> None:
     assert 4.5e-6 < result.event_offset_s["b200"] < 5.5e-6
     assert result.by_kind["softmax:b200"].mape <= 0.075
     assert result.by_kind["layernorm:b200"].mape <= 0.26
+    # Liger's A100 fp32 embeddings, outside the A100 issue-cost fit: nn.Embedding (ATen's
+    # index_select) 7.8 %, 1.06x; Triton 4.6 %
+    assert result.by_source["liger:pytorch:embedding"].mape <= 0.085
+    assert result.by_source["liger:fused:embedding"].mape <= 0.055
     assert result.by_source["liger:fused:layernorm"].mape <= 0.055
     assert result.by_source["liger:fused:rmsnorm"].mape <= 0.07
     assert result.by_source["liger:fused:softmax"].mape <= 0.17
