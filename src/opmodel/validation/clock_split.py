@@ -12,7 +12,7 @@ rows out of every figure (reported as the shipped clock's training rows), so the
 report agree on it.
 
 - ``mi355x``: OpenXLA's gfx950 (MI350-class) rows, ``batch x m x n x k >= 2^37`` (the five
-  largest shapes of its table, 137-275 GFLOP, 90-440 us, bf16 and fp16: 10 rows). Their
+  largest shapes of its table, 275-550 GFLOP, 195-440 us, bf16 and fp16: 10 rows). Their
   throughput, 1.2-1.4 PFLOP/s, is about half of what the datasheet's 2.4 GHz allows
   (docs/validation.md, "The MI355X (gfx950)").
 """
