@@ -79,12 +79,13 @@ def write(result: ClockFit, path: Path) -> None:
     )
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Fit, print and (``--write``) write the calibration."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hardware", default="mi355x", choices=sorted(CLOCK_SPLITS))
     parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
     parser.add_argument("--write", action="store_true", help="write the shipped calibration")
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
     result = fit(args.hardware, args.data_dir)
     print(f"{result.hardware}: power-limited clock {result.clock_hz / 1e6:.0f} MHz")
     print(f"fitted on {len(result.rows)} rows: {result.split.description}")
@@ -96,7 +97,10 @@ def main() -> None:
         path = CALIBRATIONS / f"{result.hardware}_sustained.yaml"
         write(result, path)
         print(f"wrote {path.relative_to(ROOT)}")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from script_errors import run
+
+    run("fit_gemm_table_clock", main)

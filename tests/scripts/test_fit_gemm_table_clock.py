@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 from opmodel.hardware import load_hardware
@@ -30,3 +32,29 @@ def test_fit_reproduces_the_shipped_calibration(tmp_path: Path) -> None:
     assert written.read_text() == CALIBRATION.read_text()
     loaded = load_sustained_calibration(written, "mi355x")
     assert loaded.power_limited_clock_hz == 1.305e9 and "2^37" in loaded.fitted_on
+
+
+def test_a_missing_data_dir_is_one_line(tmp_path: Path) -> None:
+    """A folder that is not there, or holds none of the split's rows, ends in one line."""
+    script = Path(__file__).resolve().parents[2] / "scripts/fit_gemm_table_clock.py"
+    missing = subprocess.run(
+        [sys.executable, str(script), "--data-dir", str(tmp_path / "nope")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert missing.returncode == 1
+    assert missing.stderr.strip().splitlines() == [
+        f"fit_gemm_table_clock: {tmp_path / 'nope'}: not a directory"
+    ]
+    (tmp_path / "g.csv").write_text(
+        "batch,dimM,dimN,dimK,dtype,time,hardware\n1,64,64,64,bf16,0.01,b200\n"
+    )
+    empty = subprocess.run(
+        [sys.executable, str(script), "--data-dir", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert empty.returncode == 1 and "no rows of the split" in empty.stderr
+    assert len(empty.stderr.strip().splitlines()) == 1
