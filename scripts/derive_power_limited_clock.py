@@ -31,6 +31,7 @@ from ratio_summary import ratio_summary
 
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.sustained_calibration import SustainedCalibration, sustained_calibration_text
 from opmodel.validation.artifact import predict_runs
 from opmodel.validation.artifact_runs import WorkloadRun, load_runs
 from opmodel.validation.power_balance import balance_clock_hz
@@ -103,15 +104,17 @@ def held_out_check(workload_dir: Path, hardware: str, clock_hz: float, from_mhz:
 
 def _write(hardware: str, clock_hz: float) -> Path:
     path = CALIBRATIONS / f"{hardware}_sustained.yaml"
-    quoted = FITTED_ON.replace("'", "''")
-    path.write_text(
-        "# Derived sustained value, not a datasheet value: written by\n"
-        "# `python scripts/derive_power_limited_clock.py --write` (do not edit by hand).\n"
-        f"hardware: {hardware}\n"
-        f"fitted_on: '{quoted}'\n"
-        f"command: python scripts/derive_power_limited_clock.py --hardware {hardware} --write\n"
-        f"power_limited_clock_hz: {clock_hz:.6g}\n"
+    calibration = SustainedCalibration(
+        hardware=hardware,
+        fitted_on=FITTED_ON,
+        command=f"python scripts/derive_power_limited_clock.py --hardware {hardware} --write",
+        power_limited_clock_hz=clock_hz,
     )
+    header = (
+        "Derived sustained value, not a datasheet value: written by",
+        "`python scripts/derive_power_limited_clock.py --write` (do not edit by hand).",
+    )
+    path.write_text(sustained_calibration_text(calibration, header))
     return path
 
 

@@ -21,6 +21,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.hardware import load_hardware
+from opmodel.hardware.sustained_calibration import (
+    SustainedCalibration,
+    sustained_calibration_text,
+)
 from opmodel.models import get_model
 from opmodel.validation.clock_split import CLOCK_SPLITS, ClockSplit
 from opmodel.validation.gemm_data import GemmRow, load_gemm_rows
@@ -66,17 +70,19 @@ def fit(name: str, data_dir: Path = ROOT / "data") -> ClockFit:
 
 def write(result: ClockFit, path: Path) -> None:
     """The sustained calibration file the config names."""
-    fitted_on = result.split.description.replace("'", "''")  # YAML's single-quoted escape
     command = f"python scripts/fit_gemm_table_clock.py --hardware {result.hardware} --write"
-    path.write_text(
-        "# Fitted sustained values, not datasheet values: written by\n"
-        f"# `{command}` (do not edit by hand).\n"
-        f"hardware: {result.hardware}\n"
-        f"fitted_on: '{fitted_on}, each kernel run alone after idle time (burst); held out"
-        " of every validate-gemm-latency figure'\n"
-        f"command: {command}\n"
-        f"power_limited_clock_hz: {result.clock_hz:.6g}\n"
+    calibration = SustainedCalibration(
+        hardware=result.hardware,
+        fitted_on=f"{result.split.description}, each kernel run alone after idle time (burst);"
+        " held out of every validate-gemm-latency figure",
+        command=command,
+        power_limited_clock_hz=result.clock_hz,
     )
+    header = (
+        "Fitted sustained values, not datasheet values: written by",
+        f"`{command}` (do not edit by hand).",
+    )
+    path.write_text(sustained_calibration_text(calibration, header))
 
 
 def main(argv: list[str] | None = None) -> int:

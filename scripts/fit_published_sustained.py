@@ -48,7 +48,11 @@ from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.hardware.sustained_calibration import with_hbm_fraction
+from opmodel.hardware.sustained_calibration import (
+    SustainedCalibration,
+    sustained_calibration_text,
+    with_hbm_fraction,
+)
 from opmodel.models import get_model
 from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
 from opmodel.validation.op_latency import load_op_rows
@@ -217,30 +221,22 @@ def fit(name: str, min_tflop: float = 1.0, data_dir: Path = ROOT / "data") -> Su
     )
 
 
-def _quoted(key: str, lines: tuple[str, ...]) -> list[str]:
-    """``key: '...'`` over ``lines``, a YAML single-quoted string folded across them (a quote
-    inside is doubled, as YAML escapes it)."""
-    quoted = [line.replace("'", "''") for line in lines]
-    return [f"{key}: '{quoted[0]}", *quoted[1:-1], f"{quoted[-1]}'"]
-
-
 def write(result: Sustained, path: Path) -> None:
     """The sustained calibration file the config names."""
-    lines = [
-        "# Fitted sustained values, not datasheet values: written by",
-        "# `python scripts/fit_published_sustained.py --write` (do not edit by hand).",
-        f"hardware: {result.hardware}",
-        *_quoted("fitted_on", FITTED_ON[result.hardware]),
-        f"command: python scripts/fit_published_sustained.py --hardware {result.hardware} --write",
-    ]
-    if result.power_limited_clock_hz is not None and result.clock_dtype is None:
-        lines.append(f"power_limited_clock_hz: {result.power_limited_clock_hz:.6g}")
-    elif result.power_limited_clock_hz is not None and result.clock_dtype is not None:
-        clock = f"{result.power_limited_clock_hz:.6g}"
-        lines.append(f"power_limited_clock_hz_by_dtype: {{{result.clock_dtype.value}: {clock}}}")
-    if result.hbm_fraction is not None:
-        lines.append(f"hbm_fraction: {result.hbm_fraction}")
-    path.write_text("\n".join(lines) + "\n")
+    clock, dtype = result.power_limited_clock_hz, result.clock_dtype
+    calibration = SustainedCalibration(
+        hardware=result.hardware,
+        fitted_on="\n".join(FITTED_ON[result.hardware]),
+        command=f"python scripts/fit_published_sustained.py --hardware {result.hardware} --write",
+        power_limited_clock_hz=clock if dtype is None else None,
+        power_limited_clock_hz_by_dtype={} if clock is None or dtype is None else {dtype: clock},
+        hbm_fraction=result.hbm_fraction,
+    )
+    header = (
+        "Fitted sustained values, not datasheet values: written by",
+        "`python scripts/fit_published_sustained.py --write` (do not edit by hand).",
+    )
+    path.write_text(sustained_calibration_text(calibration, header))
 
 
 def _print(result: Sustained) -> None:

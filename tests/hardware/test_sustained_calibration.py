@@ -10,6 +10,11 @@ from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware import load_hardware
 from opmodel.hardware.loader import shipped_config_path
+from opmodel.hardware.sustained_calibration import (
+    SustainedCalibration,
+    load_sustained_calibration,
+    sustained_calibration_text,
+)
 
 CALIBRATION = "hardware: a100_80gb_sxm\nfitted_on: test\ncommand: none\n"
 
@@ -105,3 +110,41 @@ def test_a_dtype_clock_from_the_calibration_and_its_conflicts(tmp_path: Path) ->
         ConfigError, match=r"by_dtype\.fp8: must be at most compute\.clock_hz \(1\.41e\+09 Hz\)"
     ):
         load_hardware(high)
+
+
+def test_the_written_text_reads_back(tmp_path: Path) -> None:
+    """sustained_calibration_text writes what the loader reads: a folded fitted_on comes back
+    with spaces at its folds and its quote unescaped, a one-line one whole, clocks to 6
+    significant digits, the fields left at None absent."""
+    folded = SustainedCalibration(
+        hardware="h100_sxm",
+        fitted_on="a board's run,\n  on two lines",
+        command="python scripts/x.py --write",
+        power_limited_clock_hz_by_dtype={DType.FP8: 1.3051234e9},
+        hbm_fraction=0.9,
+    )
+    text = sustained_calibration_text(folded, ("written by", "x.py"))
+    assert text.splitlines() == [
+        "# written by",
+        "# x.py",
+        "hardware: h100_sxm",
+        "fitted_on: 'a board''s run,",
+        "  on two lines'",
+        "command: python scripts/x.py --write",
+        "power_limited_clock_hz_by_dtype: {fp8: 1.30512e+09}",
+        "hbm_fraction: 0.9",
+    ]
+    path = tmp_path / "h100_sxm_sustained.yaml"
+    path.write_text(text)
+    back = load_sustained_calibration(path, "h100_sxm")
+    assert back.fitted_on == "a board's run, on two lines"
+    assert back.power_limited_clock_hz is None and back.hbm_fraction == 0.9
+    assert dict(back.power_limited_clock_hz_by_dtype) == {DType.FP8: 1.30512e9}
+    one_line = SustainedCalibration(
+        hardware="a40", fitted_on="one line", command="c", power_limited_clock_hz=1.4e9
+    )
+    written = sustained_calibration_text(one_line, ())
+    assert (
+        written
+        == "hardware: a40\nfitted_on: 'one line'\ncommand: c\npower_limited_clock_hz: 1.4e+09\n"
+    )

@@ -19,7 +19,7 @@ source per value).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -36,6 +36,7 @@ __all__ = [
     "SustainedCalibration",
     "apply_sustained_calibration",
     "load_sustained_calibration",
+    "sustained_calibration_text",
     "with_hbm_fraction",
 ]
 
@@ -57,6 +58,26 @@ class SustainedCalibration:
 def load_sustained_calibration(path: Path, hardware: str | tuple[str, ...]) -> SustainedCalibration:
     """Read and check a sustained calibration file for the config called ``hardware``."""
     return load_calibration_file(path, SustainedCalibration, hardware, "sustained calibration")
+
+
+def sustained_calibration_text(calibration: SustainedCalibration, header: Sequence[str]) -> str:
+    """The file :func:`load_sustained_calibration` reads back: ``header`` as comment lines,
+    then the fields, ``fitted_on`` one single-quoted string folded at its newlines (YAML reads
+    each fold as a space), clocks to 6 significant digits, the fields left at None out."""
+    folds = [line.replace("'", "''") for line in calibration.fitted_on.split("\n")]
+    folds[0] = f"fitted_on: '{folds[0]}"
+    folds[-1] += "'"  # the same line as the first when nothing is folded
+    lines = [*(f"# {line}" for line in header), f"hardware: {calibration.hardware}", *folds]
+    lines.append(f"command: {calibration.command}")
+    if calibration.power_limited_clock_hz is not None:
+        lines.append(f"power_limited_clock_hz: {calibration.power_limited_clock_hz:.6g}")
+    by_dtype = calibration.power_limited_clock_hz_by_dtype
+    if by_dtype:
+        clocks = ", ".join(f"{dtype.value}: {clock:.6g}" for dtype, clock in by_dtype.items())
+        lines.append(f"power_limited_clock_hz_by_dtype: {{{clocks}}}")
+    if calibration.hbm_fraction is not None:
+        lines.append(f"hbm_fraction: {calibration.hbm_fraction}")
+    return "\n".join(lines) + "\n"
 
 
 def apply_sustained_calibration(
