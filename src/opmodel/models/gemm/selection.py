@@ -36,7 +36,6 @@ from opmodel.models.gemm.evaluate import (
     KernelEvaluation,
     evaluate_kernel,
 )
-from opmodel.models.gemm.overhead import in_force
 from opmodel.models.gemm.problem import GemmProblem
 
 __all__ = [
@@ -170,8 +169,8 @@ def select_kernel(
     shortlist_size: int = DEFAULT_SHORTLIST_SIZE,
 ) -> tuple[KernelEvaluation, KernelSelection]:
     """The best catalogue kernel for ``problem`` on ``hardware`` and how it was chosen
-    (memoised per spec and problem)."""
-    in_force(hardware)
+    (memoised per spec and problem; the models put the spec under the overhead calibration in
+    force first, :func:`~opmodel.models.gemm.overhead.in_force`)."""
     memo: dict[object, tuple[KernelEvaluation, KernelSelection]] = (
         hardware.derived_cache.setdefault("gemm.selection.results", {})
     )
