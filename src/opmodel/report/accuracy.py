@@ -20,12 +20,13 @@ from typing import Any
 
 from opmodel.core.backward import kind_label
 from opmodel.core.op import LocalOp
+from opmodel.models.gemm.overhead import GEMM_MODELS
 from opmodel.parsing.textfile import read_json_file
 
 __all__ = ["TABLE_PATH", "Validated", "validated"]
 
 TABLE_PATH = Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "measured_error.json"
-_MODELS = ("extended_roofline", "effective_roofline")  # the table's; the roofline is not in it
+_MODELS = GEMM_MODELS  # the table's (the kernel-level models); the roofline is not in it
 
 
 @lru_cache(maxsize=1)

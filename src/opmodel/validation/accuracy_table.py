@@ -18,6 +18,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from opmodel.models.gemm.overhead import GEMM_MODELS  # the kernel-level GEMM models
 from opmodel.validation.gemm_data import load_gemm_rows
 from opmodel.validation.gemm_latency import ValidationOptions, validate_gemm_latency
 from opmodel.validation.metrics import ErrorMetrics
@@ -26,7 +27,6 @@ from opmodel.validation.op_rows import load_op_rows
 
 __all__ = ["GEMM_MODELS", "OPS_MODEL", "accuracy_rows", "accuracy_table"]
 
-GEMM_MODELS = ("extended_roofline", "effective_roofline")
 OPS_MODEL = "effective_roofline"  # extended_roofline runs the roofline estimate for other kinds
 
 
