@@ -17,6 +17,8 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
+from script_errors import require_sources
+
 from opmodel.validation.gemm_traffic import oriented_tile
 
 COLUMNS = (
@@ -41,6 +43,11 @@ KERNEL_COLUMNS = (*COLUMNS, "block_size")  # the Rapid-LLM rows also give the th
 # XLA's profiler runs each GEMM alone between host transfers: burst power state (SOURCE.md)
 XLA_COLUMNS = (*COLUMNS, "power_state")
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
+# what the converters read under --shared-dir
+VIDUR_ROOT = "vidur_profiling/data/profiling/compute"
+XLA_TABLE = "xla_gpu_perf_tables/xla_matmul_perf_table.csv"
+RAPID_LLM_TABLE = "rapid_llm_ncu_gemm/ncu_metrics_results.csv"
+SOURCES = (VIDUR_ROOT, XLA_TABLE, RAPID_LLM_TABLE)
 
 
 def _row(**values: object) -> dict[str, object]:
@@ -61,7 +68,7 @@ def _vidur_gemms(record: dict[str, str]) -> Iterator[tuple[str, int, int]]:
 
 
 def convert_vidur(shared: Path, out: Path) -> None:
-    root = shared / "vidur_profiling/data/profiling/compute"
+    root = shared / VIDUR_ROOT
     for gpu, config in VIDUR_GPUS.items():
         rows = []
         for path in sorted((root / gpu).rglob("mlp.csv")):
@@ -106,7 +113,7 @@ XLA_DTYPES = {
 def convert_xla(shared: Path, out: Path) -> None:
     """XLA's H100, B200 and gfx950 (MI350-class, config ``mi355x``) rows."""
     rows: dict[str, list[dict[str, object]]] = {key: [] for key in XLA_GPUS}
-    with (shared / "xla_gpu_perf_tables/xla_matmul_perf_table.csv").open(newline="") as handle:
+    with (shared / XLA_TABLE).open(newline="") as handle:
         for record in csv.DictReader(handle):
             key = record["gpu_key"]
             dtype, compute = XLA_DTYPES.get(key, {}).get(record["dtype"], ("", ""))
@@ -134,7 +141,7 @@ def convert_xla(shared: Path, out: Path) -> None:
 
 def convert_rapid_llm(shared: Path, out: Path) -> None:
     rows = []
-    with (shared / "rapid_llm_ncu_gemm/ncu_metrics_results.csv").open(newline="") as handle:
+    with (shared / RAPID_LLM_TABLE).open(newline="") as handle:
         for record in csv.DictReader(handle):
             # the tile as ncu's CTA count shows it (two rows have cta_m and cta_n swapped)
             along_m, along_n = oriented_tile(
@@ -178,15 +185,20 @@ def _write(path: Path, rows: list[dict[str, object]], columns: tuple[str, ...] =
     print(f"{path}: {len(rows)} rows")
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> int:
+    """Convert every source, after checking they are all there."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--out", type=Path, default=Path("data/gemm"))
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    require_sources("convert_gemm_data", args.shared_dir, SOURCES)
     convert_vidur(args.shared_dir, args.out)
     convert_xla(args.shared_dir, args.out)
     convert_rapid_llm(args.shared_dir, args.out)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from script_errors import run
+
+    run("convert_gemm_data", main)

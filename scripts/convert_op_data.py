@@ -18,6 +18,7 @@ import csv
 import json
 from pathlib import Path
 
+from script_errors import require_sources
 from vidur_layer_ops import GemmWaves, norm_columns, vidur_ops, with_attrs
 
 COLUMNS = (
@@ -35,6 +36,11 @@ COLUMNS = (
     "timing_scope",
 )
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
+# what the converters read under --shared-dir
+VIDUR_ROOT = "vidur_profiling/data/profiling/compute"
+LIGER_TABLE = "liger_kernel_benchmarks/all_benchmark_data.csv"
+LIGER_CUTILE_TABLE = "liger_kernel_benchmarks/all_benchmark_data_cutile.csv"
+SOURCES = (VIDUR_ROOT, LIGER_TABLE, LIGER_CUTILE_TABLE)
 LIGER_GPUS = {
     "NVIDIA A100-SXM4-80GB": "a100_80gb_sxm",
     "NVIDIA H100 80GB HBM3": "h100_sxm",
@@ -83,7 +89,7 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
     """Vidur's single-kernel ops per GPU; with ``producer_waves`` each op a GEMM wrote also
     gets that GEMM's waves (:class:`GemmWaves`), an experiment the shipped tables leave out
     (docs/models/streaming.md, "Warm inputs" and "Short kernels")."""
-    root = shared / "vidur_profiling/data/profiling/compute"
+    root = shared / VIDUR_ROOT
     for gpu, config in VIDUR_GPUS.items():
         rows = []
         waves = GemmWaves(config) if producer_waves else None
@@ -117,7 +123,7 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
 def convert_liger(shared: Path, out: Path) -> None:
     """Liger-Kernel's single-kernel forward rows (``LIGER_KERNELS``) and the backward rows of
     ``LIGER_BACKWARD_KERNELS`` as ``out/liger`` op tables."""
-    path = shared / "liger_kernel_benchmarks/all_benchmark_data.csv"
+    path = shared / LIGER_TABLE
     rows = []
     with path.open(newline="") as handle:
         for record in csv.DictReader(handle):
@@ -182,7 +188,7 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
     """The forward rows of ``LIGER_CUTILE_KERNELS`` on the B200, as ``out/liger/liger_cutile.csv``:
     rows of ``bsz x T`` tokens (``x_value``; ``BT`` already counts the batch) of
     ``hidden_size`` elements, timed by ``do_bench`` as in :func:`convert_liger`."""
-    path = shared / "liger_kernel_benchmarks/all_benchmark_data_cutile.csv"
+    path = shared / LIGER_CUTILE_TABLE
     rows = []
     with path.open(newline="") as handle:
         for record in csv.DictReader(handle):
@@ -225,8 +231,9 @@ def _write(path: Path, rows: list[dict[str, object]]) -> None:
     print(f"{path}: {len(rows)} rows")
 
 
-def main() -> None:
-    """Convert Vidur's and Liger-Kernel's rows (Liger's cuTile file: its B200 rows)."""
+def main(argv: list[str] | None = None) -> int:
+    """Convert Vidur's and Liger-Kernel's rows (Liger's cuTile file: its B200 rows), after
+    checking every source is there."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
     parser.add_argument("--out", type=Path, default=Path("data/ops"))
@@ -236,11 +243,15 @@ def main() -> None:
         help="also write producer_waves (the producing GEMM's waves on each GPU, from "
         "effective_roofline) on the ops a GEMM wrote; an experiment, off in the shipped tables",
     )
-    args = parser.parse_args()
+    args = parser.parse_args(argv)
+    require_sources("convert_op_data", args.shared_dir, SOURCES)
     convert_vidur(args.shared_dir, args.out, producer_waves=args.producer_waves)
     convert_liger(args.shared_dir, args.out)
     convert_liger_cutile(args.shared_dir, args.out)
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    from script_errors import run
+
+    run("convert_op_data", main)

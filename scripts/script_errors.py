@@ -7,7 +7,8 @@ module in its ``__main__`` block (tests that load a script as a module never run
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
+from pathlib import Path
 from typing import NoReturn
 
 from opmodel.core.errors import OpModelError
@@ -22,3 +23,11 @@ def run(name: str, main: Callable[[], int]) -> NoReturn:
         sys.exit("\n".join(f"{name}: {line}" for line in str(exc).splitlines()))
     except OSError as exc:
         sys.exit(f"{name}: {exc.filename}: {exc.strerror or exc}")
+
+
+def require_sources(name: str, shared: Path, sources: Iterable[str]) -> None:
+    """Exit 1 in one line when one of ``sources`` (paths under ``--shared-dir``) is missing,
+    before a converter writes anything: a wrong folder must not leave empty tables behind."""
+    for source in sources:
+        if not (shared / source).exists():
+            sys.exit(f"{name}: --shared-dir {shared}: no {source} (../shared/data holds them)")
