@@ -18,6 +18,18 @@ import csv
 import json
 from pathlib import Path
 
+from liger_columns import (
+    LIGER_BACKWARD_KERNELS,
+    LIGER_CUTILE_KERNELS,
+    LIGER_DTYPES,
+    LIGER_GPUS,
+    LIGER_KERNELS,
+    backward_tensors,
+    elementwise_columns,
+    embedding_columns,
+    liger_rows,
+    rope_columns,
+)
 from script_errors import require_sources
 from vidur_layer_ops import GemmWaves, norm_columns, vidur_ops, with_attrs
 
@@ -41,41 +53,6 @@ VIDUR_ROOT = "vidur_profiling/data/profiling/compute"
 LIGER_TABLE = "liger_kernel_benchmarks/all_benchmark_data.csv"
 LIGER_CUTILE_TABLE = "liger_kernel_benchmarks/all_benchmark_data_cutile.csv"
 SOURCES = (VIDUR_ROOT, LIGER_TABLE, LIGER_CUTILE_TABLE)
-LIGER_GPUS = {
-    "NVIDIA A100-SXM4-80GB": "a100_80gb_sxm",
-    "NVIDIA H100 80GB HBM3": "h100_sxm",
-    "NVIDIA GeForce RTX 3090": "rtx3090",
-}
-LIGER_DTYPES = {"torch.float32": "fp32", "torch.bfloat16": "bf16", "torch.float16": "fp16"}
-# (kernel_name, provider) -> (op kind, implementation); eager multi-kernel modules are left out
-LIGER_KERNELS = {
-    ("layer_norm", "liger"): ("layernorm", "fused"),  # Triton
-    ("layer_norm", "huggingface"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
-    ("rms_norm", "liger"): ("rmsnorm", "fused"),  # Triton
-    ("softmax", "liger"): ("softmax", "fused"),  # Triton
-    ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
-    ("embedding", "liger"): ("embedding", "fused"),  # Triton gather
-    ("embedding", "huggingface"): ("embedding", "pytorch"),  # nn.Embedding: ATen's index_select
-}
-
-
-# backward passes kept: nn.LayerNorm's is one ATen node (the grad-input and gamma/beta kernels);
-# Liger's Triton backward kernels are persistent programs the model does not describe and the
-# eager RMSNorm's backward is many kernels (data/ops/liger/SOURCE.md)
-LIGER_BACKWARD_KERNELS = {("layer_norm", "huggingface"): ("layernorm", "pytorch")}
-
-
-def _backward_tensors(count: int, length: int, dtype: str) -> str:
-    """x, dy, gamma and beta in, dx, dgamma and dbeta out (docs/op_files.md)."""
-    rows, vector = f"{count}x{length}:{dtype}", f"{length}:{dtype}"
-    read = (f"input:{rows}", f"grad:{rows}", f"weight:{vector}", f"weight:{vector}")
-    return ";".join((*read, f"output:{rows}", f"output:{vector}", f"output:{vector}"))
-
-
-def _embedding_columns(tokens: int, vocab: int, width: int, dtype: str) -> tuple[str, str]:
-    """An embedding lookup of ``tokens`` int64 ids into a ``vocab x width`` table."""
-    table, rows = f"{vocab}x{width}:{dtype}", f"{tokens}x{width}:{dtype}"
-    return f"input:{tokens}:int64;weight:{table};output:{rows}", json.dumps({})
 
 
 def _row(**values: object) -> dict[str, object]:
@@ -137,19 +114,27 @@ def convert_liger(shared: Path, out: Path) -> None:
                 continue
             extra = json.loads(record["extra_benchmark_config_str"])
             kind, implementation = kernels[key]
-            dtype = LIGER_DTYPES[extra["dtype"]]
-            if kind == "embedding":  # B x T token ids into a table of x_value rows of D
+            # the Megatron benchmarks build bf16 inputs and name no dtype
+            dtype = LIGER_DTYPES[extra.get("dtype", "torch.bfloat16")]
+            if record["kernel_name"] == "rope":
+                x = int(float(record["x_value"]))
+                tensors, attrs, shape = rope_columns(extra, record["x_name"], x)
+            elif kind == "embedding":  # B x T token ids into a table of x_value rows of D
                 count, length = int(extra["B"]) * int(extra["T"]), int(extra["D"])
                 vocab = int(float(record["x_value"]))
-                tensors, attrs = _embedding_columns(count, vocab, length, dtype)
+                tensors, attrs = embedding_columns(count, vocab, length, dtype)
                 shape = f":M{count}:N{length}:V{vocab}"
             else:
-                length, count = int(float(record["x_value"])), int(extra["M"])
-                tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+                length, count = int(float(record["x_value"])), liger_rows(extra)
+                if kind == "elementwise":
+                    name = record["kernel_name"]
+                    tensors, attrs = elementwise_columns(name, count, length, dtype, implementation)
+                else:
+                    tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
             attrs = with_attrs(attrs, {"implementation": implementation})
             if mode == "backward":
-                tensors = _backward_tensors(count, length, dtype)
+                tensors = backward_tensors(count, length, dtype)
             # Triton's do_bench zeroes a 256 MiB buffer before each call to flush the L2
             # (triton/backends/nvidia/driver.py, get_empty_cache_for_benchmark / clear_cache)
             attrs = with_attrs(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES})
@@ -174,16 +159,6 @@ def convert_liger(shared: Path, out: Path) -> None:
     _write(out / "liger" / "liger.csv", rows)
 
 
-# Liger's cuTile benchmark file (Liger 0.8.0, a B200): its Triton kernels and torch's baselines
-# beside the cuTile ones, which are left out (a kernel structure the model does not describe)
-LIGER_CUTILE_KERNELS = {
-    ("layer_norm", "liger_triton"): ("layernorm", "fused"),  # Triton
-    ("layer_norm", "torch"): ("layernorm", "pytorch"),  # nn.LayerNorm: one ATen kernel
-    ("softmax", "liger_triton"): ("softmax", "fused"),  # Triton
-    ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
-}
-
-
 def convert_liger_cutile(shared: Path, out: Path) -> None:
     """The forward rows of ``LIGER_CUTILE_KERNELS`` on the B200, as ``out/liger/liger_cutile.csv``:
     rows of ``bsz x T`` tokens (``x_value``; ``BT`` already counts the batch) of
@@ -200,10 +175,14 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
             extra = json.loads(record["extra_benchmark_config_str"])
             kind, implementation = LIGER_CUTILE_KERNELS[key]
             count = int(float(record["x_value"]))
-            if record["x_name"] == "T":
-                count *= int(extra["bsz"])
-            length, dtype = int(extra["hidden_size"]), LIGER_DTYPES[extra["dtype"]]
-            tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+            if record["kernel_name"] == "rope":
+                tensors, attrs, shape = rope_columns(extra, record["x_name"], count)
+            else:
+                if record["x_name"] == "T":
+                    count *= int(extra["bsz"])
+                length, dtype = int(extra["hidden_size"]), LIGER_DTYPES[extra["dtype"]]
+                tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+                shape = f":M{count}:N{length}"
             rows.append(
                 _row(
                     name=record["kernel_name"],
@@ -215,7 +194,7 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
                     hardware="b200",
                     source="liger_cutile",
                     implementation=implementation,
-                    label=f"{record['kernel_name']}:{record['kernel_provider']}:M{count}:N{length}",
+                    label=f"{record['kernel_name']}:{record['kernel_provider']}{shape}",
                     timing_scope="event",  # do_bench: CUDA events around each call
                 )
             )

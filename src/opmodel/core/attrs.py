@@ -43,6 +43,7 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "scalar_add": 1,
     "scalar_mul": 1,
     "relu": 1,
+    "relu_squared": 2,  # max(x, 0), then its square (Primer, So et al. 2021)
     "neg": 1,
     "exp": 1,
     "tanh": 1,

@@ -18,7 +18,11 @@ from opmodel.models.streaming import (
     streaming_kernel,
 )
 from opmodel.models.streaming.aten_softmax import loads_in_flight
-from opmodel.models.streaming.kernels import aten_elements_per_thread, aten_elementwise_kernel
+from opmodel.models.streaming.kernels import (
+    aten_elements_per_thread,
+    aten_elementwise_kernel,
+    runs_aten_elementwise,
+)
 from opmodel.parsing import load_op
 from tests.conftest import EXAMPLES
 from tests.models.streaming.ops import (
@@ -189,3 +193,33 @@ def test_unlocked_h100_runs_streaming_kernels_at_its_max_boost_clock() -> None:
     assert boosted(A100) is A100  # A100's rated clock is its maximum boost
     gemm = load_op(EXAMPLES / "gemm.yaml")
     assert MODEL.predict(gemm, H100).latency_s >= MODEL.predict(gemm, locked).latency_s
+
+
+def test_liger_rope_structure_by_hand() -> None:
+    """Liger's _triton_rope: one token per program of Triton's default 4 warps; every load of
+    the token (cos and sin halves, both halves of each q and k head) in flight at once; 40 heads
+    of 128 over 128 threads: 40 elements held per thread, 32 + 40 registers (the estimate)."""
+    kernel = rope_kernel(4096, 40 * 128, "fused")
+    assert (kernel.ctas, kernel.threads_per_cta, kernel.serial_loads) == (4096, 128, 1)
+    assert (kernel.registers_per_thread, kernel.implementation) == (72, "fused")
+    op = load_op(EXAMPLES / "rope.yaml")
+    liger = dataclasses.replace(op, attrs={**op.attrs, "implementation": "fused"})
+    profile = MODEL.predict(liger, A100)
+    assert isinstance(profile.diagnostics, StreamingEvaluation)
+    assert profile.diagnostics.kernel == kernel
+    assert profile.implementation == "effective_roofline/streaming/fused"
+
+
+def test_fused_elementwise_runs_one_row_per_program() -> None:
+    """Liger's elementwise kernels (relu_squared, SwiGLU): one row per program, BLOCK =
+    next_pow2(n_cols) with calculate_settings' warps (8 from 2048), no reduction; not ATen's
+    structure, so ATen's 16-byte vectors attr leaves it alone."""
+    kernel = streaming_kernel(OpKind.ELEMENTWISE, "fused", 4096, 2048, 2)
+    assert (kernel.ctas, kernel.threads_per_cta, kernel.elements_per_cta) == (4096, 256, 2048)
+    assert (kernel.serial_loads, kernel.global_passes, kernel.reductions) == (1, 1, 0)
+    assert not runs_aten_elementwise(OpKind.ELEMENTWISE, "fused")
+    op = add_op(4096, 2048)
+    fused = dataclasses.replace(op, attrs={**op.attrs, "implementation": "fused"})
+    marked = dataclasses.replace(fused, attrs={**fused.attrs, "aten_128bit_vectors": True})
+    assert evaluation(marked, H100).latency_s == evaluation(fused, H100).latency_s
+    assert evaluation(fused, H100).kernel == kernel

@@ -104,12 +104,13 @@ def _sfu_ops(op: LocalOp) -> int:
 def _kernel_of(
     op: LocalOp, rows: int, length: int, element_bytes: int, sm_count: int
 ) -> StreamKernel:
-    """The kernel structure the op's ``implementation`` attr names (vLLM RoPE and ATen's
-    index_select, every embedding but a ``fused`` one, have their own)."""
+    """The kernel structure the op's ``implementation`` attr names (vLLM's and Liger's RoPE
+    and ATen's index_select, every embedding but a ``fused`` one, have their own)."""
     implementation = op.attrs.get("implementation")
     view = op.view
-    if implementation == "vllm" and isinstance(view, ElementwiseView) and view.function == "rope":
-        return rope_kernel(rows, length)
+    rope = isinstance(view, ElementwiseView) and view.function == "rope"
+    if rope and implementation in ("vllm", "fused"):
+        return rope_kernel(rows, length, str(implementation))
     if op.kind is OpKind.EMBEDDING and implementation != "fused":
         return index_select_kernel(rows, length, sm_count)
     vec128 = op.attrs.get("aten_128bit_vectors") is True

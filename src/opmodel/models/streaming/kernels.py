@@ -71,6 +71,7 @@ __all__ = [
 IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
 _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
+_TRITON_DEFAULT_WARPS = 4  # triton.jit's num_warps when a launch names none
 _ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
 # estimate for vLLM's activation and rotary kernels: accumulator, 64-bit position, strides
 # and addresses in the loop (docs/models/streaming.md on what the data suggest)
@@ -184,15 +185,36 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
     )
 
 
-def rope_kernel(tokens: int, length: int) -> StreamKernel:
-    """vLLM's ``rotary_embedding_kernel`` (csrc/pos_encoding_kernels.cu): one token per CTA of
-    ``min(heads x rot_dim / 2, 512)`` threads. Each thread first loads the token's position
-    (the cos/sin row's address depends on it), then loops over (head, pair) slots; each
-    iteration loads the cos/sin pair and the two rotated elements, then stores them. ``length``
-    is the token's q and k elements (heads x head size), so the loop runs ``ceil(pairs /
-    threads)`` times after the position load. The kernel sizes its block from the query heads
-    alone and loops over q and k separately; with GQA or MQA that differs by at most one
-    iteration."""
+def rope_kernel(tokens: int, length: int, implementation: str = "vllm") -> StreamKernel:
+    """The rotary embedding of ``tokens`` tokens of ``length`` q and k elements each.
+
+    ``fused``: Liger-Kernel's ``_triton_rope`` (liger_kernel/ops/rope.py), one token per
+    program of Triton's default 4 warps (the launch names none). It loads the token's cos and
+    sin halves and both halves of every q and k head at once (no load waits on another),
+    rotates them in registers and stores them in place: one pass, all loads in flight.
+
+    ``vllm``: vLLM's ``rotary_embedding_kernel`` (csrc/pos_encoding_kernels.cu): one token
+    per CTA of ``min(heads x rot_dim / 2, 512)`` threads. Each thread first loads the token's
+    position (the cos/sin row's address depends on it), then loops over (head, pair) slots;
+    each iteration loads the cos/sin pair and the two rotated elements, then stores them.
+    ``length`` is the token's q and k elements (heads x head size), so the loop runs
+    ``ceil(pairs / threads)`` times after the position load. The kernel sizes its block from
+    the query heads alone and loops over q and k separately; with GQA or MQA that differs by at
+    most one iteration."""
+    if implementation == "fused":
+        threads = 32 * _TRITON_DEFAULT_WARPS
+        return StreamKernel(
+            name="_triton_rope (Liger-Kernel: one token per program, 4 warps)",
+            implementation="fused",
+            ctas=tokens,
+            threads_per_cta=threads,
+            # estimate, as the fused rows': one register per element held, plus ~32
+            registers_per_thread=min(255, 32 + math.ceil(length / threads)),
+            elements_per_cta=length,
+            serial_loads=1,
+            global_passes=1,
+            reductions=0,
+        )
     pairs = max(1, length // 2)
     threads = min(_ROPE_MAX_THREADS, 32 * math.ceil(pairs / 32))
     return StreamKernel(
@@ -215,7 +237,9 @@ def runs_aten_elementwise(kind: OpKind, implementation: object) -> bool:
     """True when :func:`streaming_kernel` gives ``kind`` ATen's vectorized elementwise
     structure, whose width attr ``aten_128bit_vectors`` sets: copies, and elementwise ops but
     vLLM's (``implementation`` is the op's attr, ``None`` when absent)."""
-    return kind is OpKind.COPY or (kind is OpKind.ELEMENTWISE and implementation != "vllm")
+    return kind is OpKind.COPY or (
+        kind is OpKind.ELEMENTWISE and implementation not in ("vllm", "fused")
+    )
 
 
 def aten_elementwise_kernel(kind: OpKind, elements: int, element_bytes: int) -> StreamKernel:
@@ -244,13 +268,14 @@ def streaming_kernel(
     Elementwise ops, copies, embeddings (tokens x hidden) and reductions (output elements x
     reduce length) pass their element count as ``rows * length`` and run ATen's vectorised
     elementwise structure (4 elements per thread; :func:`aten_elementwise_kernel` under
-    128-bit vectorization); only ``vllm`` gives elementwise ops a row structure (one token per
-    CTA, as its activation kernels do; its rotary embedding is :func:`rope_kernel`). An
+    128-bit vectorization); ``vllm`` and ``fused`` give elementwise ops a row structure (one
+    token or row per CTA, as vLLM's activation kernels and Liger's Triton kernels do; their
+    rotary embeddings are :func:`rope_kernel`). An
     embedding here is a fused gather (``fused``): ATen's ``index_select``, which every other
     embedding runs, needs the SM count (:mod:`~opmodel.models.streaming.gather`).
     """
-    if kind is OpKind.ELEMENTWISE and implementation == "vllm":
-        return _vllm_row(kind, rows, length, element_bytes)
+    if kind is OpKind.ELEMENTWISE and implementation in ("vllm", "fused"):
+        return _ROW_BUILDERS[implementation](kind, rows, length, element_bytes)
     if kind in (OpKind.ELEMENTWISE, OpKind.COPY):
         return _aten_elementwise(kind, rows * length)
     if kind is OpKind.EMBEDDING:
