@@ -19,6 +19,7 @@ from opmodel.models.streaming import (
 )
 from opmodel.models.streaming.aten_softmax import loads_in_flight
 from opmodel.models.streaming.kernels import (
+    FUSED_MAX_ROW,
     aten_elements_per_thread,
     aten_elementwise_kernel,
     runs_aten_elementwise,
@@ -223,3 +224,15 @@ def test_fused_elementwise_runs_one_row_per_program() -> None:
     marked = dataclasses.replace(fused, attrs={**fused.attrs, "aten_128bit_vectors": True})
     assert evaluation(marked, H100).latency_s == evaluation(fused, H100).latency_s
     assert evaluation(fused, H100).kernel == kernel
+
+
+def test_fused_elementwise_past_one_program_runs_element_blocks() -> None:
+    """A row longer than Liger's MAX_FUSED_SIZE (65,536), which one program cannot hold, or a
+    flat tensor: a 1-D grid of element blocks, 128 threads x one 16-byte vector (8 bf16)."""
+    assert FUSED_MAX_ROW == 65536
+    assert streaming_kernel(OpKind.ELEMENTWISE, "fused", 2, 65536, 2).ctas == 2
+    flat = streaming_kernel(OpKind.ELEMENTWISE, "fused", 1, 1 << 20, 2)
+    assert (flat.ctas, flat.threads_per_cta, flat.elements_per_cta) == (1024, 128, 1024)
+    assert flat.implementation == "fused" and flat.name.startswith("fused elementwise")
+    wide = streaming_kernel(OpKind.ELEMENTWISE, "fused", 1, 1 << 20, 4)
+    assert wide.elements_per_cta == 512

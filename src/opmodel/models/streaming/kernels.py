@@ -11,6 +11,13 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     ``BLOCK = next_pow2(length)`` (``calculate_settings`` in liger_kernel/ops/utils.py: 4 warps,
     8 from 2048, 16 from 8192, 32 from 32768). There is one global pass. The block reductions
     are one for rmsnorm and two each for layernorm (mean, variance) and softmax (max, sum).
+    Liger's elementwise kernels have the same structure with no reduction (``relu_squared``,
+    and the SwiGLU's SiLU-and-multiply, ``_swiglu_forward_kernel`` and its fused gate-up form:
+    one row per program, ``BLOCK_SIZE = next_pow2(n_cols)`` and ``calculate_settings``' warps,
+    liger_kernel/ops/swiglu.py and relu_squared.py; the Blackwell column-tiled SwiGLU grid for
+    rows from 16,384 is not described). Rows longer than ``FUSED_MAX_ROW`` (65,536) and flat
+    tensors run as blocks of 128 threads x one 16-byte vector, as Triton's pointwise kernels
+    (TorchInductor's among them) do. The rotary embedding is :func:`rope_kernel`.
 ``vllm`` (vLLM's CUDA kernels of 2023-24 as profiled by Vidur: ``rms_norm_kernel`` in
     csrc/layernorm_kernels.cu and ``act_and_mul_kernel`` in csrc/activation_kernels.cu): one
     row (token) per CTA of ``min(length, 1024)`` threads. Each thread strides over the row
@@ -55,10 +62,12 @@ import math
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.models.streaming.aten_rows import aten_row_kernel
+from opmodel.models.streaming.rope import VLLM_REGISTERS, rope_kernel
 from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
+    "FUSED_MAX_ROW",
     "IMPLEMENTATIONS",
     "StreamKernel",
     "aten_elements_per_thread",
@@ -71,11 +80,6 @@ __all__ = [
 IMPLEMENTATIONS = STREAMING_IMPLEMENTATIONS  # the choices of attr ``implementation``
 _ELEMENTWISE_THREADS = 128  # ATen CUDALoops.cuh: num_threads() = 4 warps
 _ELEMENTWISE_PER_THREAD = 4  # ATen CUDALoops.cuh: thread_work_size() = 4
-_TRITON_DEFAULT_WARPS = 4  # triton.jit's num_warps when a launch names none
-_ROPE_MAX_THREADS = 512  # vLLM pos_encoding_kernels.cu: block = min(heads x rot_dim / 2, 512)
-# estimate for vLLM's activation and rotary kernels: accumulator, 64-bit position, strides
-# and addresses in the loop (docs/models/streaming.md on what the data suggest)
-_VLLM_REGISTERS = 40
 # vLLM's rms_norm_kernel: Vidur's times step every 216 tokens on A100 (2 x 108 SMs) and every
 # 264 on H100 (2 x 132), so two 1024-thread CTAs fit on an SM: at most 32 registers per thread
 # (65,536 / 2,048); docs/models/streaming.md, "vLLM RMSNorm"
@@ -101,6 +105,11 @@ Other entries are estimates. Functions not listed use none. Row ops use one exp2
 for softmax and one rsqrt per row for the norms, which is negligible. The SFU bound sits under
 the issue bound of every counted ATen kernel (two MUFU against 26.5 issue slots per element for
 the tanh GELU on sm_90), so these counts set no shipped prediction."""
+
+
+FUSED_MAX_ROW = 65536
+"""The longest row one ``fused`` program holds: Liger-Kernel's ``MAX_FUSED_SIZE``
+(``calculate_settings`` in liger_kernel/ops/utils.py raises above it)."""
 
 
 def _fused_warps(length: int) -> int:
@@ -156,7 +165,7 @@ def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Strea
         implementation="vllm",
         ctas=rows,
         threads_per_cta=threads,
-        registers_per_thread=_VLLM_RMS_NORM_REGISTERS if norm else _VLLM_REGISTERS,
+        registers_per_thread=_VLLM_RMS_NORM_REGISTERS if norm else VLLM_REGISTERS,
         elements_per_cta=length,
         serial_loads=math.ceil(length / threads),
         global_passes=2 if norm else 1,
@@ -185,49 +194,17 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
     )
 
 
-def rope_kernel(tokens: int, length: int, implementation: str = "vllm") -> StreamKernel:
-    """The rotary embedding of ``tokens`` tokens of ``length`` q and k elements each.
-
-    ``fused``: Liger-Kernel's ``_triton_rope`` (liger_kernel/ops/rope.py), one token per
-    program of Triton's default 4 warps (the launch names none). It loads the token's cos and
-    sin halves and both halves of every q and k head at once (no load waits on another),
-    rotates them in registers and stores them in place: one pass, all loads in flight.
-
-    ``vllm``: vLLM's ``rotary_embedding_kernel`` (csrc/pos_encoding_kernels.cu): one token
-    per CTA of ``min(heads x rot_dim / 2, 512)`` threads. Each thread first loads the token's
-    position (the cos/sin row's address depends on it), then loops over (head, pair) slots;
-    each iteration loads the cos/sin pair and the two rotated elements, then stores them.
-    ``length`` is the token's q and k elements (heads x head size), so the loop runs
-    ``ceil(pairs / threads)`` times after the position load. The kernel sizes its block from
-    the query heads alone and loops over q and k separately; with GQA or MQA that differs by at
-    most one iteration."""
-    if implementation == "fused":
-        threads = 32 * _TRITON_DEFAULT_WARPS
-        return StreamKernel(
-            name="_triton_rope (Liger-Kernel: one token per program, 4 warps)",
-            implementation="fused",
-            ctas=tokens,
-            threads_per_cta=threads,
-            # estimate, as the fused rows': one register per element held, plus ~32
-            registers_per_thread=min(255, 32 + math.ceil(length / threads)),
-            elements_per_cta=length,
-            serial_loads=1,
-            global_passes=1,
-            reductions=0,
-        )
-    pairs = max(1, length // 2)
-    threads = min(_ROPE_MAX_THREADS, 32 * math.ceil(pairs / 32))
-    return StreamKernel(
-        name="rotary_embedding_kernel",
-        implementation="vllm",
-        ctas=tokens,
-        threads_per_cta=threads,
-        registers_per_thread=_VLLM_REGISTERS,
-        elements_per_cta=length,
-        serial_loads=1 + math.ceil(pairs / threads),
-        global_passes=1,
-        reductions=0,
+def _fused_elementwise(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
+    """Liger's one row per program up to ``FUSED_MAX_ROW``; a longer row, which one program
+    cannot hold, as a 1-D grid of element blocks of one 16-byte vector per thread."""
+    if length <= FUSED_MAX_ROW:
+        return _fused_row(kind, rows, length, element_bytes)
+    flat = _elementwise(
+        rows * length,
+        name="fused elementwise (blocks of elements, Triton pointwise style)",
+        per_thread=max(1, VECTOR_BYTES // element_bytes),
     )
+    return dataclasses.replace(flat, implementation="fused")
 
 
 _ROW_BUILDERS = {"vllm": _vllm_row, "fused": _fused_row, "pytorch": aten_row_kernel}
@@ -275,7 +252,8 @@ def streaming_kernel(
     embedding runs, needs the SM count (:mod:`~opmodel.models.streaming.gather`).
     """
     if kind is OpKind.ELEMENTWISE and implementation in ("vllm", "fused"):
-        return _ROW_BUILDERS[implementation](kind, rows, length, element_bytes)
+        builder = _vllm_row if implementation == "vllm" else _fused_elementwise
+        return builder(kind, rows, length, element_bytes)
     if kind in (OpKind.ELEMENTWISE, OpKind.COPY):
         return _aten_elementwise(kind, rows * length)
     if kind is OpKind.EMBEDDING:
