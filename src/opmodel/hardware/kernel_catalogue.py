@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
+from opmodel.configs import KERNELS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import ASYNC_INSTRUCTIONS, Instruction
@@ -34,7 +35,7 @@ __all__ = [
     "load_catalogue_file",
 ]
 
-_DIR = Path(__file__).resolve().parent.parent / "configs" / "kernels"
+_DIR = KERNELS_DIR
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

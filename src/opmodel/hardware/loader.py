@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import HARDWARE_DIR
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
 from opmodel.hardware.calibrated import with_calibration
 from opmodel.hardware.checks import cross_field_problems
@@ -35,7 +36,7 @@ __all__ = [
 # Shipped configs are package data next to this package (``opmodel/configs/hardware``). A plain
 # path rather than importlib.resources: it is what every regular and editable install provides,
 # and importlib.resources costs ~10 ms of the CLI's start-up budget.
-_SHIPPED_DIR = Path(__file__).resolve().parent.parent / "configs" / "hardware"
+_SHIPPED_DIR = HARDWARE_DIR
 
 
 def _shipped_dir() -> Path:

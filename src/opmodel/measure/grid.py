@@ -46,6 +46,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from opmodel.configs import MEASURE_DIR
 from opmodel.core.backward import BACKWARD_KINDS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
@@ -67,7 +68,7 @@ __all__ = [
     "shipped_grid_names",
 ]
 
-_DIR = Path(__file__).resolve().parent.parent / "configs" / "measure"
+_DIR = MEASURE_DIR
 
 FLUSH_L2_MULTIPLE = 2
 """With ``flush_l2`` a buffer of this many times the L2 size is zeroed before each timed run:

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
+from opmodel.configs import ACCURACY_DIR
 from opmodel.core.backward import kind_label
 from opmodel.core.op import LocalOp
 from opmodel.models.gemm.overhead import GEMM_MODELS
@@ -25,7 +25,7 @@ from opmodel.parsing.textfile import read_json_file
 
 __all__ = ["TABLE_PATH", "Validated", "validated"]
 
-TABLE_PATH = Path(__file__).resolve().parent.parent / "configs" / "accuracy" / "measured_error.json"
+TABLE_PATH = ACCURACY_DIR / "measured_error.json"
 _MODELS = GEMM_MODELS  # the table's (the kernel-level models); the roofline is not in it
 
 

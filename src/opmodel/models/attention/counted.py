@@ -18,15 +18,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = ["FLASH_COUNTS_FILE", "LoopCount", "flash_loop_count", "load_flash_counts"]
 
-FLASH_COUNTS_FILE = (
-    Path(__file__).resolve().parent.parent.parent / "configs/instructions/flash_fwd.yaml"
-)
+FLASH_COUNTS_FILE = INSTRUCTIONS_DIR / "flash_fwd.yaml"
 _FIELDS = ("head_dim", "block_q", "block_kv", "warps", "mma", "other", "ldsm_bytes")
 
 # warps per CTA; HMMA and other instructions and ldmatrix bytes per warp and key block

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.calibration_slot import CalibrationSlot
@@ -46,9 +47,7 @@ __all__ = [
     "overridden",
 ]
 
-CALIBRATION_FILE = (
-    Path(__file__).resolve().parent.parent.parent / "configs/calibrations/gemm_fixed_overhead.yaml"
-)
+CALIBRATION_FILE = CALIBRATIONS_DIR / "gemm_fixed_overhead.yaml"
 GEMM_MODELS = ("effective_roofline", "extended_roofline")
 _FIELDS = ("fitted_on", "fixed_overhead_cycles")
 _FITTED_ON = ("source", "split")

@@ -44,6 +44,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.parsing.yamlfile import read_calibration
@@ -61,9 +62,7 @@ __all__ = [
     "softmax_path",
 ]
 
-CALIBRATION_FILE = (
-    Path(__file__).resolve().parent.parent.parent / "configs/calibrations/aten_softmax.yaml"
-)
+CALIBRATION_FILE = CALIBRATIONS_DIR / "aten_softmax.yaml"
 # host_softmax: rows of up to 2048 elements and 8192 bytes go to the warp softmax
 WARP_SOFTMAX_MAX_ELEMENTS = 2048
 WARP_SOFTMAX_MAX_BYTES = 8192

@@ -32,6 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeGuard, TypeVar
 
+from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.models.shared.sass_code import sass_architecture
@@ -53,7 +54,7 @@ __all__ = [
     "load_warp_softmax_registers",
 ]
 
-_FOLDER = Path(__file__).resolve().parent.parent.parent / "configs/instructions"
+_FOLDER = INSTRUCTIONS_DIR
 COUNTS_FILE = _FOLDER / "aten_elementwise.yaml"
 LAYER_NORM_FILE = _FOLDER / "aten_layer_norm.yaml"
 SOFTMAX_FILE = _FOLDER / "aten_softmax.yaml"

@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
@@ -57,10 +58,7 @@ __all__ = [
     "stall_factor",
 ]
 
-CALIBRATION_FILE = (
-    Path(__file__).resolve().parent.parent.parent
-    / "configs/calibrations/streaming_instructions.yaml"
-)
+CALIBRATION_FILE = CALIBRATIONS_DIR / "streaming_instructions.yaml"
 _FIELDS = ("fitted_on", "instructions_per_element")  # and optionally stall_factor
 _FITTED_ON = ("hardware", "source")
 
