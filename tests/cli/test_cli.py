@@ -205,6 +205,7 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
 
 _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
+    "swiglu_liger",
     *("embedding", "copy", "layernorm_backward"),
     *(
         f"attention_{k}"
