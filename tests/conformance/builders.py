@@ -112,6 +112,24 @@ def _elementwise(s: Sizes, d: DType) -> LocalOp:
     return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", (s["n"],), d)))
 
 
+def _fused_elementwise(s: Sizes, d: DType) -> LocalOp:
+    """Liger's row-per-program elementwise kernel over ``rows x length`` (attr ``fused``)."""
+    shape = (s["rows"], s["length"])
+    ins = tuple(TensorSpec("input", shape, d) for _ in range(s["inputs"]))
+    return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", shape, d)), implementation="fused")
+
+
+def _fused_rope(s: Sizes, d: DType) -> LocalOp:
+    """Liger's ``_triton_rope`` over ``[tokens, heads, head size]`` with a cos/sin row each."""
+    rotated = (s["tokens"], s["heads"], s["head"])
+    tensors = (
+        TensorSpec("input", rotated, d),
+        TensorSpec("input", (s["tokens"], 1, s["head"]), d),
+        TensorSpec("output", rotated, d),
+    )
+    return _op(OpKind.ELEMENTWISE, tensors, function="rope", implementation="fused")
+
+
 def _warm(op: LocalOp, warm_bytes: int, s: Sizes) -> LocalOp:
     """``op`` read right after its producer, which wrote ``warm_bytes`` of its inputs and moved
     ``extra`` more bytes, in ``waves`` bursts (docs/op_files.md, ``warm_l2``, ``warm_input``)."""
@@ -263,6 +281,18 @@ VARIANTS: dict[str, Builder] = {
         _ints(**_ROWS, extra=(0, 1 << 30), waves=(1, 64)),
         _warm_rmsnorm,
         ("rows", "length", "extra"),
+    ),
+    # Liger's Triton kernels (attr implementation: fused); rows past its 65,536-element limit
+    # run as element blocks (the switch in test_models.py)
+    "elementwise_fused": Builder(
+        _ints(rows=(1, 16384), length=(1, 131072), inputs=(1, 3)),
+        _fused_elementwise,
+        ("rows", "length"),
+    ),
+    "rope_fused": Builder(
+        _ints(tokens=(1, 16384), heads=(1, 64), head=(8, 256)),
+        _fused_rope,
+        ("tokens", "heads", "head"),
     ),
     "elementwise_warm": Builder(
         _ints(n=(1, 1 << 26), inputs=(1, 3), extra=(0, 1 << 30), waves=(1, 64)),

@@ -126,6 +126,7 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
         _flashmla_parts_switch,
         _query_blocks_tail_switch,
         _first_wave_reuse_switch,
+        _fused_row_limit_switch,
     )
     if any(switch(smaller, larger) for switch in switches):
         return
@@ -215,6 +216,15 @@ def _faster_clock(smaller: OpProfile, larger: OpProfile) -> bool:
     clock = getattr(smaller.diagnostics, "sm_clock_hz", None)
     grown = getattr(larger.diagnostics, "sm_clock_hz", None)
     return clock is not None and grown is not None and grown > clock
+
+
+def _fused_row_limit_switch(smaller: OpProfile, larger: OpProfile) -> bool:
+    """True when a ``fused`` elementwise op's grown row passes the 65,536 elements one Liger
+    program holds (``FUSED_MAX_ROW``): the row-per-program kernel, whose few long rows leave
+    most SMs idle, gives way to a grid of element blocks over every SM (docs/models/
+    streaming.md). Within each structure the property holds."""
+    names = [getattr(getattr(p.diagnostics, "kernel", None), "name", "") for p in (smaller, larger)]
+    return names[0].startswith("fused row") and names[1].startswith("fused elementwise")
 
 
 def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:

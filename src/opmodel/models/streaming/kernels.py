@@ -15,9 +15,10 @@ how many block-wide reductions it does. The implementations (attr ``implementati
     and the SwiGLU's SiLU-and-multiply, ``_swiglu_forward_kernel`` and its fused gate-up form:
     one row per program, ``BLOCK_SIZE = next_pow2(n_cols)`` and ``calculate_settings``' warps,
     liger_kernel/ops/swiglu.py and relu_squared.py; the Blackwell column-tiled SwiGLU grid for
-    rows from 16,384 is not described). Rows longer than ``FUSED_MAX_ROW`` (65,536) and flat
-    tensors run as blocks of 128 threads x one 16-byte vector, as Triton's pointwise kernels
-    (TorchInductor's among them) do. The rotary embedding is :func:`rope_kernel`.
+    rows from 16,384 is not described). Rows longer than ``FUSED_MAX_ROW`` (65,536; a 1-D
+    tensor is one row, as Liger views it) run as blocks of 128 threads x one 16-byte vector,
+    as Triton's pointwise kernels (TorchInductor's among them) do. The rotary embedding is
+    :func:`rope_kernel`.
 ``vllm`` (vLLM's CUDA kernels of 2023-24 as profiled by Vidur: ``rms_norm_kernel`` in
     csrc/layernorm_kernels.cu and ``act_and_mul_kernel`` in csrc/activation_kernels.cu): one
     row (token) per CTA of ``min(length, 1024)`` threads. Each thread strides over the row
