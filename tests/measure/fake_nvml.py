@@ -38,6 +38,9 @@ class FakeNVML:
     def nvmlDeviceGetClockInfo(self, _handle: str, which: int) -> float:
         return next(self.sm_clocks) if which == self.NVML_CLOCK_SM else 3201.0
 
+    def nvmlDeviceGetMaxClockInfo(self, _handle: str, which: int) -> float:
+        return 1980.0 if which == self.NVML_CLOCK_SM else 3201.0
+
     def nvmlDeviceGetTotalEnergyConsumption(self, _handle: str) -> float:
         return 1e6 + self.mj_per_launch * self.torch.calls["launch"]
 

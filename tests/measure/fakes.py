@@ -183,7 +183,9 @@ class FakeTorch:
             get_device_name=lambda _i: "Fake H200",
             synchronize=lambda: None,
             Event=lambda enable_timing: FakeEvent(self),
+            _sleep=self._sleep,
         )
+        self.sleep_cycles: list[int] = []
         self.version = SimpleNamespace(cuda="13.0")
         self.backends = SimpleNamespace(cuda=SimpleNamespace(matmul=SimpleNamespace()))
         names = [
@@ -203,6 +205,11 @@ class FakeTorch:
             setattr(self, name, self._op(name))
         self._grouped_mm = self._op("_grouped_mm")
         self._scaled_mm = self._op("_scaled_mm")
+
+    def _sleep(self, cycles: int) -> None:
+        """``torch.cuda._sleep``: a spin kernel of ``cycles`` SM cycles."""
+        self.calls["sleep"] += 1
+        self.sleep_cycles.append(cycles)
 
     @contextlib.contextmanager
     def _sdpa_kernel(self, backend: str) -> Iterator[None]:

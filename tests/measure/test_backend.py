@@ -263,3 +263,15 @@ def test_flash_cases_run_sdpa_inside_the_flash_backend(tmp_path: Path) -> None:
         "scaled_dot_product_attention",
         {"is_causal": True, "enable_gqa": True},
     )
+
+
+def test_flush_idle_waits_after_each_flush(tmp_path: Path) -> None:
+    """``flush_idle_us: 50``: after each flush a spin kernel of 50 µs at the GPU's highest SM
+    clock (the fake's 1,980 MHz: 99,000 cycles); none without it."""
+    backend, torch, _nvml, cases = _backend(tmp_path, itertools.repeat(0.5))
+    idle = tmp_path / "idle.yaml"
+    idle.write_text(GRID.replace("repeats: 5\n", "repeats: 5\nflush_idle_us: 50\n"))
+    backend.measure(cases[0], load_grid(idle))
+    assert torch.calls["flush"] == 5 and torch.sleep_cycles == [99000] * 5
+    backend.measure(cases[0], load_grid(tmp_path / "b.yaml"))
+    assert torch.calls["flush"] == 10 and torch.calls["sleep"] == 5

@@ -137,6 +137,15 @@ def test_missing_file() -> None:
             "ops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}, dtype: [bf16]}\n",
             "dtype",
         ),
+        (
+            "flush_idle_us: -5\nops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",
+            "flush_idle_us: must be >= 0",
+        ),
+        (
+            "flush_l2: false\nflush_idle_us: 20\nops:\n"
+            "  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",
+            "flush_idle_us: waits after the L2 flush, needs flush_l2: true (got 20",
+        ),
     ],
 )
 def test_grid_problems_are_named(tmp_path: Path, body: str, expected: str) -> None:

@@ -192,6 +192,26 @@ class TorchBackend:
 
         return flash
 
+    def _flusher(self, grid: MeasureGrid) -> Callable[[], Any] | None:
+        """What runs before each timed run: the L2 flush (``flush_l2``), then with
+        ``flush_idle_us`` a one-thread spin kernel (``torch.cuda._sleep``) of that many
+        microseconds at the GPU's highest SM clock, at least that long at any clock, while
+        the DRAM idles."""
+        if not grid.flush_l2:
+            return None
+        torch, buffer, nvml = self._torch, self._flush, self._nvml
+        zero: Callable[[], Any] = buffer.zero_
+        if grid.flush_idle_us <= 0:
+            return zero
+        max_mhz = float(nvml.nvmlDeviceGetMaxClockInfo(self._handle, nvml.NVML_CLOCK_SM))
+        cycles = max(1, round(grid.flush_idle_us * max_mhz))
+
+        def flush_and_wait() -> None:
+            zero()
+            torch.cuda._sleep(cycles)
+
+        return flush_and_wait
+
     def _time(self, run: Callable[[], Any], grid: MeasureGrid) -> list[float]:
         torch = self._torch
         for _ in range(grid.warmup):
@@ -200,9 +220,10 @@ class TorchBackend:
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         times: list[float] = []
+        flush = self._flusher(grid)
         for _ in range(grid.repeats):
-            if grid.flush_l2:
-                self._flush.zero_()
+            if flush is not None:
+                flush()
             start.record()
             run()
             end.record()
@@ -245,8 +266,7 @@ class TorchBackend:
         times = self._time(run, grid)
         kernel = KernelTiming()
         if grid.kernel_timing:
-            flush = self._flush.zero_ if grid.flush_l2 else None
-            kernel = kernel_times_ms(self._torch, run, flush, grid.repeats)
+            kernel = kernel_times_ms(self._torch, run, self._flusher(grid), grid.repeats)
         energy: tuple[float, int, float, float] | None = None
         if grid.energy:
             energy = self._energy(run, statistics.median(times), grid.energy_loop_s)

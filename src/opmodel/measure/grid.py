@@ -5,6 +5,7 @@ name: h200_8min
 warmup: 10            # untimed runs before timing each case
 repeats: 30           # timed runs; the median is reported
 flush_l2: true        # overwrite an L2-sized buffer before each timed run
+flush_idle_us: 0      # then keep the GPU idle this long (a spin kernel) before the timed run
 energy: true          # NVML total-energy counter over a loop of >= energy_loop_s
 energy_loop_s: 0.2
 kernel_timing: false  # also time the kernels alone under the PyTorch profiler (kernel_time)
@@ -51,7 +52,7 @@ from opmodel.core.backward import BACKWARD_KINDS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
-from opmodel.parsing.schema import MUST_BE_POSITIVE, parse_dataclass
+from opmodel.parsing.schema import MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
@@ -132,6 +133,8 @@ class MeasureGrid:
     warmup: int = field(default=10, metadata=MUST_BE_POSITIVE)
     repeats: int = field(default=30, metadata=MUST_BE_POSITIVE)
     flush_l2: bool = True
+    # an idle wait after the flush, whether its dirty lines drain (docs/measure.md)
+    flush_idle_us: float = field(default=0.0, metadata=MUST_BE_NON_NEGATIVE)
     energy: bool = True
     energy_loop_s: float = field(default=ENERGY_LOOP_MIN_S, metadata=MUST_BE_POSITIVE)
     kernel_timing: bool = False
@@ -243,6 +246,11 @@ def grid_problems(grid: MeasureGrid) -> list[str]:
     problems = [p for i, entry in enumerate(grid.ops) for p in _op_problems(i, entry)]
     if not grid.ops:
         problems.append("ops: expected at least one op grid (got [])")
+    if grid.flush_idle_us > 0 and not grid.flush_l2:
+        idle = grid.flush_idle_us
+        problems.append(
+            f"flush_idle_us: waits after the L2 flush, needs flush_l2: true (got {idle})"
+        )
     if grid.energy and grid.energy_loop_s < ENERGY_LOOP_MIN_S:
         problems.append(
             f"energy_loop_s: must be >= {ENERGY_LOOP_MIN_S} s, the NVML energy counter's "

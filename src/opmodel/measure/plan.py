@@ -115,7 +115,7 @@ def _case_seconds(grid: MeasureGrid, hardware: HardwareSpec, kernel_s: float) ->
         FLUSH_L2_MULTIPLE * l2.size_bytes / hardware.hbm.bandwidth_bytes_per_s + launch
         if l2
         else 0.0
-    )
+    ) + grid.flush_idle_us * 1e-6
     timed = grid.repeats * (run + (flush if grid.flush_l2 else 0.0) + TIMED_RUN_OVERHEAD_S)
     energy = max(grid.energy_loop_s, run) + TIMED_RUN_OVERHEAD_S if grid.energy else 0.0
     # kernel timing: the repeats again in one profiler session, after two flushes alone

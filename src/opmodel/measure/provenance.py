@@ -80,7 +80,7 @@ def source_md(
 - SM clock under load: {clock}
 - Grid `{grid.name}`: {context.get("completion", "all cases run")}; {len(results)} measured,
   {len(failed)} failed; warm-up {grid.warmup}, {grid.repeats} timed runs
-  (median reported), L2 flush {"on" if grid.flush_l2 else "off"}, energy
+  (median reported), L2 flush {_flush_md(grid)}, energy
   {"on, loops of >= " + str(grid.energy_loop_s) + " s" if grid.energy else "off"}
 
 ## Method
@@ -102,6 +102,15 @@ Units: ms (time), J (energy), MHz (clocks). Produced by the user's own run; no t
 {_failures_md(failed)}"""
 
 
+def _flush_md(grid: MeasureGrid) -> str:
+    """The flush setting as SOURCE.md states it, with the idle wait after it if any."""
+    if not grid.flush_l2:
+        return "off"
+    if grid.flush_idle_us > 0:
+        return f"on, then {grid.flush_idle_us:g} µs idle (a spin kernel) before each timed run"
+    return "on"
+
+
 def run_record(
     info: DeviceInfo, grid: MeasureGrid, measured: Measured, context: dict[str, str]
 ) -> dict[str, object]:
@@ -115,6 +124,7 @@ def run_record(
             "warmup": grid.warmup,
             "repeats": grid.repeats,
             "flush_l2": grid.flush_l2,
+            "flush_idle_us": grid.flush_idle_us,
             "energy": grid.energy,
             "energy_loop_s": grid.energy_loop_s,
             "kernel_timing": grid.kernel_timing,
