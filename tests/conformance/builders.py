@@ -18,6 +18,7 @@ from tests.conformance.builders_attention import (
     packed_prefill,
     varlen_decode,
 )
+from tests.conformance.builders_fused import fused_elementwise, fused_rope
 
 Sizes = dict[str, int]
 
@@ -110,24 +111,6 @@ def _row(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
 def _elementwise(s: Sizes, d: DType) -> LocalOp:
     ins = tuple(TensorSpec("input", (s["n"],), d) for _ in range(s["inputs"]))
     return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", (s["n"],), d)))
-
-
-def _fused_elementwise(s: Sizes, d: DType) -> LocalOp:
-    """Liger's row-per-program elementwise kernel over ``rows x length`` (attr ``fused``)."""
-    shape = (s["rows"], s["length"])
-    ins = tuple(TensorSpec("input", shape, d) for _ in range(s["inputs"]))
-    return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", shape, d)), implementation="fused")
-
-
-def _fused_rope(s: Sizes, d: DType) -> LocalOp:
-    """Liger's ``_triton_rope`` over ``[tokens, heads, head size]`` with a cos/sin row each."""
-    rotated = (s["tokens"], s["heads"], s["head"])
-    tensors = (
-        TensorSpec("input", rotated, d),
-        TensorSpec("input", (s["tokens"], 1, s["head"]), d),
-        TensorSpec("output", rotated, d),
-    )
-    return _op(OpKind.ELEMENTWISE, tensors, function="rope", implementation="fused")
 
 
 def _warm(op: LocalOp, warm_bytes: int, s: Sizes) -> LocalOp:
@@ -286,12 +269,12 @@ VARIANTS: dict[str, Builder] = {
     # run as element blocks (the switch in test_models.py)
     "elementwise_fused": Builder(
         _ints(rows=(1, 16384), length=(1, 131072), inputs=(1, 3)),
-        _fused_elementwise,
+        fused_elementwise,
         ("rows", "length"),
     ),
     "rope_fused": Builder(
         _ints(tokens=(1, 16384), heads=(1, 64), head=(8, 256)),
-        _fused_rope,
+        fused_rope,
         ("tokens", "heads", "head"),
     ),
     "elementwise_warm": Builder(
