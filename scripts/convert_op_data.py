@@ -28,6 +28,7 @@ from liger_columns import (
     elementwise_columns,
     embedding_columns,
     liger_rows,
+    residual_norm_columns,
     rope_columns,
 )
 from script_errors import require_sources
@@ -131,6 +132,8 @@ def convert_liger(shared: Path, out: Path) -> None:
                     tensors, attrs = elementwise_columns(name, count, length, dtype, implementation)
                 else:
                     tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
+                if record["kernel_name"] == "fused_add_rms_norm":
+                    tensors = residual_norm_columns(count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
             attrs = with_attrs(attrs, {"implementation": implementation})
             if mode == "backward":

@@ -28,6 +28,9 @@ LIGER_KERNELS = {
     ("relu_squared", "liger"): ("elementwise", "fused"),
     ("megatron_swiglu", "liger"): ("elementwise", "fused"),
     ("rope", "liger"): ("elementwise", "fused"),  # _triton_rope: one token per program
+    # LigerFusedAddRMSNorm: one row per program reads x and the residual, writes the sum and
+    # the norm of it (an rmsnorm with a fused residual add, tensors tagged residual)
+    ("fused_add_rms_norm", "liger_fused_add_rms_norm"): ("rmsnorm", "fused"),
 }
 # the elementwise rows' function attr and input count
 LIGER_ELEMENTWISE = {"relu_squared": ("relu_squared", 1), "megatron_swiglu": ("silu_and_mul", 2)}
@@ -76,6 +79,14 @@ def rope_columns(extra: dict[str, object], x_name: str, x: int) -> tuple[str, st
     tensors = f"input:{rotated};input:{tokens}x1x{head_dim}:{dtype};output:{rotated}"
     attrs = json.dumps({"function": "rope", "implementation": "fused"})
     return tensors, attrs, f":T{tokens}:H{heads}+{kv_heads}x{head_dim}"
+
+
+def residual_norm_columns(rows: int, length: int, dtype: str, implementation: str) -> str:
+    """An RMSNorm with a fused residual add: x and the residual (layout ``residual``) in, the
+    normed row and the sum out (docs/op_files.md)."""
+    shape = f"{rows}x{length}:{dtype}"
+    tensors = (f"input:{shape}", f"input/residual:{shape}", f"weight:{length}:{dtype}")
+    return ";".join((*tensors, f"output:{shape}", f"output/residual:{shape}"))
 
 
 def liger_rows(extra: dict[str, object]) -> int:

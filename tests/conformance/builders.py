@@ -18,7 +18,7 @@ from tests.conformance.builders_attention import (
     packed_prefill,
     varlen_decode,
 )
-from tests.conformance.builders_fused import fused_elementwise, fused_rope
+from tests.conformance.builders_fused import FUSED
 
 Sizes = dict[str, int]
 
@@ -265,18 +265,10 @@ VARIANTS: dict[str, Builder] = {
         _warm_rmsnorm,
         ("rows", "length", "extra"),
     ),
-    # Liger's Triton kernels (attr implementation: fused); rows past its 65,536-element limit
-    # run as element blocks (the switch in test_models.py)
-    "elementwise_fused": Builder(
-        _ints(rows=(1, 16384), length=(1, 131072), inputs=(1, 3)),
-        fused_elementwise,
-        ("rows", "length"),
-    ),
-    "rope_fused": Builder(
-        _ints(tokens=(1, 16384), heads=(1, 64), head=(8, 256)),
-        fused_rope,
-        ("tokens", "heads", "head"),
-    ),
+    # Liger's Triton kernels (attr implementation: fused), a fused residual add (builders_fused)
+    **{
+        name: Builder(_ints(**ranges), build, grow) for name, (ranges, build, grow) in FUSED.items()
+    },
     "elementwise_warm": Builder(
         _ints(n=(1, 1 << 26), inputs=(1, 3), extra=(0, 1 << 30), waves=(1, 64)),
         _warm_elementwise,

@@ -1,7 +1,9 @@
-"""Builders of Liger-Kernel's Triton kernels (attr ``implementation: fused``) for the
-conformance suite (:mod:`tests.conformance.builders`)."""
+"""Builders of Liger-Kernel's Triton kernels (attr ``implementation: fused``) and of row ops
+with a fused residual add for the conformance suite (:mod:`tests.conformance.builders`)."""
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from opmodel import DType, LocalOp, OpKind, TensorSpec
 
@@ -28,3 +30,41 @@ def fused_rope(s: Sizes, d: DType) -> LocalOp:
         TensorSpec("output", rotated, d),
     )
     return _op(OpKind.ELEMENTWISE, tensors, function="rope", implementation="fused")
+
+
+def residual_norm(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalOp]:
+    """A norm of ``x + residual`` that also writes the sum (tensors tagged ``residual``)."""
+
+    def build(s: Sizes, d: DType) -> LocalOp:
+        shape = (s["rows"], s["length"])
+        ws = tuple(TensorSpec("weight", (s["length"],), d) for _ in range(weights))
+        tensors = (
+            TensorSpec("input", shape, d),
+            TensorSpec("input", shape, d, "residual"),
+            *ws,
+            TensorSpec("output", shape, d),
+            TensorSpec("output", shape, d, "residual"),
+        )
+        return _op(kind, tensors, implementation=("fused", "vllm")[s["vllm"]])
+
+    return build
+
+
+_ROWS = {"rows": (1, 65536), "length": (1, 16384), "vllm": (0, 1)}
+FUSED: dict[
+    str, tuple[dict[str, tuple[int, int]], Callable[[Sizes, DType], LocalOp], tuple[str, ...]]
+] = {
+    # rows past Liger's 65,536-element limit run as element blocks (the switch in test_models.py)
+    "elementwise_fused": (
+        {"rows": (1, 16384), "length": (1, 131072), "inputs": (1, 3)},
+        fused_elementwise,
+        ("rows", "length"),
+    ),
+    "rope_fused": (
+        {"tokens": (1, 16384), "heads": (1, 64), "head": (8, 256)},
+        fused_rope,
+        ("tokens", "heads", "head"),
+    ),
+    "rmsnorm_residual": (_ROWS, residual_norm(OpKind.RMSNORM, 1), ("rows", "length")),
+    "layernorm_residual": (_ROWS, residual_norm(OpKind.LAYERNORM, 2), ("rows", "length")),
+}

@@ -67,6 +67,10 @@ def test_liger_elementwise_norm_and_rope_rows(tmp_path: Path) -> None:
         _record("rope", "liger", ("H", 2048), 0.021, rope, gpu=A100),
         _record("rope", "liger", ("T", 1024), 0.034, rope_t, gpu=A100),
         _record("rope", "huggingface", ("T", 1024), 0.28, rope_t, gpu=A100),
+        _record("fused_add_rms_norm", "liger_fused_add_rms_norm", ("H", 4096), 0.0495,
+                {"M": 2048, "dtype": "torch.float32", "eps": 1e-6}, gpu=H100),
+        _record("fused_add_rms_norm", "liger_rms_norm", ("H", 4096), 0.0958,
+                {"M": 2048, "dtype": "torch.float32", "eps": 1e-6}, gpu=H100),
     ]  # fmt: skip
     shared, out = tmp_path / "shared", tmp_path / "out"
     _write(shared / CONVERT.LIGER_TABLE, records)
@@ -74,6 +78,7 @@ def test_liger_elementwise_norm_and_rope_rows(tmp_path: Path) -> None:
     rows = _rows(out / "liger" / "liger.csv")
     # eager multi-kernel modules and the in-place SwiGLU (the same forward kernel) are left out
     assert sorted(rows) == [
+        "fused_add_rms_norm:liger_fused_add_rms_norm:M2048:N4096",
         "megatron_rms_norm:liger:M4096:N4096",
         "megatron_swiglu:liger:M8192:N1024",
         "relu_squared:liger:M4096:N2048",
@@ -102,6 +107,13 @@ def test_liger_elementwise_norm_and_rope_rows(tmp_path: Path) -> None:
         "input:2048x40x64:bf16;input:2048x1x64:bf16;output:2048x40x64:bf16"
     )
     assert rows["rope:liger:T1024:H32+8x256"]["hardware"] == "a100_80gb_sxm"
+    # x and the residual in, the norm and the sum out (the add and the torch RMSNorm left out)
+    fused_add = rows["fused_add_rms_norm:liger_fused_add_rms_norm:M2048:N4096"]
+    assert fused_add["kind"] == "rmsnorm"
+    assert fused_add["tensors"] == (
+        "input:2048x4096:fp32;input/residual:2048x4096:fp32;weight:4096:fp32;"
+        "output:2048x4096:fp32;output/residual:2048x4096:fp32"
+    )
 
 
 def test_cutile_rope_rows_count_the_batch(tmp_path: Path) -> None:

@@ -111,7 +111,7 @@ def test_streaming_rows_name_their_limiter() -> None:
 def shipped() -> OpLatencyResult:
     """effective_roofline on every shipped op row (about 15 s; shared by the tests below)."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 104174 and not skipped
+    assert len(rows) == 104180 and not skipped
     return validate_op_latency(rows, "effective_roofline")
 
 
@@ -134,7 +134,7 @@ def test_shipped_accuracy_does_not_regress(shipped: OpLatencyResult) -> None:
     result = shipped
     assert result.training is not None and result.training.count == 29604 + 30 + 192
     assert result.event_training is not None and result.event_training.count == 36
-    assert result.overall.count == 104174 - 29604 - 30 - 192 - 36
+    assert result.overall.count == 104180 - 29604 - 30 - 192 - 36
     assert 1.7e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.105
     # 7.1 %: 6.4 % with the offset fitted before ATen's norm and softmax kernels were counted
@@ -203,7 +203,9 @@ def test_shipped_liger_accuracy_does_not_regress(shipped: OpLatencyResult) -> No
     assert result.by_source["liger:pytorch:embedding"].mape <= 0.085
     assert result.by_source["liger:fused:embedding"].mape <= 0.055
     assert result.by_source["liger:fused:layernorm"].mape <= 0.055
-    assert result.by_source["liger:fused:rmsnorm"].mape <= 0.07
+    # 7.2 % with the fused add + RMSNorm rows (H100 fp32, 2026-12-07; 5.9 % without them):
+    # their 32,768-wide row is 0.77x
+    assert result.by_source["liger:fused:rmsnorm"].mape <= 0.075
     assert result.by_source["liger:fused:softmax"].mape <= 0.17
     # Liger's row-per-program elementwise kernels (added 2026-12-07): H100 relu_squared 12.0 %
     # (1.11x, the flush's dirty lines on its mid-sized rows), Megatron SwiGLU 5.9 %; A100 RoPE

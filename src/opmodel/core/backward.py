@@ -33,6 +33,11 @@ def _read(op: LocalOp) -> tuple[tuple[TensorSpec, ...], TensorSpec]:
         )
         return tagged, dataclasses.replace(view.o, layout="o")
     assert isinstance(view, RowView)
+    if view.residual is not None:
+        raise OpValidationError(
+            f"op '{op.name}' ({op.kind.value}): backward_of a fused residual add is not modelled; "
+            "take backward_of the norm without its residual tensors (the add passes dy through)"
+        )
     return (view.x, *view.weights), view.y
 
 

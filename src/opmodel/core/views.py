@@ -11,6 +11,7 @@ activations upcast 16- and 8-bit floats to fp32 registers, so fp32 throughput is
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,6 +28,7 @@ if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
 
 __all__ = [
+    "RESIDUAL",
     "AttentionView",
     "CopyView",
     "ElementwiseView",
@@ -37,6 +39,8 @@ __all__ = [
     "RowView",
     "build_view",
 ]
+
+RESIDUAL = "residual"  # the layout tag of a row op's fused residual add (RowView.residual)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -55,6 +59,9 @@ class RowView:
     compute_dtype: DType
     dy: TensorSpec | None = None
     weight_grads: tuple[TensorSpec, ...] = ()
+    # a fused residual add (rmsnorm, layernorm): the residual read and the sum ``x + residual``
+    # written (the next layer's residual), both tagged layout "residual"; the norm runs on the sum
+    residual: tuple[TensorSpec, TensorSpec] | None = None
 
     @property
     def backward(self) -> bool:
@@ -122,9 +129,33 @@ def _row_view(op: LocalOp) -> RowView:
 
 def _row_forward_view(op: LocalOp) -> RowView:
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    x = one(op, TensorRole.INPUT, "x")
-    y = one(op, TensorRole.OUTPUT, "y")
-    return row_view_of(op, x, y, op.tensors_with(TensorRole.WEIGHT))
+    tagged = [t for t in op.tensors if t.layout == RESIDUAL]
+    x, y = _untagged(op, TensorRole.INPUT, "x"), _untagged(op, TensorRole.OUTPUT, "y")
+    view = row_view_of(op, x, y, op.tensors_with(TensorRole.WEIGHT))
+    if not tagged:
+        return view
+    roles = [t.role for t in tagged]
+    if op.kind is OpKind.SOFTMAX or sorted(r.value for r in roles) != ["input", "output"]:
+        got = ", ".join(sorted(r.value for r in roles))
+        raise fail(
+            op,
+            "a fused residual add (rmsnorm, layernorm) takes one input and one output with "
+            f"layout 'residual', the residual read and the sum written (got {got})",
+        )
+    read, written = sorted(tagged, key=lambda t: t.role is TensorRole.OUTPUT)
+    for t in (read, written):
+        if t.num_elements != x.num_elements:
+            shape = list(t.shape)
+            raise fail(op, f"residual {shape} must have as many elements as x {list(x.shape)}")
+    return dataclasses.replace(view, residual=(read, written))
+
+
+def _untagged(op: LocalOp, role: TensorRole, what: str) -> TensorSpec:
+    """The single tensor of ``role`` besides a residual (:data:`RESIDUAL`)."""
+    found = [t for t in op.tensors_with(role) if t.layout != RESIDUAL]
+    if len(found) != 1:
+        raise fail(op, f"needs exactly one {role.value} tensor ({what}), got {len(found)}")
+    return found[0]
 
 
 def row_view_of(

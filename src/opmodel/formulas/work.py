@@ -128,6 +128,8 @@ def _row_work(op: LocalOp, view: RowView, read: int, write: int) -> OpWork:
         flops = f.layernorm_flops(elements, weights)
     else:
         flops = f.rmsnorm_flops(elements, weights)
+    if view.residual is not None:  # the fused residual add: one add per element
+        flops += elements
     return _vector(flops, view.compute_dtype, read, write)
 
 

@@ -14,6 +14,7 @@ import math
 
 from opmodel.core.attrs import int_attr
 from opmodel.core.enums import OpKind
+from opmodel.core.errors import OpValidationError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CopyView, ElementwiseView, EmbeddingView, ReductionView, RowView
@@ -113,6 +114,11 @@ def _kernel_of(
         return rope_kernel(rows, length, str(implementation))
     if op.kind is OpKind.EMBEDDING and implementation != "fused":
         return index_select_kernel(rows, length, sm_count)
+    vllm_rms = op.kind is OpKind.RMSNORM and implementation == "vllm"
+    if isinstance(view, RowView) and view.residual and vllm_rms:
+        # csrc/layernorm_kernels.cu: rms_norm_kernel's loops with the residual's load and store
+        kernel = streaming_kernel(op.kind, "vllm", rows, length, element_bytes)
+        return dataclasses.replace(kernel, name="fused_add_rms_norm_kernel")
     vec128 = op.attrs.get("aten_128bit_vectors") is True
     if vec128 and runs_aten_elementwise(op.kind, implementation):
         return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
@@ -250,6 +256,15 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     unlocked device boosts; a spec from ``at_clock`` is locked and has none)."""
     if isinstance(op.view, RowView) and op.view.backward:
         return predict_row_backward(op, hardware)
+    if (
+        isinstance(op.view, RowView)
+        and op.view.residual
+        and op.attrs.get("implementation") == "pytorch"
+    ):
+        raise OpValidationError(
+            f"op '{op.name}' ({op.kind.value}): ATen has no {op.kind.value} with a fused residual "
+            "add (implementation pytorch); its kernels are fused (Liger's, the default) or vllm"
+        )
     hardware = boosted(hardware)
     base = roofline_setup(op, hardware)
     shape = _shape(op)
