@@ -206,6 +206,7 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
 _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     "swiglu_liger",
+    "rmsnorm_residual",
     *("embedding", "copy", "layernorm_backward"),
     *(
         f"attention_{k}"
