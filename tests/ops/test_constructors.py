@@ -47,6 +47,9 @@ BUILT = {
     "rope": lambda: ops.rope(4096, 40, 128, phase="prefill"),
     "embedding": lambda: ops.embedding(4096, 128256, 4096, phase="prefill"),
     "rmsnorm": lambda: ops.rmsnorm(4096, 4096, phase="prefill"),
+    "rmsnorm_residual": lambda: ops.rmsnorm(
+        4096, 4096, residual=True, name="post_attention_norm", phase="prefill"
+    ),
     "layernorm": lambda: ops.layernorm(8192, 4096, phase="train_fwd"),
     "copy": lambda: ops.copy((8192, 8192), out_dtype="fp32", name="cast_copy", phase="train_fwd"),
     "reduction": lambda: ops.reduction(
@@ -75,6 +78,16 @@ def test_defaults_and_options() -> None:
     assert len(ops.elementwise("fma", 10).tensors) == 4
     assert len(ops.elementwise("gelu", 10).tensors) == 2
     assert len(ops.layernorm(8, 16, affine=False).tensors) == 2
+    # a fused residual add: the residual read and the sum written, tagged "residual"
+    fused = ops.layernorm(8, 16, residual=True)
+    assert [(t.role.value, t.layout) for t in fused.tensors] == [
+        ("input", None),
+        ("input", "residual"),
+        ("weight", None),
+        ("weight", None),
+        ("output", None),
+        ("output", "residual"),
+    ]
     chunk = ops.attention_prefill(2, 8, 128, 64, seq_kv=1024, causal=True)
     assert [t.shape[2] for t in chunk.tensors] == [128, 1024, 1024, 128]
 
@@ -108,6 +121,7 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.gemm(8, 8, 8, cta_tile_mm=64), "cta_tile_m"),  # the kind's schema
         (lambda: ops.gemm(8, 8, 8, transpose_a="yes"), "transpose_a: must be a boolean"),
         (lambda: ops.layernorm(8, 8, affine=1), "ops.layernorm: affine must be True or False"),
+        (lambda: ops.rmsnorm(8, 8, residual="y"), "ops.rmsnorm: residual must be True or False"),
         (lambda: ops.batched_gemm(2, 8, 8, 8, broadcast_b="no"), "broadcast_b must be True"),
         (lambda: ops.elementwise(["add"], 8), "function must be one of"),
         (lambda: ops.attention_prefill(None, 8, 64, 64), "batch must be a positive integer"),

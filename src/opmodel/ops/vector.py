@@ -15,6 +15,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.views import RESIDUAL
 from opmodel.ops._common import assemble, dtype_of, flag, positive, tensor
 
 __all__ = [
@@ -51,14 +52,26 @@ def _shape(where: str, shape: int | Sequence[int]) -> tuple[int, ...]:
 
 
 def _row_op(
-    kind: OpKind, rows: int, length: int, dtype: DType | str, weights: int
+    kind: OpKind,
+    rows: int,
+    length: int,
+    dtype: DType | str,
+    weights: int,
+    *,
+    residual: object = False,
 ) -> tuple[TensorSpec, ...]:
-    """x ``[rows, length]``, ``weights`` vectors of ``length`` and y ``[rows, length]``."""
+    """x ``[rows, length]``, ``weights`` vectors of ``length`` and y ``[rows, length]``; with
+    ``residual``, the residual read after x and the sum ``x + residual`` written after y, both
+    tagged ``residual`` (a fused residual add, docs/op_files.md)."""
     where = f"ops.{kind.value}"
     r, n = positive(where, "rows", rows), positive(where, "length", length)
     d = dtype_of(where, "dtype", dtype)
     gammas = tuple(tensor(_W, (n,), d) for _ in range(weights))
-    return (tensor(_IN, (r, n), d), *gammas, tensor(_OUT, (r, n), d))
+    if not flag(where, "residual", residual):
+        return (tensor(_IN, (r, n), d), *gammas, tensor(_OUT, (r, n), d))
+    x, y = tensor(_IN, (r, n), d), tensor(_OUT, (r, n), d)
+    added = (tensor(_IN, (r, n), d, RESIDUAL), tensor(_OUT, (r, n), d, RESIDUAL))
+    return (x, added[0], *gammas, y, added[1])
 
 
 def softmax(
@@ -81,13 +94,15 @@ def layernorm(
     dtype: DType | str = DType.BF16,
     *,
     affine: bool = True,
+    residual: bool = False,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
     **attrs: AttrValue,
 ) -> LocalOp:
-    """LayerNorm of ``rows`` rows of ``length``, with gamma and beta unless ``affine=False``."""
+    """LayerNorm of ``rows`` rows of ``length``, with gamma and beta unless ``affine=False``;
+    ``residual=True`` fuses the residual add before it (the residual read, the sum written)."""
     weights = 2 if flag("ops.layernorm", "affine", affine) else 0
-    tensors = _row_op(OpKind.LAYERNORM, rows, length, dtype, weights)
+    tensors = _row_op(OpKind.LAYERNORM, rows, length, dtype, weights, residual=residual)
     return assemble(OpKind.LAYERNORM, (name, phase), tensors, {}, attrs)
 
 
@@ -96,12 +111,15 @@ def rmsnorm(
     length: int,
     dtype: DType | str = DType.BF16,
     *,
+    residual: bool = False,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
     **attrs: AttrValue,
 ) -> LocalOp:
-    """RMSNorm of ``rows`` rows of ``length``, with its weight vector."""
-    tensors = _row_op(OpKind.RMSNORM, rows, length, dtype, 1)
+    """RMSNorm of ``rows`` rows of ``length``, with its weight vector; ``residual=True`` fuses
+    the residual add before it (vLLM's ``fused_add_rms_norm``: the residual read, the sum
+    written as the next layer's residual)."""
+    tensors = _row_op(OpKind.RMSNORM, rows, length, dtype, 1, residual=residual)
     return assemble(OpKind.RMSNORM, (name, phase), tensors, {}, attrs)
 
 
