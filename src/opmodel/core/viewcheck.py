@@ -19,9 +19,12 @@ def fail(op: LocalOp, problem: str) -> OpValidationError:
     return OpValidationError(f"op '{op.name}' ({op.kind.value}): {problem}")
 
 
-def one(op: LocalOp, role: TensorRole, what: str) -> TensorSpec:
-    """The single tensor of ``role``; an error when there are none or several."""
+def one(op: LocalOp, role: TensorRole, what: str, *, besides: str | None = None) -> TensorSpec:
+    """The single tensor of ``role`` (besides those tagged with layout ``besides``); an error
+    when there are none or several."""
     found = op.tensors_with(role)
+    if besides is not None:
+        found = tuple(t for t in found if t.layout != besides)
     if len(found) != 1:
         raise fail(op, f"needs exactly one {role.value} tensor ({what}), got {len(found)}")
     return found[0]

@@ -130,7 +130,8 @@ def _row_view(op: LocalOp) -> RowView:
 def _row_forward_view(op: LocalOp) -> RowView:
     only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
     tagged = [t for t in op.tensors if t.layout == RESIDUAL]
-    x, y = _untagged(op, TensorRole.INPUT, "x"), _untagged(op, TensorRole.OUTPUT, "y")
+    x = one(op, TensorRole.INPUT, "x", besides=RESIDUAL)
+    y = one(op, TensorRole.OUTPUT, "y", besides=RESIDUAL)
     view = row_view_of(op, x, y, op.tensors_with(TensorRole.WEIGHT))
     if not tagged:
         return view
@@ -148,14 +149,6 @@ def _row_forward_view(op: LocalOp) -> RowView:
             shape = list(t.shape)
             raise fail(op, f"residual {shape} must have as many elements as x {list(x.shape)}")
     return dataclasses.replace(view, residual=(read, written))
-
-
-def _untagged(op: LocalOp, role: TensorRole, what: str) -> TensorSpec:
-    """The single tensor of ``role`` besides a residual (:data:`RESIDUAL`)."""
-    found = [t for t in op.tensors_with(role) if t.layout != RESIDUAL]
-    if len(found) != 1:
-        raise fail(op, f"needs exactly one {role.value} tensor ({what}), got {len(found)}")
-    return found[0]
 
 
 def row_view_of(
