@@ -64,7 +64,12 @@ from opmodel.core.attrs import STREAMING_IMPLEMENTATIONS
 from opmodel.core.enums import OpKind
 from opmodel.models.streaming.aten_rows import aten_row_kernel
 from opmodel.models.streaming.rope import VLLM_REGISTERS, rope_kernel
-from opmodel.models.streaming.structure import ROW_REDUCTIONS, VECTOR_BYTES, StreamKernel
+from opmodel.models.streaming.structure import (
+    ROW_REDUCTIONS,
+    VECTOR_BYTES,
+    StreamKernel,
+    held_row_registers,
+)
 
 __all__ = [
     "ELEMENTWISE_SFU_OPS",
@@ -186,8 +191,7 @@ def _fused_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> Stre
         implementation="fused",
         ctas=rows,
         threads_per_cta=threads,
-        # estimate: one fp32 register per row element held, plus ~32 for addressing and state
-        registers_per_thread=min(255, 32 + per_thread),
+        registers_per_thread=held_row_registers(per_thread),
         elements_per_cta=length,
         serial_loads=1,
         global_passes=1,

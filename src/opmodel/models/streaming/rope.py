@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 
-from opmodel.models.streaming.structure import StreamKernel
+from opmodel.models.streaming.structure import StreamKernel, held_row_registers
 
 __all__ = ["VLLM_REGISTERS", "rope_kernel"]
 
@@ -40,8 +40,7 @@ def rope_kernel(tokens: int, length: int, implementation: str = "vllm") -> Strea
             implementation="fused",
             ctas=tokens,
             threads_per_cta=threads,
-            # estimate, as the fused rows': one register per element held, plus ~32
-            registers_per_thread=min(255, 32 + math.ceil(length / threads)),
+            registers_per_thread=held_row_registers(math.ceil(length / threads)),
             elements_per_cta=length,
             serial_loads=1,
             global_passes=1,

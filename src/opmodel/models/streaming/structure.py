@@ -8,12 +8,19 @@ from __future__ import annotations
 from opmodel.core.enums import OpKind
 from opmodel.core.values import FastValue, value_type
 
-__all__ = ["ROW_REDUCTIONS", "VECTOR_BYTES", "StreamKernel"]
+__all__ = ["ROW_REDUCTIONS", "VECTOR_BYTES", "StreamKernel", "held_row_registers"]
 
 VECTOR_BYTES = 16  # LDG.128: the widest global load per thread
 # block-wide reductions per row: rmsnorm's sum of squares; layernorm's mean and variance;
 # softmax's max and sum
 ROW_REDUCTIONS = {OpKind.RMSNORM: 1, OpKind.LAYERNORM: 2, OpKind.SOFTMAX: 2}
+
+
+def held_row_registers(elements_per_thread: int) -> int:
+    """Registers per thread of a Triton program that holds its row in registers (Liger's fused
+    rows and RoPE): an estimate, one fp32 register per element held plus ~32 for addressing and
+    state, at most the 255 a thread may have."""
+    return min(255, 32 + elements_per_thread)
 
 
 @value_type
