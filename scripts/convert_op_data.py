@@ -25,8 +25,8 @@ from liger_columns import (
     LIGER_GPUS,
     LIGER_KERNELS,
     backward_tensors,
-    elementwise_columns,
     embedding_columns,
+    liger_elementwise_columns,
     liger_rows,
     residual_norm_columns,
     rope_columns,
@@ -127,13 +127,15 @@ def convert_liger(shared: Path, out: Path) -> None:
                 shape = f":M{count}:N{length}:V{vocab}"
             else:
                 length, count = int(float(record["x_value"])), liger_rows(extra)
+                name = record["kernel_name"]
                 if kind == "elementwise":
-                    name = record["kernel_name"]
-                    tensors, attrs = elementwise_columns(name, count, length, dtype, implementation)
+                    tensors, attrs = liger_elementwise_columns(
+                        name, count, length, dtype, implementation
+                    )
+                elif name == "fused_add_rms_norm":
+                    tensors, attrs = residual_norm_columns(count, length, dtype, implementation)
                 else:
                     tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
-                if record["kernel_name"] == "fused_add_rms_norm":
-                    tensors = residual_norm_columns(count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
             attrs = with_attrs(attrs, {"implementation": implementation})
             if mode == "backward":

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 
+from vidur_layer_ops import elementwise_columns, tensor_text
+
 LIGER_GPUS = {
     "NVIDIA A100-SXM4-80GB": "a100_80gb_sxm",
     "NVIDIA H100 80GB HBM3": "h100_sxm",
@@ -55,15 +57,13 @@ def embedding_columns(tokens: int, vocab: int, width: int, dtype: str) -> tuple[
     return f"input:{tokens}:int64;weight:{table};output:{rows}", json.dumps({})
 
 
-def elementwise_columns(
+def liger_elementwise_columns(
     kernel_name: str, rows: int, length: int, dtype: str, implementation: str
 ) -> tuple[str, str]:
     """An elementwise op over ``rows x length`` output elements: ``LIGER_ELEMENTWISE`` gives
     its function and how many ``rows x length`` inputs it reads."""
     function, inputs = LIGER_ELEMENTWISE[kernel_name]
-    shape = f"{rows}x{length}:{dtype}"
-    tensors = ";".join([f"input:{shape}"] * inputs + [f"output:{shape}"])
-    return tensors, json.dumps({"function": function, "implementation": implementation})
+    return elementwise_columns(function, inputs, (rows, length), implementation, dtype)
 
 
 def rope_columns(extra: dict[str, object], x_name: str, x: int) -> tuple[str, str, str]:
@@ -81,12 +81,20 @@ def rope_columns(extra: dict[str, object], x_name: str, x: int) -> tuple[str, st
     return tensors, attrs, f":T{tokens}:H{heads}+{kv_heads}x{head_dim}"
 
 
-def residual_norm_columns(rows: int, length: int, dtype: str, implementation: str) -> str:
-    """An RMSNorm with a fused residual add: x and the residual (layout ``residual``) in, the
-    normed row and the sum out (docs/op_files.md)."""
-    shape = f"{rows}x{length}:{dtype}"
-    tensors = (f"input:{shape}", f"input/residual:{shape}", f"weight:{length}:{dtype}")
-    return ";".join((*tensors, f"output:{shape}", f"output/residual:{shape}"))
+def residual_norm_columns(
+    rows: int, length: int, dtype: str, implementation: str
+) -> tuple[str, str]:
+    """An RMSNorm with a fused residual add run by ``implementation``: x and the residual
+    (layout ``residual``) in, the normed row and the sum out (docs/op_files.md)."""
+    shape = (rows, length)
+    tensors = (
+        tensor_text("input", shape, dtype),
+        tensor_text("input/residual", shape, dtype),
+        tensor_text("weight", (length,), dtype),
+        tensor_text("output", shape, dtype),
+        tensor_text("output/residual", shape, dtype),
+    )
+    return ";".join(tensors), json.dumps({"implementation": implementation})
 
 
 def liger_rows(extra: dict[str, object]) -> int:

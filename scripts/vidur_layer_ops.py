@@ -39,12 +39,12 @@ def with_attrs(attrs: str, extra: Mapping[str, object]) -> str:
     return json.dumps({**json.loads(attrs), **extra})
 
 
-def _elementwise(
-    function: str, inputs: int, shape: tuple[int, ...], kernel: str
+def elementwise_columns(
+    function: str, inputs: int, shape: tuple[int, ...], kernel: str, dtype: str = "fp16"
 ) -> tuple[str, str]:
-    tensors = [tensor_text("input", shape, "fp16")] * inputs + [
-        tensor_text("output", shape, "fp16")
-    ]
+    """The tensors and attrs columns of ``function`` over ``inputs`` tensors of ``shape`` into
+    one output, run by ``kernel``."""
+    tensors = [tensor_text("input", shape, dtype)] * inputs + [tensor_text("output", shape, dtype)]
     return ";".join(tensors), json.dumps({"function": function, "implementation": kernel})
 
 
@@ -197,9 +197,9 @@ def _activation_op(layer: _Layer, waves: GemmWaves | None) -> _Op:
         **_waves(waves, tokens, up_width, embd),
     }
     if layer.gated:
-        tensors, attrs = _elementwise("silu_and_mul", 2, (tokens, expanded), "vllm")
+        tensors, attrs = elementwise_columns("silu_and_mul", 2, (tokens, expanded), "vllm")
         return ("mlp_act", "elementwise", tensors, with_attrs(attrs, warm), "vllm")
-    tensors, attrs = _elementwise("gelu", 1, (tokens, expanded), "pytorch")
+    tensors, attrs = elementwise_columns("gelu", 1, (tokens, expanded), "pytorch")
     return ("mlp_act", "elementwise", tensors, with_attrs(attrs, warm), "pytorch")
 
 
@@ -212,5 +212,5 @@ def _residual_add_op(layer: _Layer, waves: GemmWaves | None) -> _Op:
         "producer_bytes": _gemm_bytes(tokens, embd, expanded),
         **_waves(waves, tokens, embd, expanded),
     }
-    tensors, attrs = _elementwise("add", 2, (tokens, embd), "pytorch")
+    tensors, attrs = elementwise_columns("add", 2, (tokens, embd), "pytorch")
     return ("add", "elementwise", tensors, with_attrs(attrs, warm), "pytorch")
