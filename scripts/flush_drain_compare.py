@@ -23,10 +23,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from flush_drain_experiment import dirty_capacity
+
 from opmodel.batch import op_from_row
 from opmodel.core.errors import ConfigError
 from opmodel.formulas.work import op_work
-from opmodel.hardware import load_hardware
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,10 +78,8 @@ def pairs(flushed: Path, idle: Path) -> list[CasePair]:
 
 def drain_bound_s(hardware: str) -> tuple[float, float]:
     """(the L2's shared capacity [bytes], the time the DRAM takes to write it [s])."""
-    spec = load_hardware(hardware)
-    l2 = spec.levels_by_name.get("l2")
-    capacity = l2.shared_capacity_bytes if l2 is not None else 0.0
-    return capacity, capacity / spec.hbm.bandwidth_bytes_per_s
+    capacity, bandwidth = dirty_capacity(hardware)
+    return capacity, capacity / bandwidth
 
 
 def main(argv: Sequence[str] | None = None) -> int:

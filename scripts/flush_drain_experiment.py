@@ -33,12 +33,18 @@ ROOT = Path(__file__).resolve().parent.parent
 DIRTY = "l2_dirty_bytes"
 
 
-def drained_capacity_bytes(hardware: str, gap_s: float) -> int:
-    """Dirty bytes the L2 still holds after ``gap_s`` of write-back at the DRAM bandwidth."""
+def dirty_capacity(hardware: str) -> tuple[float, float]:
+    """(the L2's shared capacity ``C`` [bytes], the DRAM bandwidth ``B`` [bytes/s]) of a config:
+    the most dirty lines a flush leaves, and the rate they drain at."""
     spec = load_hardware(hardware)
     l2 = spec.levels_by_name.get("l2")
-    capacity = l2.shared_capacity_bytes if l2 is not None else 0.0
-    return max(0, int(capacity - spec.hbm.bandwidth_bytes_per_s * gap_s))
+    return (l2.shared_capacity_bytes if l2 is not None else 0.0), spec.hbm.bandwidth_bytes_per_s
+
+
+def drained_capacity_bytes(hardware: str, gap_s: float) -> int:
+    """Dirty bytes the L2 still holds after ``gap_s`` of write-back at the DRAM bandwidth."""
+    capacity, bandwidth = dirty_capacity(hardware)
+    return max(0, int(capacity - bandwidth * gap_s))
 
 
 def drained_rows(rows: Sequence[OpRow], gaps_s: dict[str, float]) -> list[OpRow]:
