@@ -212,7 +212,9 @@ class TorchBackend:
 
         return flush_and_wait
 
-    def _time(self, run: Callable[[], Any], grid: MeasureGrid) -> list[float]:
+    def _time(
+        self, run: Callable[[], Any], grid: MeasureGrid, flush: Callable[[], Any] | None
+    ) -> list[float]:
         torch = self._torch
         for _ in range(grid.warmup):
             run()
@@ -220,7 +222,6 @@ class TorchBackend:
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
         times: list[float] = []
-        flush = self._flusher(grid)
         for _ in range(grid.repeats):
             if flush is not None:
                 flush()
@@ -263,10 +264,11 @@ class TorchBackend:
         """See :class:`Backend`."""
         run = self.kernel(case)
         sm_before, mem = self._clocks()
-        times = self._time(run, grid)
+        flush = self._flusher(grid)
+        times = self._time(run, grid, flush)
         kernel = KernelTiming()
         if grid.kernel_timing:
-            kernel = kernel_times_ms(self._torch, run, self._flusher(grid), grid.repeats)
+            kernel = kernel_times_ms(self._torch, run, flush, grid.repeats)
         energy: tuple[float, int, float, float] | None = None
         if grid.energy:
             energy = self._energy(run, statistics.median(times), grid.energy_loop_s)
