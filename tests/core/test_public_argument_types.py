@@ -22,7 +22,8 @@ MODULES = (
     "opmodel.batch",
     "opmodel.parsing.op_file",
 )
-TAKE_NONE = {"config_directory", "shipped_hardware_names", "model_names"}  # None: the default
+# None is their default, or they take no argument at all (paused_gc)
+TAKE_NONE = {"config_directory", "shipped_hardware_names", "model_names", "paused_gc"}
 
 
 def _public_functions() -> list[tuple[str, object]]:

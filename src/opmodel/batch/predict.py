@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from opmodel.batch.gc_pause import paused_gc
 from opmodel.core.errors import OpModelError, OpValidationError, UnsupportedOpError, located
 from opmodel.core.model import OpModel
 from opmodel.core.op import LocalOp
@@ -82,6 +83,12 @@ def predict_many(
         msg = f"predict_many: ops must be an iterable of LocalOp (got {type(ops).__name__})"
         raise OpValidationError(msg)
     spec, op_model = resolve(hardware, model)
+    with paused_gc():  # the loop creates no reference cycles (opmodel.batch.gc_pause)
+        return _predict_each(ops, spec, op_model)
+
+
+def _predict_each(ops: Iterable[LocalOp], spec: HardwareSpec, op_model: OpModel) -> list[OpProfile]:
+    """:func:`predict_many`'s loop: each distinct op predicted once, in order."""
     seen: dict[tuple[Any, ...], OpProfile] = {}
     profiles: list[OpProfile] = []
     for index, op in enumerate(ops):
