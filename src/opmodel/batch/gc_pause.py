@@ -5,9 +5,10 @@ diagnostics, the models' memo entries), and a caller that keeps its ops or profi
 most of them. CPython's collector then runs full (generation 2) collections, each of which
 walks every live container, once the long-lived ones have grown by a quarter: their cost per
 prediction does not shrink as the heap grows. On the 2-core reference machine, 100,000 fresh
-RMSNorm predictions through ``effective_roofline`` whose profiles were kept took 57.5 µs each,
-25.3 µs of it in five full collections; with the collector paused, 26.9 µs
-(``python benchmarks/gc_cost.py``; docs/speed.md, "Garbage collection").
+RMSNorm predictions through ``effective_roofline`` whose profiles were kept took 73.8-74.6 µs
+each, 42.6-42.7 µs of it in collections; with the collector paused, 46.1-46.7 µs, a final
+full collection included in both (``python benchmarks/gc_cost.py``; docs/speed.md, "Garbage
+collection").
 
 Pausing is safe for the package's own work: a prediction creates no reference cycles
 (``tests/batch/test_gc_pause.py`` predicts every example op with every model on GPU and TPU
