@@ -23,7 +23,6 @@ from opmodel.batch.optable import OP_COLUMNS, op_from_row, row_key
 from opmodel.batch.predict import RESULT_COLUMNS, SUMMARY_COLUMNS, resolve, result_row, summary_row
 from opmodel.batch.tableio import Table, read_table, table_format, write_table
 from opmodel.core.errors import ConfigError, OpModelError
-from opmodel.core.model import OpModel
 from opmodel.hardware import HardwareSpec, checked_power_state, load_hardware
 
 __all__ = ["SweepOptions", "SweepSummary", "predict_rows", "run_sweep"]
@@ -89,30 +88,18 @@ def predict_rows(
     out: list[tuple[object, ...]] = []
     with paused_gc():  # the loop creates no reference cycles (opmodel.batch.gc_pause)
         for source, row in chunk:
-            out.append(_row_result(source, row, (spec, op_model), summary, empty))
+            try:
+                op = op_from_row(row, source)  # its errors name the source already
+            except OpModelError as exc:
+                out.append((*empty, str(exc).splitlines()[0]))
+                continue
+            try:
+                profile = op_model.predict(op, spec)
+                extra = summary_row(op, profile, spec) if summary else ()
+                out.append((*result_row(profile), *extra, None))
+            except OpModelError as exc:
+                out.append((*empty, f"{source}: {str(exc).splitlines()[0]}"))
     return out
-
-
-def _row_result(
-    source: str,
-    row: Mapping[str, Any],
-    target: tuple[HardwareSpec, OpModel],
-    summary: bool,
-    empty: tuple[None, ...],
-) -> tuple[object, ...]:
-    """One row's result values (then its error text or None), as :func:`predict_rows` lists
-    them."""
-    spec, op_model = target
-    try:
-        op = op_from_row(row, source)  # its errors name the source already
-    except OpModelError as exc:
-        return (*empty, str(exc).splitlines()[0])
-    try:
-        profile = op_model.predict(op, spec)
-        extra = summary_row(op, profile, spec) if summary else ()
-    except OpModelError as exc:
-        return (*empty, f"{source}: {str(exc).splitlines()[0]}")
-    return (*result_row(profile), *extra, None)
 
 
 def _check_columns(path: Path, table: Table) -> None:
