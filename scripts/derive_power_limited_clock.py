@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ratio_summary import ratio_summary
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.hardware import load_hardware
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.hardware.sustained_calibration import SustainedCalibration, sustained_calibration_text
@@ -38,7 +39,7 @@ from opmodel.validation.power_balance import balance_clock_hz
 from opmodel.validation.power_clock_fit import with_power_limited_clock
 
 REPO = Path(__file__).resolve().parents[1]
-CALIBRATIONS = REPO / "src/opmodel/configs/calibrations"
+CALIBRATIONS = CALIBRATIONS_DIR
 FITTED_ON = (
     "derived, not fitted: the clock at which effective_roofline puts a [4096, 8192] x [8192, "
     "32768] bf16 GEMM at the board's tdp_w on the device locked there (energy calibration "

@@ -46,6 +46,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from opmodel.configs import MEASURE_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
@@ -54,7 +55,7 @@ from opmodel.validation.artifact_ops import entry_parts, positive_int
 
 ROOT = Path(__file__).resolve().parent.parent
 WORKLOAD_DIR = ROOT / "data" / "energaizer" / "workloads" / "all"
-SHIPPED = ROOT / "src" / "opmodel" / "configs" / "measure" / "energaizer_gemms.yaml"
+SHIPPED = MEASURE_DIR / "energaizer_gemms.yaml"
 DEFAULT_WORKLOADS = (
     "bertmodel_large_pbf16_b32_s256_modeprefill",
     "gpt2model_gpt2_pbf16_b16_s1024_modeprefill",

@@ -20,6 +20,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.hardware import load_hardware
 from opmodel.hardware.sustained_calibration import (
     SustainedCalibration,
@@ -36,7 +37,7 @@ from opmodel.validation.power_clock_fit import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-CALIBRATIONS = ROOT / "src/opmodel/configs/calibrations"
+CALIBRATIONS = CALIBRATIONS_DIR
 
 
 @dataclass(frozen=True, slots=True)

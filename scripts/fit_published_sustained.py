@@ -43,6 +43,7 @@ from pathlib import Path
 
 from published_sustained_data import DOT_BYTES, ELEMENTS, FITTED_ON, GEMMS, KERNELS, STREAM
 
+from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
@@ -63,7 +64,7 @@ from opmodel.validation.power_clock_fit import (
 )
 
 ROOT = Path(__file__).resolve().parent.parent
-CALIBRATIONS = ROOT / "src/opmodel/configs/calibrations"
+CALIBRATIONS = CALIBRATIONS_DIR
 
 
 @dataclass(frozen=True, slots=True)

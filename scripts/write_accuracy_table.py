@@ -12,10 +12,11 @@ import argparse
 from pathlib import Path
 
 from opmodel import OpModelError
+from opmodel.configs import ACCURACY_DIR
 from opmodel.validation.accuracy_table import accuracy_table
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "src" / "opmodel" / "configs" / "accuracy" / "measured_error.json"
+TABLE = ACCURACY_DIR / "measured_error.json"
 
 
 def main(argv: list[str] | None = None) -> None:
