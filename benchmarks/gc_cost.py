@@ -23,9 +23,9 @@ from typing import Any
 
 from opmodel import LocalOp, TensorSpec
 from opmodel.batch import paused_gc
-from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
-from predict_speed import ROOT, fresh_gemm_ops, load_op
+from predict_speed import ROOT, checked_hardware, fresh_gemm_ops, load_op, positive_int
 
 
 def _fresh_rows(indices: range) -> list[LocalOp]:
@@ -83,11 +83,11 @@ def _timed(ops: list[LocalOp], hardware: HardwareSpec, paused: bool) -> dict[str
 def main() -> None:
     """Print (or ``--json``) the figures for both op families, collector on and paused."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--ops", type=int, default=100_000)
+    parser.add_argument("--ops", type=positive_int, default=100_000)
     parser.add_argument("--hardware", default="a10")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
-    hardware = load_hardware(args.hardware)
+    hardware = checked_hardware(parser, args.hardware)
     gemm_attrs = load_op(ROOT / "examples" / "gemm_extended_roofline.yaml").attrs
     families: dict[str, Callable[[range], list[LocalOp]]] = {
         "rmsnorm": _fresh_rows,

@@ -24,7 +24,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel import DType, LocalOp, OpKind, OpModelError, Phase, TensorRole, TensorSpec
 from opmodel.core.attrs import AttrValue
 from opmodel.core.model import OpModel
 from opmodel.hardware import HardwareSpec, load_hardware
@@ -241,13 +241,30 @@ def startup_times(repeats: int) -> dict[str, float]:
     }
 
 
+def positive_int(text: str) -> int:
+    """An argparse type: an integer >= 1 (argparse turns the ValueError into a one-line error)."""
+    value = int(text)
+    if value < 1:
+        raise ValueError(text)
+    return value
+
+
+def checked_hardware(parser: argparse.ArgumentParser, name: str) -> HardwareSpec:
+    """The config ``--hardware`` names, or the parser's one-line error naming the valid ones."""
+    try:
+        return load_hardware(name)
+    except OpModelError as exc:
+        parser.error(f"--hardware: {str(exc).splitlines()[0]}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hardware", default="a10")
-    parser.add_argument("--repeats", type=int, default=7)
-    parser.add_argument("--number", type=int, default=2000)
+    parser.add_argument("--repeats", type=positive_int, default=7)
+    parser.add_argument("--number", type=positive_int, default=2000)
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args()
+    checked_hardware(parser, args.hardware)
     result: dict[str, Any] = {
         "predict": predict_times(args.hardware, args.number, args.repeats),
         "startup": startup_times(args.repeats),
