@@ -174,8 +174,17 @@ def build_kernel(op: LocalOp, problem: GemmProblem, sm: SmSpec, *, on_tensor: bo
     )
     problems = kernel_problems(kernel, problem, sm)
     if problems:
-        raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {problems[0]}")
+        raise InvalidKernelError(f"op '{op.name}' ({op.kind}): kernel: {_noted(op, problems[0])}")
     return kernel
+
+
+def _noted(op: LocalOp, problem: str) -> str:
+    """``problem``, saying so when the warp tile it names was derived, not given."""
+    dim = problem[len("warp_tile_")] if problem.startswith("warp_tile_") else ""
+    if not dim or f"warp_tile_{dim}" in op.attrs:
+        return problem
+    hint = f"make cta_tile_{dim} a multiple of the MMA {dim} or give warp_tile_{dim}"
+    return f"{problem} (warp_tile_{dim} not given, derived from cta_tile_{dim}: {hint})"
 
 
 def _warp_tile_of_warp_count(
