@@ -93,11 +93,6 @@ def test_split_k_multiplies_ctas(a100: HardwareSpec) -> None:
         ),
         ({"warp_tile_n": 36, "cta_tile_n": 72}, "warp_tile_n=36 is not a multiple of the MMA n=8"),
         (
-            {"cta_tile_m": 24},  # the default warp tile min(64, 24) is derived, not given
-            "warp_tile_m=24 is not a multiple of the MMA m=16 (warp_tile_m not given, derived "
-            "from cta_tile_m: make cta_tile_m a multiple of the MMA m or give warp_tile_m)",
-        ),
-        (
             {"warp_tile_m": 64, "warp_tile_n": 64, "warps_per_cta": 8},
             "warp grid 2x2x1 = 4 warps does not match warps_per_cta=8",
         ),
