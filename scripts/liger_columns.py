@@ -39,7 +39,8 @@ LIGER_ELEMENTWISE = {"relu_squared": ("relu_squared", 1), "megatron_swiglu": ("s
 
 
 # backward passes kept: nn.LayerNorm's is one ATen node (the grad-input and gamma/beta kernels);
-# Liger's Triton backward kernels are persistent programs the model does not describe and the
+# Liger's Triton backward kernels (persistent programs; the H100 LayerNorm rows' atomic adds,
+# Liger PR #815) are structures the model does not describe, and the
 # eager RMSNorm's backward is many kernels (data/ops/liger/SOURCE.md)
 LIGER_BACKWARD_KERNELS = {("layer_norm", "huggingface"): ("layernorm", "pytorch")}
 
