@@ -126,6 +126,21 @@ def test_writes_left_dirty_in_l2_take_no_bandwidth_in_the_run() -> None:
     )
 
 
+def test_a_fraction_above_peak_from_other_engines_is_explained() -> None:
+    """The roofline's causal prefill on a TPU v5e: its FLOPs hold the softmax's vector work
+    beside the MMAs it overlaps, so FLOPs over latency pass the tensor peak; a GEMM's do not."""
+    tpu = load_hardware("tpu_v5e")
+    op = load_op(EXAMPLES / "attention_prefill.yaml")
+    summary = summarize(op, get_model("roofline").predict(op, tpu), tpu)
+    assert summary.compute_fraction is not None and summary.compute_fraction > 1.0
+    note = "(the FLOPs count other engines' work beside the tensor engine's)"
+    assert note in format_summary(summary)
+    plain = summarize(
+        gemm(4096, 4096, 4096), get_model("roofline").predict(gemm(4096, 4096, 4096), tpu), tpu
+    )
+    assert "other engines" not in format_summary(plain)
+
+
 @pytest.mark.parametrize("model", model_names())
 @pytest.mark.parametrize("hardware", ["a100_40gb_pcie", "h100_sxm", "tpu_v5e"])
 def test_every_example_summarises(model: str, hardware: str) -> None:

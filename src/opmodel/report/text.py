@@ -44,7 +44,17 @@ def _compute_line(s: OpSummary) -> str:
         line += f": {si(achieved, 'FLOP/s')}"
         if s.peak_flops_per_s:
             line += _percent(s.compute_fraction) + si(s.peak_flops_per_s, "FLOP/s")
+            line += _mixed_engines_note(s)
     return line
+
+
+def _mixed_engines_note(s: OpSummary) -> str:
+    """A note when the fraction of peak exceeds what the kernel's clock over the rated one
+    allows: the op's FLOPs count every engine's work (attention's softmax beside its MMAs)."""
+    clock_ratio = (s.sm_clock_hz or s.rated_clock_hz) / s.rated_clock_hz
+    if (s.compute_fraction or 0.0) < 1.005 * max(1.0, clock_ratio):  # 100 % once rounded
+        return ""
+    return f" (the FLOPs count other engines' work beside the {s.engine.value} engine's)"
 
 
 def _hbm_line(s: OpSummary) -> str | None:
