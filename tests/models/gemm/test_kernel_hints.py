@@ -34,3 +34,9 @@ def test_given_warp_tile_keeps_the_plain_message() -> None:
     assert str(info.value) == (
         "op 'gemm' (gemm): kernel: warp_tile_m=24 is not a multiple of the MMA m=16"
     )
+
+
+def test_a_warp_count_is_named_among_what_the_warp_tile_came_from() -> None:
+    op = gemm(4096, 4096, 4096, cta_tile_m=40, warps_per_cta=2)  # 40 rows: no m16 tiling
+    with pytest.raises(InvalidKernelError, match="derived from cta_tile_m and warps_per_cta: "):
+        get_model("extended_roofline").predict(op, load_hardware("a100_80gb_sxm"))

@@ -184,7 +184,8 @@ def _noted(op: LocalOp, problem: str) -> str:
     if not dim or f"warp_tile_{dim}" in op.attrs:
         return problem
     hint = f"make cta_tile_{dim} a multiple of the MMA {dim} or give warp_tile_{dim}"
-    return f"{problem} (warp_tile_{dim} not given, derived from cta_tile_{dim}: {hint})"
+    src = f"cta_tile_{dim}" + (" and warps_per_cta" if "warps_per_cta" in op.attrs else "")
+    return f"{problem} (warp_tile_{dim} not given, derived from {src}: {hint})"
 
 
 def _warp_tile_of_warp_count(
