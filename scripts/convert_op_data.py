@@ -25,6 +25,7 @@ from liger_columns import (
     LIGER_GPUS,
     LIGER_KERNELS,
     backward_tensors,
+    cross_entropy_columns,
     embedding_columns,
     liger_elementwise_columns,
     liger_rows,
@@ -120,6 +121,10 @@ def convert_liger(shared: Path, out: Path) -> None:
             if record["kernel_name"] == "rope":
                 x = int(float(record["x_value"]))
                 tensors, attrs, shape = rope_columns(extra, record["x_name"], x)
+            elif kind == "cross_entropy":  # B x T rows of x_value logits
+                count, vocab = int(extra["B"]) * int(extra["T"]), int(float(record["x_value"]))
+                tensors, attrs = cross_entropy_columns(count, vocab)
+                shape = f":M{count}:V{vocab}"
             elif kind == "embedding":  # B x T token ids into a table of x_value rows of D
                 count, length = int(extra["B"]) * int(extra["T"]), int(extra["D"])
                 vocab = int(float(record["x_value"]))

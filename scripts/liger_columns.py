@@ -33,6 +33,10 @@ LIGER_KERNELS = {
     # LigerFusedAddRMSNorm: one row per program reads x and the residual, writes the sum and
     # the norm of it (an rmsnorm with a fused residual add, tensors tagged residual)
     ("fused_add_rms_norm", "liger_fused_add_rms_norm"): ("rmsnorm", "fused"),
+    # the loss over B x T rows of x_value logits (added 2026-12-07): Liger's fused kernel,
+    # and nn.CrossEntropyLoss (log_softmax, then nll_loss: two ATen kernels)
+    ("cross_entropy", "liger"): ("cross_entropy", "fused"),
+    ("cross_entropy", "huggingface"): ("cross_entropy", "pytorch"),
 }
 # the elementwise rows' function attr and input count
 LIGER_ELEMENTWISE = {"relu_squared": ("relu_squared", 1), "megatron_swiglu": ("silu_and_mul", 2)}
@@ -50,6 +54,13 @@ def backward_tensors(count: int, length: int, dtype: str) -> str:
     rows, vector = f"{count}x{length}:{dtype}", f"{length}:{dtype}"
     read = (f"input:{rows}", f"grad:{rows}", f"weight:{vector}", f"weight:{vector}")
     return ";".join((*read, f"output:{rows}", f"output:{vector}", f"output:{vector}"))
+
+
+def cross_entropy_columns(rows: int, vocab: int) -> tuple[str, str]:
+    """The mean cross-entropy of ``rows`` fp32 logit rows (Liger's benchmark builds them with
+    ``torch.randn(B * T, V)``, the default dtype) and int64 targets (``torch.randint``)."""
+    tensors = f"input:{rows}x{vocab}:fp32;input:{rows}:int64;output:1:fp32"
+    return tensors, json.dumps({"reduction": "mean"})
 
 
 def embedding_columns(tokens: int, vocab: int, width: int, dtype: str) -> tuple[str, str]:

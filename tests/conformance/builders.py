@@ -18,7 +18,7 @@ from tests.conformance.builders_attention import (
     packed_prefill,
     varlen_decode,
 )
-from tests.conformance.builders_fused import FUSED
+from tests.conformance.builders_fused import CROSS_ENTROPY_SIZES, FUSED, cross_entropy
 
 Sizes = dict[str, int]
 
@@ -200,6 +200,9 @@ BUILDERS: dict[OpKind, Builder] = {
         ("tokens", "hidden"),
     ),
     OpKind.COPY: Builder(_ints(n=(1, 1 << 28)), _copy, ("n",)),
+    OpKind.CROSS_ENTROPY: Builder(
+        _ints(**CROSS_ENTROPY_SIZES), cross_entropy("pytorch"), ("rows", "vocab")
+    ),
 }
 
 # ops that are not one kind's forward: the same properties hold for them

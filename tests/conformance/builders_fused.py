@@ -50,6 +50,25 @@ def residual_norm(kind: OpKind, weights: int) -> Callable[[Sizes, DType], LocalO
     return build
 
 
+def cross_entropy(implementation: str) -> Callable[[Sizes, DType], LocalOp]:
+    """A cross-entropy loss over ``rows x vocab`` logits, reduced or per row (``reduced``)."""
+
+    def build(s: Sizes, d: DType) -> LocalOp:
+        rows = s["rows"]
+        tensors = (
+            TensorSpec("input", (rows, s["vocab"]), d),
+            TensorSpec("input", (rows,), DType.INT64),
+            TensorSpec("output", (1,) if s["reduced"] else (rows,), DType.FP32),
+        )
+        reduction = "mean" if s["reduced"] else "none"
+        return _op(
+            OpKind.CROSS_ENTROPY, tensors, implementation=implementation, reduction=reduction
+        )
+
+    return build
+
+
+CROSS_ENTROPY_SIZES = {"rows": (1, 32768), "vocab": (1, 262144), "reduced": (0, 1)}
 _ROWS = {"rows": (1, 65536), "length": (1, 16384), "vllm": (0, 1)}
 FUSED: dict[
     str, tuple[dict[str, tuple[int, int]], Callable[[Sizes, DType], LocalOp], tuple[str, ...]]
@@ -67,4 +86,5 @@ FUSED: dict[
     ),
     "rmsnorm_residual": (_ROWS, residual_norm(OpKind.RMSNORM, 1), ("rows", "length")),
     "layernorm_residual": (_ROWS, residual_norm(OpKind.LAYERNORM, 2), ("rows", "length")),
+    "cross_entropy_fused": (CROSS_ENTROPY_SIZES, cross_entropy("fused"), ("rows", "vocab")),
 }

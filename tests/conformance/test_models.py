@@ -127,6 +127,7 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
         _query_blocks_tail_switch,
         _first_wave_reuse_switch,
         _fused_row_limit_switch,
+        _aten_softmax_switch,
     )
     if any(switch(smaller, larger) for switch in switches):
         return
@@ -225,6 +226,17 @@ def _fused_row_limit_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     streaming.md). Within each structure the property holds."""
     names = [getattr(getattr(p.diagnostics, "kernel", None), "name", "") for p in (smaller, larger)]
     return names[0].startswith("fused row") and names[1].startswith("fused elementwise")
+
+
+def _aten_softmax_switch(smaller: OpProfile, larger: OpProfile) -> bool:
+    """True when a cross-entropy's grown log-softmax row runs another of ATen's softmax
+    kernels (warp, register or block softmax: SoftMax.cu picks one by row length alone), as a
+    pytorch softmax's would; for a few rows the next kernel may be faster (one warp per row
+    gives way to a CTA per row, and the register kernel's serial phases to the block kernel's
+    vector loads). Within each kernel the property holds."""
+    parts = [getattr(p.diagnostics, "softmax", None) for p in (smaller, larger)]
+    names = [getattr(getattr(e, "kernel", None), "name", "") for e in parts]
+    return bool(names[0]) and names[1] != names[0]
 
 
 def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:

@@ -37,6 +37,7 @@ CONSTRUCTORS: dict[str, tuple[Callable[..., LocalOp], int]] = {
     "reduction": (ops.reduction, 3),
     "embedding": (ops.embedding, 4),
     "copy": (ops.copy, 2),
+    "cross_entropy": (ops.cross_entropy, 3),
 }
 
 

@@ -207,6 +207,22 @@ _ELEMENTWISE = (
     *_WARM,
 )
 
+_LOSS_IMPLEMENTATION = AttrSpec(
+    name="implementation",
+    kind=str,
+    choices=("pytorch", "fused"),
+    doc="pytorch: log_softmax then nll_loss (two ATen kernels); fused: one kernel per row that "
+    "also writes the logits' gradient in place (Liger-Kernel); docs/models/streaming.md",
+)
+
+_LOSS_REDUCTION = AttrSpec(
+    name="reduction",
+    kind=str,
+    choices=("mean", "sum", "none"),
+    doc="the loss over the rows (mean or sum: one element) or per row (none); default: a "
+    "one-element loss output is reduced",
+)
+
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
     kind: {spec.name: spec for spec in (*_COMMON, *extra)}
     for kind, extra in (
@@ -222,6 +238,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.REDUCTION, (*_REDUCTION, _L2_DIRTY)),
         (OpKind.EMBEDDING, (_IMPLEMENTATION, *_WARM, _L2_DIRTY)),
         (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
+        (OpKind.CROSS_ENTROPY, (_LOSS_IMPLEMENTATION, _LOSS_REDUCTION, _L2_DIRTY)),
     )
 }
 

@@ -33,6 +33,7 @@ class OpKind(StrValueEnum):
     REDUCTION = "reduction"
     EMBEDDING = "embedding"
     COPY = "copy"
+    CROSS_ENTROPY = "cross_entropy"
 
 
 GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM, OpKind.GROUPED_GEMM})

@@ -21,6 +21,7 @@ from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_attention import attention_view
 from opmodel.core.views_grouped import grouped_gemm_view
+from opmodel.core.views_loss import CrossEntropyView, cross_entropy_view
 from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
 from opmodel.core.views_row_bwd import row_backward_view
 
@@ -31,6 +32,7 @@ __all__ = [
     "RESIDUAL",
     "AttentionView",
     "CopyView",
+    "CrossEntropyView",
     "ElementwiseView",
     "EmbeddingView",
     "GemmView",
@@ -113,7 +115,14 @@ class CopyView:
 
 
 OpView = (
-    GemmView | AttentionView | RowView | ElementwiseView | ReductionView | EmbeddingView | CopyView
+    GemmView
+    | AttentionView
+    | RowView
+    | ElementwiseView
+    | ReductionView
+    | EmbeddingView
+    | CopyView
+    | CrossEntropyView
 )
 
 
@@ -277,6 +286,7 @@ _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
     OpKind.REDUCTION: _reduction_view,
     OpKind.EMBEDDING: _embedding_view,
     OpKind.COPY: _copy_view,
+    OpKind.CROSS_ENTROPY: cross_entropy_view,
 }
 
 

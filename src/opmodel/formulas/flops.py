@@ -9,12 +9,14 @@ from __future__ import annotations
 
 __all__ = [
     "ATTENTION_BACKWARD_FLOPS_PER_SCORE",
+    "CROSS_ENTROPY_FLOPS_PER_LOGIT",
     "LAYERNORM_FLOPS_PER_ELEMENT",
     "RMSNORM_FLOPS_PER_ELEMENT",
     "ROW_BACKWARD_FLOPS_PER_ELEMENT",
     "SOFTMAX_FLOPS_PER_ELEMENT",
     "attention_backward_matmul_flops",
     "attention_matmul_flops",
+    "cross_entropy_flops",
     "elementwise_flops",
     "gemm_flops",
     "layernorm_flops",
@@ -27,6 +29,10 @@ __all__ = [
 # softmax(x)_j = exp(x_j - max x) / sum exp(x - max x): compare (max), subtract, exp, add (sum),
 # multiply by the reciprocal of the sum -> 5 per element.
 SOFTMAX_FLOPS_PER_ELEMENT = 5
+# cross-entropy over a row of logits, -log softmax(x)_t = log sum exp(x - max x) - (x_t - max x):
+# compare (max), subtract, exp, add (sum) and the log-softmax's subtract -> 5 per logit, and 1
+# per row for the target's term (the loss's sum or mean).
+CROSS_ENTROPY_FLOPS_PER_LOGIT = 5
 # layernorm (Ba et al. 2016): sum for the mean, subtract mean, square, sum for the variance,
 # multiply by rsqrt(var + eps) -> 5 per element; each affine weight (gamma, beta) adds 1.
 LAYERNORM_FLOPS_PER_ELEMENT = 5
@@ -88,6 +94,12 @@ def row_backward_flops(kind: str, elements: int, weights: int, weight_grads: int
 def softmax_flops(elements: int) -> int:
     """FLOPs of a softmax over ``elements`` scores: ``5 * elements``."""
     return SOFTMAX_FLOPS_PER_ELEMENT * elements
+
+
+def cross_entropy_flops(rows: int, vocab: int) -> int:
+    """FLOPs of a cross-entropy loss over ``rows`` rows of ``vocab`` logits:
+    ``(5 * vocab + 1) * rows``."""
+    return (CROSS_ENTROPY_FLOPS_PER_LOGIT * vocab + 1) * rows
 
 
 def layernorm_flops(elements: int, weights: int) -> int:

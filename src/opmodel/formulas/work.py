@@ -16,6 +16,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import (
     AttentionView,
     CopyView,
+    CrossEntropyView,
     ElementwiseView,
     EmbeddingView,
     GemmView,
@@ -156,6 +157,11 @@ def _copy_work(op: LocalOp, view: CopyView, read: int, write: int) -> OpWork:
     return _vector(0, None, read, write)
 
 
+def _cross_entropy_work(op: LocalOp, view: CrossEntropyView, read: int, write: int) -> OpWork:
+    flops = f.cross_entropy_flops(view.rows, view.vocab)
+    return _vector(flops, view.compute_dtype, read, write)
+
+
 _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     GemmView: _gemm_work,
     AttentionView: _attention_work,
@@ -164,6 +170,7 @@ _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     ReductionView: _reduction_work,
     EmbeddingView: _embedding_work,
     CopyView: _copy_work,
+    CrossEntropyView: _cross_entropy_work,
 }
 
 

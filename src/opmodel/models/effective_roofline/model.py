@@ -5,7 +5,8 @@ GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue se
 (:mod:`opmodel.models.gemm.phases`), at the power-limited clock when the hardware has one
 (:func:`~opmodel.hardware.clocking.power_limited_clock_hz`). TPU GEMMs: the systolic-array path
 (:mod:`opmodel.models.effective_roofline.systolic`). GPU elementwise, softmax, layernorm and
-rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`). GPU attention:
+rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`); a cross-entropy loss as its
+implementation's kernels (:mod:`.cross_entropy_op`). GPU attention:
 FlashAttention-2/3 and split-KV decode kernels (:mod:`opmodel.models.attention`). Other op
 kinds: the shared roofline estimate. Equations:
 docs/models/effective_roofline.md.
@@ -20,6 +21,7 @@ from opmodel.core.views import GemmView
 from opmodel.hardware.clocking import tensor_activity, throttled_at
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.attention_op import predict_attention, runs_flash_attention
+from opmodel.models.effective_roofline.cross_entropy_op import predict_cross_entropy
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
@@ -126,6 +128,8 @@ class EffectiveRooflineModel:
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
         elif op.kind in STREAMING_KINDS and hardware.compute.sm is not None:
             return per_op_and_hardware(self.name, op, hardware, predict_streaming)
+        elif op.kind is OpKind.CROSS_ENTROPY and hardware.compute.sm is not None:
+            return per_op_and_hardware(self.name, op, hardware, predict_cross_entropy)
         elif op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
             return per_op_and_hardware(self.name, op, hardware, predict_attention)
         return roofline_estimate(op, hardware, _FALLBACK)

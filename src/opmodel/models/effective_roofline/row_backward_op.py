@@ -22,7 +22,7 @@ from opmodel.core.views import RowView
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.effective_roofline.streaming_cost import streaming_cost
+from opmodel.models.effective_roofline.streaming_cost import pair_cost, streaming_profile
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.evaluate import StreamingEvaluation
@@ -114,17 +114,7 @@ def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     partials = partial_bytes(implementation, view.rows, view.row_length, sm.sm_count, grads)
     first = evaluate_streaming(kernel, hardware, _grad_input_work(op, view, base, partials))
     second = _weight_grad_evaluation(view, implementation, hardware, first)
-    kernels = (first,) if second is None else (first, second)
-    latency = sum(e.latency_s for e in kernels)
     writes = base.traffic["hbm"].write_bytes + partials
-    traffic, energy = streaming_cost(base, hardware, kernels, writes)
-    return OpProfile.make(
-        latency_s=latency,
-        flops=base.tensor_flops + base.vector_flops,
-        engine=base.engine,
-        footprint=op.footprint,
-        traffic=traffic,
-        energy=energy,
-        implementation=f"effective_roofline/streaming/{implementation}/backward",
-        diagnostics=RowBackwardEvaluation(grad_input=first, weight_grads=second, latency_s=latency),
-    )
+    cost = pair_cost(base, hardware, first, second, writes)
+    evaluation = RowBackwardEvaluation(grad_input=first, weight_grads=second, latency_s=cost[0])
+    return streaming_profile(op, base, cost, f"{implementation}/backward", evaluation)

@@ -12,14 +12,15 @@ import math
 from collections.abc import Mapping, Sequence
 
 from opmodel.core.frozen_dict import FrozenDict
-from opmodel.core.profile import EnergyBreakdown, LevelTraffic
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.formulas.energy import event_energy_j
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineSetup
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 
-__all__ = ["streaming_cost"]
+__all__ = ["pair_cost", "streaming_cost", "streaming_profile"]
 
 
 def streaming_cost(
@@ -48,3 +49,39 @@ def streaming_cost(
         static_j=hardware.power.busy_w * latency,
     )
     return traffic, energy
+
+
+def pair_cost(
+    base: RooflineSetup,
+    hardware: HardwareSpec,
+    first: StreamingEvaluation,
+    second: StreamingEvaluation | None,
+    l2_write_bytes: int,
+) -> tuple[float, Mapping[str, LevelTraffic], EnergyBreakdown]:
+    """(summed latency, traffic, energy) of an op's one or two kernels run one after the other
+    (a row op's backward pass, a cross-entropy loss)."""
+    kernels = (first,) if second is None else (first, second)
+    traffic, energy = streaming_cost(base, hardware, kernels, l2_write_bytes)
+    return sum(e.latency_s for e in kernels), traffic, energy
+
+
+def streaming_profile(
+    op: LocalOp,
+    base: RooflineSetup,
+    cost: tuple[float, Mapping[str, LevelTraffic], EnergyBreakdown],
+    implementation: str,
+    diagnostics: object,
+) -> OpProfile:
+    """The profile of ``op``'s streaming kernels: ``cost`` is their (latency, traffic, energy),
+    FLOPs and engine the roofline's, ``implementation`` after ``effective_roofline/streaming/``."""
+    latency, traffic, energy = cost
+    return OpProfile.make(
+        latency_s=latency,
+        flops=base.tensor_flops + base.vector_flops,
+        engine=base.engine,
+        footprint=op.footprint,
+        traffic=traffic,
+        energy=energy,
+        implementation=f"effective_roofline/streaming/{implementation}",
+        diagnostics=diagnostics,
+    )

@@ -22,7 +22,7 @@ from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
-from opmodel.models.effective_roofline.streaming_cost import streaming_cost
+from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_rows import REGISTER_SOFTMAX, WARP_SOFTMAX, warp_softmax_log2
@@ -277,13 +277,4 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     work = _work_of(op, base, kernel, shape, hardware)
     e = evaluate_streaming(kernel, hardware, work)
     traffic, energy = streaming_cost(base, hardware, (e,), base.traffic["hbm"].write_bytes)
-    return OpProfile.make(
-        latency_s=e.latency_s,
-        flops=base.tensor_flops + base.vector_flops,
-        engine=base.engine,
-        footprint=op.footprint,
-        traffic=traffic,
-        energy=energy,
-        implementation=f"effective_roofline/streaming/{kernel.implementation}",
-        diagnostics=e,
-    )
+    return streaming_profile(op, base, (e.latency_s, traffic, energy), kernel.implementation, e)
