@@ -195,6 +195,7 @@ class FakeTorch:
             "gelu",
             "scaled_dot_product_attention",
             "embedding",
+            "cross_entropy",
         ]
         self.sdpa_backends: list[str] = []  # the backend each sdpa_kernel block named
         backends = SimpleNamespace(FLASH_ATTENTION="flash_attention")

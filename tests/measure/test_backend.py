@@ -23,6 +23,7 @@ ops:
   - {kind: elementwise, sizes: {rows: [8], length: [128]}, functions: [mul, gelu]}
   - {kind: copy, sizes: {rows: [8], length: [128]}, dtypes: [fp32]}
   - {kind: embedding, sizes: {tokens: [16], hidden: [128], vocab: [1000]}}
+  - {kind: cross_entropy, sizes: {rows: [16], vocab: [1000]}, dtypes: [fp32]}
   - kind: attention_prefill
     sizes: {batch: [1], heads: [8], kv_heads: [2], seq: [256], head_dim: [128]}
   - kind: attention_decode
@@ -89,7 +90,7 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
     for case in cases:
         torch.kernels.clear()
         run = backend.kernel(case)
-        if case.kind.value == "embedding":  # ids over the whole vocabulary, drawn once
+        if case.kind.value in ("embedding", "cross_entropy"):  # ids over the vocabulary, once
             assert torch.kernels == [("randint", ((16,),), {"low": 0, "high": 1000})]
             torch.kernels.clear()
         run()
@@ -103,6 +104,8 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
             assert shapes == ((8, 128), (8, 128))  # into a second tensor of the same shape
         if case.kind.value == "embedding":
             assert shapes == ((16,), (1000, 128))  # the ids, then the table
+        if case.kind.value == "cross_entropy":
+            assert shapes == ((16, 1000), (16,))  # the logits, then the targets
         if case.kind.value == "attention_prefill":
             assert kwargs == {"is_causal": True, "enable_gqa": True}
         if case.kind.value == "attention_decode":
@@ -117,6 +120,7 @@ def test_each_kind_runs_its_pytorch_kernel(tmp_path: Path) -> None:
         "gelu",
         "copy_",
         "embedding",
+        "cross_entropy",
         "scaled_dot_product_attention",
         "scaled_dot_product_attention",
     ]

@@ -261,3 +261,17 @@ def test_h200_fp8_grid_pairs_each_fp8_gemm_with_its_bf16_twin() -> None:
     assert all(c.trans == "NT" and c.op().tensors[2].dtype.value == "bf16" for c in fp8)
     summary = dry_run(MeasureRequest(grid="h200_fp8", hardware="h200_sxm")).summary()
     assert 20 < summary["estimated_total_s"] < 60
+
+
+def test_h200_loss_grid_times_the_loss_in_bf16_and_fp32() -> None:
+    """h200_loss: 3 row counts x 4 vocabularies x bf16 and fp32, each a mean cross-entropy of
+    int64 targets, PyTorch's kernels; about 23 s by the dry run."""
+    cases = expand(load_grid("h200_loss"))
+    assert len(cases) == 24 and {c.dtype.value for c in cases} == {"bf16", "fp32"}
+    ops = [c.op() for c in cases]
+    assert all(op.kind.value == "cross_entropy" for op in ops)
+    assert all(
+        op.tensors[1].dtype.value == "int64" and op.attrs["reduction"] == "mean" for op in ops
+    )
+    summary = dry_run(MeasureRequest(grid="h200_loss", hardware="h200_sxm")).summary()
+    assert 10 < summary["estimated_total_s"] < 60

@@ -33,7 +33,13 @@ from opmodel.measure.case import Case
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
 from opmodel.measure.protocol import CaseResult, DeviceInfo
-from opmodel.measure.torch_calls import grouped_call, row_call, scaled_gemm_call, stream_call
+from opmodel.measure.torch_calls import (
+    grouped_call,
+    indexed_call,
+    row_call,
+    scaled_gemm_call,
+    stream_call,
+)
 
 __all__ = ["TorchBackend"]
 
@@ -146,7 +152,6 @@ class TorchBackend:
         and are appended there."""
         torch, op = self._torch, dataclasses.replace(case, backward=False).op()
         dtype = self._dtype(case.dtype)
-        functional = torch.nn.functional
 
         def make(shape: tuple[int, ...]) -> Any:
             tensor = torch.randn(shape, dtype=dtype, device="cuda")
@@ -155,13 +160,8 @@ class TorchBackend:
                 leaves.append(tensor)
             return tensor
 
-        if case.kind is OpKind.EMBEDDING:
-            # token ids drawn over the whole vocabulary (Vidur's profiler does the same), so the
-            # gathered rows are scattered over the table as a model's prompt's would be
-            s = case.size
-            ids = torch.randint(0, s["vocab"], (s["tokens"],), device="cuda")
-            table = make((s["vocab"], s["hidden"]))
-            return lambda: functional.embedding(ids, table)
+        if case.kind in (OpKind.EMBEDDING, OpKind.CROSS_ENTROPY):
+            return indexed_call(torch, case, make)
         inputs = [make(t.shape) for t in op.tensors if t.role.value in ("input", "weight")]
         if case.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM):
             a, b = inputs

@@ -68,6 +68,7 @@ class Case:
             OpKind.ELEMENTWISE: _elementwise_tensors,
             OpKind.COPY: _copy_tensors,
             OpKind.EMBEDDING: _embedding_tensors,
+            OpKind.CROSS_ENTROPY: _cross_entropy_tensors,
             OpKind.ATTENTION_PREFILL: _attention_tensors,
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
@@ -177,6 +178,18 @@ def _embedding_tensors(case: Case) -> _Built:
         _tensor(case, TensorRole.OUTPUT, (s["tokens"], s["hidden"])),
     )
     return tensors, {"implementation": "pytorch"}
+
+
+def _cross_entropy_tensors(case: Case) -> _Built:
+    """``F.cross_entropy`` of ``rows x vocab`` logits against int64 targets, the mean loss
+    (nn.CrossEntropyLoss's default; ATen's log_softmax then nll_loss)."""
+    s = case.size
+    tensors = (
+        _tensor(case, TensorRole.INPUT, (s["rows"], s["vocab"])),
+        TensorSpec(TensorRole.INPUT, (s["rows"],), DType.INT64),
+        _tensor(case, TensorRole.OUTPUT, (1,)),
+    )
+    return tensors, {"implementation": "pytorch", "reduction": "mean"}
 
 
 def _attention_tensors(case: Case) -> _Built:

@@ -90,6 +90,7 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.ELEMENTWISE: ("rows", "length"),
     OpKind.COPY: ("rows", "length"),
     OpKind.EMBEDDING: ("tokens", "hidden", "vocab"),
+    OpKind.CROSS_ENTROPY: ("rows", "vocab"),
     OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }

@@ -11,7 +11,7 @@ from typing import Any
 from opmodel.core.enums import OpKind
 from opmodel.measure.case import Case, grouped_sizes
 
-__all__ = ["grouped_call", "row_call", "scaled_gemm_call", "stream_call"]
+__all__ = ["grouped_call", "indexed_call", "row_call", "scaled_gemm_call", "stream_call"]
 
 
 def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
@@ -64,6 +64,24 @@ def row_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
         return lambda: functional.layer_norm(x, (x.shape[-1],), w, b)
     x, w = inputs
     return lambda: functional.rms_norm(x, (x.shape[-1],), w)
+
+
+def indexed_call(
+    torch: Any, case: Case, make: Callable[[tuple[int, ...]], Any]
+) -> Callable[[], Any]:
+    """The ops that take integer ids drawn at random over the vocabulary (as Vidur's profiler
+    draws its tokens), ``make`` allocating their float tensor: ``F.embedding`` of ``tokens``
+    ids into a ``vocab x hidden`` table, its gathered rows scattered over the table as a
+    prompt's would be; ``F.cross_entropy`` (the mean loss) of ``rows x vocab`` logits, each
+    row's gathered log-probability anywhere in its row."""
+    s = case.size
+    if case.kind is OpKind.EMBEDDING:
+        ids = torch.randint(0, s["vocab"], (s["tokens"],), device="cuda")
+        table = make((s["vocab"], s["hidden"]))
+        return lambda: torch.nn.functional.embedding(ids, table)
+    targets = torch.randint(0, s["vocab"], (s["rows"],), device="cuda")
+    logits = make((s["rows"], s["vocab"]))
+    return lambda: torch.nn.functional.cross_entropy(logits, targets)
 
 
 def stream_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
