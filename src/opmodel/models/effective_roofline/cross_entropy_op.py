@@ -88,15 +88,13 @@ def _fused(
 ) -> StreamingEvaluation:
     """Liger's kernel: the logits read twice, their gradient written over them."""
     logits = view.logits.nbytes
-    flops = base.vector_flops
-    vector_s = flops / base.vector_flops_per_s if base.vector_flops_per_s else 0.0
     work = StreamWork(
         read_bytes=logits + view.targets.nbytes,
         shared_read_bytes=0,
         reread_bytes=logits,
         write_bytes=logits + view.loss.nbytes,
-        flops=flops,
-        vector_flops_per_s=flops / vector_s if vector_s > 0 else 0.0,
+        flops=base.vector_flops,
+        vector_flops_per_s=base.vector_flops_per_s,
         sfu_ops=2 * view.rows * view.vocab,  # an exp per logit in each pass
         dirty_bytes=int_attr(op.attrs, "l2_dirty_bytes"),
     )
