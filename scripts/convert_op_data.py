@@ -187,12 +187,17 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
             count = int(float(record["x_value"]))
             if record["kernel_name"] == "rope":
                 tensors, attrs, shape = rope_columns(extra, record["x_name"], count)
+            elif kind == "cross_entropy":  # BT rows of vocab_size logits
+                vocab = int(extra["vocab_size"])
+                tensors, attrs = cross_entropy_columns(count, vocab)
+                shape = f":M{count}:V{vocab}"
             else:
                 if record["x_name"] == "T":
                     count *= int(extra["bsz"])
                 length, dtype = int(extra["hidden_size"]), LIGER_DTYPES[extra["dtype"]]
                 tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
+            attrs = with_attrs(attrs, {"implementation": implementation})
             rows.append(
                 _row(
                     name=record["kernel_name"],

@@ -124,4 +124,7 @@ LIGER_CUTILE_KERNELS = {
     ("softmax", "liger_triton"): ("softmax", "fused"),  # Triton
     ("softmax", "torch"): ("softmax", "pytorch"),  # torch.softmax: one ATen kernel
     ("rope", "liger_triton"): ("elementwise", "fused"),  # _triton_rope (added 2026-12-07)
+    # the loss over BT rows of vocab_size fp32 logits (added 2026-12-07)
+    ("cross_entropy", "liger_triton"): ("cross_entropy", "fused"),
+    ("cross_entropy", "torch"): ("cross_entropy", "pytorch"),  # nn.CrossEntropyLoss
 }
