@@ -55,9 +55,10 @@ def cross_entropy_view(op: LocalOp) -> CrossEntropyView:
     if op.tensors_with(TensorRole.GRAD):
         raise fail(
             op,
-            "a backward pass (grad tensor) is not modelled; write PyTorch's as an elementwise "
-            "op over the logits (nll_loss's scatter) and a softmax backward pass, or Liger's "
-            "fused kernel, which writes the logits' gradient in the forward, as nothing",
+            "a backward pass (grad tensor) is not modelled; write PyTorch's as a copy-sized "
+            "write of the logits' gradient (nll_loss's fill and scatter) and a softmax backward "
+            "pass, and Liger's, whose forward wrote the gradient, as at most an elementwise mul "
+            "(README, 'A training step's ops')",
         )
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
     logits, targets = _inputs(op)
