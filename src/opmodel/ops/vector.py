@@ -67,11 +67,11 @@ def _row_op(
     r, n = positive(where, "rows", rows), positive(where, "length", length)
     d = dtype_of(where, "dtype", dtype)
     gammas = tuple(tensor(_W, (n,), d) for _ in range(weights))
-    if not flag(where, "residual", residual):
-        return (tensor(_IN, (r, n), d), *gammas, tensor(_OUT, (r, n), d))
     x, y = tensor(_IN, (r, n), d), tensor(_OUT, (r, n), d)
-    added = (tensor(_IN, (r, n), d, RESIDUAL), tensor(_OUT, (r, n), d, RESIDUAL))
-    return (x, added[0], *gammas, y, added[1])
+    if not flag(where, "residual", residual):
+        return (x, *gammas, y)
+    read, written = tensor(_IN, (r, n), d, RESIDUAL), tensor(_OUT, (r, n), d, RESIDUAL)
+    return (x, read, *gammas, y, written)
 
 
 def softmax(
