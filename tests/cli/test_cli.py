@@ -207,7 +207,7 @@ _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     "swiglu_liger",
     "rmsnorm_residual",
-    *("embedding", "copy", "layernorm_backward"),
+    *("embedding", "copy", "layernorm_backward", "all_reduce"),
     *(
         f"attention_{k}"
         for k in ("prefill", "prefill_packed", "decode", "decode_mla", "decode_varlen", "backward")
@@ -219,7 +219,7 @@ _KERNEL_KINDS = (
 def test_effective_roofline_kernel_models_match_golden(
     capsys: pytest.CaptureFixture[str], example: str
 ) -> None:
-    """Every non-GEMM example through effective_roofline's streaming and attention kernels on
+    """Every non-GEMM example through effective_roofline's streaming, attention and NCCL models on
     the H100 (golden/effective_roofline_<example>_h100.json)."""
     code, out, err = effective_on_h100(capsys, example)
     assert (code, err) == (0, "")
@@ -232,6 +232,7 @@ def test_effective_roofline_kernel_models_match_golden(
             "effective_roofline/fa3_bwd/",
             "effective_roofline/splitkv/",
             "effective_roofline/flashmla/",
+            "effective_roofline/nccl-ring-",
         )
     )
     parts = profile["energy"]

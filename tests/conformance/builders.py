@@ -18,6 +18,7 @@ from tests.conformance.builders_attention import (
     packed_prefill,
     varlen_decode,
 )
+from tests.conformance.builders_collective import COLLECTIVE_SIZES, collective
 from tests.conformance.builders_fused import CROSS_ENTROPY_SIZES, FUSED, cross_entropy
 
 Sizes = dict[str, int]
@@ -200,6 +201,7 @@ BUILDERS: dict[OpKind, Builder] = {
         ("tokens", "hidden"),
     ),
     OpKind.COPY: Builder(_ints(n=(1, 1 << 28)), _copy, ("n",)),
+    OpKind.COLLECTIVE: Builder(_ints(**COLLECTIVE_SIZES), collective, ("n",)),
     OpKind.CROSS_ENTROPY: Builder(
         _ints(**CROSS_ENTROPY_SIZES), cross_entropy("pytorch"), ("rows", "vocab")
     ),

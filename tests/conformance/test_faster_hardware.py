@@ -1,7 +1,7 @@
 """Conformance on the hardware axis: every registered model x every op builder x every shipped
 config, against the same config made faster one resource at a time (what-if overrides,
 docs/hardware.md). More HBM bandwidth, a shorter DRAM round trip, a larger or faster L2 and a
-higher locked SM clock never make an op slower, and a larger L2 never makes it read more from
+higher locked SM clock (and faster links, for a collective) never make an op slower, and a larger L2 never makes it read more from
 DRAM. GEMMs run a fixed kernel, as in :mod:`.test_models` (automatic selection ranks a
 shortlist, which may differ between two devices)."""
 
@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from opmodel import DType, OpProfile
+from opmodel import DType, OpKind, OpProfile
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
 from tests.hypothesis_budget import examples
@@ -47,6 +47,10 @@ def faster_variants(name: str) -> tuple[tuple[str, HardwareSpec, HardwareSpec], 
             value = float(getattr(found, field))
             changed = value * factor if field != "size_bytes" else int(value * factor)
             out.append((path, base, load_hardware(name, overrides={path: changed})))
+    if base.interconnect is not None:
+        path = "interconnect.bandwidth_bytes_per_s"
+        rate = base.interconnect.bandwidth_bytes_per_s * 1.25
+        out.append((path, base, load_hardware(name, overrides={path: rate})))
     clock = base.compute.clock_hz
     out.append(("locked SM clock", base.at_clock(0.6 * clock), base.at_clock(0.75 * clock)))
     return tuple(out)
@@ -56,9 +60,12 @@ def _predict_both(
     model_name: str, builder: Builder, data: st.DataObject
 ) -> list[tuple[str, OpProfile, OpProfile]]:
     model = get_model(model_name)
-    name = data.draw(st.sampled_from(shipped_hardware_names()), label="hardware")
     dtype = data.draw(st.sampled_from((DType.BF16, DType.FP32)), label="dtype")
     op = builder.build(data.draw(builder.sizes, label="sizes"), dtype)
+    names = shipped_hardware_names()
+    if op.kind is OpKind.COLLECTIVE:  # configs without links refuse it (test_models checks)
+        names = [n for n in names if load_hardware(n).interconnect is not None]
+    name = data.draw(st.sampled_from(names), label="hardware")
     if op.kind in GEMM_KINDS:
         op = _with_fixed_kernel(op)
     return [

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from opmodel import DType, LocalOp, OpKind, OpProfile
+from opmodel.core.errors import UnsupportedOpError
 from opmodel.formulas.work import op_work
 from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
@@ -76,6 +77,10 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
     sizes = data.draw(builder.sizes, label="sizes")
     op = builder.build(sizes, dtype)
     assert model.supports(op)
+    if op.kind is OpKind.COLLECTIVE and hardware.interconnect is None:
+        with pytest.raises(UnsupportedOpError, match="has no interconnect section"):
+            model.predict(op, hardware)
+        return
     profile = model.predict(op, hardware)
 
     numbers = [

@@ -83,7 +83,7 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
         set_field("nmae", "x"),
         [
-            "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead, sustained_calibration)"
+            "nmae: unknown key; did you mean 'name'? (accepted: name, kind, architecture, description, compute, memory, utilization, power, overhead, interconnect, sustained_calibration)"
         ],
     ),
     (set_field("name", DELETE), ["name: missing required field"]),

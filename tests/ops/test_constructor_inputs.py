@@ -38,6 +38,7 @@ CONSTRUCTORS: dict[str, tuple[Callable[..., LocalOp], int]] = {
     "embedding": (ops.embedding, 4),
     "copy": (ops.copy, 2),
     "cross_entropy": (ops.cross_entropy, 3),
+    "collective": (ops.collective, 3),
 }
 
 

@@ -55,6 +55,9 @@ BUILT = {
     "reduction": lambda: ops.reduction(
         8192, 4096, "fp32", function="sum", name="row_sum", phase="train_fwd"
     ),
+    "all_reduce": lambda: ops.collective(
+        "all_reduce", 4096 * 8192, 8, name="all_reduce", phase="prefill"
+    ),
     "cross_entropy": lambda: ops.cross_entropy(
         8192, 128256, implementation="pytorch", name="lm_head_loss"
     ),

@@ -34,6 +34,7 @@ class OpKind(StrValueEnum):
     EMBEDDING = "embedding"
     COPY = "copy"
     CROSS_ENTROPY = "cross_entropy"
+    COLLECTIVE = "collective"
 
 
 GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM, OpKind.GROUPED_GEMM})
@@ -70,6 +71,7 @@ class Engine(StrValueEnum):
     TENSOR = "tensor"
     VECTOR = "vector"
     MEMORY = "memory"
+    INTERCONNECT = "interconnect"  # a collective: the links between devices move its bytes
 
 
 class Bound(StrValueEnum):
@@ -78,3 +80,4 @@ class Bound(StrValueEnum):
     TENSOR = "tensor"
     VECTOR = "vector"
     MEMORY = "memory"
+    INTERCONNECT = "interconnect"

@@ -20,6 +20,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_attention import attention_view
+from opmodel.core.views_collective import CollectiveView, collective_view
 from opmodel.core.views_grouped import grouped_gemm_view
 from opmodel.core.views_loss import CrossEntropyView, cross_entropy_view
 from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = [
     "RESIDUAL",
     "AttentionView",
+    "CollectiveView",
     "CopyView",
     "CrossEntropyView",
     "ElementwiseView",
@@ -123,6 +125,7 @@ OpView = (
     | EmbeddingView
     | CopyView
     | CrossEntropyView
+    | CollectiveView
 )
 
 
@@ -287,6 +290,7 @@ _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
     OpKind.EMBEDDING: _embedding_view,
     OpKind.COPY: _copy_view,
     OpKind.CROSS_ENTROPY: cross_entropy_view,
+    OpKind.COLLECTIVE: collective_view,
 }
 
 

@@ -15,6 +15,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import (
     AttentionView,
+    CollectiveView,
     CopyView,
     CrossEntropyView,
     ElementwiseView,
@@ -23,6 +24,7 @@ from opmodel.core.views import (
     ReductionView,
     RowView,
 )
+from opmodel.formulas import collective as c
 from opmodel.formulas import flops as f
 from opmodel.formulas.traffic import (
     compulsory_read_bytes,
@@ -162,6 +164,16 @@ def _cross_entropy_work(op: LocalOp, view: CrossEntropyView, read: int, write: i
     return _vector(flops, view.compute_dtype, read, write)
 
 
+def _collective_work(op: LocalOp, view: CollectiveView, read: int, write: int) -> OpWork:
+    link = c.collective_link_bytes(view.operation, view.ranks, view.buffer_bytes)
+    hbm_read, hbm_write = c.collective_hbm_bytes(
+        view.operation, link, view.send.nbytes, view.recv.nbytes
+    )
+    elements = max(view.send.num_elements, view.recv.num_elements)
+    flops = c.collective_reduce_flops(view.operation, view.ranks, elements)
+    return _vector(flops, view.compute_dtype, hbm_read, hbm_write)
+
+
 _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     GemmView: _gemm_work,
     AttentionView: _attention_work,
@@ -171,6 +183,7 @@ _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     EmbeddingView: _embedding_work,
     CopyView: _copy_work,
     CrossEntropyView: _cross_entropy_work,
+    CollectiveView: _collective_work,
 }
 
 

@@ -16,6 +16,7 @@ from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.values import state_without_cache
 from opmodel.hardware import ranges
 from opmodel.hardware.energy_calibration import EnergyCalibration
+from opmodel.hardware.interconnect import InterconnectSpec
 from opmodel.hardware.structure import (
     ASYNC_INSTRUCTIONS,
     WARP_MMA_INSTRUCTIONS,
@@ -179,18 +180,16 @@ class UtilizationSpec:
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PowerSpec:
-    """Board power: static (idle at the config clock) and thermal design power.
-
-    Optional tables by SM clock in MHz, used by :meth:`HardwareSpec.at_clock`:
-    ``idle_w_by_clock_mhz`` (measured idle board power) sets ``static_w`` at the new clock;
+    """Board power: static (idle at the config clock) and thermal design power. Optional
+    tables by SM clock in MHz, used by :meth:`HardwareSpec.at_clock`: ``idle_w_by_clock_mhz``
+    (measured idle board power) sets ``static_w`` at the new clock;
     ``core_voltage_mv_by_clock_mhz`` (the DVFS curve) scales the dynamic energy of the core
-    domain (engines' J/FLOP, on-chip levels' J/byte) by ``(V(f) / V(f0))^2``, the ``C V^2``
-    dependence of switching energy (e.g. Horowitz, ISSCC 2014). Between table points the value
-    is interpolated linearly; outside them the nearest point is used.
-
-    ``active_w`` is board power above ``static_w`` while a kernel runs (0 unless an energy
-    calibration sets it); models charge ``busy_w = static_w + active_w`` over an op's latency.
-    ``energy_calibration`` names a calibration file (:mod:`opmodel.hardware.energy_calibration`)
+    domain (engines' J/FLOP, on-chip levels' J/byte) by ``(V(f) / V(f0))^2``, the ``C V^2`` of
+    switching energy (e.g. Horowitz, ISSCC 2014), interpolated linearly between table points
+    (outside them: the nearest point). ``active_w`` is board power above ``static_w`` while a
+    kernel runs (0 unless an energy calibration sets it); models charge ``busy_w = static_w +
+    active_w`` over an op's latency; ``energy_calibration`` names a calibration file
+    (:mod:`~opmodel.hardware.energy_calibration`)
     beside the config or in the shipped ``configs/calibrations`` folder.
     """
 
@@ -240,6 +239,7 @@ class HardwareSpec:
     utilization: UtilizationSpec = field(default_factory=UtilizationSpec)
     power: PowerSpec
     overhead: OverheadSpec
+    interconnect: InterconnectSpec | None = None  # links to the node's peers (collectives)
     sustained_calibration: str | None = None  # a file of fitted sustained values (loader)
     calibration: EnergyCalibration | None = field(
         default=None, repr=False, compare=False, metadata={"yaml": False}

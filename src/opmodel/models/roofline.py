@@ -19,6 +19,7 @@ _IMPLEMENTATIONS = {
     Engine.TENSOR: "roofline/tensor",
     Engine.VECTOR: "roofline/vector",
     Engine.MEMORY: "roofline/memory",
+    Engine.INTERCONNECT: "roofline/interconnect",
 }
 _ALL_KINDS: frozenset[OpKind] = frozenset(OpKind)
 

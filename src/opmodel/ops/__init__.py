@@ -10,6 +10,7 @@ naming the constructor and the argument.
 """
 
 from opmodel.ops.attention import attention_decode, attention_prefill
+from opmodel.ops.communication import collective
 from opmodel.ops.loss import cross_entropy
 from opmodel.ops.matmul import batched_gemm, gemm, grouped_gemm, grouped_gemm_wgrad
 from opmodel.ops.vector import (
@@ -27,6 +28,7 @@ __all__ = [
     "attention_decode",
     "attention_prefill",
     "batched_gemm",
+    "collective",
     "copy",
     "cross_entropy",
     "elementwise",

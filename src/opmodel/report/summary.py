@@ -35,6 +35,7 @@ from opmodel.core.jsonify import to_jsonable
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.viewcheck import compute_dtype
+from opmodel.core.views import CollectiveView
 from opmodel.hardware import HardwareSpec
 from opmodel.models.gemm.overhead import GEMM_MODELS, overhead_source
 from opmodel.report.accuracy import Validated, validated
@@ -85,6 +86,9 @@ class OpSummary:
     # a GEMM model's fixed overhead and where it comes from (models.gemm.overhead); else None
     fixed_overhead_cycles: float | None = None
     fixed_overhead_from: str | None = None
+    # a collective's bytes sent (and received) by one rank and its links' line rate each way
+    link_bytes: int | None = None
+    link_bandwidth_bytes_per_s: float | None = None
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -142,7 +146,10 @@ class OpSummary:
 
 
 def _compute_dtype(op: LocalOp) -> DType:
-    """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype."""
+    """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype; a
+    collective's: its reduction's (fp32 unless given)."""
+    if isinstance(op.view, CollectiveView):
+        return op.view.compute_dtype
     inputs = op.tensors_with(TensorRole.INPUT)
     return compute_dtype(op, (inputs[0] if inputs else op.tensors[0]).dtype)
 
@@ -228,11 +235,8 @@ def _clock(diagnostics: Mapping[str, Any]) -> float | None:
 
 def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSummary:
     """The summary of ``profile``, the prediction of ``op`` on ``hardware``."""
-    for value, expected, name in (
-        (op, LocalOp, "op"),
-        (profile, OpProfile, "profile"),
-        (hardware, HardwareSpec, "hardware"),
-    ):
+    checks = (("op", op, LocalOp), ("profile", profile, OpProfile))
+    for name, value, expected in (*checks, ("hardware", hardware, HardwareSpec)):
         if not isinstance(value, expected):
             msg = f"summarize: {name} must be a {expected.__name__} (got {type(value).__name__})"
             raise OpValidationError(msg)
@@ -265,4 +269,11 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
         validated=validated(op, profile.implementation, hardware.name),
         fixed_overhead_cycles=overhead,
         fixed_overhead_from=source,
+        link_bytes=diagnostics.get("link_bytes"),
+        link_bandwidth_bytes_per_s=_link_rate(hardware),
     )
+
+
+def _link_rate(hardware: HardwareSpec) -> float | None:
+    link = hardware.interconnect
+    return None if link is None else link.bandwidth_bytes_per_s

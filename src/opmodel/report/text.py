@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 
+from opmodel.core.enums import Engine
 from opmodel.core.errors import OpValidationError
 from opmodel.report.summary import OpSummary
 
@@ -38,6 +39,8 @@ def _percent(fraction: float | None) -> str:
 def _compute_line(s: OpSummary) -> str:
     if s.flops == 0:
         return f"none (moves data; {s.engine.value} engine)"
+    if s.engine is Engine.INTERCONNECT:
+        return f"{si(s.flops, 'FLOP')} of reductions in {s.compute_dtype.value}"
     line = f"{si(s.flops, 'FLOP')} in {s.compute_dtype.value} on the {s.engine.value} engine"
     achieved = s.achieved_flops_per_s
     if achieved is not None:
@@ -112,6 +115,18 @@ def _overhead_line(s: OpSummary) -> str | None:
     return f"{cycles:,.0f} cycles fixed, {si(cycles / clock, 's')} ({s.fixed_overhead_from})"
 
 
+def _link_line(s: OpSummary) -> str | None:
+    """A collective's bytes over the links and their rate against the line rate each way."""
+    if s.link_bytes is None or s.latency_s <= 0:
+        return None
+    rate = s.link_bytes / s.latency_s
+    line = f"{si(s.link_bytes, 'B')} sent and received by each rank: {si(rate, 'B/s')} each way"
+    if s.link_bandwidth_bytes_per_s:
+        line += _percent(rate / s.link_bandwidth_bytes_per_s)
+        line += si(s.link_bandwidth_bytes_per_s, "B/s")
+    return line
+
+
 def format_summary(summary: OpSummary) -> str:
     """The summary as lines ``label  value``; lines whose figure the model does not give (HBM
     traffic, a kernel, a limiter) are left out."""
@@ -124,6 +139,7 @@ def format_summary(summary: OpSummary) -> str:
     rows = (
         ("latency", si(summary.latency_s, "s")),
         ("compute", _compute_line(summary)),
+        ("links", _link_line(summary)),
         ("hbm", _hbm_line(summary)),
         ("intensity", _intensity_line(summary)),
         ("limited by", summary.limiter),

@@ -27,7 +27,7 @@ from opmodel.core.backward import is_backward, kind_label
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.core.op import LocalOp
-from opmodel.core.views import ElementwiseView, RowView
+from opmodel.core.views import CollectiveView, ElementwiseView, RowView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
@@ -163,7 +163,6 @@ def _result(
     predicted, limiters = evaluated
     held_at = [i for i, s in enumerate(split) if s == "held-out"]
     held, held_s = [rows[i] for i in held_at], [predicted[i] for i in held_at]
-    elementwise = [i for i, r in enumerate(held) if isinstance(r.op.view, ElementwiseView)]
 
     def metrics_of(name: str) -> ErrorMetrics | None:
         chosen = [i for i, s in enumerate(split) if s == name]
@@ -178,11 +177,7 @@ def _result(
         overall=error_metrics(held_s, [r.time_s for r in held]),
         by_hardware=_grouped(held, held_s, lambda r: r.hardware),
         by_kind=_grouped(held, held_s, lambda r: f"{kind_label(r.op)}:{r.hardware}"),
-        by_function=_grouped(
-            [held[i] for i in elementwise],
-            [held_s[i] for i in elementwise],
-            _function_key,
-        ),
+        by_function=_by_function(held, held_s),
         by_source=_grouped(
             held, held_s, lambda r: f"{r.source}:{r.implementation}:{kind_label(r.op)}"
         ),
@@ -193,6 +188,14 @@ def _result(
         event_training=metrics_of("event-offset training"),
         split=split,
     )
+
+
+def _by_function(held: Sequence[OpRow], held_s: Sequence[float]) -> dict[str, ErrorMetrics]:
+    """The held-out elementwise rows by function and collectives by operation and ranks."""
+    chosen = [
+        i for i, r in enumerate(held) if isinstance(r.op.view, ElementwiseView | CollectiveView)
+    ]
+    return _grouped([held[i] for i in chosen], [held_s[i] for i in chosen], _function_key)
 
 
 def _by_spread(held: Sequence[OpRow], held_s: Sequence[float]) -> dict[str, ErrorMetrics]:
@@ -249,8 +252,11 @@ def is_training_row(row: OpRow) -> bool:
 
 
 def _function_key(row: OpRow) -> str:
-    """``elementwise/<function>:<hardware>`` of an elementwise row."""
+    """``elementwise/<function>:<hardware>`` of an elementwise row,
+    ``collective/<operation>/ranks<n>:<hardware>`` of a collective's."""
     view = row.op.view
+    if isinstance(view, CollectiveView):
+        return f"collective/{view.operation}/ranks{view.ranks}:{row.hardware}"
     assert isinstance(view, ElementwiseView)
     return f"elementwise/{view.function or 'unspecified'}:{row.hardware}"
 

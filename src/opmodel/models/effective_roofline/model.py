@@ -6,13 +6,16 @@ GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue se
 (:func:`~opmodel.hardware.clocking.power_limited_clock_hz`). TPU GEMMs: the systolic-array path
 (:mod:`opmodel.models.effective_roofline.systolic`). GPU elementwise, softmax, layernorm and
 rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`); a cross-entropy loss as its
-implementation's kernels (:mod:`.cross_entropy_op`). GPU attention:
+implementation's kernels (:mod:`.cross_entropy_op`). Collectives: NCCL's ring and
+protocols (:mod:`.collective_op`). GPU attention:
 FlashAttention-2/3 and split-KV decode kernels (:mod:`opmodel.models.attention`). Other op
 kinds: the shared roofline estimate. Equations:
 docs/models/effective_roofline.md.
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from opmodel.core.enums import GEMM_KINDS, Engine, OpKind
 from opmodel.core.op import LocalOp
@@ -21,6 +24,7 @@ from opmodel.core.views import GemmView
 from opmodel.hardware.clocking import tensor_activity, throttled_at
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.attention_op import predict_attention, runs_flash_attention
+from opmodel.models.effective_roofline.collective_op import predict_collective
 from opmodel.models.effective_roofline.cross_entropy_op import predict_cross_entropy
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
@@ -41,6 +45,7 @@ _FALLBACK = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
     Engine.VECTOR: "effective_roofline/roofline-vector",
     Engine.MEMORY: "effective_roofline/roofline-memory",
+    Engine.INTERCONNECT: "effective_roofline/roofline-interconnect",
 }
 
 
@@ -101,6 +106,20 @@ def _on_mxu(op: LocalOp, hardware: HardwareSpec) -> bool:
     return hardware.compute.tensor_peak(view.compute_dtype) is not None
 
 
+def _kernel_predictor(
+    op: LocalOp, hardware: HardwareSpec
+) -> Callable[[LocalOp, HardwareSpec], OpProfile] | None:
+    """The kernel-level model of a non-GEMM ``op`` on ``hardware``; None: the roofline's."""
+    on_sm = hardware.compute.sm is not None
+    if op.kind in STREAMING_KINDS and on_sm:
+        return predict_streaming
+    if op.kind is OpKind.CROSS_ENTROPY and on_sm:
+        return predict_cross_entropy
+    if op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
+        return predict_attention
+    return predict_collective if op.kind is OpKind.COLLECTIVE else None
+
+
 @register_model
 class EffectiveRooflineModel:
     """Phase-aware per-wave GEMM model with kernel selection; streaming and FlashAttention
@@ -126,10 +145,8 @@ class EffectiveRooflineModel:
                 return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
             if hardware.compute.mxu is not None and _on_mxu(op, hardware):
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
-        elif op.kind in STREAMING_KINDS and hardware.compute.sm is not None:
-            return per_op_and_hardware(self.name, op, hardware, predict_streaming)
-        elif op.kind is OpKind.CROSS_ENTROPY and hardware.compute.sm is not None:
-            return per_op_and_hardware(self.name, op, hardware, predict_cross_entropy)
-        elif op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
-            return per_op_and_hardware(self.name, op, hardware, predict_attention)
+        else:
+            predictor = _kernel_predictor(op, hardware)
+            if predictor is not None:
+                return per_op_and_hardware(self.name, op, hardware, predictor)
         return roofline_estimate(op, hardware, _FALLBACK)

@@ -51,6 +51,7 @@ _FALLBACK = {
     Engine.TENSOR: "extended_roofline/roofline-tensor",
     Engine.VECTOR: "extended_roofline/roofline-vector",
     Engine.MEMORY: "extended_roofline/roofline-memory",
+    Engine.INTERCONNECT: "extended_roofline/roofline-interconnect",
 }
 
 

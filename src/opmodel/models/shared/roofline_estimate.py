@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from opmodel.core.dtypes import DType
-from opmodel.core.enums import Bound, Engine
+from opmodel.core.enums import Bound, Engine, OpKind
 from opmodel.core.errors import UnsupportedDTypeError
 from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
@@ -23,6 +23,7 @@ from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
 from opmodel.formulas.work import OpWork, op_work
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
+from opmodel.models.shared.collective_estimate import LinkTime, collective_profile
 from opmodel.models.shared.memo import per_op_and_hardware
 
 __all__ = ["RooflineDiagnostics", "RooflineSetup", "roofline_estimate", "roofline_setup"]
@@ -194,8 +195,12 @@ def roofline_setup(op: LocalOp, hardware: HardwareSpec) -> RooflineSetup:
 def roofline_estimate(
     op: LocalOp, hardware: HardwareSpec, implementations: Mapping[Engine, str]
 ) -> OpProfile:
-    """The roofline profile of ``op``; ``implementations`` names the result per engine used."""
+    """The roofline profile of ``op``; ``implementations`` names the result per engine used
+    (a collective's: :func:`~opmodel.models.shared.collective_estimate.collective_profile`,
+    its links at their line rate)."""
     s = roofline_setup(op, hardware)
+    if op.kind is OpKind.COLLECTIVE:
+        return _collective(op, hardware, s, implementations[Engine.INTERCONNECT])
     t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
     t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
@@ -227,3 +232,12 @@ def roofline_estimate(
             vector_dtype=s.vector_dtype,
         ),
     )
+
+
+def _collective(
+    op: LocalOp, hardware: HardwareSpec, setup: RooflineSetup, implementation: str
+) -> OpProfile:
+    link = hardware.interconnect
+    rate = link.bandwidth_bytes_per_s if link is not None else 1.0  # None: an error below
+    timing = LinkTime.make(latency_s=0.0, bandwidth_bytes_per_s=rate, protocol=None)
+    return collective_profile(op, hardware, setup, (implementation, timing))

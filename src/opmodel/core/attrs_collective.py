@@ -1,0 +1,48 @@
+"""The attributes of a collective communication op (``OpKind.COLLECTIVE``)."""
+
+from __future__ import annotations
+
+from opmodel.core.attr_spec import AttrSpec
+
+__all__ = ["COLLECTIVE", "COLLECTIVE_OPERATIONS", "COLLECTIVE_PROTOCOLS", "REDUCING_OPERATIONS"]
+
+COLLECTIVE_OPERATIONS = (
+    "all_reduce",
+    "all_gather",
+    "reduce_scatter",
+    "all_to_all",
+    "broadcast",
+    "send_recv",
+)
+"""What the ranks exchange (NCCL's collectives and a point-to-point send and receive)."""
+
+REDUCING_OPERATIONS = frozenset({"all_reduce", "reduce_scatter"})
+"""The operations that add what they receive to what they hold (vector FLOPs)."""
+
+COLLECTIVE_PROTOCOLS = ("auto", "ll", "ll128", "simple")
+"""NCCL's protocols (``NCCL_PROTO``); ``auto`` takes the fastest by the model, as NCCL's tuner
+takes the fastest by its own cost model."""
+
+COLLECTIVE = (
+    AttrSpec(
+        name="operation",
+        kind=str,
+        choices=COLLECTIVE_OPERATIONS,
+        doc="the collective (required): all_reduce, all_gather, reduce_scatter, all_to_all, "
+        "broadcast, or send_recv (one rank sends the input to another)",
+    ),
+    AttrSpec(
+        name="ranks",
+        kind=int,
+        minimum=2,
+        doc="devices in the group (required); all in one node of the hardware's interconnect",
+    ),
+    AttrSpec(
+        name="protocol",
+        kind=str,
+        choices=COLLECTIVE_PROTOCOLS,
+        doc="NCCL's protocol: ll (8-byte stores, half of them flags), ll128 (120 of every 128 "
+        "bytes data), simple (bulk copies behind a flag per chunk) or auto (default: the "
+        "fastest); effective_roofline",
+    ),
+)

@@ -1,0 +1,86 @@
+"""The shape view of a collective communication op (``OpKind.COLLECTIVE``): one rank's part.
+
+Tensors (docs/op_files.md): one ``input``, the rank's send buffer, and one ``output``, its
+receive buffer, of one dtype. ``all_reduce``, ``all_to_all``, ``broadcast`` and ``send_recv``
+keep the element count; ``all_gather`` receives ``ranks`` times what each rank sends and
+``reduce_scatter`` sends ``ranks`` times what it receives. The op's ``buffer`` is the larger of
+the two, the size nccl-tests reports (NVIDIA/nccl-tests doc/PERFORMANCE.md). Attrs
+``operation`` and ``ranks`` are required.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from opmodel.core.attrs_collective import COLLECTIVE_OPERATIONS
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import TensorRole
+from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+
+if TYPE_CHECKING:
+    from opmodel.core.op import LocalOp, TensorSpec
+
+__all__ = ["CollectiveView", "collective_view"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CollectiveView:
+    """One rank's ``operation`` over a group of ``ranks`` devices."""
+
+    operation: str
+    ranks: int
+    protocol: str  # auto, ll, ll128 or simple
+    send: TensorSpec
+    recv: TensorSpec
+    buffer_bytes: int  # the larger of send and receive buffer
+    compute_dtype: DType  # of the reduction's additions
+
+
+def _required(op: LocalOp, name: str, what: str) -> object:
+    value = op.attrs.get(name)
+    if value is None:
+        raise fail(op, f"attrs.{name} is required ({what})")
+    return value
+
+
+def _check_sizes(op: LocalOp, operation: str, ranks: int, counts: tuple[int, int]) -> None:
+    sent, received = counts
+    if operation == "all_gather":
+        wanted, rule = sent * ranks, "ranks x the input's"
+    elif operation == "reduce_scatter":
+        wanted, rule = sent // ranks if sent % ranks == 0 else -1, "the input's / ranks"
+    else:
+        wanted, rule = sent, "the input's"
+    if received != wanted:
+        raise fail(
+            op,
+            f"{operation} over {ranks} ranks: the output holds {received} elements, where it "
+            f"must hold {rule} ({sent} in the input)",
+        )
+
+
+def collective_view(op: LocalOp) -> CollectiveView:
+    """Check ``op``'s tensors and attrs against the convention (module docstring)."""
+    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
+    operation = str(_required(op, "operation", ", ".join(COLLECTIVE_OPERATIONS)))
+    ranks = _required(op, "ranks", "devices in the group, at least 2")
+    assert isinstance(ranks, int)
+    send = one(op, TensorRole.INPUT, "the send buffer")
+    recv = one(op, TensorRole.OUTPUT, "the receive buffer")
+    if send.dtype is not recv.dtype:
+        raise fail(
+            op, f"input and output must share a dtype ({send.dtype.value}, {recv.dtype.value})"
+        )
+    _check_sizes(op, operation, ranks, (send.num_elements, recv.num_elements))
+    protocol = op.attrs.get("protocol", "auto")
+    assert isinstance(protocol, str)
+    return CollectiveView(
+        operation=operation,
+        ranks=ranks,
+        protocol=protocol,
+        send=send,
+        recv=recv,
+        buffer_bytes=max(send.nbytes, recv.nbytes),
+        compute_dtype=compute_dtype(op, DType.FP64 if send.dtype is DType.FP64 else DType.FP32),
+    )

@@ -1,0 +1,72 @@
+"""Bytes, steps and FLOPs of one rank's part of a collective, one formula per function.
+
+``S`` is the op's buffer (the larger of the send and receive buffer, the size nccl-tests
+reports) and ``n`` the ranks. The bytes each rank sends over its links are nccl-tests' bus
+bytes, ``busbw = algbw x factor`` with ``algbw = S / t`` (NVIDIA/nccl-tests
+doc/PERFORMANCE.md): ``2 (n - 1) / n`` for all-reduce (a reduce-scatter, then an all-gather),
+``(n - 1) / n`` for all-gather, reduce-scatter and all-to-all, 1 for broadcast and a send.
+Every rank receives as much as it sends. Steps are the dependent link transfers of a ring
+(Patarasuk and Yuan, J. Parallel Distrib. Comput. 69(2), 2009): ``2 (n - 1)`` for all-reduce,
+``n - 1`` for all-gather, reduce-scatter and a pipelined broadcast; all-to-all and a send go
+to their peers directly, one step. HBM: a rank reads its send buffer and writes its receive
+buffer; what it receives is staged (written to and read back from NCCL's buffers) except in a
+send, which lands in place.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+from opmodel.core.attrs_collective import REDUCING_OPERATIONS
+
+__all__ = [
+    "collective_bus_factor",
+    "collective_hbm_bytes",
+    "collective_link_bytes",
+    "collective_reduce_flops",
+    "collective_steps",
+]
+
+_HALF_RING = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
+
+
+def collective_bus_factor(operation: str, ranks: int) -> Fraction:
+    """Bytes each rank sends per byte of buffer (nccl-tests' bus bandwidth factor)."""
+    if operation == "all_reduce":
+        return Fraction(2 * (ranks - 1), ranks)
+    if operation in _HALF_RING:
+        return Fraction(ranks - 1, ranks)
+    return Fraction(1)  # broadcast, send_recv
+
+
+def collective_link_bytes(operation: str, ranks: int, buffer_bytes: int) -> int:
+    """Bytes one rank sends over its links (and receives): ``factor x S``, rounded up."""
+    factor = collective_bus_factor(operation, ranks)
+    return -((-buffer_bytes * factor.numerator) // factor.denominator)
+
+
+def collective_steps(operation: str, ranks: int) -> int:
+    """Dependent link transfers of the ring (or one for direct sends)."""
+    if operation == "all_reduce":
+        return 2 * (ranks - 1)
+    if operation in {"all_gather", "reduce_scatter", "broadcast"}:
+        return ranks - 1
+    return 1  # all_to_all, send_recv: every peer at once
+
+
+def collective_reduce_flops(operation: str, ranks: int, buffer_elements: int) -> int:
+    """Additions one rank makes: ``(n - 1) / n`` of the buffer's elements for all-reduce and
+    reduce-scatter (each rank reduces its ``1 / n`` share with ``n - 1`` others' copies), none
+    for the others."""
+    if operation not in REDUCING_OPERATIONS:
+        return 0
+    return buffer_elements * (ranks - 1) // ranks
+
+
+def collective_hbm_bytes(
+    operation: str, link_bytes: int, send_bytes: int, recv_bytes: int
+) -> tuple[int, int]:
+    """``(read, written)`` HBM bytes of one rank: its buffers, and what it receives staged
+    through NCCL's buffers (written on arrival, read back to reduce, forward or copy out)."""
+    staged = 0 if operation == "send_recv" else link_bytes
+    return send_bytes + staged, recv_bytes + staged

@@ -1,0 +1,39 @@
+"""The links between a device and its peers in one node: :class:`InterconnectSpec`.
+
+A config's optional ``interconnect`` section; the collective op kind needs it
+(docs/hardware.md, "Interconnect"). Physical facts only: what NCCL's protocols make of the
+links is the model's (docs/models/collective.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from opmodel.core.enums import StrValueEnum
+from opmodel.hardware import ranges
+
+__all__ = ["InterconnectSpec", "LinkType"]
+
+
+class LinkType(StrValueEnum):
+    """How the devices of a node reach each other: NVLink (through NVSwitch when there are
+    more than two) or PCIe; NCCL's per-step latencies differ by link type."""
+
+    NVLINK = "nvlink"
+    PCIE = "pcie"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class InterconnectSpec:
+    """One device's links to the other devices of its node.
+
+    ``bandwidth_bytes_per_s`` is the device's total link bandwidth in one direction (the
+    datasheet's bidirectional figure halved: H100 SXM 900 GB/s -> 450 GB/s); with a switch
+    (NVSwitch) every peer is reachable at that rate. ``devices_per_node`` bounds a collective's
+    group. ``energy_j_per_byte`` is the energy of moving one byte across the link.
+    """
+
+    link_type: LinkType
+    devices_per_node: int = field(metadata=ranges.COUNT)
+    bandwidth_bytes_per_s: float = field(metadata=ranges.BYTES_PER_S)
+    energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)

@@ -1,0 +1,110 @@
+"""``effective_roofline`` of a collective: NCCL's ring with its three protocols.
+
+One rank's time with protocol ``p`` is ``t_p = a_p + s x b_p(link) + B / (R x e x f_p)``:
+``s`` dependent steps of the ring (:func:`~opmodel.formulas.collective.collective_steps`),
+``B`` the bytes a rank sends (nccl-tests' bus bytes), ``R`` the link's line rate per direction
+(the hardware's ``interconnect``), ``e`` the share of it NCCL's bulk protocol delivers and
+``f_p`` each protocol's share of that. ``protocol: auto`` takes the smallest ``t_p``, as NCCL's
+tuner takes the smallest time of its own cost model. The HBM and vector-engine times of the
+roofline bound it from below (:mod:`opmodel.models.shared.collective_estimate`).
+
+Sources of the constants, all NCCL's, none fitted here:
+- ``a_p`` and ``b_p``: the ring's base latency and per-step hardware latency, in us, of NCCL's
+  tuning model (src/graph/tuning.cc, ``baseLat`` and ``hwLat``, NVIDIA/nccl at commit
+  01afd20): LL 3.6 + 0.47 per NVLink step (1.0 over PCIe), LL128 10.0 + 1.9 (2.5), Simple
+  8.4 + 3.4 (5.7).
+- ``e = 370 / 450``: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can get
+  an effective NVLink bandwidth of 370GB/s" (NCCL's maintainer on an H100 node,
+  NVIDIA/nccl-tests issue #212, 2024); the same tuning model caps an A100 node's bus
+  bandwidth at 235 GB/s, 0.78 of its 300 GB/s.
+- ``f_p``: Simple 1; LL128 0.92 (120 of 128 bytes carry data); LL 1/4 for all-reduce and 1/3
+  for the others (8-byte stores of 4 data bytes and a flag; the tuning model's factors).
+Equations and validation: docs/models/collective.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import OpProfile
+from opmodel.core.views import CollectiveView
+from opmodel.formulas.collective import collective_link_bytes, collective_steps
+from opmodel.hardware.interconnect import LinkType
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.collective_estimate import (
+    LinkTime,
+    collective_profile,
+    interconnect_of,
+)
+from opmodel.models.shared.roofline_estimate import roofline_setup
+
+__all__ = ["NCCL_BULK_FRACTION", "NCCL_PROTOCOLS", "NcclProtocol", "predict_collective"]
+
+NCCL_BULK_FRACTION = 370.0 / 450.0
+"""Share of the line rate NCCL's Simple protocol delivers (module docstring)."""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NcclProtocol:
+    """One protocol's latencies and its share of the bulk bandwidth (all-reduce, others)."""
+
+    name: str
+    base_s: float
+    step_s: Mapping[LinkType, float]
+    share_all_reduce: float
+    share: float
+
+
+NCCL_PROTOCOLS = (
+    NcclProtocol(
+        name="ll",
+        base_s=3.6e-6,
+        step_s={LinkType.NVLINK: 0.47e-6, LinkType.PCIE: 1.0e-6},
+        share_all_reduce=1 / 4,
+        share=1 / 3,
+    ),
+    NcclProtocol(
+        name="ll128",
+        base_s=10.0e-6,
+        step_s={LinkType.NVLINK: 1.9e-6, LinkType.PCIE: 2.5e-6},
+        share_all_reduce=0.92,
+        share=0.92,
+    ),
+    NcclProtocol(
+        name="simple",
+        base_s=8.4e-6,
+        step_s={LinkType.NVLINK: 3.4e-6, LinkType.PCIE: 5.7e-6},
+        share_all_reduce=1.0,
+        share=1.0,
+    ),
+)
+"""NCCL's ring protocols (module docstring)."""
+
+
+def _time(protocol: NcclProtocol, view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
+    link_type, line_rate = link
+    share = protocol.share_all_reduce if view.operation == "all_reduce" else protocol.share
+    steps = collective_steps(view.operation, view.ranks)
+    return LinkTime.make(
+        latency_s=protocol.base_s + steps * protocol.step_s[link_type],
+        bandwidth_bytes_per_s=line_rate * NCCL_BULK_FRACTION * share,
+        protocol=protocol.name,
+    )
+
+
+def _fastest(view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
+    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes)
+    candidates = [_time(p, view, link) for p in NCCL_PROTOCOLS if view.protocol in ("auto", p.name)]
+    return min(candidates, key=lambda t: t.latency_s + sent / t.bandwidth_bytes_per_s)
+
+
+def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    """One rank's part of the collective ``op`` on ``hardware``'s interconnect."""
+    view = op.view
+    assert isinstance(view, CollectiveView)
+    spec = interconnect_of(op, view, hardware)
+    timing = _fastest(view, (spec.link_type, spec.bandwidth_bytes_per_s))
+    implementation = f"effective_roofline/nccl-ring-{timing.protocol}"
+    return collective_profile(op, hardware, roofline_setup(op, hardware), (implementation, timing))
