@@ -15,8 +15,6 @@ send, which lands in place.
 
 from __future__ import annotations
 
-from fractions import Fraction
-
 from opmodel.core.attrs_collective import REDUCING_OPERATIONS
 
 __all__ = [
@@ -30,19 +28,20 @@ __all__ = [
 _HALF_RING = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
 
 
-def collective_bus_factor(operation: str, ranks: int) -> Fraction:
-    """Bytes each rank sends per byte of buffer (nccl-tests' bus bandwidth factor)."""
+def collective_bus_factor(operation: str, ranks: int) -> tuple[int, int]:
+    """Bytes each rank sends per byte of buffer (nccl-tests' bus bandwidth factor), as
+    ``(numerator, denominator)``."""
     if operation == "all_reduce":
-        return Fraction(2 * (ranks - 1), ranks)
+        return 2 * (ranks - 1), ranks
     if operation in _HALF_RING:
-        return Fraction(ranks - 1, ranks)
-    return Fraction(1)  # broadcast, send_recv
+        return ranks - 1, ranks
+    return 1, 1  # broadcast, send_recv
 
 
 def collective_link_bytes(operation: str, ranks: int, buffer_bytes: int) -> int:
     """Bytes one rank sends over its links (and receives): ``factor x S``, rounded up."""
-    factor = collective_bus_factor(operation, ranks)
-    return -((-buffer_bytes * factor.numerator) // factor.denominator)
+    numerator, denominator = collective_bus_factor(operation, ranks)
+    return -((-buffer_bytes * numerator) // denominator)
 
 
 def collective_steps(operation: str, ranks: int) -> int:
