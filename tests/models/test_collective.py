@@ -11,7 +11,7 @@ import math
 import pytest
 
 from opmodel import OpValidationError, ops
-from opmodel.core.errors import UnsupportedOpError
+from opmodel.core.errors import ConfigError, UnsupportedOpError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 
@@ -100,3 +100,21 @@ def test_bad_ops_are_one_line_errors() -> None:
         ops.collective("all_gather", 1001, 8)
     with pytest.raises(OpValidationError, match="ranks"):
         ops.collective("all_reduce", 1024, 1)
+
+
+def test_a_measured_bulk_rate_replaces_the_line_rate_share() -> None:
+    """a100_80gb_sxm carries NCCL's measured 195 GB/s: 8 ranks, 64 MiB, Simple: 56 us +
+    117,440,512 B at 195 GB/s = 658.3 us; without it 370/450 of 300 GB/s, 246.7 GB/s."""
+    a100 = load_hardware("a100_80gb_sxm")
+    profile = get_model("effective_roofline").predict(_all_reduce(MIB64), a100)
+    assert math.isclose(profile.latency_s, 56e-6 + 117_440_512 / 195e9, rel_tol=1e-9)
+    line_share = load_hardware(
+        "a100_80gb_sxm", overrides={"interconnect.nccl_bandwidth_bytes_per_s": None}
+    )
+    profile = get_model("effective_roofline").predict(_all_reduce(MIB64), line_share)
+    assert math.isclose(profile.latency_s, 56e-6 + 117_440_512 / (300e9 * 370 / 450), rel_tol=1e-9)
+
+
+def test_a_bulk_rate_above_the_line_rate_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="nccl_bandwidth_bytes_per_s: must not exceed"):
+        load_hardware("h100_sxm", overrides={"interconnect.nccl_bandwidth_bytes_per_s": 5e11})

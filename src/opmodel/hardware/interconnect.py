@@ -31,9 +31,14 @@ class InterconnectSpec:
     datasheet's bidirectional figure halved: H100 SXM 900 GB/s -> 450 GB/s); with a switch
     (NVSwitch) every peer is reachable at that rate. ``devices_per_node`` bounds a collective's
     group. ``energy_j_per_byte`` is the energy of moving one byte across the link.
+    ``nccl_bandwidth_bytes_per_s`` (optional) is the rate NCCL's bulk (Simple) protocol moves
+    data over these links each way, a published measurement (nccl-tests' bus bandwidth of a
+    bandwidth-bound collective); without it the model takes 370 / 450 of the line rate
+    (docs/models/collective.md).
     """
 
     link_type: LinkType
     devices_per_node: int = field(metadata=ranges.COUNT)
     bandwidth_bytes_per_s: float = field(metadata=ranges.BYTES_PER_S)
     energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)
+    nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)

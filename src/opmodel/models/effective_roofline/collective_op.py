@@ -1,22 +1,23 @@
 """``effective_roofline`` of a collective: NCCL's ring with its three protocols.
 
-One rank's time with protocol ``p`` is ``t_p = a_p + s x b_p(link) + B / (R x e x f_p)``:
+One rank's time with protocol ``p`` is ``t_p = a_p + s x b_p(link) + B / (R_bulk x f_p)``:
 ``s`` dependent steps of the ring (:func:`~opmodel.formulas.collective.collective_steps`),
-``B`` the bytes a rank sends (nccl-tests' bus bytes), ``R`` the link's line rate per direction
-(the hardware's ``interconnect``), ``e`` the share of it NCCL's bulk protocol delivers and
-``f_p`` each protocol's share of that. ``protocol: auto`` takes the smallest ``t_p``, as NCCL's
-tuner takes the smallest time of its own cost model. The HBM and vector-engine times of the
-roofline bound it from below (:mod:`opmodel.models.shared.collective_estimate`).
+``B`` the bytes a rank sends (nccl-tests' bus bytes), ``R_bulk`` the rate NCCL's bulk (Simple)
+protocol moves data over one device's links each way, and ``f_p`` each protocol's share of it.
+``R_bulk`` is the config's measured ``interconnect.nccl_bandwidth_bytes_per_s`` where it has
+one, else ``e x R``, the share ``e`` of the line rate ``R`` (``bandwidth_bytes_per_s``).
+``protocol: auto`` takes the smallest ``t_p``, as NCCL's tuner takes the smallest time of its
+own cost model. The HBM and vector-engine times of the roofline bound it from below
+(:mod:`opmodel.models.shared.collective_estimate`).
 
 Sources of the constants, all NCCL's, none fitted here:
 - ``a_p`` and ``b_p``: the ring's base latency and per-step hardware latency, in us, of NCCL's
   tuning model (src/graph/tuning.cc, ``baseLat`` and ``hwLat``, NVIDIA/nccl at commit
   01afd20): LL 3.6 + 0.47 per NVLink step (1.0 over PCIe), LL128 10.0 + 1.9 (2.5), Simple
   8.4 + 3.4 (5.7).
-- ``e = 370 / 450``: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can get
-  an effective NVLink bandwidth of 370GB/s" (NCCL's maintainer on an H100 node,
-  NVIDIA/nccl-tests issue #212, 2024); the same tuning model caps an A100 node's bus
-  bandwidth at 235 GB/s, 0.78 of its 300 GB/s.
+- ``e = 370 / 450``: "450GB/s is the line rate. With the protocol overhead (~20%) NCCL can
+  get an effective NVLink bandwidth of 370GB/s" (NCCL's maintainer on an H100 node,
+  NVIDIA/nccl-tests issue #212, 2024).
 - ``f_p``: Simple 1; LL128 0.92 (120 of 128 bytes carry data); LL 1/4 for all-reduce and 1/3
   for the others (8-byte stores of 4 data bytes and a flag; the tuning model's factors).
 Equations and validation: docs/models/collective.md.
@@ -84,12 +85,12 @@ NCCL_PROTOCOLS = (
 
 
 def _time(protocol: NcclProtocol, view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
-    link_type, line_rate = link
+    link_type, bulk_rate = link
     share = protocol.share_all_reduce if view.operation == "all_reduce" else protocol.share
     steps = collective_steps(view.operation, view.ranks)
     return LinkTime.make(
         latency_s=protocol.base_s + steps * protocol.step_s[link_type],
-        bandwidth_bytes_per_s=line_rate * NCCL_BULK_FRACTION * share,
+        bandwidth_bytes_per_s=bulk_rate * share,
         protocol=protocol.name,
     )
 
@@ -105,6 +106,7 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     view = op.view
     assert isinstance(view, CollectiveView)
     spec = interconnect_of(op, view, hardware)
-    timing = _fastest(view, (spec.link_type, spec.bandwidth_bytes_per_s))
+    bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
+    timing = _fastest(view, (spec.link_type, bulk))
     implementation = f"effective_roofline/nccl-ring-{timing.protocol}"
     return collective_profile(op, hardware, roofline_setup(op, hardware), (implementation, timing))
