@@ -5,8 +5,10 @@
 
 The layer of ``examples/sweep_llama3_8b.csv`` (prefill of ``tokens`` tokens, one request;
 hidden 4096, 32 query and 8 KV heads of 128, FFN 14336: Meta's published config), with its
-GEMMs and heads split over ``tp`` tensor-parallel ranks, as a simulator would lower it: one
-line per op with its latency, what limits it and its energy, then the layer's sum.
+GEMMs and heads split over ``tp`` tensor-parallel ranks, as a simulator would lower it (from
+two ranks up, Megatron-style: an all-reduce of the hidden state after the output and the down
+projections, on a config with an ``interconnect`` section): one line per op with its latency,
+what limits it and its energy, then the layer's sum.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ def layer_ops(tokens: int, tp: int = 1) -> list[LocalOp]:
     heads, kv_heads, ffn = HEADS // tp, KV_HEADS // tp, FFN // tp
     qkv = (heads + 2 * kv_heads) * HEAD_DIM
     prefill = {"phase": "prefill"}
-    return [
+    layer = [
         ops.rmsnorm(tokens, HIDDEN, **prefill),
         ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", **prefill),
         ops.elementwise("rope", (tokens, qkv), **prefill),
@@ -41,6 +43,11 @@ def layer_ops(tokens: int, tp: int = 1) -> list[LocalOp]:
         ops.gemm(tokens, HIDDEN, ffn, name="down_proj", **prefill),
         ops.elementwise("add", (tokens, HIDDEN), name="residual_add", **prefill),
     ]
+    if tp > 1:  # each row-parallel projection's partial sums, summed over the ranks
+        for at in (10, 5):  # after down_proj, then after o_proj (inserting from the back)
+            reduce = ops.collective("all_reduce", tokens * HIDDEN, tp, name="all_reduce")
+            layer.insert(at, reduce)
+    return layer
 
 
 def main() -> None:

@@ -174,6 +174,8 @@ def test_the_llama_example_lowers_the_sweep_table_s_layer(
     monkeypatch.setattr(sys, "argv", ["llama3_8b_layer.py", "--hardware", "a10", "--tp", "2"])
     module.main()  # type: ignore[attr-defined]
     lines = capsys.readouterr().out.splitlines()
-    assert len(lines) == 12 and lines[-1].startswith("layer ")
+    # the 11 ops, an all-reduce after o_proj and after down_proj at TP 2, the sum
+    assert len(lines) == 14 and lines[-1].startswith("layer ")
+    assert [line.split()[0] for line in lines].index("all_reduce") == 5
     latencies = [float(line.split()[1]) for line in lines]
     assert latencies[-1] == pytest.approx(sum(latencies[:-1]), abs=0.6)  # 0.1 us rounding each
