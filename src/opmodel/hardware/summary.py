@@ -12,8 +12,11 @@ __all__ = ["hardware_summary"]
 def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
     """Name, kind, architecture, dense peaks by dtype, HBM and L2 size/bandwidth, the board's
     TDP, the sustained power-limited clock (None where the config has none: its large GEMMs
-    then run at ``clock_hz``) and the calibration files of ``spec``."""
+    then run at ``clock_hz``), the calibration files of ``spec`` and its links to the node's
+    other devices (``interconnect``: link type, devices per node, bandwidth each way; None
+    without an ``interconnect`` section)."""
     l2 = spec.levels_by_name.get("l2")
+    link = spec.interconnect
     return {
         "name": spec.name,
         "kind": spec.kind.value,
@@ -29,4 +32,11 @@ def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
         "power_limited_clock_hz": spec.compute.power_limited_clock_hz,
         "energy_calibration": spec.power.energy_calibration,
         "sustained_calibration": spec.sustained_calibration,
+        "interconnect": None
+        if link is None
+        else {
+            "link_type": link.link_type.value,
+            "devices_per_node": link.devices_per_node,
+            "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+        },
     }

@@ -5,7 +5,8 @@ architecture, the rated SM clock, the dense 16-bit tensor peak (bf16, else fp16;
 peak) and the fp32 vector peak, HBM size and bandwidth, L2 size, TDP, the sustained
 power-limited clock (``-`` where the config has none) and which calibration files it names
 (``energy``: ``power.energy_calibration``; ``sustained``: ``sustained_calibration``, fitted
-clocks or HBM fraction).
+clocks or HBM fraction), and the links to the node's other devices (``nvlink x8 450 GB/s``:
+link type, devices per node, bandwidth each way; ``-`` without an ``interconnect`` section).
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ _COLUMNS = (
     "TDP",
     "power-limited",
     "calibrated",
+    "links",
 )
 
 
@@ -59,7 +61,16 @@ def _row(s: Mapping[str, Any]) -> tuple[str, ...]:
         si(s["tdp_w"], "W"),
         si(limited, "Hz") if limited else "-",
         ", ".join(calibrated) or "-",
+        _links(s.get("interconnect")),
     )
+
+
+def _links(link: Mapping[str, Any] | None) -> str:
+    """``nvlink x8 450 GB/s``: link type, devices per node and bandwidth each way."""
+    if not link:
+        return "-"
+    rate = si(link["bandwidth_bytes_per_s"], "B/s")
+    return f"{link['link_type']} x{link['devices_per_node']} {rate}"
 
 
 def format_hardware_table(summaries: Sequence[Mapping[str, Any]]) -> str:
