@@ -19,11 +19,16 @@ from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.values import FastValue, value_type
+from opmodel.core.views import CollectiveView
 from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
 from opmodel.formulas.work import OpWork, op_work
 from opmodel.hardware.spec import ComputeSpec, HardwareSpec
-from opmodel.models.shared.collective_estimate import LinkTime, collective_profile
+from opmodel.models.shared.collective_estimate import (
+    LinkTime,
+    collective_profile,
+    interconnect_of,
+)
 from opmodel.models.shared.memo import per_op_and_hardware
 
 __all__ = ["RooflineDiagnostics", "RooflineSetup", "roofline_estimate", "roofline_setup"]
@@ -237,7 +242,8 @@ def roofline_estimate(
 def _collective(
     op: LocalOp, hardware: HardwareSpec, setup: RooflineSetup, implementation: str
 ) -> OpProfile:
-    link = hardware.interconnect
-    rate = link.bandwidth_bytes_per_s if link is not None else 1.0  # None: an error below
+    view = op.view
+    assert isinstance(view, CollectiveView)
+    rate = interconnect_of(op, view, hardware).bandwidth_bytes_per_s  # the line rate
     timing = LinkTime.make(latency_s=0.0, bandwidth_bytes_per_s=rate, protocol=None)
     return collective_profile(op, hardware, setup, (implementation, timing))
