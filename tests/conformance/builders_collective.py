@@ -8,7 +8,8 @@ from opmodel.core.attrs_collective import COLLECTIVE_OPERATIONS as _COLLECTIVES
 
 def collective(s: dict[str, int], d: DType) -> LocalOp:
     """``n`` elements a rank sends (all-gather) or receives (reduce-scatter), or its buffer."""
-    operation, ranks = _COLLECTIVES[s["operation"]], s["ranks"]
+    operation = _COLLECTIVES[s["operation"]]
+    ranks = 2 if operation == "send_recv" else s["ranks"]  # a send has a sender and a receiver
     send = s["n"] * ranks if operation == "reduce_scatter" else s["n"]
     recv = s["n"] * ranks if operation == "all_gather" else s["n"]
     tensors = (TensorSpec("input", (send,), d), TensorSpec("output", (recv,), d))

@@ -9,11 +9,14 @@ from __future__ import annotations
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from opmodel import OpValidationError, ops
 from opmodel.core.errors import ConfigError, UnsupportedOpError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
+from tests.hypothesis_budget import examples
 
 H100 = load_hardware("h100_sxm")
 MIB64 = 64 * 1024 * 1024  # bytes; 32 Mi bf16 elements
@@ -70,10 +73,12 @@ def test_a_pinned_protocol_is_used() -> None:
     ],
 )
 def test_bus_bytes_of_every_operation(operation: str, sent: int) -> None:
-    profile = get_model("roofline").predict(ops.collective(operation, MIB64 // 2, 8), H100)
+    ranks = 2 if operation == "send_recv" else 8
+    op = ops.collective(operation, MIB64 // 2, ranks)
+    profile = get_model("roofline").predict(op, H100)
     assert profile.diagnostics.link_bytes == sent
     staged = 0 if operation == "send_recv" else sent  # a send lands in place
-    view = ops.collective(operation, MIB64 // 2, 8).view
+    view = op.view
     assert profile.traffic["hbm"].read_bytes == view.send.nbytes + staged  # type: ignore[union-attr]
 
 
@@ -100,6 +105,8 @@ def test_bad_ops_are_one_line_errors() -> None:
         ops.collective("all_gather", 1001, 8)
     with pytest.raises(OpValidationError, match="ranks"):
         ops.collective("all_reduce", 1024, 1)
+    with pytest.raises(OpValidationError, match="send_recv is between 2 ranks"):
+        ops.collective("send_recv", 1024, 4)
 
 
 def test_a_measured_bulk_rate_replaces_the_line_rate_share() -> None:
@@ -118,3 +125,19 @@ def test_a_measured_bulk_rate_replaces_the_line_rate_share() -> None:
 def test_a_bulk_rate_above_the_line_rate_is_a_config_error() -> None:
     with pytest.raises(ConfigError, match="nccl_bandwidth_bytes_per_s: must not exceed"):
         load_hardware("h100_sxm", overrides={"interconnect.nccl_bandwidth_bytes_per_s": 5e11})
+
+
+@settings(max_examples=examples(40), deadline=None)
+@given(
+    operation=st.sampled_from(["all_reduce", "all_gather", "reduce_scatter", "all_to_all"]),
+    shards=st.integers(1, 1 << 22),
+    model=st.sampled_from(["roofline", "effective_roofline"]),
+)
+def test_more_ranks_never_take_less_time(operation: str, shards: int, model: str) -> None:
+    """On one buffer of 840 x ``shards`` elements (divisible by 2-8 ranks), a larger group
+    sends more bytes per rank ((n - 1) / n grows) over more ring steps: never faster."""
+    times = [
+        get_model(model).predict(ops.collective(operation, 840 * shards, n), H100).latency_s
+        for n in range(2, 9)
+    ]
+    assert times == sorted(times)

@@ -35,7 +35,8 @@ COLLECTIVE = (
         name="ranks",
         kind=int,
         minimum=2,
-        doc="devices in the group (required); all in one node of the hardware's interconnect",
+        doc="devices in the group (required; 2 for send_recv); all in one node of the "
+        "hardware's interconnect",
     ),
     AttrSpec(
         name="protocol",

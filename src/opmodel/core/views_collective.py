@@ -2,10 +2,10 @@
 
 Tensors (docs/op_files.md): one ``input``, the rank's send buffer, and one ``output``, its
 receive buffer, of one dtype. ``all_reduce``, ``all_to_all``, ``broadcast`` and ``send_recv``
-keep the element count; ``all_gather`` receives ``ranks`` times what each rank sends and
-``reduce_scatter`` sends ``ranks`` times what it receives. The op's ``buffer`` is the larger of
-the two, the size nccl-tests reports (NVIDIA/nccl-tests doc/PERFORMANCE.md). Attrs
-``operation`` and ``ranks`` are required.
+(between 2 ranks) keep the element count; ``all_gather`` receives ``ranks`` times what each
+rank sends and ``reduce_scatter`` sends ``ranks`` times what it receives. The op's ``buffer``
+is the larger of the two, the size nccl-tests reports (NVIDIA/nccl-tests doc/PERFORMANCE.md).
+Attrs ``operation`` and ``ranks`` are required.
 """
 
 from __future__ import annotations
@@ -66,6 +66,8 @@ def collective_view(op: LocalOp) -> CollectiveView:
     operation = str(_required(op, "operation", ", ".join(COLLECTIVE_OPERATIONS)))
     ranks = _required(op, "ranks", "devices in the group, at least 2")
     assert isinstance(ranks, int)
+    if operation == "send_recv" and ranks != 2:
+        raise fail(op, f"send_recv is between 2 ranks, the sender and the receiver (got {ranks})")
     send = one(op, TensorRole.INPUT, "the send buffer")
     recv = one(op, TensorRole.OUTPUT, "the receive buffer")
     if send.dtype is not recv.dtype:
