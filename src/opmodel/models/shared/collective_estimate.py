@@ -66,7 +66,8 @@ def interconnect_of(op: LocalOp, view: CollectiveView, hardware: HardwareSpec) -
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): hardware '{hardware.name}' has no interconnect "
             "section (link_type, devices_per_node, bandwidth_bytes_per_s, energy_j_per_byte; "
-            "docs/hardware.md, 'Interconnect')"
+            "docs/hardware.md, 'Interconnect'; a what-if: --set interconnect.link_type=pcie "
+            "and the other three)"
         )
     if view.ranks > link.devices_per_node:
         raise UnsupportedOpError(
