@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from opmodel import DType, LocalOp, OpKind, TensorSpec
 from opmodel.core.attrs_collective import COLLECTIVE_OPERATIONS as _COLLECTIVES
+from opmodel.hardware import HardwareSpec
 
 
 def collective(s: dict[str, int], d: DType) -> LocalOp:
@@ -13,11 +14,33 @@ def collective(s: dict[str, int], d: DType) -> LocalOp:
     send = s["n"] * ranks if operation == "reduce_scatter" else s["n"]
     recv = s["n"] * ranks if operation == "all_gather" else s["n"]
     tensors = (TensorSpec("input", (send,), d), TensorSpec("output", (recv,), d))
-    attrs = {"operation": operation, "ranks": ranks}
+    attrs: dict[str, object] = {"operation": operation, "ranks": ranks}
+    if operation == "all_reduce" and s["nvls"]:
+        attrs["algorithm"] = "nvls"  # NVLink SHARP, on the configs that give its rate
     return LocalOp(
         name="collective", kind=OpKind.COLLECTIVE, phase="inference", tensors=tensors, attrs=attrs
     )
 
 
-COLLECTIVE_SIZES = {"n": (1, 1 << 26), "ranks": (2, 8), "operation": (0, len(_COLLECTIVES) - 1)}
-"""Buffer elements, ranks and the operation's index in ``_COLLECTIVES``."""
+COLLECTIVE_SIZES = {
+    "n": (1, 1 << 26),
+    "ranks": (2, 8),
+    "operation": (0, len(_COLLECTIVES) - 1),
+    "nvls": (0, 1),
+}
+"""Buffer elements, ranks, the operation's index in ``_COLLECTIVES`` and NVLink SHARP (1)."""
+
+
+def refusal(op: LocalOp, hardware: HardwareSpec, model_name: str) -> str | None:
+    """The one-line error ``model_name`` gives a collective ``op`` on ``hardware`` (a config
+    without links; NVLink SHARP on one without its rate, under ``effective_roofline``), else
+    None; None for every other op."""
+    if op.kind is not OpKind.COLLECTIVE:
+        return None
+    link = hardware.interconnect
+    if link is None:
+        return "has no interconnect section"
+    nvls = op.attrs.get("algorithm") == "nvls"
+    if nvls and link.nvls_bandwidth_bytes_per_s is None and model_name == "effective_roofline":
+        return "needs interconnect.nvls_bandwidth_bytes_per_s"
+    return None

@@ -19,6 +19,7 @@ from opmodel.models import get_model, model_names
 from tests.hypothesis_budget import examples
 
 from .builders import BUILDERS, VARIANTS, Builder
+from .builders_collective import refusal
 from .test_models import GEMM_KINDS, _with_fixed_kernel
 
 ALL_BUILDERS: dict[str, Builder] = {
@@ -63,8 +64,8 @@ def _predict_both(
     dtype = data.draw(st.sampled_from((DType.BF16, DType.FP32)), label="dtype")
     op = builder.build(data.draw(builder.sizes, label="sizes"), dtype)
     names = shipped_hardware_names()
-    if op.kind is OpKind.COLLECTIVE:  # configs without links refuse it (test_models checks)
-        names = [n for n in names if load_hardware(n).interconnect is not None]
+    if op.kind is OpKind.COLLECTIVE:  # configs that refuse it: test_models checks the error
+        names = [n for n in names if refusal(op, load_hardware(n), model_name) is None]
     name = data.draw(st.sampled_from(names), label="hardware")
     if op.kind in GEMM_KINDS:
         op = _with_fixed_kernel(op)

@@ -141,3 +141,29 @@ def test_more_ranks_never_take_less_time(operation: str, shards: int, model: str
         for n in range(2, 9)
     ]
     assert times == sorted(times)
+
+
+def test_nvls_reduces_in_the_switch() -> None:
+    """NVLink SHARP on 8 H100s, 64 MiB: each rank sends and receives its buffer once, 23 us +
+    67,108,864 B at the maintainer's 275 GB/s = 267.0 us (the ring: 373.4 us); no additions on
+    the GPU; the roofline moves the buffer at the 450 GB/s line rate (149.1 us)."""
+    op = _all_reduce(MIB64, algorithm="nvls")
+    profile = get_model("effective_roofline").predict(op, H100)
+    assert profile.implementation == "effective_roofline/nccl-nvls"
+    assert math.isclose(profile.latency_s, 23e-6 + MIB64 / 275e9, rel_tol=1e-9)
+    assert profile.flops == 0 and profile.diagnostics.link_bytes == MIB64
+    roofline = get_model("roofline").predict(op, H100)
+    assert math.isclose(roofline.latency_s, MIB64 / 450e9, rel_tol=1e-9)
+
+
+def test_nvls_needs_its_rate_and_an_all_reduce() -> None:
+    with pytest.raises(UnsupportedOpError, match=r"needs interconnect\.nvls_bandwidth_bytes_per_s"):
+        get_model("effective_roofline").predict(
+            _all_reduce(MIB64, algorithm="nvls"), load_hardware("a100_80gb_sxm")
+        )
+    with pytest.raises(
+        OpValidationError, match=r"nvls .* runs all_reduce with the simple protocol"
+    ):
+        ops.collective("all_gather", 1 << 20, 8, algorithm="nvls")
+    with pytest.raises(OpValidationError, match="simple protocol"):
+        _all_reduce(MIB64, algorithm="nvls", protocol="ll")

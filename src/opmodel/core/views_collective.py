@@ -31,6 +31,7 @@ class CollectiveView:
     operation: str
     ranks: int
     protocol: str  # auto, ll, ll128 or simple
+    algorithm: str  # ring or nvls
     send: TensorSpec
     recv: TensorSpec
     buffer_bytes: int  # the larger of send and receive buffer
@@ -75,12 +76,19 @@ def collective_view(op: LocalOp) -> CollectiveView:
             op, f"input and output must share a dtype ({send.dtype.value}, {recv.dtype.value})"
         )
     _check_sizes(op, operation, ranks, (send.num_elements, recv.num_elements))
-    protocol = op.attrs.get("protocol", "auto")
-    assert isinstance(protocol, str)
+    protocol, algorithm = op.attrs.get("protocol", "auto"), op.attrs.get("algorithm", "ring")
+    assert isinstance(protocol, str) and isinstance(algorithm, str)
+    if algorithm == "nvls" and (operation != "all_reduce" or protocol not in ("auto", "simple")):
+        raise fail(
+            op,
+            "algorithm nvls (NVLink SHARP) runs all_reduce with the simple protocol "
+            f"(got {operation}, protocol {protocol})",
+        )
     return CollectiveView(
         operation=operation,
         ranks=ranks,
         protocol=protocol,
+        algorithm=algorithm,
         send=send,
         recv=recv,
         buffer_bytes=max(send.nbytes, recv.nbytes),

@@ -10,7 +10,9 @@ Every rank receives as much as it sends. Steps are the dependent link transfers 
 ``n - 1`` for all-gather, reduce-scatter and a pipelined broadcast; all-to-all and a send go
 to their peers directly, one step. HBM: a rank reads its send buffer and writes its receive
 buffer; what it receives is staged (written to and read back from NCCL's buffers) except in a
-send, which lands in place.
+send, which lands in place. With NVLink SHARP (``algorithm: nvls``, all-reduce only) the
+NVSwitch reduces: each rank sends its buffer into the switch once and receives the reduced
+buffer once (``S`` each way, one step, no additions on the GPU).
 """
 
 from __future__ import annotations
@@ -38,14 +40,21 @@ def collective_bus_factor(operation: str, ranks: int) -> tuple[int, int]:
     return 1, 1  # broadcast, send_recv
 
 
-def collective_link_bytes(operation: str, ranks: int, buffer_bytes: int) -> int:
-    """Bytes one rank sends over its links (and receives): ``factor x S``, rounded up."""
+def collective_link_bytes(
+    operation: str, ranks: int, buffer_bytes: int, algorithm: str = "ring"
+) -> int:
+    """Bytes one rank sends over its links (and receives): ``factor x S``, rounded up; ``S``
+    with NVLink SHARP."""
+    if algorithm == "nvls":
+        return buffer_bytes
     numerator, denominator = collective_bus_factor(operation, ranks)
     return -((-buffer_bytes * numerator) // denominator)
 
 
-def collective_steps(operation: str, ranks: int) -> int:
-    """Dependent link transfers of the ring (or one for direct sends)."""
+def collective_steps(operation: str, ranks: int, algorithm: str = "ring") -> int:
+    """Dependent link transfers of the ring (or one for direct sends and NVLink SHARP)."""
+    if algorithm == "nvls":
+        return 1
     if operation == "all_reduce":
         return 2 * (ranks - 1)
     if operation in {"all_gather", "reduce_scatter", "broadcast"}:
@@ -53,11 +62,13 @@ def collective_steps(operation: str, ranks: int) -> int:
     return 1  # all_to_all, send_recv: every peer at once
 
 
-def collective_reduce_flops(operation: str, ranks: int, buffer_elements: int) -> int:
+def collective_reduce_flops(
+    operation: str, ranks: int, buffer_elements: int, algorithm: str = "ring"
+) -> int:
     """Additions one rank makes: ``(n - 1) / n`` of the buffer's elements for all-reduce and
     reduce-scatter (each rank reduces its ``1 / n`` share with ``n - 1`` others' copies), none
-    for the others."""
-    if operation not in REDUCING_OPERATIONS:
+    for the others nor with NVLink SHARP (the switch adds)."""
+    if operation not in REDUCING_OPERATIONS or algorithm == "nvls":
         return 0
     return buffer_elements * (ranks - 1) // ranks
 

@@ -165,12 +165,12 @@ def _cross_entropy_work(op: LocalOp, view: CrossEntropyView, read: int, write: i
 
 
 def _collective_work(op: LocalOp, view: CollectiveView, read: int, write: int) -> OpWork:
-    link = c.collective_link_bytes(view.operation, view.ranks, view.buffer_bytes)
+    link = c.collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
     hbm_read, hbm_write = c.collective_hbm_bytes(
         view.operation, link, view.send.nbytes, view.recv.nbytes
     )
     elements = max(view.send.num_elements, view.recv.num_elements)
-    flops = c.collective_reduce_flops(view.operation, view.ranks, elements)
+    flops = c.collective_reduce_flops(view.operation, view.ranks, elements, view.algorithm)
     return _vector(flops, view.compute_dtype, hbm_read, hbm_write)
 
 

@@ -133,9 +133,10 @@ def cross_field_problems(spec: HardwareSpec) -> list[str]:
     if spec.compute.sm is not None:
         problems += _sm_problems(spec.compute.sm)
     link = spec.interconnect
-    if link is not None and (link.nccl_bandwidth_bytes_per_s or 0) > link.bandwidth_bytes_per_s:
-        problems.append(
-            "interconnect.nccl_bandwidth_bytes_per_s: must not exceed "
-            f"interconnect.bandwidth_bytes_per_s ({link.bandwidth_bytes_per_s:g}), the line rate"
-        )
+    for name in ("nccl_bandwidth_bytes_per_s", "nvls_bandwidth_bytes_per_s"):
+        if link is not None and (getattr(link, name) or 0) > link.bandwidth_bytes_per_s:
+            problems.append(
+                f"interconnect.{name}: must not exceed interconnect.bandwidth_bytes_per_s "
+                f"({link.bandwidth_bytes_per_s:g}), the line rate"
+            )
     return problems

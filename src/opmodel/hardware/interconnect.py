@@ -34,7 +34,10 @@ class InterconnectSpec:
     ``nccl_bandwidth_bytes_per_s`` (optional) is the rate NCCL's bulk (Simple) protocol moves
     data over these links each way, a published measurement (nccl-tests' bus bandwidth of a
     bandwidth-bound collective); without it the model takes 370 / 450 of the line rate
-    (docs/models/collective.md).
+    (docs/models/collective.md). ``nvls_bandwidth_bytes_per_s`` (optional) is the algorithm
+    bandwidth (buffer bytes per second) of an all-reduce NCCL runs with NVLink SHARP, the
+    reduction in the NVSwitch (H100 and later boards); a collective with ``algorithm: nvls``
+    needs it.
     """
 
     link_type: LinkType
@@ -42,3 +45,4 @@ class InterconnectSpec:
     bandwidth_bytes_per_s: float = field(metadata=ranges.BYTES_PER_S)
     energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)
     nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
+    nvls_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)

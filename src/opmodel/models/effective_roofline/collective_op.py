@@ -20,6 +20,11 @@ Sources of the constants, all NCCL's, none fitted here:
   NVIDIA/nccl-tests issue #212, 2024).
 - ``f_p``: Simple 1; LL128 0.92 (120 of 128 bytes carry data); LL 1/4 for all-reduce and 1/3
   for the others (8-byte stores of 4 data bytes and a flag; the tuning model's factors).
+``algorithm: nvls`` (NVLink SHARP, all-reduce in the NVSwitch) is ``t = 23 us + S / R_nvls``:
+NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at commit b647562)
+and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
+bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
+constant in the ranks). Not validated: no NVLS timing is in data/.
 Equations and validation: docs/models/collective.md.
 """
 
@@ -28,11 +33,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_link_bytes, collective_steps
-from opmodel.hardware.interconnect import LinkType
+from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.collective_estimate import (
     LinkTime,
@@ -41,10 +47,20 @@ from opmodel.models.shared.collective_estimate import (
 )
 from opmodel.models.shared.roofline_estimate import roofline_setup
 
-__all__ = ["NCCL_BULK_FRACTION", "NCCL_PROTOCOLS", "NcclProtocol", "predict_collective"]
+__all__ = [
+    "NCCL_BULK_FRACTION",
+    "NCCL_PROTOCOLS",
+    "NVLS_LATENCY_S",
+    "NcclProtocol",
+    "predict_collective",
+]
 
 NCCL_BULK_FRACTION = 370.0 / 450.0
 """Share of the line rate NCCL's Simple protocol delivers (module docstring)."""
+
+NVLS_LATENCY_S = 23e-6
+"""The latency NCCL's tuning model gives an NVLink SHARP collective inside one node: its
+``hwLat`` for NVLS over NVLink, 23 us (src/graph/tuning.cc, NVIDIA/nccl at commit b647562)."""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -101,12 +117,27 @@ def _fastest(view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
     return min(candidates, key=lambda t: t.latency_s + sent / t.bandwidth_bytes_per_s)
 
 
+def _nvls(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTime:
+    """NVLink SHARP: NCCL's NVLS latency and the config's NVLS algorithm bandwidth."""
+    rate = spec.nvls_bandwidth_bytes_per_s
+    if rate is None:
+        raise UnsupportedOpError(
+            f"op '{op.name}' (collective): algorithm nvls needs "
+            f"interconnect.nvls_bandwidth_bytes_per_s, which hardware '{hardware.name}' does not "
+            "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
+        )
+    return LinkTime.make(latency_s=NVLS_LATENCY_S, bandwidth_bytes_per_s=rate, protocol="simple")
+
+
 def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """One rank's part of the collective ``op`` on ``hardware``'s interconnect."""
     view = op.view
     assert isinstance(view, CollectiveView)
     spec = interconnect_of(op, view, hardware)
-    bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
-    timing = _fastest(view, (spec.link_type, bulk))
-    implementation = f"effective_roofline/nccl-ring-{timing.protocol}"
-    return collective_profile(op, hardware, roofline_setup(op, hardware), (implementation, timing))
+    if view.algorithm == "nvls":
+        timing, name = _nvls(op, spec, hardware), "effective_roofline/nccl-nvls"
+    else:
+        bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
+        timing = _fastest(view, (spec.link_type, bulk))
+        name = f"effective_roofline/nccl-ring-{timing.protocol}"
+    return collective_profile(op, hardware, roofline_setup(op, hardware), (name, timing))

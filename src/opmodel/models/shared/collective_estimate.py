@@ -87,7 +87,7 @@ def collective_profile(
     assert isinstance(view, CollectiveView)
     link = interconnect_of(op, view, hardware)
     implementation, link_time = timing
-    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes)
+    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
     t_link = link_time.latency_s + sent / link_time.bandwidth_bytes_per_s
     t_vector = compute_time_s(setup.vector_flops, setup.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(setup.moved_bytes, setup.hbm_bytes_per_s, 1.0, setup.hbm_latency_s)
@@ -109,7 +109,7 @@ def collective_profile(
         diagnostics=CollectiveDiagnostics.make(
             operation=view.operation,
             ranks=view.ranks,
-            steps=collective_steps(view.operation, view.ranks),
+            steps=collective_steps(view.operation, view.ranks, view.algorithm),
             protocol=link_time.protocol,
             bound=bound,
             link_bytes=sent,
