@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from opmodel.core.errors import UnsupportedOpError
+from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
@@ -78,21 +79,21 @@ NCCL_PROTOCOLS = (
     NcclProtocol(
         name="ll",
         base_s=3.6e-6,
-        step_s={LinkType.NVLINK: 0.47e-6, LinkType.PCIE: 1.0e-6},
+        step_s=FrozenDict({LinkType.NVLINK: 0.47e-6, LinkType.PCIE: 1.0e-6}),
         share_all_reduce=1 / 4,
         share=1 / 3,
     ),
     NcclProtocol(
         name="ll128",
         base_s=10.0e-6,
-        step_s={LinkType.NVLINK: 1.9e-6, LinkType.PCIE: 2.5e-6},
+        step_s=FrozenDict({LinkType.NVLINK: 1.9e-6, LinkType.PCIE: 2.5e-6}),
         share_all_reduce=0.92,
         share=0.92,
     ),
     NcclProtocol(
         name="simple",
         base_s=8.4e-6,
-        step_s={LinkType.NVLINK: 3.4e-6, LinkType.PCIE: 5.7e-6},
+        step_s=FrozenDict({LinkType.NVLINK: 3.4e-6, LinkType.PCIE: 5.7e-6}),
         share_all_reduce=1.0,
         share=1.0,
     ),
