@@ -141,4 +141,4 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
         timing = _fastest(view, (spec.link_type, bulk))
         name = f"effective_roofline/nccl-ring-{timing.protocol}"
-    return collective_profile(op, hardware, roofline_setup(op, hardware), (name, timing))
+    return collective_profile(op, roofline_setup(op, hardware), spec, (name, timing))

@@ -79,13 +79,13 @@ def interconnect_of(op: LocalOp, view: CollectiveView, hardware: HardwareSpec) -
 
 
 def collective_profile(
-    op: LocalOp, hardware: HardwareSpec, setup: RooflineSetup, timing: tuple[str, LinkTime]
+    op: LocalOp, setup: RooflineSetup, link: InterconnectSpec, timing: tuple[str, LinkTime]
 ) -> OpProfile:
-    """The profile of ``op`` given its roofline setup and its link time; ``timing`` is the
-    implementation name and how the links move the bytes."""
+    """The profile of ``op`` given its roofline setup, the hardware's links (checked by
+    :func:`interconnect_of`) and its link time; ``timing`` is the implementation name and how
+    the links move the bytes."""
     view = op.view
     assert isinstance(view, CollectiveView)
-    link = interconnect_of(op, view, hardware)
     implementation, link_time = timing
     sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
     t_link = link_time.latency_s + sent / link_time.bandwidth_bytes_per_s

@@ -244,6 +244,7 @@ def _collective(
 ) -> OpProfile:
     view = op.view
     assert isinstance(view, CollectiveView)
-    rate = interconnect_of(op, view, hardware).bandwidth_bytes_per_s  # the line rate
+    link = interconnect_of(op, view, hardware)
+    rate = link.bandwidth_bytes_per_s  # the line rate
     timing = LinkTime.make(latency_s=0.0, bandwidth_bytes_per_s=rate, protocol=None)
-    return collective_profile(op, hardware, setup, (implementation, timing))
+    return collective_profile(op, setup, link, (implementation, timing))
