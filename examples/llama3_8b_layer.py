@@ -28,7 +28,11 @@ def layer_ops(tokens: int, tp: int = 1) -> list[LocalOp]:
     heads, kv_heads, ffn = HEADS // tp, KV_HEADS // tp, FFN // tp
     qkv = (heads + 2 * kv_heads) * HEAD_DIM
     prefill = {"phase": "prefill"}
-    layer = [
+    # from two ranks, each row-parallel projection's partial sums, summed over the ranks
+    reduce = (
+        [ops.collective("all_reduce", tokens * HIDDEN, tp, name="all_reduce")] if tp > 1 else []
+    )
+    return [
         ops.rmsnorm(tokens, HIDDEN, **prefill),
         ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", **prefill),
         ops.elementwise("rope", (tokens, qkv), **prefill),
@@ -36,18 +40,15 @@ def layer_ops(tokens: int, tp: int = 1) -> list[LocalOp]:
             1, heads, tokens, HEAD_DIM, kv_heads=kv_heads, causal=True, name="attention"
         ),
         ops.gemm(tokens, HIDDEN, heads * HEAD_DIM, name="o_proj", **prefill),
+        *reduce,
         ops.elementwise("add", (tokens, HIDDEN), name="residual_add", **prefill),
         ops.rmsnorm(tokens, HIDDEN, **prefill),
         ops.gemm(tokens, 2 * ffn, HIDDEN, name="gate_up_proj", **prefill),
         ops.elementwise("silu_and_mul", (tokens, ffn), **prefill),
         ops.gemm(tokens, HIDDEN, ffn, name="down_proj", **prefill),
+        *reduce,
         ops.elementwise("add", (tokens, HIDDEN), name="residual_add", **prefill),
     ]
-    if tp > 1:  # each row-parallel projection's partial sums, summed over the ranks
-        for at in (10, 5):  # after down_proj, then after o_proj (inserting from the back)
-            reduce = ops.collective("all_reduce", tokens * HIDDEN, tp, name="all_reduce")
-            layer.insert(at, reduce)
-    return layer
 
 
 def main() -> None:
