@@ -15,8 +15,6 @@ docs/models/effective_roofline.md.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from opmodel.core.enums import GEMM_KINDS, Engine, OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import EnergyBreakdown, OpProfile
@@ -41,6 +39,10 @@ from opmodel.models.shared.roofline_estimate import roofline_estimate
 __all__ = ["EffectiveRooflineModel"]
 
 _ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE})
+# the kinds whose kernel-level model runs on any GPU with SMs: kind -> its predictor
+_SM_KERNELS = {kind: predict_streaming for kind in STREAMING_KINDS} | {
+    OpKind.CROSS_ENTROPY: predict_cross_entropy
+}
 _FALLBACK = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
     Engine.VECTOR: "effective_roofline/roofline-vector",
@@ -106,20 +108,6 @@ def _on_mxu(op: LocalOp, hardware: HardwareSpec) -> bool:
     return hardware.compute.tensor_peak(view.compute_dtype) is not None
 
 
-def _kernel_predictor(
-    op: LocalOp, hardware: HardwareSpec
-) -> Callable[[LocalOp, HardwareSpec], OpProfile] | None:
-    """The kernel-level model of a non-GEMM ``op`` on ``hardware``; None: the roofline's."""
-    on_sm = hardware.compute.sm is not None
-    if op.kind in STREAMING_KINDS and on_sm:
-        return predict_streaming
-    if op.kind is OpKind.CROSS_ENTROPY and on_sm:
-        return predict_cross_entropy
-    if op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
-        return predict_attention
-    return predict_collective if op.kind is OpKind.COLLECTIVE else None
-
-
 @register_model
 class EffectiveRooflineModel:
     """Phase-aware per-wave GEMM model with kernel selection; streaming and FlashAttention
@@ -145,8 +133,10 @@ class EffectiveRooflineModel:
                 return per_op_and_hardware(self.name, op, hardware, _predict_gpu_gemm)
             if hardware.compute.mxu is not None and _on_mxu(op, hardware):
                 return per_op_and_hardware(self.name, op, hardware, predict_systolic_gemm)
-        else:
-            predictor = _kernel_predictor(op, hardware)
-            if predictor is not None:
-                return per_op_and_hardware(self.name, op, hardware, predictor)
+        elif op.kind in _SM_KERNELS and hardware.compute.sm is not None:
+            return per_op_and_hardware(self.name, op, hardware, _SM_KERNELS[op.kind])
+        elif op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
+            return per_op_and_hardware(self.name, op, hardware, predict_attention)
+        elif op.kind is OpKind.COLLECTIVE:
+            return per_op_and_hardware(self.name, op, hardware, predict_collective)
         return roofline_estimate(op, hardware, _FALLBACK)
