@@ -43,6 +43,8 @@ _ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE}
 _SM_KERNELS = {kind: predict_streaming for kind in STREAMING_KINDS} | {
     OpKind.CROSS_ENTROPY: predict_cross_entropy
 }
+# bound once, as in roofline_estimate: CPython 3.11 looks an enum member up at ~50 ns a time
+_COLLECTIVE = OpKind.COLLECTIVE
 _FALLBACK = {
     Engine.TENSOR: "effective_roofline/roofline-tensor",
     Engine.VECTOR: "effective_roofline/roofline-vector",
@@ -137,6 +139,6 @@ class EffectiveRooflineModel:
             return per_op_and_hardware(self.name, op, hardware, _SM_KERNELS[op.kind])
         elif op.kind in _ATTENTION_KINDS and runs_flash_attention(op, hardware):
             return per_op_and_hardware(self.name, op, hardware, predict_attention)
-        elif op.kind is OpKind.COLLECTIVE:
+        elif op.kind is _COLLECTIVE:
             return per_op_and_hardware(self.name, op, hardware, predict_collective)
         return roofline_estimate(op, hardware, _FALLBACK)

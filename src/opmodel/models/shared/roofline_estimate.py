@@ -33,6 +33,10 @@ from opmodel.models.shared.memo import per_op_and_hardware
 
 __all__ = ["RooflineDiagnostics", "RooflineSetup", "roofline_estimate", "roofline_setup"]
 
+# bound once: on CPython 3.11 ``OpKind.COLLECTIVE`` is a descriptor lookup (~50 ns), which every
+# roofline predict would pay
+_COLLECTIVE = OpKind.COLLECTIVE
+
 
 @value_type
 class RooflineDiagnostics(FastValue):
@@ -204,7 +208,7 @@ def roofline_estimate(
     (a collective's: :func:`~opmodel.models.shared.collective_estimate.collective_profile`,
     its links at their line rate)."""
     s = roofline_setup(op, hardware)
-    if op.kind is OpKind.COLLECTIVE:
+    if op.kind is _COLLECTIVE:
         return _collective(op, hardware, s, implementations[Engine.INTERCONNECT])
     t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
     t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
