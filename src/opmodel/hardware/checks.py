@@ -132,6 +132,12 @@ def cross_field_problems(spec: HardwareSpec) -> list[str]:
         problems.append("compute.mxu: required for kind tpu (TensorCores and MXU shape)")
     if spec.compute.sm is not None:
         problems += _sm_problems(spec.compute.sm)
+    return problems + _interconnect_problems(spec)
+
+
+def _interconnect_problems(spec: HardwareSpec) -> list[str]:
+    """Measured NCCL rates above the line rates they are measured on."""
+    problems: list[str] = []
     link = spec.interconnect
     for name in ("nccl_bandwidth_bytes_per_s", "nvls_bandwidth_bytes_per_s"):
         if link is not None and (getattr(link, name) or 0) > link.bandwidth_bytes_per_s:
@@ -139,4 +145,11 @@ def cross_field_problems(spec: HardwareSpec) -> list[str]:
                 f"interconnect.{name}: must not exceed interconnect.bandwidth_bytes_per_s "
                 f"({link.bandwidth_bytes_per_s:g}), the line rate"
             )
+    net = link.network if link is not None else None
+    if net is not None and (net.nccl_bandwidth_bytes_per_s or 0) > net.nic_bandwidth_bytes_per_s:
+        problems.append(
+            "interconnect.network.nccl_bandwidth_bytes_per_s: must not exceed "
+            f"interconnect.network.nic_bandwidth_bytes_per_s ({net.nic_bandwidth_bytes_per_s:g}), "
+            "the line rate"
+        )
     return problems

@@ -1,8 +1,9 @@
-"""The links between a device and its peers in one node: :class:`InterconnectSpec`.
+"""The links between a device and its peers: :class:`InterconnectSpec` inside one node, its
+optional :class:`NetworkSpec` between nodes.
 
-A config's optional ``interconnect`` section; the collective op kind needs it
-(docs/hardware.md, "Interconnect"). Physical facts only: what NCCL's protocols make of the
-links is the model's (docs/models/collective.md).
+A config's optional ``interconnect`` section; the collective op kind needs it, and a group
+across nodes needs its ``network`` part (docs/hardware.md, "Interconnect"). Physical facts
+only: what NCCL's protocols make of the links is the model's (docs/models/collective.md).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from dataclasses import dataclass, field
 from opmodel.core.enums import StrValueEnum
 from opmodel.hardware import ranges
 
-__all__ = ["InterconnectSpec", "LinkType"]
+__all__ = ["InterconnectSpec", "LinkType", "NetworkSpec"]
 
 
 class LinkType(StrValueEnum):
@@ -21,6 +22,25 @@ class LinkType(StrValueEnum):
 
     NVLINK = "nvlink"
     PCIE = "pcie"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NetworkSpec:
+    """The NICs that join a node to the other nodes (InfiniBand or RoCE), shared evenly by the
+    node's devices: each device drives ``nics_per_node / devices_per_node`` of them (a
+    rail-optimised node has one per device).
+
+    ``nic_bandwidth_bytes_per_s`` is one NIC's line rate in one direction (400 Gb/s NDR ->
+    5e10). ``nccl_bandwidth_bytes_per_s`` (optional) is the rate NCCL moves data through one
+    NIC, a published measurement; without it the model takes 24 / 25 of the line rate
+    (docs/models/collective.md). ``energy_j_per_byte`` is the energy of moving one byte from
+    one node to another (NIC, optics, switch).
+    """
+
+    nics_per_node: int = field(metadata=ranges.COUNT)
+    nic_bandwidth_bytes_per_s: float = field(metadata=ranges.BYTES_PER_S)
+    energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)
+    nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -37,7 +57,8 @@ class InterconnectSpec:
     (docs/models/collective.md). ``nvls_bandwidth_bytes_per_s`` (optional) is the algorithm
     bandwidth (buffer bytes per second) of an all-reduce NCCL runs with NVLink SHARP, the
     reduction in the NVSwitch (H100 and later boards); a collective with ``algorithm: nvls``
-    needs it.
+    needs it. ``network`` (optional) describes the NICs between nodes; a collective whose
+    group spans nodes needs it.
     """
 
     link_type: LinkType
@@ -46,3 +67,4 @@ class InterconnectSpec:
     energy_j_per_byte: float = field(metadata=ranges.J_PER_BYTE)
     nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
     nvls_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
+    network: NetworkSpec | None = None

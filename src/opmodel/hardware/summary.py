@@ -13,8 +13,9 @@ def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
     """Name, kind, architecture, dense peaks by dtype, HBM and L2 size/bandwidth, the board's
     TDP, the sustained power-limited clock (None where the config has none: its large GEMMs
     then run at ``clock_hz``), the calibration files of ``spec`` and its links to the node's
-    other devices (``interconnect``: link type, devices per node, bandwidth each way; None
-    without an ``interconnect`` section)."""
+    other devices (``interconnect``: link type, devices per node, bandwidth each way, and the
+    NICs to other nodes, ``network``: count per node and line rate each way, None without them;
+    None without an ``interconnect`` section)."""
     l2 = spec.levels_by_name.get("l2")
     link = spec.interconnect
     return {
@@ -38,5 +39,11 @@ def hardware_summary(spec: HardwareSpec) -> dict[str, Any]:
             "link_type": link.link_type.value,
             "devices_per_node": link.devices_per_node,
             "bandwidth_bytes_per_s": link.bandwidth_bytes_per_s,
+            "network": None
+            if link.network is None
+            else {
+                "nics_per_node": link.network.nics_per_node,
+                "nic_bandwidth_bytes_per_s": link.network.nic_bandwidth_bytes_per_s,
+            },
         },
     }

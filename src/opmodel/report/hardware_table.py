@@ -6,7 +6,8 @@ peak) and the fp32 vector peak, HBM size and bandwidth, L2 size, TDP, the sustai
 power-limited clock (``-`` where the config has none) and which calibration files it names
 (``energy``: ``power.energy_calibration``; ``sustained``: ``sustained_calibration``, fitted
 clocks or HBM fraction), and the links to the node's other devices (``nvlink x8 450 GB/s``:
-link type, devices per node, bandwidth each way; ``-`` without an ``interconnect`` section).
+link type, devices per node, bandwidth each way; ``+ 8 NICs 50.0 GB/s`` where the config gives
+the NICs to other nodes; ``-`` without an ``interconnect`` section).
 """
 
 from __future__ import annotations
@@ -70,7 +71,12 @@ def _links(link: Mapping[str, Any] | None) -> str:
     if not link:
         return "-"
     rate = si(link["bandwidth_bytes_per_s"], "B/s")
-    return f"{link['link_type']} x{link['devices_per_node']} {rate}"
+    text = f"{link['link_type']} x{link['devices_per_node']} {rate}"
+    network = link.get("network")
+    if network:  # the NICs to other nodes: ``+ 8 NICs 50.0 GB/s``
+        nic_rate = si(network["nic_bandwidth_bytes_per_s"], "B/s")
+        text += f" + {network['nics_per_node']} NICs {nic_rate}"
+    return text
 
 
 def format_hardware_table(summaries: Sequence[Mapping[str, Any]]) -> str:
