@@ -1,4 +1,5 @@
-"""The conformance suite's collective ops (``OpKind.COLLECTIVE``): every operation, 2-8 ranks."""
+"""The conformance suite's collective ops (``OpKind.COLLECTIVE``): every operation, 2-8 ranks
+in each of 1-4 nodes."""
 
 from __future__ import annotations
 
@@ -9,13 +10,17 @@ from opmodel.hardware import HardwareSpec
 
 def collective(s: dict[str, int], d: DType) -> LocalOp:
     """``n`` elements a rank sends (all-gather) or receives (reduce-scatter), or its buffer."""
-    operation = _COLLECTIVES[s["operation"]]
-    ranks = 2 if operation == "send_recv" else s["ranks"]  # a send has a sender and a receiver
+    operation, nodes = _COLLECTIVES[s["operation"]], s["nodes"]
+    per_node = s["ranks"]
+    if operation == "send_recv":  # a send has a sender and a receiver, in one node or two
+        nodes = min(nodes, 2)
+        per_node = 2 // nodes
+    ranks = per_node * nodes
     send = s["n"] * ranks if operation == "reduce_scatter" else s["n"]
     recv = s["n"] * ranks if operation == "all_gather" else s["n"]
     tensors = (TensorSpec("input", (send,), d), TensorSpec("output", (recv,), d))
-    attrs: dict[str, object] = {"operation": operation, "ranks": ranks}
-    if operation == "all_reduce" and s["nvls"]:
+    attrs: dict[str, object] = {"operation": operation, "ranks": ranks, "ranks_per_node": per_node}
+    if operation == "all_reduce" and s["nvls"] and nodes == 1:
         attrs["algorithm"] = "nvls"  # NVLink SHARP, on the configs that give its rate
     return LocalOp(
         name="collective", kind=OpKind.COLLECTIVE, phase="inference", tensors=tensors, attrs=attrs
@@ -25,21 +30,30 @@ def collective(s: dict[str, int], d: DType) -> LocalOp:
 COLLECTIVE_SIZES = {
     "n": (1, 1 << 26),
     "ranks": (2, 8),
+    "nodes": (1, 4),
     "operation": (0, len(_COLLECTIVES) - 1),
     "nvls": (0, 1),
 }
-"""Buffer elements, ranks, the operation's index in ``_COLLECTIVES`` and NVLink SHARP (1)."""
+"""Buffer elements, ranks in each node, nodes, the operation's index in ``_COLLECTIVES`` and
+NVLink SHARP (1, in one node)."""
 
 
 def refusal(op: LocalOp, hardware: HardwareSpec, model_name: str) -> str | None:
     """The one-line error ``model_name`` gives a collective ``op`` on ``hardware`` (a config
-    without links; NVLink SHARP on one without its rate, under ``effective_roofline``), else
-    None; None for every other op."""
+    without links, a node smaller than the group's share of it, a group across nodes without
+    NICs; NVLink SHARP on one without its rate, under ``effective_roofline``), else None; None
+    for every other op."""
     if op.kind is not OpKind.COLLECTIVE:
         return None
     link = hardware.interconnect
     if link is None:
         return "has no interconnect section"
+    per_node = op.attrs.get("ranks_per_node")
+    assert isinstance(per_node, int)
+    if per_node > link.devices_per_node:
+        return "exceeds the"
+    if op.attrs.get("ranks") != per_node and link.network is None:
+        return "has no interconnect.network"
     nvls = op.attrs.get("algorithm") == "nvls"
     if nvls and link.nvls_bandwidth_bytes_per_s is None and model_name == "effective_roofline":
         return "needs interconnect.nvls_bandwidth_bytes_per_s"

@@ -52,6 +52,17 @@ def faster_variants(name: str) -> tuple[tuple[str, HardwareSpec, HardwareSpec], 
         path = "interconnect.bandwidth_bytes_per_s"
         rate = base.interconnect.bandwidth_bytes_per_s * 1.25
         out.append((path, base, load_hardware(name, overrides={path: rate})))
+    network = base.interconnect.network if base.interconnect is not None else None
+    if network is not None:  # faster NICs, line rate and NCCL's rate alike
+        faster = {
+            "interconnect.network.nic_bandwidth_bytes_per_s": network.nic_bandwidth_bytes_per_s
+            * 1.25,
+            "interconnect.network.nccl_bandwidth_bytes_per_s": (
+                network.nccl_bandwidth_bytes_per_s or network.nic_bandwidth_bytes_per_s * 0.96
+            )
+            * 1.25,
+        }
+        out.append(("NICs", base, load_hardware(name, overrides=faster)))
     clock = base.compute.clock_hz
     out.append(("locked SM clock", base.at_clock(0.6 * clock), base.at_clock(0.75 * clock)))
     return tuple(out)

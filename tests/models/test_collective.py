@@ -93,9 +93,11 @@ def test_hardware_without_links_is_a_one_line_error() -> None:
         get_model("effective_roofline").predict(_all_reduce(MIB64), load_hardware("a40"))
 
 
-def test_a_group_larger_than_a_node_is_refused() -> None:
-    with pytest.raises(UnsupportedOpError, match=r"attrs\.ranks 16 exceeds the 8 devices"):
-        get_model("roofline").predict(_all_reduce(MIB64, ranks=16), H100)
+def test_a_group_across_nodes_needs_the_network() -> None:
+    """a100_40gb_pcie gives its node's PCIe links and no NICs (docs/hardware.md)."""
+    pcie = load_hardware("a100_40gb_pcie")
+    with pytest.raises(UnsupportedOpError, match=r"spans 2 nodes .* no interconnect\.network"):
+        get_model("roofline").predict(_all_reduce(MIB64, ranks=16), pcie)
 
 
 def test_bad_ops_are_one_line_errors() -> None:

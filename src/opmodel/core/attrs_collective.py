@@ -29,9 +29,11 @@ COLLECTIVE_PROTOCOLS = ("auto", "ll", "ll128", "simple")
 """NCCL's protocols (``NCCL_PROTO``); ``auto`` takes the fastest by the model, as NCCL's tuner
 takes the fastest by its own cost model."""
 
-COLLECTIVE_ALGORITHMS = ("ring", "nvls")
-"""NCCL's algorithms the models run (``NCCL_ALGO``): its ring, or NVLink SHARP (all-reduce in
-the NVSwitch, on configs with ``interconnect.nvls_bandwidth_bytes_per_s``)."""
+COLLECTIVE_ALGORITHMS = ("auto", "ring", "tree", "nvls")
+"""NCCL's algorithms the models run (``NCCL_ALGO``): its ring, its double binary tree
+(all-reduce across nodes), or NVLink SHARP (all-reduce in the NVSwitch, on configs with
+``interconnect.nvls_bandwidth_bytes_per_s``); ``auto`` (the default) is the ring inside one node
+and the faster of ring and tree for an all-reduce across nodes."""
 
 COLLECTIVE = (
     AttrSpec(
@@ -45,8 +47,15 @@ COLLECTIVE = (
         name="ranks",
         kind=int,
         minimum=2,
-        doc="devices in the group (required; 2 for send_recv); all in one node of the "
-        "hardware's interconnect",
+        doc="devices in the group (required; 2 for send_recv); more than one node's devices "
+        "need the hardware's interconnect.network",
+    ),
+    AttrSpec(
+        name="ranks_per_node",
+        kind=int,
+        minimum=1,
+        doc="the group's devices in each node (default: all of them, up to the node's "
+        "devices_per_node); must divide ranks; 1 for a data-parallel group with one rank per node",
     ),
     AttrSpec(
         name="protocol",
@@ -60,7 +69,9 @@ COLLECTIVE = (
         name="algorithm",
         kind=str,
         choices=COLLECTIVE_ALGORITHMS,
-        doc="NCCL's algorithm: ring (default) or nvls, NVLink SHARP (all_reduce only, reduced in "
-        "the NVSwitch; the config must give interconnect.nvls_bandwidth_bytes_per_s)",
+        doc="NCCL's algorithm: auto (default: the ring in one node, the faster of ring and tree "
+        "across nodes), ring, tree (all_reduce across nodes) or nvls, NVLink SHARP (all_reduce "
+        "in one node, reduced in the NVSwitch; the config must give "
+        "interconnect.nvls_bandwidth_bytes_per_s)",
     ),
 )

@@ -5,7 +5,8 @@ receive buffer, of one dtype. ``all_reduce``, ``all_to_all``, ``broadcast`` and 
 (between 2 ranks) keep the element count; ``all_gather`` receives ``ranks`` times what each
 rank sends and ``reduce_scatter`` sends ``ranks`` times what it receives. The op's ``buffer``
 is the larger of the two, the size nccl-tests reports (NVIDIA/nccl-tests doc/PERFORMANCE.md).
-Attrs ``operation`` and ``ranks`` are required.
+Attrs ``operation`` and ``ranks`` are required; ``ranks_per_node`` (optional) places the group
+on nodes and must divide ``ranks``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class CollectiveView:
     operation: str
     ranks: int
     protocol: str  # auto, ll, ll128 or simple
-    algorithm: str  # ring or nvls
+    algorithm: str  # auto, ring, tree or nvls
+    ranks_per_node: int | None  # the group's devices in each node (None: the hardware decides)
     send: TensorSpec
     recv: TensorSpec
     buffer_bytes: int  # the larger of send and receive buffer
@@ -61,6 +63,42 @@ def _check_sizes(op: LocalOp, operation: str, ranks: int, counts: tuple[int, int
         )
 
 
+def _ranks_per_node(op: LocalOp, ranks: int) -> int | None:
+    per_node = op.attrs.get("ranks_per_node")
+    if per_node is None:
+        return None
+    assert isinstance(per_node, int)
+    if ranks % per_node:
+        raise fail(
+            op,
+            f"attrs.ranks_per_node {per_node} must divide attrs.ranks {ranks} (the group fills "
+            "each of its nodes alike)",
+        )
+    return per_node
+
+
+def _check_algorithm(
+    op: LocalOp, names: tuple[str, str, str], ranks: int, per_node: int | None
+) -> None:
+    """NVLink SHARP: an all-reduce in one node with the simple protocol; the tree: an
+    all-reduce."""
+    operation, protocol, algorithm = names
+    if algorithm == "nvls" and (operation != "all_reduce" or protocol not in ("auto", "simple")):
+        raise fail(
+            op,
+            "algorithm nvls (NVLink SHARP) runs all_reduce with the simple protocol "
+            f"(got {operation}, protocol {protocol})",
+        )
+    if algorithm == "nvls" and per_node is not None and per_node < ranks:
+        raise fail(
+            op, "algorithm nvls (NVLink SHARP) reduces inside one node (ranks_per_node < ranks)"
+        )
+    if algorithm == "tree" and operation != "all_reduce":
+        raise fail(
+            op, f"algorithm tree (NCCL's double binary tree) runs all_reduce (got {operation})"
+        )
+
+
 def collective_view(op: LocalOp) -> CollectiveView:
     """Check ``op``'s tensors and attrs against the convention (module docstring)."""
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
@@ -76,19 +114,16 @@ def collective_view(op: LocalOp) -> CollectiveView:
             op, f"input and output must share a dtype ({send.dtype.value}, {recv.dtype.value})"
         )
     _check_sizes(op, operation, ranks, (send.num_elements, recv.num_elements))
-    protocol, algorithm = op.attrs.get("protocol", "auto"), op.attrs.get("algorithm", "ring")
+    protocol, algorithm = op.attrs.get("protocol", "auto"), op.attrs.get("algorithm", "auto")
     assert isinstance(protocol, str) and isinstance(algorithm, str)
-    if algorithm == "nvls" and (operation != "all_reduce" or protocol not in ("auto", "simple")):
-        raise fail(
-            op,
-            "algorithm nvls (NVLink SHARP) runs all_reduce with the simple protocol "
-            f"(got {operation}, protocol {protocol})",
-        )
+    per_node = _ranks_per_node(op, ranks)
+    _check_algorithm(op, (operation, protocol, algorithm), ranks, per_node)
     return CollectiveView(
         operation=operation,
         ranks=ranks,
         protocol=protocol,
         algorithm=algorithm,
+        ranks_per_node=per_node,
         send=send,
         recv=recv,
         buffer_bytes=max(send.nbytes, recv.nbytes),

@@ -13,6 +13,13 @@ buffer; what it receives is staged (written to and read back from NCCL's buffers
 send, which lands in place. With NVLink SHARP (``algorithm: nvls``, all-reduce only) the
 NVSwitch reduces: each rank sends its buffer into the switch once and receives the reduced
 buffer once (``S`` each way, one step, no additions on the GPU).
+
+Across nodes (``N`` nodes of ``g`` ranks, ``n = N g``) a ring leaves each node once, so a
+node's NICs send ``B`` (the bus bytes of one rank) per collective, ``B / g`` for each of its
+ranks on average, and the rest, ``B (g - 1) / g``, crosses the node's own links; of a ring's
+steps, ``2 (N - 1)`` of an all-reduce and ``N - 1`` of the others cross the network (NCCL's
+tuning model, src/graph/tuning.cc, ``nInterSteps``). An all-to-all sends ``S / n`` to each
+peer: ``S (n - g) / n`` to other nodes, ``S (g - 1) / n`` inside its own.
 """
 
 from __future__ import annotations
@@ -22,7 +29,9 @@ from opmodel.core.attrs_collective import REDUCING_OPERATIONS
 __all__ = [
     "collective_bus_factor",
     "collective_hbm_bytes",
+    "collective_inter_steps",
     "collective_link_bytes",
+    "collective_network_bytes",
     "collective_reduce_flops",
     "collective_steps",
 ]
@@ -80,3 +89,25 @@ def collective_hbm_bytes(
     through NCCL's buffers (written on arrival, read back to reduce, forward or copy out)."""
     staged = 0 if operation == "send_recv" else link_bytes
     return send_bytes + staged, recv_bytes + staged
+
+
+def collective_network_bytes(operation: str, ranks: int, per_node: int, link_bytes: int) -> int:
+    """Of the ``link_bytes`` a rank sends, those that leave its node (its share of its node's
+    NIC traffic) when the group has ``per_node`` ranks in each node; 0 inside one node."""
+    if per_node >= ranks:
+        return 0
+    if operation == "all_to_all":  # its peers in other nodes: n - g of its n - 1
+        return -((-link_bytes * (ranks - per_node)) // (ranks - 1))
+    return -((-link_bytes) // per_node)  # a ring (and a send) leaves each node once
+
+
+def collective_inter_steps(operation: str, nodes: int) -> int:
+    """Steps of the ring that cross the network (NCCL's ``nInterSteps``): ``2 (N - 1)`` for an
+    all-reduce, ``N - 1`` for the other rings, 1 for a direct send or all-to-all."""
+    if nodes <= 1:
+        return 0
+    if operation == "all_reduce":
+        return 2 * (nodes - 1)
+    if operation in {"all_gather", "reduce_scatter", "broadcast"}:
+        return nodes - 1
+    return 1

@@ -10,7 +10,7 @@ one, else ``e x R``, the share ``e`` of the line rate ``R`` (``bandwidth_bytes_p
 own cost model. The HBM and vector-engine times of the roofline bound it from below
 (:mod:`opmodel.models.shared.collective_estimate`).
 
-Sources of the constants, all NCCL's, none fitted here:
+Sources of the constants, all NCCL's, none fitted here (the table: :mod:`.nccl_protocols`):
 - ``a_p`` and ``b_p``: the ring's base latency and per-step hardware latency, in us, of NCCL's
   tuning model (src/graph/tuning.cc, ``baseLat`` and ``hwLat``, NVIDIA/nccl at commit
   01afd20): LL 3.6 + 0.47 per NVLink step (1.0 over PCIe), LL128 10.0 + 1.9 (2.5), Simple
@@ -25,22 +25,22 @@ NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at co
 and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
 bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
 constant in the ranks). Not validated: no NVLS timing is in data/.
+A group across nodes (attr ``ranks_per_node``, the config's ``interconnect.network``) runs
+NCCL's ring or tree through the NICs (:mod:`.collective_nodes`).
 Equations and validation: docs/models/collective.md.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
-
 from opmodel.core.errors import UnsupportedOpError
-from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_link_bytes, collective_steps
 from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.collective_nodes import across_nodes
+from opmodel.models.effective_roofline.nccl_protocols import NCCL_PROTOCOLS, NcclProtocol
 from opmodel.models.shared.collective_estimate import (
     LinkTime,
     collective_profile,
@@ -48,13 +48,7 @@ from opmodel.models.shared.collective_estimate import (
 )
 from opmodel.models.shared.roofline_estimate import roofline_setup
 
-__all__ = [
-    "NCCL_BULK_FRACTION",
-    "NCCL_PROTOCOLS",
-    "NVLS_LATENCY_S",
-    "NcclProtocol",
-    "predict_collective",
-]
+__all__ = ["NCCL_BULK_FRACTION", "NVLS_LATENCY_S", "predict_collective"]
 
 NCCL_BULK_FRACTION = 370.0 / 450.0
 """Share of the line rate NCCL's Simple protocol delivers (module docstring)."""
@@ -62,43 +56,6 @@ NCCL_BULK_FRACTION = 370.0 / 450.0
 NVLS_LATENCY_S = 23e-6
 """The latency NCCL's tuning model gives an NVLink SHARP collective inside one node: its
 ``hwLat`` for NVLS over NVLink, 23 us (src/graph/tuning.cc, NVIDIA/nccl at commit b647562)."""
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class NcclProtocol:
-    """One protocol's latencies and its share of the bulk bandwidth (all-reduce, others)."""
-
-    name: str
-    base_s: float
-    step_s: Mapping[LinkType, float]
-    share_all_reduce: float
-    share: float
-
-
-NCCL_PROTOCOLS = (
-    NcclProtocol(
-        name="ll",
-        base_s=3.6e-6,
-        step_s=FrozenDict({LinkType.NVLINK: 0.47e-6, LinkType.PCIE: 1.0e-6}),
-        share_all_reduce=1 / 4,
-        share=1 / 3,
-    ),
-    NcclProtocol(
-        name="ll128",
-        base_s=10.0e-6,
-        step_s=FrozenDict({LinkType.NVLINK: 1.9e-6, LinkType.PCIE: 2.5e-6}),
-        share_all_reduce=0.92,
-        share=0.92,
-    ),
-    NcclProtocol(
-        name="simple",
-        base_s=8.4e-6,
-        step_s=FrozenDict({LinkType.NVLINK: 3.4e-6, LinkType.PCIE: 5.7e-6}),
-        share_all_reduce=1.0,
-        share=1.0,
-    ),
-)
-"""NCCL's ring protocols (module docstring)."""
 
 
 def _time(protocol: NcclProtocol, view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
@@ -127,18 +84,29 @@ def _nvls(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTi
             f"interconnect.nvls_bandwidth_bytes_per_s, which hardware '{hardware.name}' does not "
             "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
         )
-    return LinkTime.make(latency_s=NVLS_LATENCY_S, bandwidth_bytes_per_s=rate, protocol="simple")
+    return LinkTime.make(
+        latency_s=NVLS_LATENCY_S, bandwidth_bytes_per_s=rate, protocol="simple", algorithm="nvls"
+    )
 
 
 def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """One rank's part of the collective ``op`` on ``hardware``'s interconnect."""
     view = op.view
     assert isinstance(view, CollectiveView)
-    spec = interconnect_of(op, view, hardware)
+    spec, group = interconnect_of(op, view, hardware)
+    bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
     if view.algorithm == "nvls":
-        timing, name = _nvls(op, spec, hardware), "effective_roofline/nccl-nvls"
+        timing = _nvls(op, spec, hardware)
+    elif group.nodes > 1:
+        timing = across_nodes(view, (spec, group), bulk)
+    elif view.algorithm == "tree":
+        raise UnsupportedOpError(
+            f"op '{op.name}' (collective): algorithm tree runs across nodes (the group is "
+            f"one node of {group.per_node} ranks; use ring or auto)"
+        )
     else:
-        bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
         timing = _fastest(view, (spec.link_type, bulk))
-        name = f"effective_roofline/nccl-ring-{timing.protocol}"
-    return collective_profile(op, roofline_setup(op, hardware), spec, (name, timing))
+    name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
+    if timing.algorithm == "nvls":
+        name = "effective_roofline/nccl-nvls"
+    return collective_profile(op, roofline_setup(op, hardware), (spec, group), (name, timing))

@@ -2,9 +2,12 @@
 
 ``t = max(link bytes / link bandwidth, t_hbm, t_vector)``: the bytes a rank sends over its
 links (nccl-tests' bus bytes, :mod:`opmodel.formulas.collective`) at the interconnect's line
-rate, beside the roofline's HBM and vector-engine times of the same op. Energy adds the link's
-energy per byte sent. ``effective_roofline`` replaces the link time with NCCL's protocols
-(:mod:`opmodel.models.effective_roofline.collective_op`). docs/models/collective.md.
+rate, beside the roofline's HBM and vector-engine times of the same op. Across nodes
+(:class:`NodeGroup`) the bytes split into those inside the node and those through its NICs
+(:func:`~opmodel.formulas.collective.collective_network_bytes`), each at its own links' rate.
+Energy adds each link's energy per byte sent. ``effective_roofline`` replaces the link time
+with NCCL's protocols (:mod:`opmodel.models.effective_roofline.collective_op`).
+docs/models/collective.md.
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from opmodel.core.frozen_dict import FrozenDict
 from opmodel.core.profile import EnergyBreakdown, LevelTraffic, OpProfile
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import CollectiveView
-from opmodel.formulas.collective import collective_link_bytes, collective_steps
+from opmodel.formulas.collective import (
+    collective_link_bytes,
+    collective_network_bytes,
+    collective_steps,
+)
 from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
 
@@ -27,10 +34,29 @@ if TYPE_CHECKING:
     from opmodel.hardware.spec import HardwareSpec
     from opmodel.models.shared.roofline_estimate import RooflineSetup
 
-__all__ = ["CollectiveDiagnostics", "LinkTime", "collective_profile", "interconnect_of"]
+__all__ = [
+    "CollectiveDiagnostics",
+    "LinkTime",
+    "NodeGroup",
+    "collective_profile",
+    "interconnect_of",
+    "split_link_bytes",
+]
 
 LINK_LEVEL = "interconnect"
 """The traffic and energy key of the links: bytes received (read) and sent (written)."""
+NETWORK_LEVEL = "network"
+"""The traffic and energy key of the NICs between nodes (a group across nodes only)."""
+
+
+@value_type
+class NodeGroup(FastValue):
+    """Where the group's ranks sit: ``nodes`` nodes of ``per_node`` ranks; each device drives
+    ``nic_share`` of its node's NICs (0 without an ``interconnect.network``)."""
+
+    nodes: int
+    per_node: int
+    nic_share: float
 
 
 @value_type
@@ -38,8 +64,9 @@ class LinkTime(FastValue):
     """How long the link bytes take: a fixed latency and a transfer at a rate."""
 
     latency_s: float  # NCCL's base and per-step latencies (0 in the roofline)
-    bandwidth_bytes_per_s: float  # the rate the bytes move at
+    bandwidth_bytes_per_s: float  # the rate the bus bytes move at (the slowest link's share)
     protocol: str | None  # NCCL's protocol (effective_roofline), None in the roofline
+    algorithm: str = "ring"  # NCCL's algorithm: ring, tree or nvls
 
 
 @value_type
@@ -48,10 +75,14 @@ class CollectiveDiagnostics(FastValue):
 
     operation: str
     ranks: int
+    nodes: int  # the group's nodes (1: inside one node)
+    ranks_per_node: int
+    algorithm: str  # the one that ran: ring, tree or nvls
     steps: int  # dependent link transfers of the ring
     protocol: str | None
     bound: Bound
     link_bytes: int  # one rank sends (and receives) this many
+    network_bytes: int  # of those, through the NICs to other nodes (0 inside one node)
     link_bandwidth_bytes_per_s: float
     link_latency_s: float
     link_time_s: float  # latency + bytes / bandwidth
@@ -59,60 +90,82 @@ class CollectiveDiagnostics(FastValue):
     vector_time_s: float
 
 
-def interconnect_of(op: LocalOp, view: CollectiveView, hardware: HardwareSpec) -> InterconnectSpec:
-    """The hardware's links, checked against the op's group (one-line errors)."""
+def interconnect_of(
+    op: LocalOp, view: CollectiveView, hardware: HardwareSpec
+) -> tuple[InterconnectSpec, NodeGroup]:
+    """The hardware's links and the group's nodes, checked against the op (one-line errors)."""
     link = hardware.interconnect
+    where = f"op '{op.name}' (collective)"
     if link is None:
         raise UnsupportedOpError(
-            f"op '{op.name}' (collective): hardware '{hardware.name}' has no interconnect "
-            "section (link_type, devices_per_node, bandwidth_bytes_per_s, energy_j_per_byte; "
-            "docs/hardware.md, 'Interconnect'; a what-if: --set interconnect.link_type=pcie "
-            "and the other three)"
+            f"{where}: hardware '{hardware.name}' has no interconnect section (link_type, "
+            "devices_per_node, bandwidth_bytes_per_s, energy_j_per_byte; docs/hardware.md, "
+            "'Interconnect'; a what-if: --set interconnect.link_type=pcie and the other three)"
         )
-    if view.ranks > link.devices_per_node:
+    devices = link.devices_per_node
+    per_node = view.ranks_per_node or min(view.ranks, devices)
+    if per_node > devices:
         raise UnsupportedOpError(
-            f"op '{op.name}' (collective): attrs.ranks {view.ranks} exceeds the "
-            f"{link.devices_per_node} devices of one {hardware.name} node; groups across nodes "
-            "are not modelled"
+            f"{where}: attrs.ranks_per_node {per_node} exceeds the {devices} devices of one "
+            f"{hardware.name} node"
         )
-    return link
+    if view.ranks % per_node:
+        raise UnsupportedOpError(
+            f"{where}: attrs.ranks {view.ranks} does not fill nodes of {devices} devices alike; "
+            "give attrs.ranks_per_node, a divisor of ranks"
+        )
+    nodes, network = view.ranks // per_node, link.network
+    if nodes > 1 and network is None:
+        raise UnsupportedOpError(
+            f"{where}: the group spans {nodes} nodes and hardware '{hardware.name}' has no "
+            "interconnect.network (nics_per_node, nic_bandwidth_bytes_per_s, energy_j_per_byte; "
+            "docs/hardware.md, 'Interconnect')"
+        )
+    share = 0.0 if network is None else network.nics_per_node / devices
+    return link, NodeGroup.make(nodes=nodes, per_node=per_node, nic_share=share)
+
+
+def split_link_bytes(view: CollectiveView, group: NodeGroup) -> tuple[int, int]:
+    """``(bytes a rank sends, those of them through the NICs)``."""
+    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
+    return sent, collective_network_bytes(view.operation, view.ranks, group.per_node, sent)
 
 
 def collective_profile(
-    op: LocalOp, setup: RooflineSetup, link: InterconnectSpec, timing: tuple[str, LinkTime]
+    op: LocalOp,
+    setup: RooflineSetup,
+    placed: tuple[InterconnectSpec, NodeGroup],
+    timing: tuple[str, LinkTime],
 ) -> OpProfile:
-    """The profile of ``op`` given its roofline setup, the hardware's links (checked by
-    :func:`interconnect_of`) and its link time; ``timing`` is the implementation name and how
-    the links move the bytes."""
-    view = op.view
+    """The profile of ``op`` given its roofline setup, the hardware's links and the group's
+    nodes (checked by :func:`interconnect_of`) and its link time; ``timing`` is the
+    implementation name and how the links move the bytes."""
+    view, (link, group), (implementation, link_time) = op.view, placed, timing
     assert isinstance(view, CollectiveView)
-    implementation, link_time = timing
-    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
+    sent, net = split_link_bytes(view, group)
     t_link = link_time.latency_s + sent / link_time.bandwidth_bytes_per_s
     t_vector = compute_time_s(setup.vector_flops, setup.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(setup.moved_bytes, setup.hbm_bytes_per_s, 1.0, setup.hbm_latency_s)
     latency = max(t_link, t_hbm, t_vector)
-    if latency == t_link:
-        bound = Bound.INTERCONNECT
-    else:
-        bound = Bound.MEMORY if latency == t_hbm else Bound.VECTOR
     return OpProfile.make(
         latency_s=latency,
         flops=setup.vector_flops,
         engine=Engine.INTERCONNECT,
         footprint=op.footprint,
-        traffic=FrozenDict(
-            {**setup.traffic, LINK_LEVEL: LevelTraffic.make(read_bytes=sent, write_bytes=sent)}
-        ),
-        energy=_energy(setup, (sent, link.energy_j_per_byte), latency),
+        traffic=_traffic(setup, sent - net, net),
+        energy=_energy(setup, (sent - net, net), link, latency),
         implementation=implementation,
         diagnostics=CollectiveDiagnostics.make(
             operation=view.operation,
             ranks=view.ranks,
+            nodes=group.nodes,
+            ranks_per_node=group.per_node,
+            algorithm=link_time.algorithm,
             steps=collective_steps(view.operation, view.ranks, view.algorithm),
             protocol=link_time.protocol,
-            bound=bound,
+            bound=_bound(latency, t_link, t_hbm),
             link_bytes=sent,
+            network_bytes=net,
             link_bandwidth_bytes_per_s=link_time.bandwidth_bytes_per_s,
             link_latency_s=link_time.latency_s,
             link_time_s=t_link,
@@ -122,17 +175,34 @@ def collective_profile(
     )
 
 
-def _energy(setup: RooflineSetup, link: tuple[int, float], latency_s: float) -> EnergyBreakdown:
-    """The roofline's vector and HBM energy, the link's per byte sent, static power."""
-    sent, j_per_byte = link
+def _bound(latency_s: float, link_s: float, hbm_s: float) -> Bound:
+    if latency_s == link_s:
+        return Bound.INTERCONNECT
+    return Bound.MEMORY if latency_s == hbm_s else Bound.VECTOR
+
+
+def _traffic(setup: RooflineSetup, inside: int, net: int) -> FrozenDict[str, LevelTraffic]:
+    """The roofline's HBM traffic, the node's links and (across nodes) the NICs."""
+    levels = {**setup.traffic, LINK_LEVEL: LevelTraffic.make(read_bytes=inside, write_bytes=inside)}
+    if net:
+        levels[NETWORK_LEVEL] = LevelTraffic.make(read_bytes=net, write_bytes=net)
+    return FrozenDict(levels)
+
+
+def _energy(
+    setup: RooflineSetup, sent: tuple[int, int], link: InterconnectSpec, latency_s: float
+) -> EnergyBreakdown:
+    """The roofline's vector and HBM energy, each link's per byte sent, static power."""
+    inside, net = sent
+    memory = {
+        "hbm": event_energy_j(setup.moved_bytes, setup.hbm_j_per_byte),
+        LINK_LEVEL: event_energy_j(inside, link.energy_j_per_byte),
+    }
+    if net and link.network is not None:
+        memory[NETWORK_LEVEL] = event_energy_j(net, link.network.energy_j_per_byte)
     return EnergyBreakdown.make(
         tensor_j=0.0,
         vector_j=event_energy_j(setup.vector_flops, setup.vector_j_per_flop),
-        memory_j=FrozenDict(
-            {
-                "hbm": event_energy_j(setup.moved_bytes, setup.hbm_j_per_byte),
-                LINK_LEVEL: event_energy_j(sent, j_per_byte),
-            }
-        ),
+        memory_j=FrozenDict(memory),
         static_j=static_energy_j(setup.static_w, latency_s),
     )

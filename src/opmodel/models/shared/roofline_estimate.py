@@ -28,6 +28,7 @@ from opmodel.models.shared.collective_estimate import (
     LinkTime,
     collective_profile,
     interconnect_of,
+    split_link_bytes,
 )
 from opmodel.models.shared.memo import per_op_and_hardware
 
@@ -209,7 +210,7 @@ def roofline_estimate(
     its links at their line rate)."""
     s = roofline_setup(op, hardware)
     if op.kind is _COLLECTIVE:
-        return _collective(op, hardware, s, implementations[Engine.INTERCONNECT])
+        return _memoised_collective(op, hardware, s, implementations[Engine.INTERCONNECT])
     t_tensor = compute_time_s(s.tensor_flops, s.tensor_flops_per_s, 1.0)
     t_vector = compute_time_s(s.vector_flops, s.vector_flops_per_s, 1.0)
     t_hbm = memory_time_s(s.moved_bytes, s.hbm_bytes_per_s, 1.0, s.hbm_latency_s)
@@ -243,12 +244,26 @@ def roofline_estimate(
     )
 
 
+def _memoised_collective(
+    op: LocalOp, hardware: HardwareSpec, setup: RooflineSetup, implementation: str
+) -> OpProfile:
+    """The collective's profile, memoised per op and hardware under the caller's name (a
+    closure here rather than in ``roofline_estimate``, whose locals would become cells)."""
+    return per_op_and_hardware(
+        implementation, op, hardware, lambda o, h: _collective(o, h, setup, implementation)
+    )
+
+
 def _collective(
     op: LocalOp, hardware: HardwareSpec, setup: RooflineSetup, implementation: str
 ) -> OpProfile:
     view = op.view
     assert isinstance(view, CollectiveView)
-    link = interconnect_of(op, view, hardware)
+    link, group = interconnect_of(op, view, hardware)
     rate = link.bandwidth_bytes_per_s  # the line rate
+    if group.nodes > 1 and link.network is not None:  # each link at its line rate
+        sent, net = split_link_bytes(view, group)
+        nics = group.nic_share * link.network.nic_bandwidth_bytes_per_s
+        rate = sent / max((sent - net) / rate, net / nics)
     timing = LinkTime.make(latency_s=0.0, bandwidth_bytes_per_s=rate, protocol=None)
-    return collective_profile(op, setup, link, (implementation, timing))
+    return collective_profile(op, setup, (link, group), (implementation, timing))
