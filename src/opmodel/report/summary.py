@@ -38,7 +38,8 @@ from opmodel.core.viewcheck import compute_dtype
 from opmodel.core.views import CollectiveView
 from opmodel.hardware import HardwareSpec
 from opmodel.models.gemm.overhead import GEMM_MODELS, overhead_source
-from opmodel.report.accuracy import Validated, validated
+from opmodel.report.accuracy import Validated
+from opmodel.report.links import collective_validated, link_rate, network_rate
 
 __all__ = ["OpSummary", "summarize"]
 
@@ -86,9 +87,12 @@ class OpSummary:
     # a GEMM model's fixed overhead and where it comes from (models.gemm.overhead); else None
     fixed_overhead_cycles: float | None = None
     fixed_overhead_from: str | None = None
-    # a collective's bytes sent (and received) by one rank and its links' line rate each way
+    # a collective's bytes sent (and received) by one rank and its links' line rate each way;
+    # across nodes, those of them through the NICs and the device's share of the NICs' rate
     link_bytes: int | None = None
     link_bandwidth_bytes_per_s: float | None = None
+    network_bytes: int | None = None
+    network_bandwidth_bytes_per_s: float | None = None
 
     @property
     def achieved_flops_per_s(self) -> float | None:
@@ -266,14 +270,11 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
         rated_clock_hz=hardware.compute.clock_hz,
         energy_j=profile.energy_j,
         tdp_w=hardware.power.tdp_w,
-        validated=validated(op, profile.implementation, hardware.name),
+        validated=collective_validated(op, profile.implementation, hardware, diagnostics),
         fixed_overhead_cycles=overhead,
         fixed_overhead_from=source,
         link_bytes=diagnostics.get("link_bytes"),
-        link_bandwidth_bytes_per_s=_link_rate(hardware),
+        link_bandwidth_bytes_per_s=link_rate(hardware),
+        network_bytes=diagnostics.get("network_bytes") or None,
+        network_bandwidth_bytes_per_s=network_rate(hardware),
     )
-
-
-def _link_rate(hardware: HardwareSpec) -> float | None:
-    link = hardware.interconnect
-    return None if link is None else link.bandwidth_bytes_per_s

@@ -116,14 +116,31 @@ def _overhead_line(s: OpSummary) -> str | None:
 
 
 def _link_line(s: OpSummary) -> str | None:
-    """A collective's bytes over the links and their rate against the line rate each way."""
+    """A collective's bytes over the node's links and their rate against the line rate each
+    way (across nodes, those that do not go through the NICs)."""
     if s.link_bytes is None or s.latency_s <= 0:
         return None
-    rate = s.link_bytes / s.latency_s
-    line = f"{si(s.link_bytes, 'B')} sent and received by each rank: {si(rate, 'B/s')} each way"
+    sent = s.link_bytes - (s.network_bytes or 0)
+    if s.network_bytes and not sent:  # one rank per node: all of it through the NICs
+        return None
+    rate = sent / s.latency_s
+    line = f"{si(sent, 'B')} sent and received by each rank: {si(rate, 'B/s')} each way"
     if s.link_bandwidth_bytes_per_s:
         line += _percent(rate / s.link_bandwidth_bytes_per_s)
         line += si(s.link_bandwidth_bytes_per_s, "B/s")
+    return line
+
+
+def _network_line(s: OpSummary) -> str | None:
+    """Across nodes: a rank's bytes through its NICs and their rate against its share of
+    the NICs' line rate."""
+    if not s.network_bytes or s.latency_s <= 0:
+        return None
+    rate = s.network_bytes / s.latency_s
+    line = f"{si(s.network_bytes, 'B')} through the NICs by each rank: {si(rate, 'B/s')} each way"
+    if s.network_bandwidth_bytes_per_s:
+        line += _percent(rate / s.network_bandwidth_bytes_per_s)
+        line += si(s.network_bandwidth_bytes_per_s, "B/s")
     return line
 
 
@@ -140,6 +157,7 @@ def format_summary(summary: OpSummary) -> str:
         ("latency", si(summary.latency_s, "s")),
         ("compute", _compute_line(summary)),
         ("links", _link_line(summary)),
+        ("network", _network_line(summary)),
         ("hbm", _hbm_line(summary)),
         ("intensity", _intensity_line(summary)),
         ("limited by", summary.limiter),
