@@ -1,0 +1,93 @@
+"""Collectives across nodes against the bus bandwidths NCCL's maintainers publish.
+
+Usage: python scripts/compare_published_collectives.py [--model effective_roofline]
+
+No timed multi-node collective is in ``data/``; what NCCL's maintainers state for healthy
+clusters is the check (docs/models/collective.md, "Groups across nodes"):
+
+- "On an Nvidia DGX-A100 system we have 8x200Gbit/s IB cards and we measure 192GB/s AllReduce
+  BusBW" (NVIDIA/nccl issue #812, quoted in #1576): ``a100_80gb_sxm``, all-reduce over 2 and
+  4 nodes of 8 GPUs;
+- "you should get ~160GB/s intra-node and 24GB/s inter-node" on 8-GPU nodes with one 200 Gb/s
+  HDR NIC (NVIDIA/nccl issue #412): ``a100_80gb_sxm`` with one NIC per node, 12 nodes;
+- "CX-7 NICs at NDR rate (400Gbps) should achieve up to 48-49GB/s per NIC" (NVIDIA/nccl-tests
+  issue #267): ``h100_sxm``, one rank per node over 16 nodes, each through its own NIC.
+
+Each row is an 8 GiB fp32-sized buffer (the size those statements quote, nccl-tests' ``-e 8G``),
+and the bus bandwidth is nccl-tests': the bytes each rank sends, ``2 (n - 1) / n x S``, over the
+predicted time. The configs' per-NIC rates come from the same maintainers, so the rows test how
+the NICs add up and which link binds, not the rates themselves. Nothing is fitted.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+
+from opmodel import ops
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+EIGHT_GIB = 8 << 30
+CASES = (
+    # (label, config, overrides, ranks, ranks per node, published bus bandwidth, source)
+    ("DGX A100, 2 nodes", "a100_80gb_sxm", {}, 16, 8, 192e9, "nccl #812"),
+    ("DGX A100, 4 nodes", "a100_80gb_sxm", {}, 32, 8, 192e9, "nccl #812"),
+    (
+        "8 GPUs and 1 HDR NIC a node, 12 nodes",
+        "a100_80gb_sxm",
+        {"interconnect.network.nics_per_node": 1},
+        96,
+        8,
+        24e9,
+        "nccl #412",
+    ),
+    ("H100, 1 rank a node, 16 nodes", "h100_sxm", {}, 16, 1, 48.5e9, "nccl-tests #267"),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One published figure and the model's bus bandwidth for its configuration."""
+
+    label: str
+    source: str
+    published_bytes_per_s: float
+    model_bytes_per_s: float
+    implementation: str
+
+    @property
+    def ratio(self) -> float:
+        """Model over published."""
+        return self.model_bytes_per_s / self.published_bytes_per_s
+
+
+def compare(model_name: str = "effective_roofline") -> list[Row]:
+    """Every case of :data:`CASES` under ``model_name``."""
+    model = get_model(model_name)
+    rows = []
+    for label, config, overrides, ranks, per_node, published, source in CASES:
+        hardware = load_hardware(config, overrides=overrides)
+        op = ops.collective("all_reduce", EIGHT_GIB // 4, ranks, "fp32", ranks_per_node=per_node)
+        profile = model.predict(op, hardware)
+        bus = 2 * (ranks - 1) / ranks * EIGHT_GIB / profile.latency_s
+        rows.append(Row(label, source, published, bus, profile.implementation))
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="effective_roofline")
+    args = parser.parse_args(argv)
+    print(f"{'case':<40} {'published':>10} {'model':>10} {'ratio':>6}  implementation  source")
+    for row in compare(args.model):
+        print(
+            f"{row.label:<40} {row.published_bytes_per_s / 1e9:>7.1f} GB/s "
+            f"{row.model_bytes_per_s / 1e9:>5.1f} GB/s {row.ratio:>5.2f}x  "
+            f"{row.implementation.partition('/')[2]:<15} {row.source}"
+        )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
