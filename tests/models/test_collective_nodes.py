@@ -64,6 +64,7 @@ def test_the_tree_across_nodes_by_hand() -> None:
     assert math.isclose(profile.latency_s, 492e-6 + transfer, rel_tol=1e-9)
     assert profile.implementation == "effective_roofline/nccl-tree-simple"
     assert profile.diagnostics.algorithm == "tree"
+    assert profile.diagnostics.steps == 2 * (7 + 1)  # the node's chain and one tree level
 
 
 def test_ll_pays_nccls_penalty_on_its_node_steps() -> None:

@@ -34,6 +34,7 @@ __all__ = [
     "collective_network_bytes",
     "collective_reduce_flops",
     "collective_steps",
+    "tree_steps",
 ]
 
 _HALF_RING = frozenset({"all_gather", "reduce_scatter", "all_to_all"})
@@ -111,3 +112,9 @@ def collective_inter_steps(operation: str, nodes: int) -> int:
     if operation in {"all_gather", "reduce_scatter", "broadcast"}:
         return nodes - 1
     return 1
+
+
+def tree_steps(per_node: int, nodes: int) -> int:
+    """Dependent transfers of NCCL's tree all-reduce, up and back down: the chain of ``g`` ranks
+    in each node and ``floor(log2 N)`` levels of the tree across nodes, twice."""
+    return 2 * (per_node - 1 + (nodes.bit_length() - 1))

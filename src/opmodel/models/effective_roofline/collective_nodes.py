@@ -32,7 +32,6 @@ docs/models/collective.md, "Groups across nodes".
 from __future__ import annotations
 
 from dataclasses import dataclass
-from math import log2
 
 from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_inter_steps, collective_steps
@@ -78,12 +77,12 @@ def _ring(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) ->
 
 def _tree(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) -> LinkTime:
     local = p.tree_step_s[r.link_type] * (_LL_LOCAL_PENALTY if p.name == "ll" else 1.0)
-    hops = int(log2(group.nodes))
+    hops = group.nodes.bit_length() - 1  # floor(log2 N), NCCL's log2i
     latency = p.tree_base_s + 2 * ((group.per_node - 1) * local + hops * p.tree_net_step_s)
     both_ways = 2 * view.buffer_bytes
     inside = both_ways / r.inside_bytes_per_s if group.per_node > 1 else 0.0
     slowest = max(inside, both_ways / (group.per_node * r.nics_bytes_per_s))
-    size_class = int(log2(max(view.buffer_bytes >> 6, 1)))
+    size_class = max(view.buffer_bytes >> 6, 1).bit_length() - 1  # log2i(bytes / 64)
     correction = p.tree_correction[size_class] if size_class < len(p.tree_correction) else 1.0
     transfer = slowest / (_TREE_SHARE * p.tree_share * correction)
     return LinkTime.make(

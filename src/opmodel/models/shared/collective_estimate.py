@@ -24,6 +24,7 @@ from opmodel.formulas.collective import (
     collective_link_bytes,
     collective_network_bytes,
     collective_steps,
+    tree_steps,
 )
 from opmodel.formulas.energy import event_energy_j, static_energy_j
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
@@ -78,7 +79,7 @@ class CollectiveDiagnostics(FastValue):
     nodes: int  # the group's nodes (1: inside one node)
     ranks_per_node: int
     algorithm: str  # the one that ran: ring, tree or nvls
-    steps: int  # dependent link transfers of the ring
+    steps: int  # dependent link transfers of the algorithm that ran
     protocol: str | None
     bound: Bound
     link_bytes: int  # one rank sends (and receives) this many
@@ -161,7 +162,7 @@ def collective_profile(
             nodes=group.nodes,
             ranks_per_node=group.per_node,
             algorithm=link_time.algorithm,
-            steps=collective_steps(view.operation, view.ranks, view.algorithm),
+            steps=_steps(view, group, link_time.algorithm),
             protocol=link_time.protocol,
             bound=_bound(latency, t_link, t_hbm),
             link_bytes=sent,
@@ -173,6 +174,12 @@ def collective_profile(
             vector_time_s=t_vector,
         ),
     )
+
+
+def _steps(view: CollectiveView, group: NodeGroup, algorithm: str) -> int:
+    if algorithm == "tree":
+        return tree_steps(group.per_node, group.nodes)
+    return collective_steps(view.operation, view.ranks, view.algorithm)
 
 
 def _bound(latency_s: float, link_s: float, hbm_s: float) -> Bound:
