@@ -54,17 +54,32 @@ def test_the_ring_across_nodes_by_hand() -> None:
 
 
 def test_the_tree_across_nodes_by_hand() -> None:
-    """Simple tree, 2 nodes of 8: 2 x (7 x 28 + 1 x 50) = 492 us; 2 S = 134,217,728 B through
-    8 NICs at 24 GB/s (699.05 us, NVLink's 688.3 us), / (0.9 x NCCL's correction 0.8 at
-    2^20 x 64 B) = 970.9 us."""
+    """Simple tree, 2 nodes of 8: 2 x (7 x 28 + 1 x 50) = 492 us. Each rank sends 2 S =
+    134,217,728 B along its node's chain at 195 GB/s (688.3 us); the two trees' one edge
+    carries S / 2 each way, S through a node's 8 NICs at 24 GB/s (349.5 us); / (0.9 x NCCL's
+    correction 0.8 at 2^20 x 64 B) = 956.0 us."""
     profile = EFFECTIVE.predict(
         _op("all_reduce", MIB64, 16, protocol="simple", algorithm="tree"), A100
     )
-    transfer = 2 * MIB64 / (8 * 24e9) / (0.9 * 0.8)
+    transfer = 2 * MIB64 / 195e9 / (0.9 * 0.8)
     assert math.isclose(profile.latency_s, 492e-6 + transfer, rel_tol=1e-9)
     assert profile.implementation == "effective_roofline/nccl-tree-simple"
     assert profile.diagnostics.algorithm == "tree"
     assert profile.diagnostics.steps == 2 * (7 + 1)  # the node's chain and one tree level
+
+
+def test_one_rank_per_node_tree_and_ring_send_the_same_nic_bytes() -> None:
+    """One rank per node, 8 GiB: the ring sends 2 (N - 1) / N x S through each NIC, the two
+    trees' N - 1 edges as much on average, so only NCCL's 0.9 tree share parts them."""
+    for nodes in (2, 16):
+        ring, tree = (
+            EFFECTIVE.predict(
+                _op("all_reduce", 8 << 30, nodes, ranks_per_node=1, algorithm=a, protocol="simple"),
+                H100,
+            )
+            for a in ("ring", "tree")
+        )
+        assert ring.latency_s < tree.latency_s < ring.latency_s / 0.85
 
 
 def test_ll_pays_nccls_penalty_on_its_node_steps() -> None:

@@ -15,10 +15,13 @@ rate). With protocol ``p``:
   effect of ring"). ``f_p``: LL 1/4, LL128 0.92 (0.7 with one rank per node, where a GPU sends
   and receives through one NIC), Simple 1.
 - **tree** (all-reduce; NCCL's double binary tree across nodes, a chain inside each):
-  ``t = a'_p + 2 ((g - 1) b'_p m_p + floor(log2 N) c'_p) + max(2 S / R_bulk, 2 S / (g k R_nic))
-  / (0.9 f'_p x corr_p(S))``: each rank sends ``S`` up the tree and ``S`` down, a node's NICs
-  ``2 S``; ``f'_p``: LL 1/3.8, LL128 0.915, Simple 1; ``corr_p`` NCCL's measured correction of
-  the tree at medium sizes.
+  ``t = a'_p + 2 ((g - 1) b'_p m_p + floor(log2 N) c'_p) + max(2 S / R_bulk, 2 (N - 1) / N x
+  S / (g k R_nic)) / (0.9 f'_p x corr_p(S))``: each rank sends ``S`` up its node's chain and
+  ``S`` down; across nodes each of the two trees' ``N - 1`` edges carries ``S / 2`` each way,
+  ``2 (N - 1) / N x S`` through a node's NICs on average (``S`` on two nodes, where NCCL's
+  maintainers see the tree's bus bandwidth exceed the NICs', NVIDIA/nccl issue #1576);
+  ``f'_p``: LL 1/3.8, LL128 0.915, Simple 1; ``corr_p`` NCCL's measured correction of the tree
+  at medium sizes.
 
 ``algorithm: auto`` takes the fastest of every allowed (algorithm, protocol), as NCCL's tuner
 takes the fastest by its own model. Every constant is NCCL's tuning model (src/graph/tuning.cc,
@@ -79,9 +82,11 @@ def _tree(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) ->
     local = p.tree_step_s[r.link_type] * (_LL_LOCAL_PENALTY if p.name == "ll" else 1.0)
     hops = group.nodes.bit_length() - 1  # floor(log2 N), NCCL's log2i
     latency = p.tree_base_s + 2 * ((group.per_node - 1) * local + hops * p.tree_net_step_s)
-    both_ways = 2 * view.buffer_bytes
+    both_ways = 2 * view.buffer_bytes  # up the node's chain and back down
     inside = both_ways / r.inside_bytes_per_s if group.per_node > 1 else 0.0
-    slowest = max(inside, both_ways / (group.per_node * r.nics_bytes_per_s))
+    # the two trees' N - 1 edges each carry S / 2 up and S / 2 down: 2 (N - 1) / N x S a node
+    through_nics = both_ways * (group.nodes - 1) / group.nodes
+    slowest = max(inside, through_nics / (group.per_node * r.nics_bytes_per_s))
     size_class = max(view.buffer_bytes >> 6, 1).bit_length() - 1  # log2i(bytes / 64)
     correction = p.tree_correction[size_class] if size_class < len(p.tree_correction) else 1.0
     transfer = slowest / (_TREE_SHARE * p.tree_share * correction)
