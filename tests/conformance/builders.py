@@ -19,7 +19,13 @@ from tests.conformance.builders_attention import (
     varlen_decode,
 )
 from tests.conformance.builders_collective import COLLECTIVE_SIZES, collective
-from tests.conformance.builders_fused import CROSS_ENTROPY_SIZES, FUSED, cross_entropy
+from tests.conformance.builders_fused import (
+    CROSS_ENTROPY_SIZES,
+    FUSED,
+    OPTIMIZER_SIZES,
+    cross_entropy,
+    optimizer,
+)
 
 Sizes = dict[str, int]
 
@@ -205,6 +211,7 @@ BUILDERS: dict[OpKind, Builder] = {
     OpKind.CROSS_ENTROPY: Builder(
         _ints(**CROSS_ENTROPY_SIZES), cross_entropy("pytorch"), ("rows", "vocab")
     ),
+    OpKind.OPTIMIZER: Builder(_ints(**OPTIMIZER_SIZES), optimizer, ("n",)),  # not "tensors"
 }
 
 # ops that are not one kind's forward: the same properties hold for them

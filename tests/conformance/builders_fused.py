@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from opmodel import DType, LocalOp, OpKind, TensorSpec
+from opmodel.core.attrs_optimizer import OPTIMIZER_STATES
 
 Sizes = dict[str, int]
 
@@ -88,3 +89,33 @@ FUSED: dict[
     "layernorm_residual": (_ROWS, residual_norm(OpKind.LAYERNORM, 2), ("rows", "length")),
     "cross_entropy_fused": (CROSS_ENTROPY_SIZES, cross_entropy("fused"), ("rows", "vocab")),
 }
+
+
+_OPTIMIZERS = ("sgd", "sgd_momentum", "adam", "adamw")
+OPTIMIZER_SIZES = {"n": (1, 1 << 28), "tensors": (1, 300), "algorithm": (0, 3), "foreach": (0, 1)}
+"""Parameters, parameter tensors, the algorithm's index in ``_OPTIMIZERS`` and foreach (1).
+Only the parameters grow in the monotonicity check: more tensors of fewer elements each may
+run in parallel, faster."""
+
+
+def optimizer(s: Sizes, d: DType) -> LocalOp:
+    """An optimizer step over ``n`` parameters in ``tensors`` tensors (at most ``n``), fp32
+    states beside ``d`` parameters and gradients."""
+    algorithm = _OPTIMIZERS[s["algorithm"]]
+    n = s["n"]
+    states = tuple(
+        TensorSpec("workspace", (n,), DType.FP32) for _ in range(OPTIMIZER_STATES[algorithm])
+    )
+    tensors = (TensorSpec("weight", (n,), d), TensorSpec("grad", (n,), d), *states)
+    implementation = "foreach" if s["foreach"] else "fused"
+    return LocalOp(
+        name="optimizer",
+        kind=OpKind.OPTIMIZER,
+        phase="train_bwd",
+        tensors=tensors,
+        attrs={
+            "algorithm": algorithm,
+            "tensors": min(s["tensors"], n),
+            "implementation": implementation,
+        },
+    )

@@ -81,7 +81,7 @@ BAD_OPS = [
     ),
     (
         lambda: _op("gemmm", (A, B, C)),
-        "op 'x': kind: must be one of gemm, batched_gemm, grouped_gemm, attention_prefill, attention_decode, softmax, layernorm, rmsnorm, elementwise, reduction, embedding, copy, cross_entropy, collective (got 'gemmm'); did you mean 'gemm'?",
+        "op 'x': kind: must be one of gemm, batched_gemm, grouped_gemm, attention_prefill, attention_decode, softmax, layernorm, rmsnorm, elementwise, reduction, embedding, copy, cross_entropy, collective, optimizer (got 'gemmm'); did you mean 'gemm'?",
     ),
     (
         lambda: LocalOp(name="x", kind="gemm", phase="training", tensors=(A, B, C)),

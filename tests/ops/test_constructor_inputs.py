@@ -39,6 +39,7 @@ CONSTRUCTORS: dict[str, tuple[Callable[..., LocalOp], int]] = {
     "copy": (ops.copy, 2),
     "cross_entropy": (ops.cross_entropy, 3),
     "collective": (ops.collective, 3),
+    "optimizer": (ops.optimizer, 3),
 }
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from opmodel.core.attr_spec import AttrSpec
 from opmodel.core.attrs_attention import ATTENTION, KV_LENGTHS, PREFILL_LENGTHS
 from opmodel.core.attrs_collective import COLLECTIVE
+from opmodel.core.attrs_optimizer import OPTIMIZER
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import did_you_mean
@@ -241,6 +242,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
         (OpKind.CROSS_ENTROPY, (_LOSS_IMPLEMENTATION, _LOSS_REDUCTION, _L2_DIRTY)),
         (OpKind.COLLECTIVE, COLLECTIVE),
+        (OpKind.OPTIMIZER, OPTIMIZER),
     )
 }
 

@@ -35,6 +35,7 @@ class OpKind(StrValueEnum):
     COPY = "copy"
     CROSS_ENTROPY = "cross_entropy"
     COLLECTIVE = "collective"
+    OPTIMIZER = "optimizer"
 
 
 GEMM_KINDS = frozenset({OpKind.GEMM, OpKind.BATCHED_GEMM, OpKind.GROUPED_GEMM})

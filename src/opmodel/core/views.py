@@ -1,12 +1,11 @@
 """Typed shape views of every op kind, built once when a :class:`LocalOp` is constructed.
 
 A view checks the tensors against the kind's convention and exposes the sizes models need.
-Matrix-multiply views live in :mod:`opmodel.core.views_matmul`; this module holds the row,
-elementwise, reduction, embedding and copy views and the dispatcher :func:`build_view`.
-
-Vector-engine ops (everything but GEMM and attention) compute in fp32 unless their input is
-fp64 or the ``compute_dtype`` attr says otherwise: GPU kernels for softmax, norms and
-activations upcast 16- and 8-bit floats to fp32 registers, so fp32 throughput is what limits them.
+This module holds the row, elementwise, reduction, embedding and copy views and the dispatcher
+:func:`build_view`; the others live in the ``views_*`` modules beside it. Vector-engine ops
+(all but GEMM and attention) compute in fp32 unless their input is fp64 or the
+``compute_dtype`` attr says otherwise: GPU kernels for softmax, norms and activations upcast
+16- and 8-bit floats to fp32 registers, so fp32 throughput is what limits them.
 """
 
 from __future__ import annotations
@@ -21,9 +20,11 @@ from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_attention import attention_view
 from opmodel.core.views_collective import CollectiveView, collective_view
+from opmodel.core.views_embedding import EmbeddingView, embedding_view
 from opmodel.core.views_grouped import grouped_gemm_view
 from opmodel.core.views_loss import CrossEntropyView, cross_entropy_view
 from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
+from opmodel.core.views_optimizer import OptimizerView, optimizer_view
 from opmodel.core.views_row_bwd import row_backward_view
 
 if TYPE_CHECKING:
@@ -39,6 +40,7 @@ __all__ = [
     "EmbeddingView",
     "GemmView",
     "OpView",
+    "OptimizerView",
     "ReductionView",
     "RowView",
     "build_view",
@@ -96,18 +98,6 @@ class ReductionView:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EmbeddingView:
-    """``y[i, :] = table[indices[i], :]``: a gather of ``tokens`` rows of ``hidden`` elements."""
-
-    tokens: int
-    hidden: int
-    vocab: int
-    indices: TensorSpec
-    table: TensorSpec
-    y: TensorSpec
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
 class CopyView:
     """``y = x`` (possibly with a dtype cast) over ``num_elements`` elements."""
 
@@ -126,6 +116,7 @@ OpView = (
     | CopyView
     | CrossEntropyView
     | CollectiveView
+    | OptimizerView
 )
 
 
@@ -244,27 +235,6 @@ def _reduction_view(op: LocalOp) -> ReductionView:
     )
 
 
-def _embedding_view(op: LocalOp) -> EmbeddingView:
-    only_roles(op, (TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    indices = one(op, TensorRole.INPUT, "indices")
-    table = one(op, TensorRole.WEIGHT, "table [vocab, hidden]")
-    y = one(op, TensorRole.OUTPUT, "y [..., hidden]")
-    if indices.dtype.is_float:
-        raise fail(op, f"indices must have an integer dtype (got {indices.dtype.value})")
-    if len(table.shape) != 2:
-        raise fail(op, f"table must be [vocab, hidden]; got {list(table.shape)}")
-    vocab, hidden = table.shape
-    if y.num_elements != indices.num_elements * hidden or y.shape[-1] != hidden:
-        raise fail(
-            op,
-            f"output must be [*indices.shape, {hidden}] = "
-            f"{[*indices.shape, hidden]}; got {list(y.shape)}",
-        )
-    return EmbeddingView(
-        tokens=indices.num_elements, hidden=hidden, vocab=vocab, indices=indices, table=table, y=y
-    )
-
-
 def _copy_view(op: LocalOp) -> CopyView:
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
     x = one(op, TensorRole.INPUT, "x")
@@ -287,10 +257,11 @@ _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
     OpKind.RMSNORM: _row_view,
     OpKind.ELEMENTWISE: _elementwise_view,
     OpKind.REDUCTION: _reduction_view,
-    OpKind.EMBEDDING: _embedding_view,
+    OpKind.EMBEDDING: embedding_view,
     OpKind.COPY: _copy_view,
     OpKind.CROSS_ENTROPY: cross_entropy_view,
     OpKind.COLLECTIVE: collective_view,
+    OpKind.OPTIMIZER: optimizer_view,
 }
 
 

@@ -21,11 +21,13 @@ from opmodel.core.views import (
     ElementwiseView,
     EmbeddingView,
     GemmView,
+    OptimizerView,
     ReductionView,
     RowView,
 )
 from opmodel.formulas import collective as c
 from opmodel.formulas import flops as f
+from opmodel.formulas.optimizer import flops_per_element
 from opmodel.formulas.traffic import (
     compulsory_read_bytes,
     compulsory_write_bytes,
@@ -174,6 +176,13 @@ def _collective_work(op: LocalOp, view: CollectiveView, read: int, write: int) -
     return _vector(flops, view.compute_dtype, hbm_read, hbm_write)
 
 
+def _optimizer_work(op: LocalOp, view: OptimizerView, read: int, write: int) -> OpWork:
+    """Every tensor read once; the parameters and states written back once, in place."""
+    updated = view.params.nbytes + sum(s.nbytes for s in view.states)
+    flops = view.elements * flops_per_element(view.algorithm)
+    return _vector(flops, view.compute_dtype, updated + view.grads.nbytes, updated)
+
+
 _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     GemmView: _gemm_work,
     AttentionView: _attention_work,
@@ -184,6 +193,7 @@ _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     CopyView: _copy_work,
     CrossEntropyView: _cross_entropy_work,
     CollectiveView: _collective_work,
+    OptimizerView: _optimizer_work,
 }
 
 

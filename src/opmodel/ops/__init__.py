@@ -13,6 +13,7 @@ from opmodel.ops.attention import attention_decode, attention_prefill
 from opmodel.ops.communication import collective
 from opmodel.ops.loss import cross_entropy
 from opmodel.ops.matmul import batched_gemm, gemm, grouped_gemm, grouped_gemm_wgrad
+from opmodel.ops.training import optimizer
 from opmodel.ops.vector import (
     copy,
     elementwise,
@@ -37,6 +38,7 @@ __all__ = [
     "grouped_gemm",
     "grouped_gemm_wgrad",
     "layernorm",
+    "optimizer",
     "reduction",
     "rmsnorm",
     "rope",

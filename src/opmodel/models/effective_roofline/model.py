@@ -25,6 +25,7 @@ from opmodel.models.effective_roofline.attention_op import predict_attention, ru
 from opmodel.models.effective_roofline.collective_op import predict_collective
 from opmodel.models.effective_roofline.cross_entropy_op import predict_cross_entropy
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
+from opmodel.models.effective_roofline.optimizer_op import predict_optimizer
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
@@ -41,7 +42,8 @@ __all__ = ["EffectiveRooflineModel"]
 _ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE})
 # the kinds whose kernel-level model runs on any GPU with SMs: kind -> its predictor
 _SM_KERNELS = {kind: predict_streaming for kind in STREAMING_KINDS} | {
-    OpKind.CROSS_ENTROPY: predict_cross_entropy
+    OpKind.CROSS_ENTROPY: predict_cross_entropy,
+    OpKind.OPTIMIZER: predict_optimizer,
 }
 # bound once, as in roofline_estimate: CPython 3.11 looks an enum member up at ~50 ns a time
 _COLLECTIVE = OpKind.COLLECTIVE

@@ -28,14 +28,17 @@ def streaming_cost(
     hardware: HardwareSpec,
     kernels: Sequence[StreamingEvaluation],
     l2_write_bytes: int,
+    counts: Sequence[int] | None = None,
 ) -> tuple[Mapping[str, LevelTraffic], EnergyBreakdown]:
-    """(traffic per level, energy) of ``kernels`` together (module docstring)."""
+    """(traffic per level, energy) of ``kernels`` together (module docstring); ``counts``:
+    how many times each runs (once each without it)."""
     read = written = l2_read = latency = 0.0
-    for e in kernels:  # one pass (a hot path: every fresh streaming op comes through here)
-        read += e.dram_read_bytes
-        written += e.dram_write_bytes + e.dirty_write_back_bytes
-        l2_read += e.l2_read_bytes
-        latency += e.latency_s
+    for i, e in enumerate(kernels):  # one pass (a hot path: every fresh streaming op)
+        n = 1 if counts is None else counts[i]
+        read += n * e.dram_read_bytes
+        written += n * (e.dram_write_bytes + e.dirty_write_back_bytes)
+        l2_read += n * e.l2_read_bytes
+        latency += n * e.latency_s
     traffic: Mapping[str, LevelTraffic] = FrozenDict(
         {
             "hbm": LevelTraffic(read_bytes=math.ceil(read), write_bytes=math.ceil(written)),

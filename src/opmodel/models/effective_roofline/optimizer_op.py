@@ -1,0 +1,171 @@
+"""An optimizer step on GPUs as the multi-tensor-apply kernels its implementation launches.
+
+Each pass of :func:`~opmodel.formulas.optimizer.optimizer_passes` (one for a fused step, a
+chain of ``torch._foreach_*`` kernels for a foreach one) runs as
+:func:`~opmodel.formulas.optimizer.multi_tensor_launches` launches; each launch is a streaming
+kernel of 512-thread CTAs, one 64 Ki-element chunk each, walked in serial iterations of 4
+elements per thread (ATen's MultiTensorApply.cuh), timed by
+:func:`~opmodel.models.streaming.evaluate_streaming` with its waves, occupancy, latency chain
+and fixed overhead, and the launches' times are added. At the device's boost clock, as the
+other streaming kernels. Registers per thread: 64 for fused Adam and AdamW (PyTorch pull
+request #117872's sm_90 table, bf16, fp16 and fp32 without amsgrad), an estimate of 32 for the
+simpler fused SGD and foreach kernels. Energy: the roofline's arithmetic energy, DRAM and L2
+bytes x J/byte, static power x the summed latency. docs/models/streaming.md, "Optimizer step".
+"""
+
+from __future__ import annotations
+
+import math
+
+from opmodel.core.dtypes import nbytes_of
+from opmodel.core.op import LocalOp
+from opmodel.core.profile import OpProfile
+from opmodel.core.values import FastValue, value_type
+from opmodel.core.views import OptimizerView
+from opmodel.formulas.optimizer import (
+    CHUNK_ELEMENTS,
+    MTA_ILP,
+    MTA_THREADS,
+    OptimizerPass,
+    multi_tensor_launches,
+    optimizer_passes,
+)
+from opmodel.hardware.clocking import boosted
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
+from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
+from opmodel.models.streaming import StreamWork, evaluate_streaming
+from opmodel.models.streaming.evaluate import StreamingEvaluation
+from opmodel.models.streaming.structure import StreamKernel
+
+__all__ = ["OptimizerEvaluation", "PassEvaluation", "predict_optimizer"]
+
+_FUSED_ADAM_REGISTERS = 64  # PyTorch #117872: fused adam(w) on sm_90 after its register cut
+_SIMPLE_REGISTERS = 32  # estimate: fused SGD and the one-operation foreach kernels
+
+
+@value_type
+class PassEvaluation(FastValue):
+    """One pass: its launches (those of ``ctas`` CTAs and those of one more), the slower
+    launch's evaluation, and the pass's summed latency."""
+
+    name: str
+    launches: int
+    ctas: int  # CTAs of the smaller launches (the others hold one more)
+    larger_launches: int
+    largest: StreamingEvaluation
+    latency_s: float
+
+
+@value_type
+class OptimizerEvaluation(FastValue):
+    """The passes of an optimizer step, in order, and their summed latency; ``kernel`` and
+    ``limiter`` are those of the pass that takes longest."""
+
+    algorithm: str
+    implementation: str
+    elements: int
+    tensors: int
+    launches: int  # of every pass together
+    kernel: str
+    limiter: str
+    passes: tuple[PassEvaluation, ...]
+    latency_s: float
+
+
+def _bytes_per_element(view: OptimizerView, letters: str) -> int:
+    """Bytes of one element of each named tensor (formulas.optimizer's letters)."""
+    states = view.states
+    sizes = {
+        "p": view.params.dtype,
+        "g": view.grads.dtype,
+        "m": states[0].dtype if states else view.params.dtype,
+        "v": states[-1].dtype if states else view.params.dtype,
+        "d": states[-1].dtype if states else view.params.dtype,
+    }
+    return sum(nbytes_of(1, sizes[letter]) for letter in letters)
+
+
+def _launch(
+    view: OptimizerView, step: OptimizerPass, ctas: int, hardware: HardwareSpec, base: RooflineSetup
+) -> StreamingEvaluation:
+    """One launch of ``ctas`` CTAs of ``step``'s kernel."""
+    per_tensor = math.ceil(view.elements / view.tensors)
+    chunk = min(per_tensor, CHUNK_ELEMENTS)  # the longest CTA's elements: the chain's length
+    chunks = view.tensors * math.ceil(per_tensor / CHUNK_ELEMENTS)
+    fused_adam = step.name in ("fused_adam", "fused_adamw")
+    kernel = StreamKernel(
+        implementation="multi_tensor_apply",
+        ctas=ctas,
+        threads_per_cta=MTA_THREADS,
+        registers_per_thread=_FUSED_ADAM_REGISTERS if fused_adam else _SIMPLE_REGISTERS,
+        elements_per_cta=chunk,
+        serial_loads=math.ceil(chunk / (MTA_THREADS * MTA_ILP)),
+        global_passes=1,
+        reductions=0,
+        name=f"multi_tensor_apply_kernel ({step.name})",
+    )
+    elements = ctas * view.elements / chunks  # the launch's share of the elements
+    work = StreamWork(
+        read_bytes=math.ceil(elements * _bytes_per_element(view, step.reads)),
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=math.ceil(elements * _bytes_per_element(view, step.writes)),
+        flops=math.ceil(elements * step.flops),
+        vector_flops_per_s=base.vector_flops_per_s,
+        sfu_ops=math.ceil(elements * step.sfu),
+    )
+    return evaluate_streaming(kernel, hardware, work)
+
+
+def _pass(
+    view: OptimizerView, step: OptimizerPass, hardware: HardwareSpec, base: RooflineSetup
+) -> tuple[PassEvaluation, list[tuple[StreamingEvaluation, int]]]:
+    (smaller, ctas), (larger, more) = multi_tensor_launches(
+        view.elements, view.tensors, step, view.max_blocks_per_launch
+    )
+    runs = [(_launch(view, step, ctas, hardware, base), smaller)] if smaller else []
+    if larger:
+        runs.append((_launch(view, step, more, hardware, base), larger))
+    latency = sum(e.latency_s * n for e, n in runs)
+    evaluation = PassEvaluation(
+        name=step.name,
+        launches=smaller + larger,
+        ctas=ctas,
+        larger_launches=larger,
+        largest=runs[-1][0],
+        latency_s=latency,
+    )
+    return evaluation, runs
+
+
+def predict_optimizer(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
+    """The profile of an optimizer step on a GPU (module docstring)."""
+    hardware = boosted(hardware)
+    view = op.view
+    assert isinstance(view, OptimizerView)
+    base = roofline_setup(op, hardware)
+    passes: list[PassEvaluation] = []
+    runs: list[tuple[StreamingEvaluation, int]] = []
+    for step in optimizer_passes(view.algorithm, view.implementation):
+        evaluation, launched = _pass(view, step, hardware, base)
+        passes.append(evaluation)
+        runs += launched
+    kernels, counts = [e for e, _ in runs], [n for _, n in runs]
+    written = sum(e.dram_write_bytes * n for e, n in runs)
+    traffic, energy = streaming_cost(base, hardware, kernels, math.ceil(written), counts)
+    latency = sum(p.latency_s for p in passes)
+    longest = max(passes, key=lambda p: p.latency_s)
+    diagnostics = OptimizerEvaluation(
+        algorithm=view.algorithm,
+        implementation=view.implementation,
+        elements=view.elements,
+        tensors=view.tensors,
+        launches=sum(p.launches for p in passes),
+        kernel=f"{longest.largest.kernel.name}, {longest.launches} launches",
+        limiter=f"{longest.name}: {longest.largest.limiter}",
+        passes=tuple(passes),
+        latency_s=latency,
+    )
+    implementation = f"multi_tensor_apply/{view.implementation}"
+    return streaming_profile(op, base, (latency, traffic, energy), implementation, diagnostics)
