@@ -90,6 +90,15 @@ def test_missing_file() -> None:
             "ops[0].functions: must be one of add, mul, relu",
         ),
         (
+            "ops:\n  - {kind: optimizer, sizes: {elements: [64], tensors: [1]}}\n",
+            "ops[0].functions: required for optimizer (sgd/fused, sgd/foreach",
+        ),
+        (
+            "ops:\n  - {kind: optimizer, sizes: {elements: [64], tensors: [1]}, "
+            "functions: [lion/fused]}\n",
+            "ops[0].functions: must be one of sgd/fused",
+        ),
+        (
             "ops:\n  - {kind: reduction, sizes: {rows: [2]}}\n",
             "ops[0].kind: cannot measure reduction (measurable: gemm, batched_gemm",
         ),

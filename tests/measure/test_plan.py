@@ -275,3 +275,20 @@ def test_h200_loss_grid_times_the_loss_in_bf16_and_fp32() -> None:
     )
     summary = dry_run(MeasureRequest(grid="h200_loss", hardware="h200_sxm")).summary()
     assert 10 < summary["estimated_total_s"] < 60
+
+
+def test_h200_optimizer_grid_times_fused_and_foreach_steps() -> None:
+    """h200_optimizer: 3 sizes x 3 tensor counts x 2 dtypes x 4 steps, the optimizer op with
+    its algorithm, implementation and tensors; about 26 s by the dry run."""
+    cases = expand(load_grid("h200_optimizer"))
+    assert len(cases) == 72
+    ops = [c.op() for c in cases]
+    assert {(op.attrs["algorithm"], op.attrs["implementation"]) for op in ops} == {
+        ("sgd_momentum", "fused"),
+        ("sgd_momentum", "foreach"),
+        ("adamw", "fused"),
+        ("adamw", "foreach"),
+    }
+    assert all(op.kind.value == "optimizer" and op.phase.value == "train_bwd" for op in ops)
+    summary = dry_run(MeasureRequest(grid="h200_optimizer", hardware="h200_sxm")).summary()
+    assert 10 < summary["estimated_total_s"] < 60

@@ -36,6 +36,7 @@ from opmodel.measure.protocol import CaseResult, DeviceInfo
 from opmodel.measure.torch_calls import (
     grouped_call,
     indexed_call,
+    optimizer_call,
     row_call,
     scaled_gemm_call,
     stream_call,
@@ -138,6 +139,8 @@ class TorchBackend:
         (the forward runs once here, untimed; ``retain_graph`` keeps its saved tensors)."""
         if case.dtype is DType.FP8_E4M3:  # forward GEMMs only (grid rules): torch._scaled_mm
             return scaled_gemm_call(self._torch, case)
+        if case.kind is OpKind.OPTIMIZER:  # torch.optim's step (no backward: grid rules)
+            return optimizer_call(self._torch, case, self._dtype(case.dtype))
         if not case.backward:
             return self._forward(case)
         torch = self._torch

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from opmodel.core.attrs import AttrValue, attr_specs
+from opmodel.core.attrs_optimizer import OPTIMIZER_STATES
 from opmodel.core.backward import backward_of
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
@@ -46,6 +47,7 @@ class Case:
             OpKind.BATCHED_GEMM: self.trans,
             OpKind.GROUPED_GEMM: self.trans,
             OpKind.ELEMENTWISE: self.function or "",
+            OpKind.OPTIMIZER: self.function or "",
             OpKind.ATTENTION_PREFILL: "causal" if self.causal else "full",
         }.get(self.kind, "")
         if self.sdpa_backend != "default":
@@ -69,6 +71,7 @@ class Case:
             OpKind.COPY: _copy_tensors,
             OpKind.EMBEDDING: _embedding_tensors,
             OpKind.CROSS_ENTROPY: _cross_entropy_tensors,
+            OpKind.OPTIMIZER: _optimizer_tensors,
             OpKind.ATTENTION_PREFILL: _attention_tensors,
             OpKind.ATTENTION_DECODE: _attention_tensors,
         }[self.kind]
@@ -76,8 +79,10 @@ class Case:
         if flush_bytes > 0 and "l2_dirty_bytes" in attr_specs(self.kind):
             attrs = {**attrs, "l2_dirty_bytes": flush_bytes}
         phase = Phase.DECODE if self.kind is OpKind.ATTENTION_DECODE else Phase.PREFILL
-        if self.kind is OpKind.GROUPED_GEMM and self.trans == "TN":
-            phase = Phase.TRAIN_BWD  # the experts' weight gradients
+        if self.kind is OpKind.OPTIMIZER or (
+            self.kind is OpKind.GROUPED_GEMM and self.trans == "TN"  # the weight gradients
+        ):
+            phase = Phase.TRAIN_BWD
         op = LocalOp(
             name=self.kind.value, kind=self.kind, phase=phase, tensors=tensors, attrs=attrs
         )
@@ -190,6 +195,26 @@ def _cross_entropy_tensors(case: Case) -> _Built:
         _tensor(case, TensorRole.OUTPUT, (1,)),
     )
     return tensors, {"implementation": "pytorch", "reduction": "mean"}
+
+
+def _optimizer_tensors(case: Case) -> _Built:
+    """``torch.optim``'s step (``functions``: ``algorithm/implementation``) over ``elements``
+    parameters in ``tensors`` tensors; gradients and states in the parameters' dtype, as
+    ``torch.optim`` keeps them."""
+    algorithm, implementation = (case.function or "adamw/fused").split("/")
+    n = (case.size["elements"],)
+    states = OPTIMIZER_STATES[algorithm]
+    tensors = (
+        _tensor(case, TensorRole.WEIGHT, n),
+        _tensor(case, TensorRole.GRAD, n),
+        *(_tensor(case, TensorRole.WORKSPACE, n) for _ in range(states)),
+    )
+    attrs: dict[str, AttrValue] = {
+        "algorithm": algorithm,
+        "implementation": implementation,
+        "tensors": case.size["tensors"],
+    }
+    return tensors, attrs
 
 
 def _attention_tensors(case: Case) -> _Built:

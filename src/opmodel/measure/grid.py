@@ -61,6 +61,7 @@ __all__ = [
     "FLUSH_L2_MULTIPLE",
     "MEASURED_DTYPES",
     "MEASURED_FUNCTIONS",
+    "MEASURED_OPTIMIZERS",
     "REQUIRED_SIZES",
     "SDPA_BACKENDS",
     "MeasureGrid",
@@ -91,9 +92,19 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
     OpKind.COPY: ("rows", "length"),
     OpKind.EMBEDDING: ("tokens", "hidden", "vocab"),
     OpKind.CROSS_ENTROPY: ("rows", "vocab"),
+    OpKind.OPTIMIZER: ("elements", "tensors"),
     OpKind.ATTENTION_PREFILL: ("batch", "heads", "kv_heads", "seq", "head_dim"),
     OpKind.ATTENTION_DECODE: ("batch", "heads", "kv_heads", "context", "head_dim"),
 }
+
+MEASURED_OPTIMIZERS = tuple(
+    f"{algorithm}/{implementation}"
+    for algorithm in ("sgd", "sgd_momentum", "adam", "adamw")
+    for implementation in ("fused", "foreach")
+)
+"""The optimizer steps measured (a grid's ``functions`` for kind optimizer): ``torch.optim``'s
+SGD (momentum 0 or 0.9), Adam and AdamW at their default hyperparameters, with ``fused=True``
+or ``foreach=True``."""
 
 MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "gelu")
 """Elementwise functions measured as one PyTorch kernel each (composites such as
@@ -223,12 +234,13 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
     problems = _size_problems(path, entry, required)
     problems += _choice_problems(path, "dtypes", dtypes, tuple(d.value for d in MEASURED_DTYPES))
     problems += _choice_problems(path, "trans", entry.trans, _TRANS)
-    if entry.kind is OpKind.ELEMENTWISE:
+    named = {OpKind.ELEMENTWISE: MEASURED_FUNCTIONS, OpKind.OPTIMIZER: MEASURED_OPTIMIZERS}
+    if entry.kind in named:
+        accepted = named[entry.kind]
         if not entry.functions:
-            problems.append(
-                f"{path}.functions: required for elementwise ({', '.join(MEASURED_FUNCTIONS)})"
-            )
-        problems += _choice_problems(path, "functions", entry.functions, MEASURED_FUNCTIONS)
+            kind = entry.kind.value
+            problems.append(f"{path}.functions: required for {kind} ({', '.join(accepted)})")
+        problems += _choice_problems(path, "functions", entry.functions, accepted)
     if entry.kind is OpKind.GROUPED_GEMM:
         problems += _grouped_problems(path, entry)
     problems += _fp8_problems(path, entry)

@@ -44,9 +44,8 @@ def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool, str]]:
     trans = entry.trans if entry.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM) else ("NN",)
     if entry.kind is OpKind.GROUPED_GEMM:  # NT (the default): along M; TN: along K
         trans = ("NT",) if entry.trans == ("NN",) else entry.trans
-    functions: tuple[str | None, ...] = (
-        entry.functions if entry.kind is OpKind.ELEMENTWISE else (None,)
-    )
+    named = entry.kind in (OpKind.ELEMENTWISE, OpKind.OPTIMIZER)
+    functions: tuple[str | None, ...] = entry.functions if named else (None,)
     causal = entry.causal if entry.kind is OpKind.ATTENTION_PREFILL else (False,)
     return list(itertools.product(trans, functions, causal, entry.backward, entry.sdpa_backends))
 

@@ -11,7 +11,14 @@ from typing import Any
 from opmodel.core.enums import OpKind
 from opmodel.measure.case import Case, grouped_sizes
 
-__all__ = ["grouped_call", "indexed_call", "row_call", "scaled_gemm_call", "stream_call"]
+__all__ = [
+    "grouped_call",
+    "indexed_call",
+    "optimizer_call",
+    "row_call",
+    "scaled_gemm_call",
+    "stream_call",
+]
 
 
 def grouped_call(torch: Any, case: Case, inputs: list[Any]) -> Callable[[], Any]:
@@ -108,3 +115,25 @@ def _elementwise(torch: Any, function: str, inputs: list[Any]) -> Callable[[], A
         return lambda: binary(inputs[0], inputs[1])
     fn, x = unary[function], inputs[0]
     return lambda: fn(x)
+
+
+def optimizer_call(torch: Any, case: Case, dtype: Any) -> Callable[[], Any]:
+    """``torch.optim``'s step over ``elements`` parameters split into ``tensors`` tensors of
+    ``dtype`` (sizes differing by one at most), each with a gradient: SGD (momentum 0.9 for
+    ``sgd_momentum``), Adam or AdamW at their defaults, ``fused=True`` or ``foreach=True``;
+    one step first creates the states, so the timed steps update them."""
+    algorithm, implementation = (case.function or "adamw/fused").split("/")
+    n, count = case.size["elements"], case.size["tensors"]
+    sizes = [n // count + (i < n % count) for i in range(count)]
+    params = [torch.zeros(size, dtype=dtype, device="cuda", requires_grad=True) for size in sizes]
+    for param in params:
+        param.grad = torch.randn_like(param)
+    flags = {implementation: True}
+    if algorithm.startswith("sgd"):
+        momentum = 0.9 if algorithm == "sgd_momentum" else 0.0
+        optimizer = torch.optim.SGD(params, lr=1e-3, momentum=momentum, **flags)
+    else:
+        make = torch.optim.Adam if algorithm == "adam" else torch.optim.AdamW
+        optimizer = make(params, lr=1e-3, **flags)
+    optimizer.step()
+    return optimizer.step  # type: ignore[no-any-return]
