@@ -86,10 +86,19 @@ def _bytes_per_element(view: OptimizerView, letters: str) -> int:
     return sum(nbytes_of(1, sizes[letter]) for letter in letters)
 
 
+_Evaluated = dict[tuple[StreamKernel, StreamWork], StreamingEvaluation]
+
+
 def _launch(
-    view: OptimizerView, step: OptimizerPass, ctas: int, hardware: HardwareSpec, base: RooflineSetup
+    view: OptimizerView,
+    step: OptimizerPass,
+    ctas: int,
+    context: tuple[HardwareSpec, RooflineSetup, _Evaluated],
 ) -> StreamingEvaluation:
-    """One launch of ``ctas`` CTAs of ``step``'s kernel."""
+    """One launch of ``ctas`` CTAs of ``step``'s kernel; the foreach chain's passes that move
+    the same bytes in the same launches (``mul_`` of the parameters and of a moment) are
+    evaluated once (``context``'s last entry)."""
+    hardware, base, evaluated = context
     per_tensor = math.ceil(view.elements / view.tensors)
     chunk = min(per_tensor, CHUNK_ELEMENTS)  # the longest CTA's elements: the chain's length
     chunks = view.tensors * math.ceil(per_tensor / CHUNK_ELEMENTS)
@@ -103,7 +112,7 @@ def _launch(
         serial_loads=math.ceil(chunk / (MTA_THREADS * MTA_ILP)),
         global_passes=1,
         reductions=0,
-        name=f"multi_tensor_apply_kernel ({step.name})",
+        name="multi_tensor_apply_kernel",
     )
     elements = ctas * view.elements / chunks  # the launch's share of the elements
     work = StreamWork(
@@ -115,18 +124,23 @@ def _launch(
         vector_flops_per_s=base.vector_flops_per_s,
         sfu_ops=math.ceil(elements * step.sfu),
     )
-    return evaluate_streaming(kernel, hardware, work)
+    found = evaluated.get((kernel, work))
+    if found is None:
+        found = evaluated[kernel, work] = evaluate_streaming(kernel, hardware, work)
+    return found
 
 
 def _pass(
-    view: OptimizerView, step: OptimizerPass, hardware: HardwareSpec, base: RooflineSetup
+    view: OptimizerView,
+    step: OptimizerPass,
+    context: tuple[HardwareSpec, RooflineSetup, _Evaluated],
 ) -> tuple[PassEvaluation, list[tuple[StreamingEvaluation, int]]]:
     (smaller, ctas), (larger, more) = multi_tensor_launches(
         view.elements, view.tensors, step, view.max_blocks_per_launch
     )
-    runs = [(_launch(view, step, ctas, hardware, base), smaller)] if smaller else []
+    runs = [(_launch(view, step, ctas, context), smaller)] if smaller else []
     if larger:
-        runs.append((_launch(view, step, more, hardware, base), larger))
+        runs.append((_launch(view, step, more, context), larger))
     latency = sum(e.latency_s * n for e, n in runs)
     evaluation = PassEvaluation(
         name=step.name,
@@ -147,8 +161,9 @@ def predict_optimizer(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     base = roofline_setup(op, hardware)
     passes: list[PassEvaluation] = []
     runs: list[tuple[StreamingEvaluation, int]] = []
+    context: tuple[HardwareSpec, RooflineSetup, _Evaluated] = (hardware, base, {})
     for step in optimizer_passes(view.algorithm, view.implementation):
-        evaluation, launched = _pass(view, step, hardware, base)
+        evaluation, launched = _pass(view, step, context)
         passes.append(evaluation)
         runs += launched
     kernels, counts = [e for e, _ in runs], [n for _, n in runs]
@@ -162,7 +177,7 @@ def predict_optimizer(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         elements=view.elements,
         tensors=view.tensors,
         launches=sum(p.launches for p in passes),
-        kernel=f"{longest.largest.kernel.name}, {longest.launches} launches",
+        kernel=f"multi_tensor_apply_kernel ({longest.name}), {longest.launches} launches",
         limiter=f"{longest.name}: {longest.largest.limiter}",
         passes=tuple(passes),
         latency_s=latency,
