@@ -6,8 +6,9 @@ GPU GEMMs and batched GEMMs: the kernel from the op's attrs or from catalogue se
 (:func:`~opmodel.hardware.clocking.power_limited_clock_hz`). TPU GEMMs: the systolic-array path
 (:mod:`opmodel.models.effective_roofline.systolic`). GPU elementwise, softmax, layernorm and
 rmsnorm: streaming kernels (:mod:`opmodel.models.streaming`); a cross-entropy loss as its
-implementation's kernels (:mod:`.cross_entropy_op`). Collectives: NCCL's ring and
-protocols (:mod:`.collective_op`). GPU attention:
+implementation's kernels (:mod:`.cross_entropy_op`); an optimizer step as PyTorch's
+multi-tensor-apply launches (:mod:`.optimizer_op`). Collectives: NCCL's ring and protocols,
+and its tree across nodes (:mod:`.collective_op`). GPU attention:
 FlashAttention-2/3 and split-KV decode kernels (:mod:`opmodel.models.attention`). Other op
 kinds: the shared roofline estimate. Equations:
 docs/models/effective_roofline.md.
