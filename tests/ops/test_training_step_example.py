@@ -23,7 +23,7 @@ def _example() -> object:
 def test_the_step_s_parts_and_their_sum(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """At TP 8 and DP 16 on H100s: 9 forward ops a layer, 16 backward ones (two GEMMs for each
+    """At TP 8 and DP 16 on H100s: 9 forward ops a layer, 15 backward ones (two GEMMs for each
     of the four projections, the others one, SiLU-and-mul's three), four all-reduces a layer,
     the DP reduce-scatter and all-gather of the rank's parameters across 16 nodes, and the
     optimizer step on its sixteenth; the step is the parts' sum."""
