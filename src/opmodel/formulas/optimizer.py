@@ -36,6 +36,7 @@ __all__ = [
     "MTA_THREADS",
     "OptimizerPass",
     "flops_per_element",
+    "multi_tensor_chunks",
     "multi_tensor_launches",
     "optimizer_passes",
     "sfu_per_element",
@@ -108,6 +109,14 @@ def optimizer_passes(algorithm: str, implementation: str) -> tuple[OptimizerPass
     return _PASSES[algorithm, implementation]
 
 
+def multi_tensor_chunks(elements: int, tensors: int) -> tuple[int, int]:
+    """``(elements of a tensor's full chunk, chunks of every tensor)`` for ``elements`` split
+    into ``tensors`` equal tensors, each starting its own chunks: the first is what the
+    longest CTA walks."""
+    per_tensor = math.ceil(elements / tensors)
+    return min(per_tensor, CHUNK_ELEMENTS), tensors * math.ceil(per_tensor / CHUNK_ELEMENTS)
+
+
 def multi_tensor_launches(
     elements: int, tensors: int, step: OptimizerPass, max_blocks: int
 ) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -116,8 +125,7 @@ def multi_tensor_launches(
     and a launch closes when it holds ``max_blocks`` CTAs or its tensor list is full; the
     chunks spread as evenly as they go over the launches (a closed form of ATen's loop), so
     some launches hold one CTA more than the others (the second pair; 0 launches when even)."""
-    per_tensor = math.ceil(elements / tensors)
-    chunks = tensors * math.ceil(per_tensor / CHUNK_ELEMENTS)
+    chunks = multi_tensor_chunks(elements, tensors)[1]
     limits = _MAX_TENSORS_SCALAR_LIST if step.scalar_list else _MAX_TENSORS
     launches = max(math.ceil(chunks / max_blocks), math.ceil(tensors / limits[step.depth - 1]))
     each, larger = divmod(chunks, launches)  # chunks >= tensors >= launches, so each >= 1

@@ -16,6 +16,7 @@ bytes x J/byte, static power x the summed latency. docs/models/streaming.md, "Op
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from opmodel.core.dtypes import nbytes_of
 from opmodel.core.op import LocalOp
@@ -23,10 +24,10 @@ from opmodel.core.profile import OpProfile
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import OptimizerView
 from opmodel.formulas.optimizer import (
-    CHUNK_ELEMENTS,
     MTA_ILP,
     MTA_THREADS,
     OptimizerPass,
+    multi_tensor_chunks,
     multi_tensor_launches,
     optimizer_passes,
 )
@@ -73,35 +74,39 @@ class OptimizerEvaluation(FastValue):
     latency_s: float
 
 
-def _bytes_per_element(view: OptimizerView, letters: str) -> int:
-    """Bytes of one element of each named tensor (formulas.optimizer's letters)."""
-    states = view.states
-    sizes = {
-        "p": view.params.dtype,
+def _bytes_per_letter(view: OptimizerView) -> dict[str, int]:
+    """Bytes of one element of each tensor, by formulas.optimizer's letters."""
+    params, states = view.params.dtype, view.states
+    dtypes = {
+        "p": params,
         "g": view.grads.dtype,
-        "m": states[0].dtype if states else view.params.dtype,
-        "v": states[-1].dtype if states else view.params.dtype,
-        "d": states[-1].dtype if states else view.params.dtype,
+        "m": states[0].dtype if states else params,
+        "v": states[-1].dtype if states else params,
+        "d": states[-1].dtype if states else params,
     }
-    return sum(nbytes_of(1, sizes[letter]) for letter in letters)
+    return {letter: nbytes_of(1, dtype) for letter, dtype in dtypes.items()}
 
 
-_Evaluated = dict[tuple[StreamKernel, StreamWork], StreamingEvaluation]
+@dataclass(frozen=True, slots=True)
+class _Context:
+    """What every launch of one step shares: the device, the roofline's rates, the chunk
+    geometry, the bytes per element of each tensor, and the launches evaluated so far (the
+    foreach chain's passes that move the same bytes in the same launches, ``mul_`` of the
+    parameters and of a moment, are evaluated once)."""
+
+    hardware: HardwareSpec
+    base: RooflineSetup
+    chunk: int  # elements of a full chunk: the longest CTA's
+    chunks: int
+    sizes: dict[str, int]
+    evaluated: dict[tuple[StreamKernel, StreamWork], StreamingEvaluation]
 
 
 def _launch(
-    view: OptimizerView,
-    step: OptimizerPass,
-    ctas: int,
-    context: tuple[HardwareSpec, RooflineSetup, _Evaluated],
+    view: OptimizerView, step: OptimizerPass, ctas: int, context: _Context
 ) -> StreamingEvaluation:
-    """One launch of ``ctas`` CTAs of ``step``'s kernel; the foreach chain's passes that move
-    the same bytes in the same launches (``mul_`` of the parameters and of a moment) are
-    evaluated once (``context``'s last entry)."""
-    hardware, base, evaluated = context
-    per_tensor = math.ceil(view.elements / view.tensors)
-    chunk = min(per_tensor, CHUNK_ELEMENTS)  # the longest CTA's elements: the chain's length
-    chunks = view.tensors * math.ceil(per_tensor / CHUNK_ELEMENTS)
+    """One launch of ``ctas`` CTAs of ``step``'s kernel."""
+    chunk, sizes = context.chunk, context.sizes
     fused_adam = step.name in ("fused_adam", "fused_adamw")
     kernel = StreamKernel(
         implementation="multi_tensor_apply",
@@ -114,26 +119,25 @@ def _launch(
         reductions=0,
         name="multi_tensor_apply_kernel",
     )
-    elements = ctas * view.elements / chunks  # the launch's share of the elements
+    elements = ctas * view.elements / context.chunks  # the launch's share of the elements
     work = StreamWork(
-        read_bytes=math.ceil(elements * _bytes_per_element(view, step.reads)),
+        read_bytes=math.ceil(elements * sum(sizes[letter] for letter in step.reads)),
         shared_read_bytes=0,
         reread_bytes=0,
-        write_bytes=math.ceil(elements * _bytes_per_element(view, step.writes)),
+        write_bytes=math.ceil(elements * sum(sizes[letter] for letter in step.writes)),
         flops=math.ceil(elements * step.flops),
-        vector_flops_per_s=base.vector_flops_per_s,
+        vector_flops_per_s=context.base.vector_flops_per_s,
         sfu_ops=math.ceil(elements * step.sfu),
     )
-    found = evaluated.get((kernel, work))
+    found = context.evaluated.get((kernel, work))
     if found is None:
-        found = evaluated[kernel, work] = evaluate_streaming(kernel, hardware, work)
+        found = evaluate_streaming(kernel, context.hardware, work)
+        context.evaluated[kernel, work] = found
     return found
 
 
 def _pass(
-    view: OptimizerView,
-    step: OptimizerPass,
-    context: tuple[HardwareSpec, RooflineSetup, _Evaluated],
+    view: OptimizerView, step: OptimizerPass, context: _Context
 ) -> tuple[PassEvaluation, list[tuple[StreamingEvaluation, int]]]:
     (smaller, ctas), (larger, more) = multi_tensor_launches(
         view.elements, view.tensors, step, view.max_blocks_per_launch
@@ -161,7 +165,8 @@ def predict_optimizer(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     base = roofline_setup(op, hardware)
     passes: list[PassEvaluation] = []
     runs: list[tuple[StreamingEvaluation, int]] = []
-    context: tuple[HardwareSpec, RooflineSetup, _Evaluated] = (hardware, base, {})
+    chunk, chunks = multi_tensor_chunks(view.elements, view.tensors)
+    context = _Context(hardware, base, chunk, chunks, _bytes_per_letter(view), {})
     for step in optimizer_passes(view.algorithm, view.implementation):
         evaluation, launched = _pass(view, step, context)
         passes.append(evaluation)
