@@ -5,7 +5,6 @@ one-line errors, and the ops it builds predict on every model."""
 from __future__ import annotations
 
 import csv
-import importlib.util
 import sys
 
 import pytest
@@ -16,7 +15,7 @@ from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
 
-from ..conftest import EXAMPLES
+from ..conftest import EXAMPLES, load_example
 
 ROUTING = [612, 488, 530, 397, 701, 455, 420, 493]  # examples/grouped_gemm.yaml
 BUILT = {
@@ -151,29 +150,18 @@ def test_every_constructed_op_predicts(model: str) -> None:
         assert predictor.predict(op, hw).latency_s > 0
 
 
-def _example_module() -> object:
-    """examples/llama3_8b_layer.py, imported from its path."""
-    spec = importlib.util.spec_from_file_location(
-        "llama3_8b_layer", EXAMPLES / "llama3_8b_layer.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_llama_example_lowers_the_sweep_table_s_layer(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The Python example's layer is the first 11 rows of examples/sweep_llama3_8b.csv, op for
     op, and the script prints one line per op and the layer's sum."""
-    module = _example_module()
+    module = load_example("llama3_8b_layer")
     with (EXAMPLES / "sweep_llama3_8b.csv").open(encoding="utf-8") as table:
         rows = list(csv.DictReader(table))[:11]
-    built = module.layer_ops(2048)  # type: ignore[attr-defined]
+    built = module.layer_ops(2048)
     assert built == [op_from_row(row, "sweep_llama3_8b.csv") for row in rows]
     monkeypatch.setattr(sys, "argv", ["llama3_8b_layer.py", "--hardware", "a10", "--tp", "2"])
-    module.main()  # type: ignore[attr-defined]
+    module.main()
     lines = capsys.readouterr().out.splitlines()
     # the 11 ops, an all-reduce after o_proj and after down_proj at TP 2, the sum
     assert len(lines) == 14 and lines[-1].startswith("layer ")

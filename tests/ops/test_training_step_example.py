@@ -2,22 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 
 import pytest
 
-from tests.conftest import EXAMPLES
-
-
-def _example() -> object:
-    spec = importlib.util.spec_from_file_location(
-        "llama3_8b_training_step", EXAMPLES / "llama3_8b_training_step.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from tests.conftest import load_example
 
 
 def test_the_step_s_parts_and_their_sum(
@@ -27,15 +16,15 @@ def test_the_step_s_parts_and_their_sum(
     of the four projections, the others one, SiLU-and-mul's three), four all-reduces a layer,
     the DP reduce-scatter and all-gather of the rank's parameters across 16 nodes, and the
     optimizer step on its sixteenth; the step is the parts' sum."""
-    module = _example()
-    parts = module.step_parts(4096, 8, 16)  # type: ignore[attr-defined]
+    module = load_example("llama3_8b_training_step")
+    parts = module.step_parts(4096, 8, 16)
     assert [sum(n for _, n in ops) for ops in parts.values()] == [288, 480, 128, 6, 2, 2]
     reduce_scatter = parts["data-parallel collectives"][0][0]
     assert reduce_scatter.attrs["ranks_per_node"] == 1 and reduce_scatter.attrs["ranks"] == 16
-    per_rank = module.parameters_per_rank(8)  # type: ignore[attr-defined]
+    per_rank = module.parameters_per_rank(8)
     assert 0.99e9 < per_rank < 1.02e9  # 8.03 billion over 8, the norms whole
     monkeypatch.setattr(sys, "argv", ["x", "--hardware", "h100_sxm", "--tokens", "1024"])
-    module.main()  # type: ignore[attr-defined]
+    module.main()
     lines = capsys.readouterr().out.splitlines()
     assert len(lines) == 7 and lines[-1].startswith("step (serial)")
     times = [float(line.split(" ms")[0].split()[-1]) for line in lines]
@@ -43,7 +32,7 @@ def test_the_step_s_parts_and_their_sum(
 
 
 def test_a_config_without_nics_stops_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
-    module = _example()
+    module = load_example("llama3_8b_training_step")
     monkeypatch.setattr(sys, "argv", ["x", "--hardware", "a10", "--tokens", "256", "--tp", "2"])
     with pytest.raises(SystemExit, match=r"data-parallel collectives: .* no interconnect\.network"):
-        module.main()  # type: ignore[attr-defined]
+        module.main()
