@@ -25,8 +25,8 @@ NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at co
 and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
 bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
 constant in the ranks). Not validated: no NVLS timing is in data/.
-A group across nodes (attr ``ranks_per_node``, the config's ``interconnect.network``) runs
-NCCL's ring or tree through the NICs (:mod:`.collective_nodes`).
+The ring inside a node and, for a group across nodes (attr ``ranks_per_node``, the config's
+``interconnect.network``), the ring and tree through the NICs: :mod:`.nccl_algorithms`.
 Equations and validation: docs/models/collective.md.
 """
 
@@ -36,11 +36,9 @@ from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
-from opmodel.formulas.collective import collective_link_bytes, collective_steps
-from opmodel.hardware.interconnect import InterconnectSpec, LinkType
+from opmodel.hardware.interconnect import InterconnectSpec
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.effective_roofline.collective_nodes import across_nodes
-from opmodel.models.effective_roofline.nccl_protocols import NCCL_PROTOCOLS, NcclProtocol
+from opmodel.models.effective_roofline.nccl_algorithms import nccl_timing
 from opmodel.models.shared.collective_estimate import (
     LinkTime,
     collective_profile,
@@ -56,23 +54,6 @@ NCCL_BULK_FRACTION = 370.0 / 450.0
 NVLS_LATENCY_S = 23e-6
 """The latency NCCL's tuning model gives an NVLink SHARP collective inside one node: its
 ``hwLat`` for NVLS over NVLink, 23 us (src/graph/tuning.cc, NVIDIA/nccl at commit b647562)."""
-
-
-def _time(protocol: NcclProtocol, view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
-    link_type, bulk_rate = link
-    share = protocol.share_all_reduce if view.operation == "all_reduce" else protocol.share
-    steps = collective_steps(view.operation, view.ranks)
-    return LinkTime.make(
-        latency_s=protocol.base_s + steps * protocol.step_s[link_type],
-        bandwidth_bytes_per_s=bulk_rate * share,
-        protocol=protocol.name,
-    )
-
-
-def _fastest(view: CollectiveView, link: tuple[LinkType, float]) -> LinkTime:
-    sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes)
-    candidates = [_time(p, view, link) for p in NCCL_PROTOCOLS if view.protocol in ("auto", p.name)]
-    return min(candidates, key=lambda t: t.latency_s + sent / t.bandwidth_bytes_per_s)
 
 
 def _nvls(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTime:
@@ -95,18 +76,14 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     assert isinstance(view, CollectiveView)
     spec, group = interconnect_of(op, view, hardware)
     bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
-    if view.algorithm == "nvls":
-        timing = _nvls(op, spec, hardware)
-    elif group.nodes > 1:
-        timing = across_nodes(view, (spec, group), bulk)
-    elif view.algorithm == "tree":
+    if view.algorithm == "tree" and group.nodes == 1:
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): algorithm tree runs across nodes (the group is "
             f"one node of {group.per_node} ranks; use ring or auto)"
         )
+    if view.algorithm == "nvls":
+        timing, name = _nvls(op, spec, hardware), "effective_roofline/nccl-nvls"
     else:
-        timing = _fastest(view, (spec.link_type, bulk))
-    name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
-    if timing.algorithm == "nvls":
-        name = "effective_roofline/nccl-nvls"
+        timing = nccl_timing(view, (spec, group), bulk)
+        name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
     return collective_profile(op, roofline_setup(op, hardware), (spec, group), (name, timing))

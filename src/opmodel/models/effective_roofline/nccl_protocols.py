@@ -5,7 +5,7 @@ Every constant is NCCL's (src/graph/tuning.cc, NVIDIA/nccl at commit 01afd20): `
 and ``hwLat`` of the ring and tree over NVLink, PCIe and the network, in microseconds here in
 seconds; the LL and LL128 bandwidth factors; the tree's correction table
 (``treeCorrectionFactor``, by ``log2(bytes / 64)``). How the models use them:
-:mod:`.collective_op` (inside a node), :mod:`.collective_nodes` (across nodes);
+:mod:`.nccl_algorithms` (the ring inside a node and across, the tree across);
 docs/models/collective.md.
 """
 

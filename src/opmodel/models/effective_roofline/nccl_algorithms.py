@@ -1,7 +1,12 @@
-"""``effective_roofline`` of a collective whose group spans nodes: NCCL's ring and tree.
+"""``effective_roofline`` of a collective: NCCL's ring, inside a node or across nodes, and its
+tree across nodes, each with its three protocols, the fastest taken.
 
-A group of ``N`` nodes of ``g`` ranks (``n = N g``) moves each rank's bus bytes ``B`` partly
-over the node's own links and partly through its NICs (``B_net``,
+Inside one node the ring is ``t_p = a_p + s b_p + B / (R_bulk f_p)`` (:mod:`.collective_op`
+gives the constants and their sources; ``f_p``: LL 1/4 for an all-reduce and 1/3 for the
+others, LL128 0.92, Simple 1).
+
+Across nodes, a group of ``N`` nodes of ``g`` ranks (``n = N g``) moves each rank's bus bytes
+``B`` partly over the node's own links and partly through its NICs (``B_net``,
 :func:`~opmodel.formulas.collective.collective_network_bytes`). Each device drives ``k`` of its
 node's NICs (``nics_per_node / devices_per_node``), each moving ``R_nic`` (the config's
 measured ``interconnect.network.nccl_bandwidth_bytes_per_s``, else 24 / 25 of the NIC's line
@@ -34,15 +39,14 @@ docs/models/collective.md, "Groups across nodes".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
+from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_inter_steps, collective_steps
 from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.models.effective_roofline.nccl_protocols import NCCL_PROTOCOLS, NcclProtocol
 from opmodel.models.shared.collective_estimate import LinkTime, NodeGroup, split_link_bytes
 
-__all__ = ["NCCL_NIC_FRACTION", "across_nodes"]
+__all__ = ["NCCL_NIC_FRACTION", "nccl_timing"]
 
 NCCL_NIC_FRACTION = 24.0 / 25.0
 """Share of a NIC's line rate NCCL moves through it (module docstring)."""
@@ -52,8 +56,8 @@ _RING_PLATEAU = 1.9  # a Simple ring all-reduce across nodes from n / 16 x 64 Ki
 _TREE_SHARE = 0.9  # NCCL's tree bandwidth against its ring's
 
 
-@dataclass(frozen=True, slots=True)
-class _Rates:
+@value_type
+class _Rates(FastValue):
     """Bulk rates of the node's links and of one device's NICs, and what travels on each."""
 
     link_type: LinkType
@@ -61,16 +65,21 @@ class _Rates:
     nics_bytes_per_s: float
     sent: int
     net: int
+    steps: int  # of the ring
+    net_steps: int  # of the ring's steps, those through the network (0 inside a node)
 
 
 def _ring(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) -> LinkTime:
-    steps = collective_steps(view.operation, view.ranks)
-    net_steps = collective_inter_steps(view.operation, group.nodes)
-    local = p.step_s[r.link_type] * (_LL_LOCAL_PENALTY if p.name == "ll" else 1.0)
+    across, steps, net_steps = group.nodes > 1, r.steps, r.net_steps
+    local = p.step_s[r.link_type] * (_LL_LOCAL_PENALTY if across and p.name == "ll" else 1.0)
     latency = p.base_s + (steps - net_steps) * local + net_steps * p.net_step_s
-    plateau = view.ranks / 16 * 65536
-    if p.name == "simple" and view.operation == "all_reduce" and view.buffer_bytes >= plateau:
+    plateau = across and view.operation == "all_reduce" and p.name == "simple"
+    if plateau and view.buffer_bytes >= view.ranks / 16 * 65536:
         latency *= _RING_PLATEAU
+    if not across:  # the node's links alone, at the protocol's share of the bulk rate
+        share = p.share_all_reduce if view.operation == "all_reduce" else p.share
+        rate = r.inside_bytes_per_s * share
+        return LinkTime.make(latency_s=latency, bandwidth_bytes_per_s=rate, protocol=p.name)
     share = 0.7 if p.name == "ll128" and group.per_node == 1 else p.share_across_nodes
     transfer = max((r.sent - r.net) / r.inside_bytes_per_s, r.net / r.nics_bytes_per_s) / share
     return LinkTime.make(
@@ -98,28 +107,38 @@ def _tree(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) ->
     )
 
 
-def across_nodes(
+def nccl_timing(
     view: CollectiveView, placed: tuple[InterconnectSpec, NodeGroup], bulk_bytes_per_s: float
 ) -> LinkTime:
-    """The fastest allowed (algorithm, protocol) for a group across nodes; ``bulk_bytes_per_s``
-    is NCCL's Simple rate over the node's own links."""
+    """The fastest allowed (algorithm, protocol): the ring, and across nodes for an all-reduce
+    the tree; ``bulk_bytes_per_s`` is NCCL's Simple rate over the node's own links."""
     link, group = placed
     network = link.network
-    assert network is not None  # interconnect_of refuses a group across nodes without it
-    nic = network.nccl_bandwidth_bytes_per_s or (
-        network.nic_bandwidth_bytes_per_s * NCCL_NIC_FRACTION
-    )
-    sent, net = split_link_bytes(view, group)
-    rates = _Rates(link.link_type, bulk_bytes_per_s, group.nic_share * nic, sent, net)
-    tree_ok = view.operation == "all_reduce" and view.algorithm in ("auto", "tree")
-    candidates: list[LinkTime] = [
-        timing
-        for p in NCCL_PROTOCOLS
-        if view.protocol in ("auto", p.name)
-        for timing in (
-            *((_ring(p, view, group, rates),) if view.algorithm != "tree" else ()),
-            *((_tree(p, view, group, rates),) if tree_ok else ()),
+    nic = 0.0  # inside one node no byte goes through a NIC
+    if network is not None:
+        nic = network.nccl_bandwidth_bytes_per_s or (
+            network.nic_bandwidth_bytes_per_s * NCCL_NIC_FRACTION
         )
-    ]
+    sent, net = split_link_bytes(view, group)
+    rates = _Rates.make(
+        link_type=link.link_type,
+        inside_bytes_per_s=bulk_bytes_per_s,
+        nics_bytes_per_s=group.nic_share * nic,
+        sent=sent,
+        net=net,
+        steps=collective_steps(view.operation, view.ranks),
+        net_steps=collective_inter_steps(view.operation, group.nodes),
+    )
+    ring_ok = view.algorithm != "tree"
+    tree_ok = (
+        group.nodes > 1 and view.operation == "all_reduce" and view.algorithm in ("auto", "tree")
+    )
+    candidates: list[LinkTime] = []
+    for p in NCCL_PROTOCOLS:
+        if view.protocol in ("auto", p.name):
+            if ring_ok:
+                candidates.append(_ring(p, view, group, rates))
+            if tree_ok:
+                candidates.append(_tree(p, view, group, rates))
     best: LinkTime = min(candidates, key=lambda t: t.latency_s + sent / t.bandwidth_bytes_per_s)
     return best
