@@ -119,17 +119,32 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     }
 
 
+def _positive(text: str) -> int:
+    """An argparse type: an integer of at least 1, else argparse's one-line usage error."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be a positive integer (got {text!r})")
+    return value
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--hardware", default="h100_sxm")
     parser.add_argument("--model", default="effective_roofline")
-    parser.add_argument("--tokens", type=int, default=4096)
+    parser.add_argument("--tokens", type=_positive, default=4096)
     parser.add_argument("--tp", type=int, choices=(1, 2, 4, 8), default=8)
-    parser.add_argument("--dp", type=int, default=16)
+    parser.add_argument("--dp", type=_positive, default=16)
     args = parser.parse_args()
-    hardware, model = load_hardware(args.hardware), get_model(args.model)
+    try:
+        hardware, model = load_hardware(args.hardware), get_model(args.model)
+        parts = step_parts(args.tokens, args.tp, args.dp)
+    except OpModelError as error:  # an unknown config or model, a step too small to shard
+        raise SystemExit(str(error)) from None
     total_s = total_j = 0.0
-    for part, ops_in_part in step_parts(args.tokens, args.tp, args.dp).items():
+    for part, ops_in_part in parts.items():
         seconds = joules = 0.0
         for op, count in ops_in_part:
             try:

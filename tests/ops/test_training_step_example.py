@@ -36,3 +36,14 @@ def test_a_config_without_nics_stops_in_one_line(monkeypatch: pytest.MonkeyPatch
     monkeypatch.setattr(sys, "argv", ["x", "--hardware", "a10", "--tokens", "256", "--tp", "2"])
     with pytest.raises(SystemExit, match=r"data-parallel collectives: .* no interconnect\.network"):
         module.main()
+
+
+def test_bad_arguments_stop_in_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unknown config, or more data-parallel ranks than the rank has parameters."""
+    module = load_example("llama3_8b_training_step")
+    monkeypatch.setattr(sys, "argv", ["x", "--hardware", "h100"])
+    with pytest.raises(SystemExit, match="unknown hardware config 'h100'; did you mean"):
+        module.main()
+    monkeypatch.setattr(sys, "argv", ["x", "--dp", "100000000000"])
+    with pytest.raises(SystemExit, match=r"ops\.optimizer: elements must be a positive integer"):
+        module.main()
