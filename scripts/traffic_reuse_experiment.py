@@ -21,6 +21,7 @@ import math
 import statistics
 from pathlib import Path
 
+from opmodel.core.dtypes import DType
 from opmodel.models.gemm.traffic import effective_swizzle, sector_rounded_bytes
 from opmodel.validation.gemm_traffic import REPORTED_TO_BYTES
 
@@ -33,8 +34,8 @@ def predicted_read_bytes(record: dict[str, str], capacity_bytes: float) -> float
     m, k, n = int(record["m"]), int(record["k"]), int(record["n"])
     tiles_m = math.ceil(m / int(record["cta_m"]))
     tiles_n = math.ceil(n / int(record["cta_n"]))
-    a = sector_rounded_bytes(m, k, FP16_BITS)  # NN: A rows of k, B rows of n contiguous
-    b = sector_rounded_bytes(k, n, FP16_BITS)
+    a = sector_rounded_bytes(m, k, DType.FP16)  # NN: A rows of k, B rows of n contiguous
+    b = sector_rounded_bytes(k, n, DType.FP16)
     c = m * n * FP16_BITS // 8
     width = effective_swizzle(8, tiles_n)  # CUTLASS's identity swizzle, as the model uses
     stripes = math.ceil(tiles_n / width)

@@ -134,7 +134,7 @@ def test_an_invalid_row_stops_the_sweep_with_one_line(tmp_path: Path) -> None:
     assert info.value.problems == (
         f"{ops_path}: row 5: tensors: tensor 0 'input:64:bf17' dtype: must be one of fp64, fp32, "
         "tf32, fp16, "
-        "bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean "
+        "bf16, fp8, fp8_e4m3, fp8_e5m2, mxfp8, fp6, mxfp6, fp4, mxfp4, nvfp4, int64, int32, int8, int4 (got 'bf17'); did you mean "
         "'bf16'? (and 1 more rows; --skip-invalid records them)",
     )
     assert not (tmp_path / "out.csv").exists()

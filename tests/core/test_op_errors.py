@@ -69,7 +69,7 @@ BAD_OPS = [
     ),
     (
         lambda: _t("input", (4,), "bf61"),
-        "TensorSpec.dtype: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf61'); did you mean 'bf16'?",
+        "TensorSpec.dtype: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, mxfp8, fp6, mxfp6, fp4, mxfp4, nvfp4, int64, int32, int8, int4 (got 'bf61'); did you mean 'bf16'?",
     ),
     (
         lambda: TensorSpec("input", (4,), "bf16", 3),

@@ -127,7 +127,7 @@ BAD_CONFIGS: list[tuple[Callable[[dict[str, Any]], None], list[str]]] = [
     (
         set_field("compute.tensor_flops_per_cycle_per_unit.bf17", 1.0),
         [
-            "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
+            "compute.tensor_flops_per_cycle_per_unit.bf17: must be one of fp64, fp32, tf32, fp16, bf16, fp8, fp8_e4m3, fp8_e5m2, mxfp8, fp6, mxfp6, fp4, mxfp4, nvfp4, int64, int32, int8, int4 (got 'bf17'); did you mean 'bf16'?"
         ],
     ),
     (

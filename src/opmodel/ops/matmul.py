@@ -29,18 +29,19 @@ def _mk(m: int, k: int, transposed: bool) -> tuple[int, int]:
 def _operands(
     where: str,
     mnk: tuple[object, object, object],
-    dtypes: tuple[object, object],
+    dtypes: tuple[object, object, object],
     transposes: tuple[bool, bool],
 ) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
     """A ``[m, k]``, B ``[k, n]`` and C ``[m, n]`` (A and B laid out as ``transposes`` say),
-    in ``dtypes`` = (A's and B's, C's or None for the same); sizes and dtypes checked, errors
-    naming the constructor ``where``. The constructors add their batch or group dims."""
+    in ``dtypes`` = (A's, B's or None for A's, C's or None for A's); sizes and dtypes checked,
+    errors naming the constructor ``where``. The constructors add their batch or group dims."""
     m, n, k = (positive(where, key, v) for key, v in zip(("m", "n", "k"), mnk, strict=True))
     d = dtype_of(where, "dtype", dtypes[0])
-    c = d if dtypes[1] is None else dtype_of(where, "out_dtype", dtypes[1])
+    w = d if dtypes[1] is None else dtype_of(where, "weight_dtype", dtypes[1])
+    c = d if dtypes[2] is None else dtype_of(where, "out_dtype", dtypes[2])
     return (
         tensor(_IN, _mk(m, k, transposes[0]), d),
-        tensor(_W, _mk(k, n, transposes[1]), d),
+        tensor(_W, _mk(k, n, transposes[1]), w),
         tensor(_OUT, (m, n), c),
     )
 
@@ -52,6 +53,7 @@ def gemm(
     dtype: DType | str = DType.BF16,
     *,
     out_dtype: DType | str | None = None,
+    weight_dtype: DType | str | None = None,
     transpose_a: bool = False,
     transpose_b: bool = False,
     name: str | None = None,
@@ -59,8 +61,11 @@ def gemm(
     **attrs: AttrValue,
 ) -> LocalOp:
     """``C[m, n] = A[m, k] @ B[k, n]``: A input (``[k, m]`` with ``transpose_a``), B weight
-    (``[n, k]`` with ``transpose_b``), C output in ``out_dtype`` (default ``dtype``)."""
-    tensors = _operands("ops.gemm", (m, n, k), (dtype, out_dtype), (transpose_a, transpose_b))
+    (``[n, k]`` with ``transpose_b``) in ``weight_dtype`` (default ``dtype``; ``"nvfp4"``
+    with a bf16 ``dtype`` is a weight-only quantised GEMM), C output in ``out_dtype``
+    (default ``dtype``)."""
+    dtypes = (dtype, weight_dtype, out_dtype)
+    tensors = _operands("ops.gemm", (m, n, k), dtypes, (transpose_a, transpose_b))
     options: dict[str, AttrValue | None] = {"transpose_a": transpose_a, "transpose_b": transpose_b}
     return assemble(OpKind.GEMM, (name, phase), tensors, options, attrs)
 
@@ -74,6 +79,7 @@ def batched_gemm(
     *,
     broadcast_b: bool = False,
     out_dtype: DType | str | None = None,
+    weight_dtype: DType | str | None = None,
     transpose_a: bool = False,
     transpose_b: bool = False,
     name: str | None = None,
@@ -81,10 +87,12 @@ def batched_gemm(
     **attrs: AttrValue,
 ) -> LocalOp:
     """``C[b] = A[b] @ B[b]`` for ``batch`` entries; with ``broadcast_b`` one B ``[k, n]``
-    serves every entry (a weight shared over the batch)."""
+    serves every entry (a weight shared over the batch); B in ``weight_dtype`` (default
+    ``dtype``)."""
     where = "ops.batched_gemm"
     b = positive(where, "batch", batch)
-    a, w, c = _operands(where, (m, n, k), (dtype, out_dtype), (transpose_a, transpose_b))
+    dtypes = (dtype, weight_dtype, out_dtype)
+    a, w, c = _operands(where, (m, n, k), dtypes, (transpose_a, transpose_b))
     tensors = (
         tensor(_IN, (b, *a.shape), a.dtype),
         tensor(_W, w.shape if flag(where, "broadcast_b", broadcast_b) else (b, *w.shape), w.dtype),
@@ -117,16 +125,19 @@ def grouped_gemm(
     *,
     transpose_b: bool = False,
     out_dtype: DType | str | None = None,
+    weight_dtype: DType | str | None = None,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
     **attrs: AttrValue,
 ) -> LocalOp:
     """Experts' GEMMs grouped along M: group ``g`` multiplies its ``group_sizes[g]`` rows of
     A ``[rows, k]`` by ``B[g]`` (``[groups, k, n]``, ``[groups, n, k]`` with
-    ``transpose_b``) into C ``[rows, n]``; a group of 0 rows reads no weights."""
+    ``transpose_b``, in ``weight_dtype``, default ``dtype``) into C ``[rows, n]``; a group of
+    0 rows reads no weights."""
     where = "ops.grouped_gemm"
     sizes = _group_sizes(where, group_sizes)
-    a, w, c = _operands(where, (sum(sizes), n, k), (dtype, out_dtype), (False, transpose_b))
+    dtypes = (dtype, weight_dtype, out_dtype)
+    a, w, c = _operands(where, (sum(sizes), n, k), dtypes, (False, transpose_b))
     tensors = (a, tensor(_W, (len(sizes), *w.shape), w.dtype), c)
     options: dict[str, AttrValue | None] = {"transpose_b": transpose_b, "group_sizes": sizes}
     return assemble(OpKind.GROUPED_GEMM, (name, phase), tensors, options, attrs)
@@ -149,7 +160,7 @@ def grouped_gemm_wgrad(
     ``transpose_a=False``), dY ``[rows, n]``, dW ``[groups, m, n]``."""
     where = "ops.grouped_gemm_wgrad"
     sizes = _group_sizes(where, group_sizes)
-    a, w, c = _operands(where, (m, n, sum(sizes)), (dtype, out_dtype), (transpose_a, False))
+    a, w, c = _operands(where, (m, n, sum(sizes)), (dtype, None, out_dtype), (transpose_a, False))
     tensors = (a, w, tensor(_OUT, (len(sizes), *c.shape), c.dtype))
     options: dict[str, AttrValue | None] = {"transpose_a": transpose_a, "group_sizes": sizes}
     return assemble(OpKind.GROUPED_GEMM, (name, phase), tensors, options, attrs)

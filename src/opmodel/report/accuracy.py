@@ -19,6 +19,7 @@ from typing import Any
 
 from opmodel.configs import ACCURACY_DIR
 from opmodel.core.backward import kind_label
+from opmodel.core.dtypes import DType
 from opmodel.core.op import LocalOp
 from opmodel.models.gemm.overhead import GEMM_MODELS
 from opmodel.parsing.textfile import read_json_file
@@ -27,6 +28,11 @@ __all__ = ["TABLE_PATH", "Validated", "validated"]
 
 TABLE_PATH = ACCURACY_DIR / "measured_error.json"
 _MODELS = GEMM_MODELS  # the table's (the kernel-level models); the roofline is not in it
+# types no measured table holds a row of: an op with a tensor of one is quoted as unmeasured
+# in it (docs/validation.md, "Block-scaled and FP4 GEMMs", checks them against published rates)
+_UNMEASURED_DTYPES = frozenset(
+    (DType.MXFP8, DType.FP6, DType.MXFP6, DType.FP4, DType.MXFP4, DType.NVFP4)
+)
 
 
 @lru_cache(maxsize=1)
@@ -71,6 +77,9 @@ def validated(op: LocalOp, implementation: str, hardware_name: str) -> Validated
     if model not in _MODELS:
         return None
     kind = kind_label(op)  # the validation's group of the op
+    unmeasured = sorted({t.dtype.value for t in op.tensors} & _UNMEASURED_DTYPES)
+    if unmeasured:
+        return Validated(f"{kind} {'/'.join(unmeasured)}", hardware_name, 0, None, None)
     row = _table().get((model, kind, hardware_name))
     if row is None:
         return Validated(kind, hardware_name, 0, None, None)

@@ -161,11 +161,11 @@ def test_stage_miss_share_is_the_union_of_the_operands_misses(a100: HardwareSpec
 
 def test_reuse_model_pieces() -> None:
     # rows of a sector or more start their own sectors: 2 rows of 40 B are 2 x 64 B
-    assert sector_rounded_bytes(rows=2, contiguous=20, bits=16) == 128
+    assert sector_rounded_bytes(rows=2, contiguous=20, dtype=DType.FP16) == 128
     # narrower rows lie back to back: 2 rows of 6 B are 12 contiguous bytes, one sector;
     # a [4096, 1] fp16 vector is 8 KiB, not 4096 sectors
-    assert sector_rounded_bytes(rows=2, contiguous=3, bits=16) == 32
-    assert sector_rounded_bytes(rows=4096, contiguous=1, bits=16) == 8192
+    assert sector_rounded_bytes(rows=2, contiguous=3, dtype=DType.FP16) == 32
+    assert sector_rounded_bytes(rows=4096, contiguous=1, dtype=DType.FP16) == 8192
     assert capacity_miss_fraction(10, 20) == 0.0
     assert capacity_miss_fraction(30, 20) == 0.5
     assert capacity_miss_fraction(100, 20) == 1.0

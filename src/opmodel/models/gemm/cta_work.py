@@ -79,7 +79,7 @@ def cta_work(
 ) -> CtaWork:
     """The per-CTA work of ``kernel`` on ``problem`` (padded tiles, as the MMAs issue them;
     ``local`` when the caller has it cached)."""
-    c_tile_bytes = kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8
+    c_tile_bytes = int(kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8)
     cta_stages = grid.ctas * grid.k_iterations
     operand_dram = (
         traffic.dram_read_bytes - traffic.c_read_bytes - traffic.workspace_bytes

@@ -231,10 +231,10 @@ def _derived_warps(cta: tuple[int, int, int], warp: tuple[int, int, int]) -> int
 
 
 def mma_shape_for(sm: SmSpec, dtype: DType) -> tuple[int, int, int]:
-    """The config's MMA shape with k scaled to the dtype: ``k * 16 / bits`` (PTX mma shapes:
-    m16n8k16 for 16-bit, m16n8k8 for tf32, m16n8k32 for 8-bit types)."""
+    """The config's MMA shape with k scaled to the dtype: ``k * 16 / bits`` (PTX m16n8k16 for
+    16-bit, m16n8k8 for tf32, m16n8k32 for 8-bit types); 6-bit types take the 8-bit shape."""
     m, n, k = sm.mma_shape_mnk
-    return m, n, max(1, k * 16 // dtype.bits)
+    return m, n, max(1, k * 16 // (8 if dtype.bits == 6 else dtype.bits))
 
 
 def _tiling_problems(kernel: GemmKernel) -> list[str]:

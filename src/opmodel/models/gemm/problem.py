@@ -7,7 +7,7 @@ from dataclasses import field
 from typing import Any
 
 from opmodel.core.attrs import int_attr
-from opmodel.core.dtypes import DTYPE_BITS, DType, nbytes_of
+from opmodel.core.dtypes import DTYPE_STORAGE_BITS, DType, nbytes_of
 from opmodel.core.errors import OpModelError
 from opmodel.core.op import LocalOp
 from opmodel.core.values import FastValue, value_type
@@ -55,10 +55,11 @@ class GemmProblem(FastValue):
     zero_groups: int = 0  # grouped along K: groups without rows (their C is zeroed)
     # a grouped GEMM's grouped rows (M or K), the sum of its groups' rows; 0 otherwise
     rows: int = field(init=False, compare=False, repr=False)
-    # element widths of A, B and C, derived once (the traffic equations use them often)
-    a_bits: int = field(init=False, compare=False, repr=False)
-    b_bits: int = field(init=False, compare=False, repr=False)
-    c_bits: int = field(init=False, compare=False, repr=False)
+    # bits stored per element of A, B and C (a block-scaled type's scales included), derived
+    # once (the traffic equations use them often)
+    a_bits: float = field(init=False, compare=False, repr=False)
+    b_bits: float = field(init=False, compare=False, repr=False)
+    c_bits: float = field(init=False, compare=False, repr=False)
     # everything but the dtypes, as plain ints and bools: the memo key where the dtypes are
     # already part of an outer key (hashing it costs a fraction of hashing the problem)
     sizes: tuple[int, int, int, int, bool, bool, bool, bool, int, tuple[int, ...]] = field(
@@ -70,9 +71,9 @@ class GemmProblem(FastValue):
     def __post_init__(self) -> None:
         fields = self.__dict__
         fields["rows"] = sum(self.group_m or self.group_k)
-        fields["a_bits"] = DTYPE_BITS[self.a_dtype]
-        fields["b_bits"] = DTYPE_BITS[self.b_dtype]
-        fields["c_bits"] = DTYPE_BITS[self.c_dtype]
+        fields["a_bits"] = DTYPE_STORAGE_BITS[self.a_dtype]
+        fields["b_bits"] = DTYPE_STORAGE_BITS[self.b_dtype]
+        fields["c_bits"] = DTYPE_STORAGE_BITS[self.c_dtype]
         fields["sizes"] = (
             self.batch,
             self.m,

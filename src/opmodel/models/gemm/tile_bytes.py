@@ -24,11 +24,12 @@ __all__ = [
 
 def tile_bytes(kernel: GemmKernel, problem: GemmProblem) -> tuple[int, int, int]:
     """Bytes of one CTA's A tile ``[cta_m, cta_k]``, B tile ``[cta_k, cta_n]`` and C tile
-    ``[cta_m, cta_n]`` in the problem's dtypes."""
+    ``[cta_m, cta_n]`` in the problem's dtypes (a block-scaled operand's tile with its
+    scales)."""
     return (
-        kernel.cta_tile_m * kernel.cta_tile_k * problem.a_bits // 8,
-        kernel.cta_tile_k * kernel.cta_tile_n * problem.b_bits // 8,
-        kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8,
+        int(kernel.cta_tile_m * kernel.cta_tile_k * problem.a_bits // 8),
+        int(kernel.cta_tile_k * kernel.cta_tile_n * problem.b_bits // 8),
+        int(kernel.cta_tile_m * kernel.cta_tile_n * problem.c_bits // 8),
     )
 
 

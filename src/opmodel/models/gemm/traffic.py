@@ -18,6 +18,7 @@ against this project's H200 counters, data/measured).
 
 from __future__ import annotations
 
+from opmodel.core.dtypes import DTYPE_BITS, DTYPE_SCALE_BLOCK, DType
 from opmodel.core.values import FastValue, value_type
 from opmodel.models.gemm.kernel import GemmKernel
 from opmodel.models.gemm.occupancy import Grid
@@ -87,12 +88,14 @@ class GemmTraffic(FastValue):
         return 1.0 - (1.0 - f_a) * (1.0 - f_b)
 
 
-def sector_rounded_bytes(rows: int, contiguous: int, bits: int) -> int:
+def sector_rounded_bytes(rows: int, contiguous: int, dtype: DType) -> int:
     """A dense row-major operand read in 32-byte sectors: ``rows * ceil(row / 32) * 32`` for
     rows of at least a sector, each row starting its own sectors. Rows narrower than a sector
     lie back to back (a ``[k, 1]`` vector is ``2k`` contiguous bytes in fp16), so they share
-    sectors: ``ceil(rows * row / 32) * 32``."""
-    row_bits = contiguous * bits
+    sectors: ``ceil(rows * row / 32) * 32``. A block-scaled type's row holds its elements and
+    one 8-bit scale per started block of them (scales counted along the contiguous dimension)."""
+    block = DTYPE_SCALE_BLOCK[dtype]
+    row_bits = contiguous * DTYPE_BITS[dtype] + (8 * -(-contiguous // block) if block else 0)
     if row_bits < 8 * SECTOR_BYTES:
         return -(-rows * row_bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
     return rows * -(-row_bits // (8 * SECTOR_BYTES)) * SECTOR_BYTES
@@ -138,13 +141,13 @@ def _round_passes(grid: Grid, width: int) -> tuple[float, float]:
     return max(1.0, rounds * a_rows / tiles_m), max(1.0, rounds * b_cols / tiles_n)
 
 
-def _unique_operand_bytes(problem: GemmProblem, a_bits: int, b_bits: int) -> tuple[int, int]:
+def _unique_operand_bytes(problem: GemmProblem) -> tuple[int, int]:
     """(A, B) bytes of one batch entry, sector-rounded along each contiguous dimension."""
     a_rows, a_contig = (problem.k, problem.m) if problem.transpose_a else (problem.m, problem.k)
     b_rows, b_contig = (problem.n, problem.k) if problem.transpose_b else (problem.k, problem.n)
     return (
-        sector_rounded_bytes(a_rows, a_contig, a_bits),
-        sector_rounded_bytes(b_rows, b_contig, b_bits),
+        sector_rounded_bytes(a_rows, a_contig, problem.a_dtype),
+        sector_rounded_bytes(b_rows, b_contig, problem.b_dtype),
     )
 
 
@@ -183,7 +186,7 @@ def _a_bytes_and_b_reads(
     cluster of them); a grouped GEMM's A is its rows exactly and its B is read once per row
     tile of its own group (``grid.ctas`` counts them)."""
     if problem.group_m:
-        a_all = sector_rounded_bytes(problem.rows, problem.k, problem.a_bits)
+        a_all = sector_rounded_bytes(problem.rows, problem.k, problem.a_dtype)
         return a_all, -(-grid.ctas // (grid.tiles_n * kernel.split_k * kernel.cluster_m))
     return problem.batch * a_batch, -(-grid.tiles_m // kernel.cluster_m) * problem.batch
 
@@ -211,7 +214,7 @@ def gemm_traffic(
     """All traffic of the kernel (see the module docstring for the reuse model); ``tiles`` are
     :func:`~opmodel.models.gemm.tile_bytes.kernel_tiles` when the caller has them cached."""
     tiles = tiles or kernel_tiles(kernel, problem)
-    a_batch, b_batch = _unique_operand_bytes(problem, problem.a_bits, problem.b_bits)
+    a_batch, b_batch = _unique_operand_bytes(problem)
     a_passes, b_passes = _dram_passes(kernel, problem, grid, a_batch=a_batch, l2_bytes=l2_bytes)
     batch, c_bytes = problem.batch, problem.c_bytes
     b_copies = 1 if problem.broadcast_b else batch

@@ -1,0 +1,144 @@
+"""Block-scaled FP4 GEMMs on Blackwell against the published timings found, with the same
+tables' BF16 and FP8 GEMMs as the control.
+
+Usage: python scripts/compare_published_fp4.py
+
+Sources (nothing here is fitted; every number is a model prediction against a published one):
+
+- vLLM pull request #20578 (mgoin, 2025-07-07, "[Bench] Add NVFP4 GEMM benchmark script",
+  repeated as the "Before" table of #20646): ``benchmarks/kernels/bench_nvfp4_gemm.py`` on
+  Llama-3.1-8B's fused QKV projection, N = 6144, K = 4096, M = 1-16384: TFLOP/s of
+  ``torch.nn.functional.linear`` in bf16 (cuBLAS) and of vLLM's CUTLASS NVFP4 GEMM on
+  pre-quantised activations (``nvfp4-noquant``, bf16 output), each the median of
+  ``triton.testing.do_bench_cudagraph`` (CUDA-graph replays, back to back: what fits in L2
+  stays there). vLLM pull request #18778 (mgoin, "[Perf] Tunings for SM100 FP8 CUTLASS
+  kernel"), its FP8 table for the same shape (``fp8-tensor-w-tensor-a-noquant``, M = 1-1024;
+  the rest of the table is not in the stored copy). Both need compute capability 10.0 and
+  do not name the board: the script prints the b200 and the gb200 configs.
+- Helion pull requests #3046 (2026-07-14) and #3278 (2026-08-05, yushangdi), "GPU: NVIDIA
+  B200": vLLM's CUTLASS NVFP4 GEMM (``cutlass`` column, ``fp4in`` rows: NVFP4 activations
+  and weights) at M = 1 on projection shapes, in microseconds, cold L2 and CUDA graphs (#3202
+  describes the runner: "B200, cold-L2 CUDA-graph benchmark"). The two runs of 8192 x 28672
+  differ by 2.1x (59.4 and 124.9 us); both are kept.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from opmodel import ops
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+# (M, TFLOP/s) at N = 6144, K = 4096: vLLM #20578 (bf16, nvfp4-noquant), #18778 (fp8 noquant)
+VLLM_N, VLLM_K = 6144, 4096
+VLLM_TFLOPS = {
+    "bf16": (
+        (1, 5.924172), (16, 94.808087), (64, 402.453176), (128, 729.098503),
+        (256, 1127.022999), (512, 1284.375329), (1024, 1325.576211), (2048, 1354.907564),
+        (4096, 1365.255495), (8192, 1420.966950), (16384, 1360.143047),
+    ),
+    "nvfp4": (
+        (1, 4.439497), (16, 71.160187), (64, 281.971021), (128, 549.526976),
+        (256, 1102.033286), (512, 2187.995534), (1024, 2894.987191), (2048, 3411.463557),
+        (4096, 3645.594842), (8192, 3778.760919), (16384, 3904.329097),
+    ),
+    "fp8_e4m3": (
+        (1, 8.450960), (16, 137.105099), (64, 533.221407), (128, 905.743648),
+        (256, 1462.903418), (512, 1759.884804), (1024, 2207.502274),
+    ),
+}  # fmt: skip
+# (N, K, microseconds) of vLLM's CUTLASS NVFP4 GEMM at M = 1 on a B200: helion #3046, #3278
+HELION_B200_US = {
+    "helion #3046": (
+        (4096, 4096, 9.22), (6144, 4096, 10.72), (28672, 4096, 23.54),
+        (8192, 8192, 21.27), (10240, 8192, 21.08), (8192, 28672, 59.40),
+    ),
+    "helion #3278": (
+        (4096, 4096, 9.01), (6144, 4096, 10.25), (28672, 4096, 25.43),
+        (4096, 14336, 19.76), (5120, 5120, 11.19), (15360, 5120, 17.40),
+        (8192, 8192, 20.71), (10240, 8192, 20.25), (8192, 28672, 124.94),
+    ),
+}  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One published GEMM time and the model's on a config."""
+
+    source: str
+    config: str
+    dtype: str
+    m: int
+    n: int
+    k: int
+    measured_s: float
+    model_s: float
+    kernel: str
+
+    @property
+    def ratio(self) -> float:
+        """Model over measured."""
+        return self.model_s / self.measured_s
+
+
+def _predict(config: str, dtype: str, m: int, n: int, k: int) -> tuple[float, str]:
+    """Latency and kernel of ``y = x @ W^T`` (W ``[n, k]``) with a bf16 output."""
+    op = ops.gemm(m, n, k, dtype, out_dtype="bf16", transpose_b=True)
+    profile = get_model("effective_roofline").predict(op, load_hardware(config))
+    return profile.latency_s, profile.implementation.rpartition("/")[2]
+
+
+def compare() -> list[Row]:
+    """Every published row against the model: vLLM's on b200 and gb200, helion's on b200."""
+    rows = []
+    for config in ("b200", "gb200"):
+        for dtype, points in VLLM_TFLOPS.items():
+            for m, tflops in points:
+                measured = 2 * m * VLLM_N * VLLM_K / (tflops * 1e12)
+                model, kernel = _predict(config, dtype, m, VLLM_N, VLLM_K)
+                rows.append(Row("vllm", config, dtype, m, VLLM_N, VLLM_K, measured, model, kernel))
+    for source, points in HELION_B200_US.items():
+        for n, k, micros in points:
+            model, kernel = _predict("b200", "nvfp4", 1, n, k)
+            rows.append(Row(source, "b200", "nvfp4", 1, n, k, micros * 1e-6, model, kernel))
+    return rows
+
+
+def summary(rows: list[Row]) -> tuple[float, float]:
+    """(MAPE, geometric-mean ratio) of ``rows``."""
+    mape = sum(abs(r.ratio - 1) for r in rows) / len(rows)
+    return mape, math.exp(sum(math.log(r.ratio) for r in rows) / len(rows))
+
+
+def groups(rows: list[Row]) -> dict[str, list[Row]]:
+    """Rows by ``source config dtype`` and, for vLLM's, by M below and from 512."""
+    found: dict[str, list[Row]] = {}
+    for row in rows:
+        source = "helion (b200, M = 1)" if row.source.startswith("helion") else row.source
+        key = f"{source} {row.config} {row.dtype}" if row.source == "vllm" else source
+        found.setdefault(key, []).append(row)
+        if row.source == "vllm":
+            size = "M >= 512" if row.m >= 512 else "M < 512"
+            found.setdefault(f"{key} {size}", []).append(row)
+    return found
+
+
+def main() -> int:
+    rows = compare()
+    print("source        config dtype        M      N      K  measured us   model us  ratio")
+    for r in rows:
+        print(
+            f"{r.source:<13} {r.config:<6} {r.dtype:<9} {r.m:>6} {r.n:>6} {r.k:>6} "
+            f"{r.measured_s * 1e6:11.2f} {r.model_s * 1e6:10.2f} {r.ratio:6.2f}x  {r.kernel}"
+        )
+    print("\ngroup                                   rows   MAPE  geomean")
+    for name, members in groups(rows).items():
+        mape, geomean = summary(members)
+        print(f"{name:<38} {len(members):>5} {100 * mape:5.1f} %  {geomean:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
