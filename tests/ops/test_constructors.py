@@ -23,6 +23,15 @@ BUILT = {
     "batched_gemm": lambda: ops.batched_gemm(
         128, 2048, 2048, 128, transpose_b=True, name="qk_scores", phase="prefill"
     ),
+    "gemm_nvfp4_weights": lambda: ops.gemm(
+        64,
+        4096,
+        14336,
+        weight_dtype="nvfp4",
+        transpose_b=True,
+        name="down_proj_nvfp4",
+        phase="decode",
+    ),
     "grouped_gemm": lambda: ops.grouped_gemm(
         ROUTING, 28672, 4096, transpose_b=True, name="moe_expert_up", phase="prefill"
     ),
@@ -114,6 +123,11 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.gemm(8, 2.5, 8), "ops.gemm: n must be a positive integer (got 2.5)"),
         (lambda: ops.gemm(8, 8, True), "ops.gemm: k must be a positive integer (got True)"),
         (lambda: ops.gemm(8, 8, 8, "bf17"), "ops.gemm: dtype: must be one of"),
+        (lambda: ops.gemm(8, 8, 8, weight_dtype="nvfp5"), "ops.gemm: weight_dtype: must be"),
+        (
+            lambda: ops.grouped_gemm([4], 8, 8, weight_dtype=4),
+            "ops.grouped_gemm: weight_dtype: must be",
+        ),
         (lambda: ops.gemm(8, 8, 8, phase="fwd"), "ops.gemm: phase: must be one of"),
         (lambda: ops.grouped_gemm([4, -1], 8, 8), "group_sizes[1] must be an integer >= 0"),
         (lambda: ops.grouped_gemm([4], 0, 8), "ops.grouped_gemm: n must be a positive integer"),
