@@ -15,6 +15,13 @@ Sources (nothing here is fitted; every number is a model prediction against a pu
   kernel"), its FP8 table for the same shape (``fp8-tensor-w-tensor-a-noquant``, M = 1-1024;
   the rest of the table is not in the stored copy). Both need compute capability 10.0 and
   do not name the board: the script prints the b200 and the gb200 configs.
+- Microsoft's Azure AI benchmarking guide, ND GB200 v6 (Azure_Results/ND_GB200_v6_results.md,
+  commit 2a370be6de9586d365feed77e014a73f25198f4d; "NVIDIA GB200 185GB", CUDA 12.8): "GEMM
+  CuBLASLt (FP4)", superbenchmark's ``cublaslt_gemm -t fp4e2m1`` after 10,000 warm-up
+  iterations, random inputs; cuBLASLt's FP4 GEMM is NVFP4 (E2M1 with E4M3 scales per 16),
+  written here with a bf16 output. Its three GEMMs under 0.1 TFLOP are the training rows of
+  the FP4 kernels' extra fixed overhead (``scripts/fit_fp4_overhead.py``,
+  ``configs/calibrations/gemm_fp4_overhead.yaml``); every other row here is held out.
 - Helion pull requests #3046 (2026-07-14) and #3278 (2026-08-05, yushangdi), "GPU: NVIDIA
   B200": vLLM's CUTLASS NVFP4 GEMM (``cutlass`` column, ``fp4in`` rows: NVFP4 activations
   and weights) at M = 1 on projection shapes, in microseconds, cold L2 and CUDA graphs (#3202
@@ -49,6 +56,24 @@ VLLM_TFLOPS = {
         (256, 1462.903418), (512, 1759.884804), (1024, 2207.502274),
     ),
 }  # fmt: skip
+# (M, N, K, TFLOP/s) of cuBLASLt's NVFP4 GEMM on Azure's ND GB200 v6
+AZURE_GB200_FP4_TFLOPS = (
+    (1024, 1024, 1024, 287.2), (2048, 2048, 2048, 1677.7), (4096, 4096, 4096, 5177.3),
+    (8192, 8192, 8192, 7535.6), (16384, 16384, 16384, 7627.6), (32768, 32768, 32768, 7487.2),
+    (1024, 2145, 1024, 549.0), (802816, 192, 768, 2216.7),
+)  # fmt: skip
+TRAINING_FLOPS = 1e11  # Azure's rows under 0.1 TFLOP train the FP4 overhead
+
+
+def azure_training_rows() -> list[tuple[int, int, int, float]]:
+    """Azure's FP4 GEMMs under 0.1 TFLOP: the FP4 overhead's training rows (M, N, K, seconds)."""
+    return [
+        (m, n, k, 2 * m * n * k / (tflops * 1e12))
+        for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS
+        if 2 * m * n * k < TRAINING_FLOPS
+    ]
+
+
 # (N, K, microseconds) of vLLM's CUTLASS NVFP4 GEMM at M = 1 on a B200: helion #3046, #3278
 HELION_B200_US = {
     "helion #3046": (
@@ -83,25 +108,34 @@ class Row:
         return self.model_s / self.measured_s
 
 
-def _predict(config: str, dtype: str, m: int, n: int, k: int) -> tuple[float, str]:
+def _predict(
+    config: str, dtype: str, mnk: tuple[int, int, int], model: str = "effective_roofline"
+) -> tuple[float, str]:
     """Latency and kernel of ``y = x @ W^T`` (W ``[n, k]``) with a bf16 output."""
+    m, n, k = mnk
     op = ops.gemm(m, n, k, dtype, out_dtype="bf16", transpose_b=True)
-    profile = get_model("effective_roofline").predict(op, load_hardware(config))
+    profile = get_model(model).predict(op, load_hardware(config))
     return profile.latency_s, profile.implementation.rpartition("/")[2]
 
 
 def compare() -> list[Row]:
-    """Every published row against the model: vLLM's on b200 and gb200, helion's on b200."""
+    """Every published row against the model: vLLM's on b200 and gb200, Azure's on gb200
+    (its training rows as source ``azure (training)``), Helion's on b200."""
     rows = []
     for config in ("b200", "gb200"):
         for dtype, points in VLLM_TFLOPS.items():
             for m, tflops in points:
                 measured = 2 * m * VLLM_N * VLLM_K / (tflops * 1e12)
-                model, kernel = _predict(config, dtype, m, VLLM_N, VLLM_K)
+                model, kernel = _predict(config, dtype, (m, VLLM_N, VLLM_K))
                 rows.append(Row("vllm", config, dtype, m, VLLM_N, VLLM_K, measured, model, kernel))
+    for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS:
+        source = "azure (training)" if 2 * m * n * k < TRAINING_FLOPS else "azure"
+        model, kernel = _predict("gb200", "nvfp4", (m, n, k))
+        measured = 2 * m * n * k / (tflops * 1e12)
+        rows.append(Row(source, "gb200", "nvfp4", m, n, k, measured, model, kernel))
     for source, points in HELION_B200_US.items():
         for n, k, micros in points:
-            model, kernel = _predict("b200", "nvfp4", 1, n, k)
+            model, kernel = _predict("b200", "nvfp4", (1, n, k))
             rows.append(Row(source, "b200", "nvfp4", 1, n, k, micros * 1e-6, model, kernel))
     return rows
 
@@ -117,6 +151,7 @@ def groups(rows: list[Row]) -> dict[str, list[Row]]:
     found: dict[str, list[Row]] = {}
     for row in rows:
         source = "helion (b200, M = 1)" if row.source.startswith("helion") else row.source
+        source = "azure gb200 (held out)" if source == "azure" else source
         key = f"{source} {row.config} {row.dtype}" if row.source == "vllm" else source
         found.setdefault(key, []).append(row)
         if row.source == "vllm":
@@ -127,10 +162,10 @@ def groups(rows: list[Row]) -> dict[str, list[Row]]:
 
 def main() -> int:
     rows = compare()
-    print("source        config dtype        M      N      K  measured us   model us  ratio")
+    print("source            config dtype        M      N      K  measured us   model us  ratio")
     for r in rows:
         print(
-            f"{r.source:<13} {r.config:<6} {r.dtype:<9} {r.m:>6} {r.n:>6} {r.k:>6} "
+            f"{r.source:<17} {r.config:<6} {r.dtype:<9} {r.m:>6} {r.n:>6} {r.k:>6} "
             f"{r.measured_s * 1e6:11.2f} {r.model_s * 1e6:10.2f} {r.ratio:6.2f}x  {r.kernel}"
         )
     print("\ngroup                                   rows   MAPE  geomean")

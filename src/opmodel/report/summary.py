@@ -37,6 +37,7 @@ from opmodel.core.profile import OpProfile
 from opmodel.core.viewcheck import compute_dtype
 from opmodel.core.views import CollectiveView
 from opmodel.hardware import HardwareSpec
+from opmodel.models.gemm.fp4_overhead import FP4_CALIBRATION_FILE, fp4_extra_cycles
 from opmodel.models.gemm.overhead import GEMM_MODELS, overhead_source
 from opmodel.report.accuracy import Validated
 from opmodel.report.links import collective_validated, link_rate, network_rate
@@ -217,11 +218,15 @@ def _write_after_run(diagnostics: Mapping[str, Any]) -> float:
     return 0.0
 
 
+FP4_FITTED = f"fitted: configs/calibrations/{FP4_CALIBRATION_FILE.name}"
+
+
 def _fixed_overhead(
-    diagnostics: Mapping[str, Any], implementation: str, hardware: HardwareSpec
+    diagnostics: Mapping[str, Any], implementation: str, hardware: HardwareSpec, dtype: DType
 ) -> tuple[float | None, str | None]:
     """A GEMM model's fixed overhead cycles (``extended_roofline``'s top-level field,
-    ``effective_roofline``'s ``resource_cycles``) and their source; (None, None) otherwise."""
+    ``effective_roofline``'s ``resource_cycles``) and their source (with an FP4 kernel's extra
+    cycles, :mod:`~opmodel.models.gemm.fp4_overhead`); (None, None) otherwise."""
     model = implementation.split("/", 1)[0]
     nested = diagnostics.get("resource_cycles")
     cycles = diagnostics.get("fixed_overhead_cycles")
@@ -229,7 +234,11 @@ def _fixed_overhead(
         cycles = nested.get("fixed_overhead_cycles")
     if model not in GEMM_MODELS or not isinstance(cycles, int | float):
         return None, None
-    return float(cycles), overhead_source(hardware, model)
+    source = overhead_source(hardware, model)
+    extra = fp4_extra_cycles(hardware, model, dtype)
+    if extra:
+        source = f"{cycles - extra:,.0f} {source}; + {extra:,} for FP4 kernels, {FP4_FITTED}"
+    return float(cycles), source
 
 
 def _clock(diagnostics: Mapping[str, Any]) -> float | None:
@@ -248,7 +257,7 @@ def summarize(op: LocalOp, profile: OpProfile, hardware: HardwareSpec) -> OpSumm
     diagnostics: Mapping[str, Any] = raw if isinstance(raw, Mapping) else {}
     dtype = _compute_dtype(op)
     hbm = profile.traffic.get("hbm")
-    overhead, source = _fixed_overhead(diagnostics, profile.implementation, hardware)
+    overhead, source = _fixed_overhead(diagnostics, profile.implementation, hardware, dtype)
     return OpSummary(
         op_name=op.name,
         kind=op.kind.value,

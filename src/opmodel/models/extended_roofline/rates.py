@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.hardware.spec import HardwareSpec, SmSpec
+from opmodel.models.gemm.fp4_overhead import fp4_extra_cycles
 from opmodel.models.gemm.overhead import fixed_overhead_cycles
 
 __all__ = ["GpuRates", "gpu_rates"]
@@ -61,5 +62,6 @@ def gpu_rates(
         l2_latency_cycles=l2.latency_s * clock,
         dram_latency_cycles=hbm.latency_s * clock,
         tensor_latency_cycles=sm.tensor_latency_cycles,
-        fixed_overhead_cycles=fixed_overhead_cycles(hardware, "extended_roofline"),
+        fixed_overhead_cycles=fixed_overhead_cycles(hardware, "extended_roofline")
+        + fp4_extra_cycles(hardware, "extended_roofline", dtype),
     )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.models.gemm.fp4_overhead import fp4_extra_cycles
 from opmodel.models.gemm.overhead import fixed_overhead_cycles
 
 __all__ = ["TIMED_BY", "DeviceRates", "device_rates"]
@@ -104,5 +105,6 @@ def device_rates(hardware: HardwareSpec, dtype: DType, instruction: Instruction)
     cached = hardware.derived_cache.get(key)
     if cached is None:
         overhead = fixed_overhead_cycles(hardware, TIMED_BY)
+        overhead += fp4_extra_cycles(hardware, TIMED_BY, dtype)
         cached = hardware.derived_cache[key] = _build(hardware, dtype, instruction, overhead)
     return cached

@@ -31,6 +31,7 @@ from typing import Any
 from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.gemm.fp4_overhead import current_fp4_calibration
 from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
 
@@ -142,14 +143,16 @@ _CACHE_KEY = "gemm.overhead.calibration"
 
 
 def in_force(hardware: HardwareSpec) -> None:
-    """Keep ``hardware``'s derived values consistent with the calibration in force: the GEMM
-    models call this before they read ``derived_cache`` (kernel set-ups, evaluations and rates
-    hold the overhead). A cache not marked as derived under that calibration (another one, or
-    none yet: values another path derived) is replaced by a new one, a new identity, so that
-    profiles memoised on ops are not reused either; that happens once per spec and calibration."""
-    current = _SLOT.current()
+    """Keep ``hardware``'s derived values consistent with the calibrations in force (this
+    one and :mod:`.fp4_overhead`'s): the GEMM models call this before they read
+    ``derived_cache`` (kernel set-ups, evaluations and rates hold the overhead). A cache not
+    marked as derived under them (others, or none yet: values another path derived) is
+    replaced by a new one, a new identity, so that profiles memoised on ops are not reused
+    either; that happens once per spec and pair of calibrations."""
+    current = (_SLOT.current(), current_fp4_calibration())
     cache = hardware.derived_cache
-    if cache.get(_CACHE_KEY) is current:
+    marked = cache.get(_CACHE_KEY)
+    if marked is not None and marked[0] is current[0] and marked[1] is current[1]:
         return
     if cache:
         object.__setattr__(hardware, "derived_cache", {})

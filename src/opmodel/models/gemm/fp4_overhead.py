@@ -1,0 +1,93 @@
+"""The extra fixed overhead of block-scaled FP4 GEMM kernels: a fitted calibration per model
+and GPU architecture, added to the architecture's GEMM overhead (:mod:`.overhead`) for a GEMM
+whose compute type is of the ``fp4`` family (``nvfp4``, ``mxfp4``, ``fp4``).
+
+Published Blackwell FP4 GEMMs take a few microseconds more than FP8 GEMMs of the same size on
+the same board where both are overhead-bound (Azure's ND GB200 v6 cuBLASLt tables: 1024^3 in
+7.5 us in FP4, 4.4 us in FP8), in cuBLASLt and in vLLM's CUTLASS kernels alike
+(docs/validation.md, "Block-scaled and FP4 GEMMs"). What in the kernels costs it (the scale
+factors' pipeline set-up, their copies into tensor memory before the first MMA) is not known
+from those tables, so it is one constant in cycles, fitted by ``python
+scripts/fit_fp4_overhead.py --write`` on the declared training rows its file lists and checked
+on the held-out rest (``python scripts/compare_published_fp4.py``). Architectures and models
+the file does not list add nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from pathlib import Path
+
+from opmodel.configs import CALIBRATIONS_DIR
+from opmodel.core.dtypes import DType
+from opmodel.core.errors import ConfigError
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.shared.calibration_slot import CalibrationSlot
+from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
+
+__all__ = [
+    "FP4_CALIBRATION_FILE",
+    "NO_FP4_EXTRA",
+    "Fp4OverheadCalibration",
+    "current_fp4_calibration",
+    "fp4_extra_cycles",
+    "fp4_overridden",
+    "load_fp4_overhead",
+]
+
+FP4_CALIBRATION_FILE = CALIBRATIONS_DIR / "gemm_fp4_overhead.yaml"
+_MODELS = ("effective_roofline", "extended_roofline")
+_WORDS = TableWords(
+    "must map a model to architectures and cycles",
+    "GEMM model",
+    "must map architectures to cycles",
+    "cycles",
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Fp4OverheadCalibration:
+    """Extra cycles by (model, architecture) and the training rows (``fitted_on.rows``)."""
+
+    cycles: Mapping[tuple[str, str], int]
+    rows: tuple[str, ...] = ()
+
+
+NO_FP4_EXTRA = Fp4OverheadCalibration({})
+
+
+def load_fp4_overhead(path: Path) -> Fp4OverheadCalibration:
+    """Read and validate an FP4 overhead calibration file; errors name the file and field."""
+    data, fitted = read_calibration(path, ("fitted_on", "extra_cycles"), ("source", "split"))
+    table = read_number_table(data["extra_cycles"], path, "extra_cycles", _MODELS, _WORDS)
+    rows = fitted.get("rows", [])
+    if not isinstance(rows, list) or not all(isinstance(row, str) for row in rows):
+        raise ConfigError([f"{path}: fitted_on.rows: must be a list of strings"])
+    return Fp4OverheadCalibration({k: round(v) for k, v in table.items()}, tuple(rows))
+
+
+_SLOT: CalibrationSlot[Fp4OverheadCalibration] = CalibrationSlot(
+    lambda: load_fp4_overhead(FP4_CALIBRATION_FILE)
+)
+
+
+def current_fp4_calibration() -> Fp4OverheadCalibration:
+    """The calibration in force: the shipped file, or one set by :func:`fp4_overridden`."""
+    return _SLOT.current()
+
+
+def fp4_extra_cycles(hardware: HardwareSpec, model: str, dtype: DType) -> int:
+    """Cycles ``model`` adds to a GEMM kernel computing in ``dtype`` on ``hardware``: the
+    calibration's value for its architecture when ``dtype`` is of the ``fp4`` family, else 0."""
+    if dtype.family is not DType.FP4 or hardware.architecture is None:
+        return 0
+    return _SLOT.current().cycles.get((model, hardware.architecture), 0)
+
+
+def fp4_overridden(calibration: Fp4OverheadCalibration) -> AbstractContextManager[None]:
+    """Use ``calibration`` instead of the shipped file inside the ``with`` block (the fit
+    script predicts without it); the GEMM models derive their values afresh under it
+    (:func:`opmodel.models.gemm.overhead.in_force`)."""
+    return _SLOT.overridden(calibration)
