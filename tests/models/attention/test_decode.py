@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from opmodel import LocalOp
+from opmodel import LocalOp, TensorSpec
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models.attention.kernels import decode_grid, split_block_kv
 from tests.models.attention.ops import A100, H100, MODEL, attention, evaluation
@@ -92,3 +92,26 @@ def test_paged_kv_cache_costs_a_table_lookup() -> None:
     a, b = evaluation(contiguous, H100), evaluation(paged, H100)
     assert b.dram_read_bytes - a.dram_read_bytes == 32 * (8192 // 16) * 4  # the block table
     assert b.latency_s >= a.latency_s
+
+
+def test_a_sub_byte_cache_block_counts_its_stored_bits() -> None:
+    """One 128-key block of a head_dim-128 cache: 128 x (128 + 128) elements, 2 bytes each in
+    bf16, 1 in fp8, 4.5 bits in nvfp4 (its E4M3 scale per 16), 4 bits in int4 (no longer
+    rounded up to a byte)."""
+    from opmodel.models.attention.costs import kv_block_bytes
+
+    kernel = evaluation(attention(1, 32, 4096, 128, kv_heads=8, seq_q=1), H100).kernel
+    assert kernel.block_kv == 128
+    for dtype, expected in (
+        ("bf16", 65536),
+        ("fp8_e4m3", 32768),
+        ("nvfp4", 18432),
+        ("int4", 16384),
+    ):
+        q, o = (
+            TensorSpec("input", (1, 32, 1, 128), "bf16", layout="q"),
+            TensorSpec("output", (1, 32, 1, 128), "bf16", layout="o"),
+        )
+        k, v = (TensorSpec("input", (1, 8, 4096, 128), dtype, layout=x) for x in ("k", "v"))
+        op = LocalOp(name="d", kind="attention_decode", phase="decode", tensors=(q, k, v, o))
+        assert kv_block_bytes(kernel, op.view) == expected

@@ -181,9 +181,10 @@ def element_bytes(tensor: TensorSpec) -> int:
 
 def kv_block_bytes(kernel: FlashKernel, view: AttentionView) -> int:
     """Bytes of one key block and its value block (``block_kv`` rows of each; the key block
-    alone when the values are a prefix of its rows, ``shared_kv``)."""
-    values = 0 if view.shared_kv else view.head_dim_v * element_bytes(view.v)
-    return kernel.block_kv * (view.head_dim_qk * element_bytes(view.k) + values)
+    alone when the values are a prefix of its rows, ``shared_kv``), at the cache's stored bits
+    per element (an NVFP4 cache's 4.5 with its scales)."""
+    values = 0 if view.shared_kv else view.head_dim_v * view.v.dtype.storage_bits
+    return math.ceil(kernel.block_kv * (view.head_dim_qk * view.k.dtype.storage_bits + values) / 8)
 
 
 def dirty_bytes(view: AttentionView, hardware: HardwareSpec, allocated: int) -> int:
