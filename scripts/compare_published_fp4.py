@@ -15,13 +15,20 @@ Sources (nothing here is fitted; every number is a model prediction against a pu
   kernel"), its FP8 table for the same shape (``fp8-tensor-w-tensor-a-noquant``, M = 1-1024;
   the rest of the table is not in the stored copy). Both need compute capability 10.0 and
   do not name the board: the script prints the b200 and the gb200 configs.
+- torchao pull request #2427 (drisspg, 2025-06-23, "add-to-benchmarks"),
+  ``benchmarks/float8/bench_matmul.py --recipe nvfp4`` on an "NVIDIA B200": square GEMMs of
+  1024-8192 in bf16 (``nn.Linear``) and NVFP4 (``torch._scaled_mm``, cuBLASLt, bf16 output),
+  each the profiler's device time of the op's kernels averaged over 5 calls after one warm-up
+  (``get_gpu_kernel_gemm_time_s``: kernel time, the convention of the GEMM overhead fit). Its
+  four NVFP4 GEMMs under 0.1 TFLOP are the training rows of the FP4 kernels' extra fixed
+  overhead (``scripts/fit_fp4_overhead.py``, ``configs/calibrations/gemm_fp4_overhead.yaml``);
+  every other row here is held out, its bf16 column included.
 - Microsoft's Azure AI benchmarking guide, ND GB200 v6 (Azure_Results/ND_GB200_v6_results.md,
   commit 2a370be6de9586d365feed77e014a73f25198f4d; "NVIDIA GB200 185GB", CUDA 12.8): "GEMM
   CuBLASLt (FP4)", superbenchmark's ``cublaslt_gemm -t fp4e2m1`` after 10,000 warm-up
-  iterations, random inputs; cuBLASLt's FP4 GEMM is NVFP4 (E2M1 with E4M3 scales per 16),
-  written here with a bf16 output. Its three GEMMs under 0.1 TFLOP are the training rows of
-  the FP4 kernels' extra fixed overhead (``scripts/fit_fp4_overhead.py``,
-  ``configs/calibrations/gemm_fp4_overhead.yaml``); every other row here is held out.
+  iterations, random inputs, timed with CUDA events over back-to-back calls (the events'
+  scope adds the launches' front-end work, a microsecond or so on a small GEMM); cuBLASLt's
+  FP4 GEMM is NVFP4 (E2M1 with E4M3 scales per 16), written here with a bf16 output.
 - Helion pull requests #3046 (2026-07-14) and #3278 (2026-08-05, yushangdi), "GPU: NVIDIA
   B200": vLLM's CUTLASS NVFP4 GEMM (``cutlass`` column, ``fp4in`` rows: NVFP4 activations
   and weights) at M = 1 on projection shapes, in microseconds, cold L2 and CUDA graphs (#3202
@@ -62,16 +69,19 @@ AZURE_GB200_FP4_TFLOPS = (
     (8192, 8192, 8192, 7535.6), (16384, 16384, 16384, 7627.6), (32768, 32768, 32768, 7487.2),
     (1024, 2145, 1024, 549.0), (802816, 192, 768, 2216.7),
 )  # fmt: skip
-TRAINING_FLOPS = 1e11  # Azure's rows under 0.1 TFLOP train the FP4 overhead
+# (M = N = K, bf16 seconds, NVFP4 seconds) on a B200: torchao #2427
+TORCHAO_B200_S = (
+    (1024, 5.08e-6, 5.87e-6), (1536, 7.87e-6, 6.73e-6), (2048, 1.52e-5, 1.02e-5),
+    (3072, 3.84e-5, 1.65e-5), (4096, 9.74e-5, 3.08e-5), (6144, 3.19e-4, 8.44e-5),
+    (8192, 7.74e-4, 2.05e-4),
+)  # fmt: skip
+TRAINING_FLOPS = 1e11  # torchao's NVFP4 rows under 0.1 TFLOP train the FP4 overhead
 
 
-def azure_training_rows() -> list[tuple[int, int, int, float]]:
-    """Azure's FP4 GEMMs under 0.1 TFLOP: the FP4 overhead's training rows (M, N, K, seconds)."""
-    return [
-        (m, n, k, 2 * m * n * k / (tflops * 1e12))
-        for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS
-        if 2 * m * n * k < TRAINING_FLOPS
-    ]
+def training_rows() -> list[tuple[int, float]]:
+    """torchao's B200 NVFP4 GEMMs under 0.1 TFLOP, the FP4 overhead's training rows: (size of
+    the square GEMM, seconds)."""
+    return [(n, fp4) for n, _, fp4 in TORCHAO_B200_S if 2 * n**3 < TRAINING_FLOPS]
 
 
 # (N, K, microseconds) of vLLM's CUTLASS NVFP4 GEMM at M = 1 on a B200: helion #3046, #3278
@@ -119,8 +129,9 @@ def _predict(
 
 
 def compare() -> list[Row]:
-    """Every published row against the model: vLLM's on b200 and gb200, Azure's on gb200
-    (its training rows as source ``azure (training)``), Helion's on b200."""
+    """Every published row against the model: torchao's on b200 (its NVFP4 training rows as
+    source ``torchao (training)``), vLLM's on b200 and gb200, Azure's on gb200, Helion's on
+    b200."""
     rows = []
     for config in ("b200", "gb200"):
         for dtype, points in VLLM_TFLOPS.items():
@@ -128,8 +139,14 @@ def compare() -> list[Row]:
                 measured = 2 * m * VLLM_N * VLLM_K / (tflops * 1e12)
                 model, kernel = _predict(config, dtype, (m, VLLM_N, VLLM_K))
                 rows.append(Row("vllm", config, dtype, m, VLLM_N, VLLM_K, measured, model, kernel))
+    for size, bf16_s, fp4_s in TORCHAO_B200_S:
+        model, kernel = _predict("b200", "bf16", (size, size, size))
+        rows.append(Row("torchao", "b200", "bf16", size, size, size, bf16_s, model, kernel))
+        source = "torchao (training)" if 2 * size**3 < TRAINING_FLOPS else "torchao"
+        model, kernel = _predict("b200", "nvfp4", (size, size, size))
+        rows.append(Row(source, "b200", "nvfp4", size, size, size, fp4_s, model, kernel))
     for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS:
-        source = "azure (training)" if 2 * m * n * k < TRAINING_FLOPS else "azure"
+        source = "azure"
         model, kernel = _predict("gb200", "nvfp4", (m, n, k))
         measured = 2 * m * n * k / (tflops * 1e12)
         rows.append(Row(source, "gb200", "nvfp4", m, n, k, measured, model, kernel))
@@ -151,8 +168,8 @@ def groups(rows: list[Row]) -> dict[str, list[Row]]:
     found: dict[str, list[Row]] = {}
     for row in rows:
         source = "helion (b200, M = 1)" if row.source.startswith("helion") else row.source
-        source = "azure gb200 (held out)" if source == "azure" else source
-        key = f"{source} {row.config} {row.dtype}" if row.source == "vllm" else source
+        plain = row.source in ("vllm", "torchao", "azure")
+        key = f"{source} {row.config} {row.dtype}" if plain else source
         found.setdefault(key, []).append(row)
         if row.source == "vllm":
             size = "M >= 512" if row.m >= 512 else "M < 512"

@@ -2,15 +2,16 @@
 
 Usage: python scripts/fit_fp4_overhead.py [--write | --output FILE]
 
-Training rows: the FP4 GEMMs under 0.1 TFLOP of Azure's ND GB200 v6 cuBLASLt table (1024^3,
-2048^3, 1024 x 2145 x 1024; ``compare_published_fp4.azure_training_rows``), where a kernel's
-fixed costs are most of its time. Each model predicts them as NVFP4 x NVFP4 -> bf16 GEMMs on
-the ``gb200`` config without any FP4 overhead; one constant ``c`` in cycles (added at each
+Training rows: the NVFP4 GEMMs under 0.1 TFLOP of torchao's B200 table (1024^3, 1536^3,
+2048^3, 3072^3; ``compare_published_fp4.training_rows``), timed as kernel time by the profiler
+(the convention of the GEMM overhead fit, scripts/fit_gemm_overhead.py), where a kernel's fixed
+costs are a large part of its time. Each model predicts them as NVFP4 x NVFP4 -> bf16 GEMMs on
+the ``b200`` config without any FP4 overhead; one constant ``c`` in cycles (added at each
 kernel's clock ``f``) minimises the squared relative error, non-negative:
 ``c = max(0, sum(a b) / sum(a^2))`` with ``a = 1 / (f t)`` and ``b = (t - p) / t`` for a row
 measured in ``t`` and predicted in ``p``. The value holds for ``sm100`` (the architecture of
 the configs that run FP4: b200, gb200). Every other row of ``compare_published_fp4.py`` is held
-out (Azure's larger FP4 GEMMs, vLLM's and Helion's NVFP4 rows).
+out (torchao's larger GEMMs and its bf16 column, Azure's GB200, vLLM's and Helion's rows).
 
 It prints the fitted cycles; ``--write`` writes the shipped calibration file, ``--output`` another.
 """
@@ -22,7 +23,7 @@ import sys
 from pathlib import Path
 
 import yaml
-from compare_published_fp4 import azure_training_rows
+from compare_published_fp4 import training_rows
 
 from opmodel import ops
 from opmodel.core.errors import OpModelError
@@ -32,7 +33,7 @@ from opmodel.models.gemm.fp4_overhead import FP4_CALIBRATION_FILE, NO_FP4_EXTRA,
 
 MODELS = ("effective_roofline", "extended_roofline")
 ARCHITECTURE = "sm100"
-CONFIG = "gb200"
+CONFIG = "b200"
 HEADER = """\
 # Extra fixed overhead of block-scaled FP4 GEMM kernels (nvfp4, mxfp4) over the GEMM overhead
 # of their architecture (opmodel.models.gemm.fp4_overhead): fitted values, not datasheet
@@ -56,8 +57,8 @@ def fit(model_name: str) -> int:
     model = get_model(model_name)
     top = bottom = 0.0
     with fp4_overridden(NO_FP4_EXTRA):
-        for m, n, k, measured in azure_training_rows():
-            op = ops.gemm(m, n, k, "nvfp4", out_dtype="bf16", transpose_b=True)
+        for size, measured in training_rows():
+            op = ops.gemm(size, size, size, "nvfp4", out_dtype="bf16", transpose_b=True)
             profile = model.predict(op, hardware)
             a = 1.0 / (_clock_hz(profile.diagnostics, hardware.compute.clock_hz) * measured)
             top += a * (measured - profile.latency_s) / measured
@@ -69,13 +70,13 @@ def document(cycles: dict[str, int]) -> dict[str, object]:
     """The calibration file's content for the fitted ``cycles`` by model."""
     return {
         "fitted_on": {
-            "source": "Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), "
-            "Azure_Results/ND_GB200_v6_results.md at 2a370be6de9586d365feed77e014a73f25198f4d, "
-            "'GEMM CuBLASLt (FP4)': NVFP4 (cuBLASLt's FP4 mode), random inputs, 10,000 warm-up "
-            "iterations, on the gb200 config",
-            "split": "its GEMMs under 0.1 TFLOP; held out: its larger ones, vLLM's and Helion's "
-            "NVFP4 rows (python scripts/compare_published_fp4.py)",
-            "rows": [f"azure gb200 {m}x{n}x{k} nvfp4" for m, n, k, _ in azure_training_rows()],
+            "source": "torchao pull request #2427 (2025-06-23), benchmarks/float8/bench_matmul.py "
+            "--recipe nvfp4 on an NVIDIA B200: torch._scaled_mm (cuBLASLt) NVFP4 x NVFP4 -> bf16, "
+            "profiler kernel time over 5 calls after a warm-up, on the b200 config",
+            "split": "its NVFP4 GEMMs under 0.1 TFLOP; held out: its larger ones and its bf16 "
+            "column, Azure's GB200 FP4 table, vLLM's and Helion's NVFP4 rows (python "
+            "scripts/compare_published_fp4.py)",
+            "rows": [f"torchao b200 {n}x{n}x{n} nvfp4" for n, _ in training_rows()],
         },
         "command": "python scripts/fit_fp4_overhead.py --write",
         "extra_cycles": {model: {ARCHITECTURE: value} for model, value in cycles.items()},

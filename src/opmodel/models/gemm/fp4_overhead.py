@@ -2,15 +2,16 @@
 and GPU architecture, added to the architecture's GEMM overhead (:mod:`.overhead`) for a GEMM
 whose compute type is of the ``fp4`` family (``nvfp4``, ``mxfp4``, ``fp4``).
 
-Published Blackwell FP4 GEMMs take a few microseconds more than FP8 GEMMs of the same size on
-the same board where both are overhead-bound (Azure's ND GB200 v6 cuBLASLt tables: 1024^3 in
-7.5 us in FP4, 4.4 us in FP8), in cuBLASLt and in vLLM's CUTLASS kernels alike
-(docs/validation.md, "Block-scaled and FP4 GEMMs"). What in the kernels costs it (the scale
-factors' pipeline set-up, their copies into tensor memory before the first MMA) is not known
-from those tables, so it is one constant in cycles, fitted by ``python
-scripts/fit_fp4_overhead.py --write`` on the declared training rows its file lists and checked
-on the held-out rest (``python scripts/compare_published_fp4.py``). Architectures and models
-the file does not list add nothing.
+Published Blackwell FP4 GEMMs take a few microseconds more than FP8 or bf16 GEMMs of the same
+size on the same board where both are overhead-bound (torchao's B200 kernel times: 1024^3 in
+5.9 us in NVFP4, 5.1 us in bf16; Azure's GB200 tables: 7.5 us in FP4, 4.4 us in FP8), in
+cuBLASLt and in vLLM's CUTLASS kernels alike (docs/validation.md, "Block-scaled and FP4
+GEMMs"). What in the kernels costs it (the scale factors' pipeline set-up, their copies into
+tensor memory before the first MMA) is not known from those tables, so it is one constant in
+cycles, fitted by ``python scripts/fit_fp4_overhead.py --write`` on the declared training rows
+its file lists (kernel times, as the GEMM overhead is fitted) and checked on the held-out rest
+(``python scripts/compare_published_fp4.py``). Architectures and models the file does not list
+add nothing.
 """
 
 from __future__ import annotations
