@@ -236,3 +236,19 @@ def test_fused_elementwise_past_one_program_runs_element_blocks() -> None:
     assert flat.implementation == "fused" and flat.name.startswith("fused elementwise")
     wide = streaming_kernel(OpKind.ELEMENTWISE, "fused", 1, 1 << 20, 4)
     assert wide.elements_per_cta == 512
+
+
+@pytest.mark.parametrize("function", ["cast", "add", "silu", None])
+def test_vllm_names_only_the_functions_it_has_kernels_for(function: str | None) -> None:
+    """vLLM's elementwise kernels are its activations (act_and_mul_kernel, activation_kernel)
+    and its rotary embedding: another function under implementation vllm is a one-line error
+    (docs/models/streaming.md), not vLLM's activation kernel in disguise."""
+    from opmodel import ops
+    from opmodel.core.errors import OpValidationError
+
+    op = ops.elementwise(function or "cast", (64, 4096), implementation="vllm")
+    if function is None:  # no function attr at all
+        op = dataclasses.replace(op, attrs={"implementation": "vllm"})
+    with pytest.raises(OpValidationError, match="implementation vllm runs functions") as info:
+        get_model("effective_roofline").predict(op, load_hardware("h100_sxm"))
+    assert "\n" not in str(info.value)

@@ -250,6 +250,24 @@ def _work_of(
     )
 
 
+# the elementwise functions vLLM has a kernel for (csrc/activation_kernels.cu: act_and_mul_kernel
+# and activation_kernel; csrc/pos_encoding_kernels.cu: rotary_embedding_kernel)
+VLLM_FUNCTIONS = ("gelu", "gelu_and_mul", "gelu_tanh", "rope", "silu_and_mul")
+
+
+def _check_vllm_function(op: LocalOp) -> None:
+    """An elementwise op of ``implementation: vllm`` names a function vLLM has a kernel for."""
+    view = op.view
+    if not isinstance(view, ElementwiseView) or op.attrs.get("implementation") != "vllm":
+        return
+    if view.function not in VLLM_FUNCTIONS:
+        raise OpValidationError(
+            f"op '{op.name}' (elementwise): implementation vllm runs functions "
+            f"{', '.join(VLLM_FUNCTIONS)}; vLLM has no kernel for function {view.function!r} "
+            "(use pytorch or fused)"
+        )
+
+
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
@@ -265,6 +283,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             f"op '{op.name}' ({op.kind.value}): ATen has no {op.kind.value} with a fused residual "
             "add (implementation pytorch); its kernels are fused (Liger's, the default) or vllm"
         )
+    _check_vllm_function(op)
     hardware = boosted(hardware)
     base = roofline_setup(op, hardware)
     shape = _shape(op)
