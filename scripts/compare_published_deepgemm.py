@@ -1,0 +1,132 @@
+"""FP8 GEMMs and mixture-of-experts grouped GEMMs against DeepGEMM's published H800 table.
+
+Usage: python scripts/compare_published_deepgemm.py
+
+Source: DeepGEMM's README as first released (deepseek-ai/DeepGEMM, February 2025, MIT
+License; the section was removed from later versions), "Performance": "all shapes
+potentially used in DeepSeek-V3/R1 inference (including both prefilling and decoding, but
+without tensor parallelism) on H800 with NVCC 12.8", in TFLOPS, from its tests' kernel times.
+The kernels are FP8 E4M3 GEMMs with fine-grained scaling (one fp32 scale per 1 x 128 of the
+activations and per 128 x 128 of the weights, applied on the CUDA cores as the K loop goes),
+NT layout (``y = x @ W^T``), bf16 output:
+
+- 18 dense GEMMs (M = 64, 128, 4096 on DeepSeek-V3's six projection shapes);
+- 4 grouped GEMMs, contiguous layout (the prefill's experts: 4 x 8192 or 8 x 4096 rows);
+- 6 grouped GEMMs, masked layout (the decode's experts: 1 x 1024, 2 x 512, 4 x 256 rows),
+  which here are grouped GEMMs of those rows.
+
+The H800 is the H100 SXM's GH100 die, compute and memory, with NVLink and FP64 cut for export
+(aiwiki, "NVIDIA H800"), so the rows run on the ``h100_sxm`` config (its FP8 power-limited
+clock fitted on Microsoft's Azure runs, not on these). The model counts no bytes for the fp32
+scales (0.25 bits an element of A, less of B) and no instructions for their promotion.
+Nothing is fitted.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from opmodel import ops
+from opmodel.core.op import LocalOp
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+CONFIG = "h100_sxm"
+# (M, N, K, TFLOPS): "Normal GEMMs for dense models"
+DENSE = (
+    (64, 2112, 7168, 206), (64, 24576, 1536, 289), (64, 32768, 512, 219),
+    (64, 7168, 16384, 336), (64, 4096, 7168, 287), (64, 7168, 2048, 295),
+    (128, 2112, 7168, 352), (128, 24576, 1536, 535), (128, 32768, 512, 358),
+    (128, 7168, 16384, 645), (128, 4096, 7168, 533), (128, 7168, 2048, 510),
+    (4096, 2112, 7168, 1058), (4096, 24576, 1536, 990), (4096, 32768, 512, 590),
+    (4096, 7168, 16384, 1358), (4096, 4096, 7168, 1304), (4096, 7168, 2048, 1025),
+)  # fmt: skip
+# (groups, M per group, N, K, TFLOPS): "Grouped GEMMs for MoE models", contiguous and masked
+CONTIGUOUS = (
+    (4, 8192, 4096, 7168, 1297), (4, 8192, 7168, 2048, 1099),
+    (8, 4096, 4096, 7168, 1288), (8, 4096, 7168, 2048, 1093),
+)  # fmt: skip
+MASKED = (
+    (1, 1024, 4096, 7168, 1233), (1, 1024, 7168, 2048, 925),
+    (2, 512, 4096, 7168, 1040), (2, 512, 7168, 2048, 916),
+    (4, 256, 4096, 7168, 932), (4, 256, 7168, 2048, 815),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True)
+class Row:
+    """One published GEMM and the model's time for it."""
+
+    layout: str  # dense, contiguous or masked
+    groups: int
+    m: int  # rows (per group for the grouped layouts)
+    n: int
+    k: int
+    measured_s: float
+    model_s: float
+    kernel: str
+
+    @property
+    def ratio(self) -> float:
+        """Model over measured."""
+        return self.model_s / self.measured_s
+
+
+def _row(layout: str, groups: int, mnk: tuple[int, int, int], tflops: float) -> Row:
+    m, n, k = mnk
+    op: LocalOp
+    if layout == "dense":
+        op = ops.gemm(m, n, k, "fp8_e4m3", out_dtype="bf16", transpose_b=True)
+    else:
+        op = ops.grouped_gemm([m] * groups, n, k, "fp8_e4m3", out_dtype="bf16", transpose_b=True)
+    profile = get_model("effective_roofline").predict(op, load_hardware(CONFIG))
+    measured = 2 * groups * m * n * k / (tflops * 1e12)
+    kernel = profile.implementation.rpartition("/")[2]
+    return Row(layout, groups, m, n, k, measured, profile.latency_s, kernel)
+
+
+def compare() -> list[Row]:
+    """Every published row against ``effective_roofline`` on the H100 SXM config."""
+    rows = [_row("dense", 1, (m, n, k), tflops) for m, n, k, tflops in DENSE]
+    for layout, table in (("contiguous", CONTIGUOUS), ("masked", MASKED)):
+        rows += [_row(layout, g, (m, n, k), tflops) for g, m, n, k, tflops in table]
+    return rows
+
+
+def summary(rows: list[Row]) -> tuple[float, float]:
+    """(MAPE, geometric-mean ratio) of ``rows``."""
+    mape = sum(abs(r.ratio - 1) for r in rows) / len(rows)
+    return mape, math.exp(sum(math.log(r.ratio) for r in rows) / len(rows))
+
+
+def groups(rows: list[Row]) -> dict[str, list[Row]]:
+    """Rows by layout (dense by M too), and all grouped rows together."""
+    found: dict[str, list[Row]] = {}
+    for row in rows:
+        found.setdefault(row.layout, []).append(row)
+        if row.layout == "dense":
+            found.setdefault(f"dense M = {row.m}", []).append(row)
+        else:
+            found.setdefault("grouped", []).append(row)
+    return found
+
+
+def main() -> int:
+    rows = compare()
+    print(f"DeepGEMM's H800 FP8 GEMMs against effective_roofline on {CONFIG}")
+    print("layout      groups      M      N      K  measured us   model us  ratio")
+    for r in rows:
+        print(
+            f"{r.layout:<11} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6} "
+            f"{r.measured_s * 1e6:11.2f} {r.model_s * 1e6:10.2f} {r.ratio:6.2f}x  {r.kernel}"
+        )
+    print("\ngroup             rows   MAPE  geomean")
+    for name, members in groups(rows).items():
+        mape, geomean = summary(members)
+        print(f"{name:<16} {len(members):>5} {100 * mape:5.1f} %  {geomean:5.2f}x")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
