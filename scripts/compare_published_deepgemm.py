@@ -15,6 +15,13 @@ NT layout (``y = x @ W^T``), bf16 output:
 - 6 grouped GEMMs, masked layout (the decode's experts: 1 x 1024, 2 x 512, 4 x 256 rows),
   which here are grouped GEMMs of those rows.
 
+And the weight-gradient kernels of DeepGEMM pull request #95 (zheanxu, 2025-05-06,
+``wgrad_gemm_fp8_fp8_fp32_nt`` and ``k_grouped_wgrad_gemm_fp8_fp8_fp32_nt``: ``D = C + A @ B^T``
+accumulated into fp32, K the tokens): the first 9 rows of its dense table (the stored copy
+of the description stops there) and 5 rows of its K-grouped (experts') table as issue #107
+(kaimo455, 2025-05-28) quotes them in its "PR #95 TFLOPS" column. The pull request does not
+name its GPU; the DeepGEMM team's tables are their H800's, as the README's.
+
 The H800 is the H100 SXM's GH100 die, compute and memory, with NVLink and FP64 cut for export
 (aiwiki, "NVIDIA H800"), so the rows run on the ``h100_sxm`` config (its FP8 power-limited
 clock fitted on Microsoft's Azure runs, not on these). The model counts no bytes for the fp32
@@ -52,17 +59,28 @@ MASKED = (
     (2, 512, 4096, 7168, 1040), (2, 512, 7168, 2048, 916),
     (4, 256, 4096, 7168, 932), (4, 256, 7168, 2048, 815),
 )  # fmt: skip
+# (M, N, K, TFLOPS): #95's "Weight gradient GEMMs for dense models", K the tokens
+WGRAD = (
+    (7168, 2112, 4096, 920), (1536, 24576, 4096, 986), (512, 32768, 4096, 878),
+    (16384, 7168, 4096, 994), (7168, 4096, 4096, 942), (2048, 7168, 4096, 920),
+    (7168, 2112, 8192, 1052), (1536, 24576, 8192, 1092), (512, 32768, 8192, 1014),
+)  # fmt: skip
+# (groups, M, N, K per group, TFLOPS): #95's K-grouped weight gradients, as #107 quotes them
+K_GROUPED = (
+    (4, 7168, 4096, 4096, 939), (4, 2048, 7168, 4096, 900), (4, 7168, 4096, 8192, 1044),
+    (4, 2048, 7168, 8192, 1033), (8, 7168, 4096, 4096, 942),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
 class Row:
     """One published GEMM and the model's time for it."""
 
-    layout: str  # dense, contiguous or masked
+    layout: str  # dense, contiguous, masked, wgrad (dense) or k-grouped
     groups: int
-    m: int  # rows (per group for the grouped layouts)
+    m: int  # rows (per group for contiguous and masked)
     n: int
-    k: int
+    k: int  # per group for k-grouped
     measured_s: float
     model_s: float
     kernel: str
@@ -73,13 +91,23 @@ class Row:
         return self.model_s / self.measured_s
 
 
+def _op(layout: str, groups: int, mnk: tuple[int, int, int]) -> LocalOp:
+    """The model's op of a row: bf16 out, or fp32 accumulated into (``beta_zero`` false) for
+    the weight gradients."""
+    m, n, k = mnk
+    fp8 = "fp8_e4m3"
+    if layout == "dense":
+        return ops.gemm(m, n, k, fp8, out_dtype="bf16", transpose_b=True)
+    if layout == "wgrad":
+        return ops.gemm(m, n, k, fp8, out_dtype="fp32", transpose_b=True, beta_zero=False)
+    if layout == "k-grouped":
+        return ops.grouped_gemm_wgrad([k] * groups, m, n, fp8, out_dtype="fp32", beta_zero=False)
+    return ops.grouped_gemm([m] * groups, n, k, fp8, out_dtype="bf16", transpose_b=True)
+
+
 def _row(layout: str, groups: int, mnk: tuple[int, int, int], tflops: float) -> Row:
     m, n, k = mnk
-    op: LocalOp
-    if layout == "dense":
-        op = ops.gemm(m, n, k, "fp8_e4m3", out_dtype="bf16", transpose_b=True)
-    else:
-        op = ops.grouped_gemm([m] * groups, n, k, "fp8_e4m3", out_dtype="bf16", transpose_b=True)
+    op = _op(layout, groups, mnk)
     profile = get_model("effective_roofline").predict(op, load_hardware(CONFIG))
     measured = 2 * groups * m * n * k / (tflops * 1e12)
     kernel = profile.implementation.rpartition("/")[2]
@@ -91,6 +119,8 @@ def compare() -> list[Row]:
     rows = [_row("dense", 1, (m, n, k), tflops) for m, n, k, tflops in DENSE]
     for layout, table in (("contiguous", CONTIGUOUS), ("masked", MASKED)):
         rows += [_row(layout, g, (m, n, k), tflops) for g, m, n, k, tflops in table]
+    rows += [_row("wgrad", 1, (m, n, k), tflops) for m, n, k, tflops in WGRAD]
+    rows += [_row("k-grouped", g, (m, n, k), tflops) for g, m, n, k, tflops in K_GROUPED]
     return rows
 
 
@@ -101,13 +131,13 @@ def summary(rows: list[Row]) -> tuple[float, float]:
 
 
 def groups(rows: list[Row]) -> dict[str, list[Row]]:
-    """Rows by layout (dense by M too), and all grouped rows together."""
+    """Rows by layout (dense by M too), and the forward grouped rows together."""
     found: dict[str, list[Row]] = {}
     for row in rows:
         found.setdefault(row.layout, []).append(row)
         if row.layout == "dense":
             found.setdefault(f"dense M = {row.m}", []).append(row)
-        else:
+        elif row.layout in ("contiguous", "masked"):
             found.setdefault("grouped", []).append(row)
     return found
 
