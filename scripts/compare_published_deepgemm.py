@@ -31,8 +31,9 @@ Nothing is fitted.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from ratio_summary import GemmTiming, print_ratio_groups, timing_columns
 
 from opmodel import ops
 from opmodel.core.op import LocalOp
@@ -72,23 +73,13 @@ K_GROUPED = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One published GEMM and the model's time for it."""
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(GemmTiming):
+    """One published GEMM and the model's time for it (``m`` per group for contiguous and
+    masked, ``k`` per group for k-grouped)."""
 
     layout: str  # dense, contiguous, masked, wgrad (dense) or k-grouped
     groups: int
-    m: int  # rows (per group for contiguous and masked)
-    n: int
-    k: int  # per group for k-grouped
-    measured_s: float
-    model_s: float
-    kernel: str
-
-    @property
-    def ratio(self) -> float:
-        """Model over measured."""
-        return self.model_s / self.measured_s
 
 
 def _op(layout: str, groups: int, mnk: tuple[int, int, int]) -> LocalOp:
@@ -111,7 +102,7 @@ def _row(layout: str, groups: int, mnk: tuple[int, int, int], tflops: float) -> 
     profile = get_model("effective_roofline").predict(op, load_hardware(CONFIG))
     measured = 2 * groups * m * n * k / (tflops * 1e12)
     kernel = profile.implementation.rpartition("/")[2]
-    return Row(layout, groups, m, n, k, measured, profile.latency_s, kernel)
+    return Row(m, n, k, measured, profile.latency_s, kernel, layout=layout, groups=groups)
 
 
 def compare() -> list[Row]:
@@ -122,12 +113,6 @@ def compare() -> list[Row]:
     rows += [_row("wgrad", 1, (m, n, k), tflops) for m, n, k, tflops in WGRAD]
     rows += [_row("k-grouped", g, (m, n, k), tflops) for g, m, n, k, tflops in K_GROUPED]
     return rows
-
-
-def summary(rows: list[Row]) -> tuple[float, float]:
-    """(MAPE, geometric-mean ratio) of ``rows``."""
-    mape = sum(abs(r.ratio - 1) for r in rows) / len(rows)
-    return mape, math.exp(sum(math.log(r.ratio) for r in rows) / len(rows))
 
 
 def groups(rows: list[Row]) -> dict[str, list[Row]]:
@@ -147,14 +132,8 @@ def main() -> int:
     print(f"DeepGEMM's H800 FP8 GEMMs against effective_roofline on {CONFIG}")
     print("layout      groups      M      N      K  measured us   model us  ratio")
     for r in rows:
-        print(
-            f"{r.layout:<11} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6} "
-            f"{r.measured_s * 1e6:11.2f} {r.model_s * 1e6:10.2f} {r.ratio:6.2f}x  {r.kernel}"
-        )
-    print("\ngroup             rows   MAPE  geomean")
-    for name, members in groups(rows).items():
-        mape, geomean = summary(members)
-        print(f"{name:<16} {len(members):>5} {100 * mape:5.1f} %  {geomean:5.2f}x")
+        print(f"{r.layout:<11} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6}", timing_columns(r))
+    print_ratio_groups({k: [r.ratio for r in v] for k, v in groups(rows).items()}, 16)
     return 0
 
 

@@ -38,8 +38,9 @@ Sources (nothing here is fitted; every number is a model prediction against a pu
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
+
+from ratio_summary import GemmTiming, print_ratio_groups, timing_columns
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -85,7 +86,7 @@ def training_rows() -> list[tuple[int, float]]:
 
 
 # (N, K, microseconds) of vLLM's CUTLASS NVFP4 GEMM at M = 1 on a B200: helion #3046, #3278
-HELION_B200_US = {
+HELION_B200_US: dict[str, tuple[tuple[int, int, float], ...]] = {
     "helion #3046": (
         (4096, 4096, 9.22), (6144, 4096, 10.72), (28672, 4096, 23.54),
         (8192, 8192, 21.27), (10240, 8192, 21.08), (8192, 28672, 59.40),
@@ -98,24 +99,13 @@ HELION_B200_US = {
 }  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(GemmTiming):
     """One published GEMM time and the model's on a config."""
 
     source: str
     config: str
     dtype: str
-    m: int
-    n: int
-    k: int
-    measured_s: float
-    model_s: float
-    kernel: str
-
-    @property
-    def ratio(self) -> float:
-        """Model over measured."""
-        return self.model_s / self.measured_s
 
 
 def _predict(
@@ -128,6 +118,12 @@ def _predict(
     return profile.latency_s, profile.implementation.rpartition("/")[2]
 
 
+def _on(where: tuple[str, str, str], times: tuple[int, int, int, float, float, str]) -> Row:
+    """A row from where its time comes from (source, config, dtype) and its timing fields."""
+    source, config, dtype = where
+    return Row(*times, source=source, config=config, dtype=dtype)
+
+
 def compare() -> list[Row]:
     """Every published row against the model: torchao's on b200 (its NVFP4 training rows as
     source ``torchao (training)``), vLLM's on b200 and gb200, Azure's on gb200, Helion's on
@@ -138,29 +134,24 @@ def compare() -> list[Row]:
             for m, tflops in points:
                 measured = 2 * m * VLLM_N * VLLM_K / (tflops * 1e12)
                 model, kernel = _predict(config, dtype, (m, VLLM_N, VLLM_K))
-                rows.append(Row("vllm", config, dtype, m, VLLM_N, VLLM_K, measured, model, kernel))
+                times = (m, VLLM_N, VLLM_K, measured, model, kernel)
+                rows.append(_on(("vllm", config, dtype), times))
     for size, bf16_s, fp4_s in TORCHAO_B200_S:
         model, kernel = _predict("b200", "bf16", (size, size, size))
-        rows.append(Row("torchao", "b200", "bf16", size, size, size, bf16_s, model, kernel))
+        rows.append(_on(("torchao", "b200", "bf16"), (size, size, size, bf16_s, model, kernel)))
         source = "torchao (training)" if 2 * size**3 < TRAINING_FLOPS else "torchao"
         model, kernel = _predict("b200", "nvfp4", (size, size, size))
-        rows.append(Row(source, "b200", "nvfp4", size, size, size, fp4_s, model, kernel))
+        rows.append(_on((source, "b200", "nvfp4"), (size, size, size, fp4_s, model, kernel)))
     for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS:
         source = "azure"
         model, kernel = _predict("gb200", "nvfp4", (m, n, k))
         measured = 2 * m * n * k / (tflops * 1e12)
-        rows.append(Row(source, "gb200", "nvfp4", m, n, k, measured, model, kernel))
-    for source, points in HELION_B200_US.items():
-        for n, k, micros in points:
+        rows.append(_on((source, "gb200", "nvfp4"), (m, n, k, measured, model, kernel)))
+    for source, shapes in HELION_B200_US.items():
+        for n, k, micros in shapes:
             model, kernel = _predict("b200", "nvfp4", (1, n, k))
-            rows.append(Row(source, "b200", "nvfp4", 1, n, k, micros * 1e-6, model, kernel))
+            rows.append(_on((source, "b200", "nvfp4"), (1, n, k, micros * 1e-6, model, kernel)))
     return rows
-
-
-def summary(rows: list[Row]) -> tuple[float, float]:
-    """(MAPE, geometric-mean ratio) of ``rows``."""
-    mape = sum(abs(r.ratio - 1) for r in rows) / len(rows)
-    return mape, math.exp(sum(math.log(r.ratio) for r in rows) / len(rows))
 
 
 def groups(rows: list[Row]) -> dict[str, list[Row]]:
@@ -182,13 +173,10 @@ def main() -> int:
     print("source            config dtype        M      N      K  measured us   model us  ratio")
     for r in rows:
         print(
-            f"{r.source:<17} {r.config:<6} {r.dtype:<9} {r.m:>6} {r.n:>6} {r.k:>6} "
-            f"{r.measured_s * 1e6:11.2f} {r.model_s * 1e6:10.2f} {r.ratio:6.2f}x  {r.kernel}"
+            f"{r.source:<17} {r.config:<6} {r.dtype:<9} {r.m:>6} {r.n:>6} {r.k:>6}"
+            + timing_columns(r)
         )
-    print("\ngroup                                   rows   MAPE  geomean")
-    for name, members in groups(rows).items():
-        mape, geomean = summary(members)
-        print(f"{name:<38} {len(members):>5} {100 * mape:5.1f} %  {geomean:5.2f}x")
+    print_ratio_groups({k: [r.ratio for r in v] for k, v in groups(rows).items()}, 38)
     return 0
 
 

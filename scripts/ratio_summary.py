@@ -4,10 +4,69 @@ predicted / published ratios (``python scripts/<name>.py`` puts this folder on `
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class HasRatio(Protocol):
+    """A compared row: predicted over published."""
+
+    @property
+    def ratio(self) -> float: ...
+
+
+class TimedRow(HasRatio, Protocol):
+    """A compared row with its published and predicted seconds and the model's kernel."""
+
+    @property
+    def measured_s(self) -> float: ...
+
+    @property
+    def model_s(self) -> float: ...
+
+    @property
+    def kernel(self) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class GemmTiming:
+    """A published GEMM time (``m x n x k``) and the model's, with the kernel it ran; the
+    comparisons' rows add where the time comes from as keyword fields."""
+
+    m: int
+    n: int
+    k: int
+    measured_s: float
+    model_s: float
+    kernel: str
+
+    @property
+    def ratio(self) -> float:
+        """Model over measured."""
+        return self.model_s / self.measured_s
+
+
+def timing_columns(row: TimedRow) -> str:
+    """``measured us, model us, ratio, kernel`` of a printed row."""
+    return f"{row.measured_s * 1e6:11.2f} {row.model_s * 1e6:10.2f} {row.ratio:6.2f}x  {row.kernel}"
 
 
 def ratio_summary(ratios: Sequence[float]) -> tuple[int, float, float]:
     """(count, MAPE, geometric-mean ratio) of predicted / measured ``ratios``."""
     mape = sum(abs(r - 1) for r in ratios) / len(ratios)
     return len(ratios), mape, math.exp(sum(math.log(r) for r in ratios) / len(ratios))
+
+
+def row_summary(rows: Sequence[HasRatio]) -> tuple[float, float]:
+    """(MAPE, geometric-mean ratio) of ``rows``' ratios."""
+    _, mape, geomean = ratio_summary([r.ratio for r in rows])
+    return mape, geomean
+
+
+def print_ratio_groups(groups: Mapping[str, Sequence[float]], width: int) -> None:
+    """Print ``group  rows  MAPE  geomean`` for each group of ratios, names ``width`` wide."""
+    print(f"\n{'group':<{width}} {'rows':>5}   MAPE  geomean")
+    for name, ratios in groups.items():
+        count, mape, geomean = ratio_summary(ratios)
+        print(f"{name:<{width}} {count:>5} {100 * mape:5.1f} %  {geomean:5.2f}x")

@@ -7,15 +7,14 @@ than the roofline's ideal, deterministic), and a longer tensor never runs faster
 from __future__ import annotations
 
 import dataclasses
-import math
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmodel import LocalOp, TensorSpec, ops
-from opmodel.formulas.work import op_work
+from opmodel import DType, LocalOp, TensorSpec, ops
 from opmodel.hardware import load_hardware, shipped_hardware_names
 from opmodel.models import get_model
+from tests.conformance.invariants import assert_profile_invariants
 from tests.hypothesis_budget import examples
 
 GPUS = [h for h in (load_hardware(n) for n in shipped_hardware_names()) if h.compute.sm]
@@ -29,7 +28,7 @@ def _build(kind: str, rows: int, length: int, dtype: str) -> LocalOp:
         return ops.elementwise("cast", (rows, length), out_dtype=dtype)
     norm = ops.rmsnorm(rows, length)
     x, weight, y = norm.tensors
-    out = TensorSpec(y.role, y.shape, dtype)
+    out = TensorSpec(y.role, y.shape, DType(dtype))
     return dataclasses.replace(norm, tensors=(x, weight, out))
 
 
@@ -45,14 +44,7 @@ def test_quantising_kernels_keep_the_invariants(data: st.DataObject) -> None:
     op = _build(kind, rows, length, dtype)
     predictor = get_model(model)
     profile = predictor.predict(op, hardware)
-    assert math.isfinite(profile.latency_s) and profile.latency_s > 0
-    energy = profile.energy
-    parts = energy.tensor_j + energy.vector_j + energy.static_j + sum(energy.memory_j.values())
-    assert math.isclose(profile.energy_j, parts, rel_tol=1e-12)
-    work = op_work(op)
-    assert profile.traffic["hbm"].total_bytes >= work.read_bytes + work.write_bytes
-    floor = (work.read_bytes + work.write_bytes) / hardware.hbm.bandwidth_bytes_per_s
-    assert profile.latency_s >= floor * (1 - 1e-12)
+    assert_profile_invariants(op, profile, hardware)
     assert predictor.predict(_build(kind, rows, length, dtype), hardware).to_dict() == (
         profile.to_dict()
     )
