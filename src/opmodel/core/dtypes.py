@@ -137,6 +137,6 @@ DTYPE_STORAGE_BITS = FrozenDict(
 def nbytes_of(num_elements: int, dtype: DType) -> int:
     """Bytes occupied by ``num_elements`` elements: ``ceil(num_elements * bits / 8)``, plus one
     byte per started block of a block-scaled type's ``scale_block`` elements."""
-    block = _SCALE_BLOCK.get(dtype)
+    block = DTYPE_SCALE_BLOCK[dtype]
     scales = -(-num_elements // block) if block else 0
     return (num_elements * _BITS[dtype] + 7) // 8 + scales

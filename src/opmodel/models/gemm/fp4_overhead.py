@@ -23,29 +23,20 @@ from pathlib import Path
 
 from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.dtypes import DType
-from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.gemm.overhead import read_cycles_calibration, string_list
 from opmodel.models.shared.calibration_slot import CalibrationSlot
-from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
 
 __all__ = [
     "FP4_CALIBRATION_FILE",
     "NO_FP4_EXTRA",
     "Fp4OverheadCalibration",
-    "current_fp4_calibration",
     "fp4_extra_cycles",
     "fp4_overridden",
     "load_fp4_overhead",
 ]
 
 FP4_CALIBRATION_FILE = CALIBRATIONS_DIR / "gemm_fp4_overhead.yaml"
-_MODELS = ("effective_roofline", "extended_roofline")
-_WORDS = TableWords(
-    "must map a model to architectures and cycles",
-    "GEMM model",
-    "must map architectures to cycles",
-    "cycles",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,22 +52,14 @@ NO_FP4_EXTRA = Fp4OverheadCalibration({})
 
 def load_fp4_overhead(path: Path) -> Fp4OverheadCalibration:
     """Read and validate an FP4 overhead calibration file; errors name the file and field."""
-    data, fitted = read_calibration(path, ("fitted_on", "extra_cycles"), ("source", "split"))
-    table = read_number_table(data["extra_cycles"], path, "extra_cycles", _MODELS, _WORDS)
-    rows = fitted.get("rows", [])
-    if not isinstance(rows, list) or not all(isinstance(row, str) for row in rows):
-        raise ConfigError([f"{path}: fitted_on.rows: must be a list of strings"])
-    return Fp4OverheadCalibration({k: round(v) for k, v in table.items()}, tuple(rows))
+    cycles, fitted = read_cycles_calibration(path, "extra_cycles")
+    rows = string_list(fitted.get("rows", []), path, "fitted_on.rows")
+    return Fp4OverheadCalibration(cycles, tuple(rows))
 
 
 _SLOT: CalibrationSlot[Fp4OverheadCalibration] = CalibrationSlot(
     lambda: load_fp4_overhead(FP4_CALIBRATION_FILE)
 )
-
-
-def current_fp4_calibration() -> Fp4OverheadCalibration:
-    """The calibration in force: the shipped file, or one set by :func:`fp4_overridden`."""
-    return _SLOT.current()
 
 
 def fp4_extra_cycles(hardware: HardwareSpec, model: str, dtype: DType) -> int:

@@ -31,7 +31,6 @@ from typing import Any
 from opmodel.configs import CALIBRATIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.gemm.fp4_overhead import current_fp4_calibration
 from opmodel.models.shared.calibration_slot import CalibrationSlot
 from opmodel.parsing.yamlfile import TableWords, read_calibration, read_number_table
 
@@ -46,11 +45,12 @@ __all__ = [
     "overhead_calibration",
     "overhead_source",
     "overridden",
+    "read_cycles_calibration",
+    "string_list",
 ]
 
 CALIBRATION_FILE = CALIBRATIONS_DIR / "gemm_fixed_overhead.yaml"
 GEMM_MODELS = ("effective_roofline", "extended_roofline")
-_FIELDS = ("fitted_on", "fixed_overhead_cycles")
 _FITTED_ON = ("source", "split")
 
 
@@ -72,7 +72,8 @@ class OverheadCalibration:
 NO_CALIBRATION = OverheadCalibration({}, {})
 
 
-def _strings(raw: object, path: Path, name: str) -> list[str]:
+def string_list(raw: object, path: Path, name: str) -> list[str]:
+    """``raw`` as a list of strings; a one-line error naming the file and field otherwise."""
     if not isinstance(raw, list) or not all(isinstance(item, str) for item in raw):
         raise ConfigError([f"{path}: {name}: must be a list of strings"])
     return raw
@@ -91,19 +92,26 @@ def _hardware(fitted: dict[str, Any], path: Path) -> dict[str, tuple[str, ...]]:
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: fitted_on.hardware: must map architectures to config names"])
     return {
-        str(arch): tuple(_strings(names, path, f"fitted_on.hardware.{arch}"))
+        str(arch): tuple(string_list(names, path, f"fitted_on.hardware.{arch}"))
         for arch, names in raw.items()
     }
 
 
+def read_cycles_calibration(
+    path: Path, field: str
+) -> tuple[dict[tuple[str, str], int], dict[str, Any]]:
+    """A GEMM calibration file's ``field``, cycles by (model, architecture), and its
+    ``fitted_on`` mapping (``source``, ``split``, optional ``rows``); one-line errors naming the
+    file and field (this file's and :mod:`.fp4_overhead`'s)."""
+    data, fitted = read_calibration(path, ("fitted_on", field), _FITTED_ON)
+    table = read_number_table(data[field], path, field, GEMM_MODELS, _WORDS)
+    return {key: round(value) for key, value in table.items()}, fitted
+
+
 def load_overhead_calibration(path: Path) -> OverheadCalibration:
     """Read and validate a GEMM overhead calibration file; errors name the file and field."""
-    data, fitted = read_calibration(path, _FIELDS, _FITTED_ON)
-    table = read_number_table(
-        data["fixed_overhead_cycles"], path, "fixed_overhead_cycles", GEMM_MODELS, _WORDS
-    )
-    cycles = {key: round(value) for key, value in table.items()}
-    rows = frozenset(_strings(fitted.get("rows", []), path, "fitted_on.rows"))
+    cycles, fitted = read_cycles_calibration(path, "fixed_overhead_cycles")
+    rows = frozenset(string_list(fitted.get("rows", []), path, "fitted_on.rows"))
     return OverheadCalibration(cycles, _hardware(fitted, path), rows)
 
 
@@ -146,17 +154,17 @@ def in_force(hardware: HardwareSpec) -> None:
     """Keep ``hardware``'s derived values consistent with the calibrations in force (this
     one and :mod:`.fp4_overhead`'s): the GEMM models call this before they read
     ``derived_cache`` (kernel set-ups, evaluations and rates hold the overhead). A cache not
-    marked as derived under them (others, or none yet: values another path derived) is
-    replaced by a new one, a new identity, so that profiles memoised on ops are not reused
-    either; that happens once per spec and pair of calibrations."""
-    current = (_SLOT.current(), current_fp4_calibration())
+    marked with the current :attr:`CalibrationSlot.generation` (derived under other
+    calibrations, or not marked yet: values another path derived) is replaced by a new one, a
+    new identity, so that profiles memoised on ops are not reused either; that happens once
+    per spec and change of the overrides in force."""
+    generation = CalibrationSlot.generation
     cache = hardware.derived_cache
-    marked = cache.get(_CACHE_KEY)
-    if marked is not None and marked[0] is current[0] and marked[1] is current[1]:
+    if cache.get(_CACHE_KEY) == generation:
         return
     if cache:
         object.__setattr__(hardware, "derived_cache", {})
-    hardware.derived_cache[_CACHE_KEY] = current
+    hardware.derived_cache[_CACHE_KEY] = generation
 
 
 def overridden(calibration: OverheadCalibration) -> AbstractContextManager[None]:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Generic, TypeVar
+from typing import ClassVar, Generic, TypeVar
 
 __all__ = ["CalibrationSlot"]
 
@@ -19,7 +19,13 @@ T = TypeVar("T")
 
 
 class CalibrationSlot(Generic[T]):
-    """The calibration in force: the last override, else the shipped one (``load()``, once)."""
+    """The calibration in force: the last override, else the shipped one (``load()``, once).
+
+    ``CalibrationSlot.generation`` counts every override entered or left, in any slot: values
+    derived from calibrations and marked with it are current while it has not moved (the
+    GEMM models' ``in_force``), one integer read where they would otherwise ask each slot."""
+
+    generation: ClassVar[int] = 0
 
     def __init__(self, load: Callable[[], T]) -> None:
         self._load = load
@@ -38,7 +44,9 @@ class CalibrationSlot(Generic[T]):
     def overridden(self, calibration: T) -> Iterator[None]:
         """Use ``calibration`` in place of the shipped one inside the ``with`` block."""
         self._overrides.append(calibration)
+        CalibrationSlot.generation += 1
         try:
             yield
         finally:
             self._overrides.pop()
+            CalibrationSlot.generation += 1
