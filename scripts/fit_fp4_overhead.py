@@ -105,4 +105,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    from script_errors import run  # this folder is first on sys.path
+
+    run("fit_fp4_overhead.py", main)

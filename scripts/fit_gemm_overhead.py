@@ -137,4 +137,6 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from script_errors import run  # this folder is first on sys.path
+
+    run("fit_gemm_overhead.py", main)
