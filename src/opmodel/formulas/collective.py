@@ -103,15 +103,10 @@ def collective_network_bytes(operation: str, ranks: int, per_node: int, link_byt
 
 
 def collective_inter_steps(operation: str, nodes: int) -> int:
-    """Steps of the ring that cross the network (NCCL's ``nInterSteps``): ``2 (N - 1)`` for an
-    all-reduce, ``N - 1`` for the other rings, 1 for a direct send or all-to-all."""
-    if nodes <= 1:
-        return 0
-    if operation == "all_reduce":
-        return 2 * (nodes - 1)
-    if operation in {"all_gather", "reduce_scatter", "broadcast"}:
-        return nodes - 1
-    return 1
+    """Steps of the ring that cross the network (NCCL's ``nInterSteps``): those of a ring of
+    the ``N`` nodes, ``2 (N - 1)`` for an all-reduce, ``N - 1`` for the other rings, 1 for a
+    direct send or all-to-all; 0 inside one node."""
+    return collective_steps(operation, nodes) if nodes > 1 else 0
 
 
 def tree_steps(per_node: int, nodes: int) -> int:

@@ -39,7 +39,6 @@ __all__ = [
     "multi_tensor_chunks",
     "multi_tensor_launches",
     "optimizer_passes",
-    "sfu_per_element",
 ]
 
 CHUNK_ELEMENTS = 65536  # kChunkSize
@@ -47,9 +46,6 @@ MTA_THREADS = 512  # kBlockSize
 MTA_ILP = 4  # kILP: elements per thread per iteration
 _MAX_TENSORS = (110, 64, 48, 36, 30)  # depth_to_max_tensors, 4 KB kernel arguments
 _MAX_TENSORS_SCALAR_LIST = (96, 64, 48, 36, 30)  # depth_to_max_tensors_scalarlist
-
-_FLOPS = {"sgd": 2, "sgd_momentum": 4, "adam": 13, "adamw": 14}
-_SFU = {"sgd": 0, "sgd_momentum": 0, "adam": 2, "adamw": 2}
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,7 +63,6 @@ class OptimizerPass:
     sfu: int = 0
 
 
-_FUSED_ADAM = OptimizerPass("fused_adam", "pgmv", "pmv", 4, False, 13, 2)
 _FOREACH_ADAM = (
     OptimizerPass("foreach_lerp_", "mg", "m", 2, False, 3),
     OptimizerPass("foreach_mul_", "v", "v", 1, False, 1),
@@ -81,7 +76,7 @@ _WEIGHT_DECAY = OptimizerPass("foreach_mul_", "p", "p", 1, False, 1)
 _PASSES = {
     ("sgd", "fused"): (OptimizerPass("fused_sgd", "pg", "p", 2, False, 2),),
     ("sgd_momentum", "fused"): (OptimizerPass("fused_sgd", "pgm", "pm", 3, False, 4),),
-    ("adam", "fused"): (_FUSED_ADAM,),
+    ("adam", "fused"): (OptimizerPass("fused_adam", "pgmv", "pmv", 4, False, 13, 2),),
     ("adamw", "fused"): (OptimizerPass("fused_adamw", "pgmv", "pmv", 4, False, 14, 2),),
     ("sgd", "foreach"): (OptimizerPass("foreach_add_", "pg", "p", 2, False, 2),),
     ("sgd_momentum", "foreach"): (
@@ -95,13 +90,9 @@ _PASSES = {
 
 
 def flops_per_element(algorithm: str) -> int:
-    """FLOPs of one parameter's update (module docstring)."""
-    return _FLOPS[algorithm]
-
-
-def sfu_per_element(algorithm: str) -> int:
-    """Special-function operations (square root, reciprocal) of one parameter's update."""
-    return _SFU[algorithm]
+    """FLOPs of one parameter's update (module docstring): those of the fused kernel, which
+    makes the whole update in one pass."""
+    return _PASSES[algorithm, "fused"][0].flops
 
 
 def optimizer_passes(algorithm: str, implementation: str) -> tuple[OptimizerPass, ...]:
