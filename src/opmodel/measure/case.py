@@ -39,6 +39,13 @@ class Case:
         return dict(self.sizes)
 
     @property
+    def optimizer_step(self) -> tuple[str, str]:
+        """An optimizer case's ``(algorithm, implementation)``, its grid function
+        ``algorithm/implementation`` (AdamW fused without one)."""
+        algorithm, implementation = (self.function or "adamw/fused").split("/")
+        return algorithm, implementation
+
+    @property
     def label(self) -> str:
         """A short human-readable name, unique within a plan."""
         dims = " ".join(f"{k}={v}" for k, v in self.sizes)
@@ -201,7 +208,7 @@ def _optimizer_tensors(case: Case) -> _Built:
     """``torch.optim``'s step (``functions``: ``algorithm/implementation``) over ``elements``
     parameters in ``tensors`` tensors; gradients and states in the parameters' dtype, as
     ``torch.optim`` keeps them."""
-    algorithm, implementation = (case.function or "adamw/fused").split("/")
+    algorithm, implementation = case.optimizer_step
     n = (case.size["elements"],)
     states = OPTIMIZER_STATES[algorithm]
     tensors = (

@@ -48,6 +48,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from opmodel.configs import MEASURE_DIR
+from opmodel.core.attrs_optimizer import OPTIMIZER_ALGORITHMS, OPTIMIZER_IMPLEMENTATIONS
 from opmodel.core.backward import BACKWARD_KINDS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
@@ -99,8 +100,8 @@ REQUIRED_SIZES: Mapping[OpKind, tuple[str, ...]] = {
 
 MEASURED_OPTIMIZERS = tuple(
     f"{algorithm}/{implementation}"
-    for algorithm in ("sgd", "sgd_momentum", "adam", "adamw")
-    for implementation in ("fused", "foreach")
+    for algorithm in OPTIMIZER_ALGORITHMS
+    for implementation in OPTIMIZER_IMPLEMENTATIONS
 )
 """The optimizer steps measured (a grid's ``functions`` for kind optimizer): ``torch.optim``'s
 SGD (momentum 0 or 0.9), Adam and AdamW at their default hyperparameters, with ``fused=True``

@@ -122,7 +122,7 @@ def optimizer_call(torch: Any, case: Case, dtype: Any) -> Callable[[], Any]:
     ``dtype`` (sizes differing by one at most), each with a gradient: SGD (momentum 0.9 for
     ``sgd_momentum``), Adam or AdamW at their defaults, ``fused=True`` or ``foreach=True``;
     one step first creates the states, so the timed steps update them."""
-    algorithm, implementation = (case.function or "adamw/fused").split("/")
+    algorithm, implementation = case.optimizer_step
     n, count = case.size["elements"], case.size["tensors"]
     sizes = [n // count + (i < n % count) for i in range(count)]
     params = [torch.zeros(size, dtype=dtype, device="cuda", requires_grad=True) for size in sizes]
