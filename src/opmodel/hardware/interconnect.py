@@ -68,3 +68,10 @@ class InterconnectSpec:
     nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
     nvls_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
     network: NetworkSpec | None = None
+
+    @property
+    def nics_per_device(self) -> float:
+        """Each device's share of its node's NICs, ``nics_per_node / devices_per_node`` (0
+        without a ``network``)."""
+        network = self.network
+        return 0.0 if network is None else network.nics_per_node / self.devices_per_node

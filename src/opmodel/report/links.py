@@ -35,5 +35,4 @@ def network_rate(hardware: HardwareSpec) -> float | None:
     link = hardware.interconnect
     if link is None or link.network is None:
         return None
-    share = link.network.nics_per_node / link.devices_per_node
-    return share * link.network.nic_bandwidth_bytes_per_s
+    return link.nics_per_device * link.network.nic_bandwidth_bytes_per_s

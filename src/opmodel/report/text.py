@@ -123,12 +123,7 @@ def _link_line(s: OpSummary) -> str | None:
     sent = s.link_bytes - (s.network_bytes or 0)
     if s.network_bytes and not sent:  # one rank per node: all of it through the NICs
         return None
-    rate = sent / s.latency_s
-    line = f"{si(sent, 'B')} sent and received by each rank: {si(rate, 'B/s')} each way"
-    if s.link_bandwidth_bytes_per_s:
-        line += _percent(rate / s.link_bandwidth_bytes_per_s)
-        line += si(s.link_bandwidth_bytes_per_s, "B/s")
-    return line
+    return _rate_line(sent, "sent and received", s.latency_s, s.link_bandwidth_bytes_per_s)
 
 
 def _network_line(s: OpSummary) -> str | None:
@@ -136,11 +131,17 @@ def _network_line(s: OpSummary) -> str | None:
     the NICs' line rate."""
     if not s.network_bytes or s.latency_s <= 0:
         return None
-    rate = s.network_bytes / s.latency_s
-    line = f"{si(s.network_bytes, 'B')} through the NICs by each rank: {si(rate, 'B/s')} each way"
-    if s.network_bandwidth_bytes_per_s:
-        line += _percent(rate / s.network_bandwidth_bytes_per_s)
-        line += si(s.network_bandwidth_bytes_per_s, "B/s")
+    return _rate_line(
+        s.network_bytes, "through the NICs", s.latency_s, s.network_bandwidth_bytes_per_s
+    )
+
+
+def _rate_line(moved: int, how: str, latency_s: float, line_rate: float | None) -> str:
+    """``bytes how by each rank: rate each way``, against the links' ``line_rate`` if known."""
+    rate = moved / latency_s
+    line = f"{si(moved, 'B')} {how} by each rank: {si(rate, 'B/s')} each way"
+    if line_rate:
+        line += _percent(rate / line_rate) + si(line_rate, "B/s")
     return line
 
 

@@ -122,8 +122,7 @@ def interconnect_of(
             "interconnect.network (nics_per_node, nic_bandwidth_bytes_per_s, energy_j_per_byte; "
             "docs/hardware.md, 'Interconnect')"
         )
-    share = 0.0 if network is None else network.nics_per_node / devices
-    return link, NodeGroup.make(nodes=nodes, per_node=per_node, nic_share=share)
+    return link, NodeGroup.make(nodes=nodes, per_node=per_node, nic_share=link.nics_per_device)
 
 
 def split_link_bytes(view: CollectiveView, group: NodeGroup) -> tuple[int, int]:
