@@ -44,7 +44,12 @@ from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_inter_steps, collective_steps
 from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.models.effective_roofline.nccl_protocols import NCCL_PROTOCOLS, NcclProtocol
-from opmodel.models.shared.collective_estimate import LinkTime, NodeGroup, split_link_bytes
+from opmodel.models.shared.collective_estimate import (
+    LinkTime,
+    NodeGroup,
+    split_link_bytes,
+    split_transfer_s,
+)
 
 __all__ = ["NCCL_NIC_FRACTION", "nccl_timing"]
 
@@ -81,7 +86,7 @@ def _ring(p: NcclProtocol, view: CollectiveView, group: NodeGroup, r: _Rates) ->
         rate = r.inside_bytes_per_s * share
         return LinkTime.make(latency_s=latency, bandwidth_bytes_per_s=rate, protocol=p.name)
     share = 0.7 if p.name == "ll128" and group.per_node == 1 else p.share_across_nodes
-    transfer = max((r.sent - r.net) / r.inside_bytes_per_s, r.net / r.nics_bytes_per_s) / share
+    transfer = split_transfer_s(r.sent, r.net, r.inside_bytes_per_s, r.nics_bytes_per_s) / share
     return LinkTime.make(
         latency_s=latency, bandwidth_bytes_per_s=r.sent / transfer, protocol=p.name
     )

@@ -42,6 +42,7 @@ __all__ = [
     "collective_profile",
     "interconnect_of",
     "split_link_bytes",
+    "split_transfer_s",
 ]
 
 LINK_LEVEL = "interconnect"
@@ -129,6 +130,15 @@ def split_link_bytes(view: CollectiveView, group: NodeGroup) -> tuple[int, int]:
     """``(bytes a rank sends, those of them through the NICs)``."""
     sent = collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
     return sent, collective_network_bytes(view.operation, view.ranks, group.per_node, sent)
+
+
+def split_transfer_s(
+    sent: int, net: int, inside_bytes_per_s: float, nics_bytes_per_s: float
+) -> float:
+    """Seconds the slower part of ``sent`` bytes takes: those not through the NICs over the
+    node's links, the ``net`` through them at the device's share of the NICs' rate (the two
+    move at once)."""
+    return max((sent - net) / inside_bytes_per_s, net / nics_bytes_per_s)
 
 
 def collective_profile(

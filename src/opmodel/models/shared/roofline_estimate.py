@@ -29,6 +29,7 @@ from opmodel.models.shared.collective_estimate import (
     collective_profile,
     interconnect_of,
     split_link_bytes,
+    split_transfer_s,
 )
 from opmodel.models.shared.memo import per_op_and_hardware
 
@@ -264,6 +265,6 @@ def _collective(
     if group.nodes > 1 and link.network is not None:  # each link at its line rate
         sent, net = split_link_bytes(view, group)
         nics = group.nic_share * link.network.nic_bandwidth_bytes_per_s
-        rate = sent / max((sent - net) / rate, net / nics)
+        rate = sent / split_transfer_s(sent, net, rate, nics)
     timing = LinkTime.make(latency_s=0.0, bandwidth_bytes_per_s=rate, protocol=None)
     return collective_profile(op, setup, (link, group), (implementation, timing))
