@@ -82,7 +82,12 @@ TRAINING_FLOPS = 1e11  # torchao's NVFP4 rows under 0.1 TFLOP train the FP4 over
 def training_rows() -> list[tuple[int, float]]:
     """torchao's B200 NVFP4 GEMMs under 0.1 TFLOP, the FP4 overhead's training rows: (size of
     the square GEMM, seconds)."""
-    return [(n, fp4) for n, _, fp4 in TORCHAO_B200_S if 2 * n**3 < TRAINING_FLOPS]
+    return [(n, fp4) for n, _, fp4 in TORCHAO_B200_S if _trains(n)]
+
+
+def _trains(size: int) -> bool:
+    """Whether torchao's square NVFP4 GEMM of ``size`` is a training row (under 0.1 TFLOP)."""
+    return 2 * size**3 < TRAINING_FLOPS
 
 
 # (N, K, microseconds) of vLLM's CUTLASS NVFP4 GEMM at M = 1 on a B200: helion #3046, #3278
@@ -139,7 +144,7 @@ def compare() -> list[Row]:
     for size, bf16_s, fp4_s in TORCHAO_B200_S:
         model, kernel = _predict("b200", "bf16", (size, size, size))
         rows.append(_on(("torchao", "b200", "bf16"), (size, size, size, bf16_s, model, kernel)))
-        source = "torchao (training)" if 2 * size**3 < TRAINING_FLOPS else "torchao"
+        source = "torchao (training)" if _trains(size) else "torchao"
         model, kernel = _predict("b200", "nvfp4", (size, size, size))
         rows.append(_on((source, "b200", "nvfp4"), (size, size, size, fp4_s, model, kernel)))
     for m, n, k, tflops in AZURE_GB200_FP4_TFLOPS:
