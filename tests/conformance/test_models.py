@@ -12,7 +12,6 @@ cuBLAS (docs/models/effective_roofline.md, limitations).
 from __future__ import annotations
 
 import json
-import math
 import re
 
 import pytest
@@ -21,14 +20,13 @@ from hypothesis import strategies as st
 
 from opmodel import DType, LocalOp, OpKind, OpProfile
 from opmodel.core.errors import UnsupportedOpError
-from opmodel.formulas.work import op_work
-from opmodel.hardware import HardwareSpec, load_hardware, shipped_hardware_names
+from opmodel.hardware import load_hardware, shipped_hardware_names
 from opmodel.models import get_model, model_names
-from opmodel.report import summarize
 from tests.hypothesis_budget import examples
 
 from .builders import BUILDERS, VARIANTS, Builder
 from .builders_collective import refusal
+from .invariants import assert_profile_invariants
 
 HARDWARE = [load_hardware(name) for name in shipped_hardware_names()]
 DTYPES = (DType.BF16, DType.FP32)
@@ -39,20 +37,6 @@ SETTINGS = settings(
 
 def test_every_kind_has_a_builder() -> None:
     assert set(BUILDERS) == set(OpKind)
-
-
-def _energy_parts(profile: OpProfile) -> float:
-    e = profile.energy
-    return e.tensor_j + e.vector_j + sum(e.memory_j.values()) + e.static_j
-
-
-def _ideal_latency_s(profile: OpProfile, hardware: HardwareSpec, compulsory_bytes: int) -> float:
-    """No model may beat every engine at its peak at once, or HBM streaming compulsory bytes."""
-    compute = hardware.compute
-    all_peaks = max(compute.tensor_flops_per_s.values(), default=0.0) + max(
-        compute.vector_flops_per_s.values()
-    )
-    return max(profile.flops / all_peaks, compulsory_bytes / hardware.hbm.bandwidth_bytes_per_s)
 
 
 @pytest.mark.parametrize("model_name", model_names())
@@ -86,36 +70,7 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
         return
     profile = model.predict(op, hardware)
 
-    numbers = [
-        profile.latency_s,
-        profile.energy_j,
-        float(profile.flops),
-        *(float(t.read_bytes + t.write_bytes) for t in profile.traffic.values()),
-    ]
-    assert all(math.isfinite(x) and x >= 0 for x in numbers)
-    assert all(
-        x >= 0
-        for x in (
-            profile.energy.tensor_j,
-            profile.energy.vector_j,
-            profile.energy.static_j,
-            *profile.energy.memory_j.values(),
-        )
-    )
-    assert profile.latency_s > 0
-    assert math.isclose(profile.energy_j, _energy_parts(profile), rel_tol=1e-12)
-
-    work = op_work(op)
-    compulsory = work.read_bytes + work.write_bytes
-    # inputs a producer left in L2 may be read from there, and the writes of an op after its
-    # producer may stay dirty in L2 past its end (charged to it all the same)
-    warm = op.warm_input_bytes()
-    assert profile.traffic["hbm"].total_bytes >= compulsory - warm
-    streamed = work.read_bytes - warm if warm else compulsory
-    assert profile.latency_s >= _ideal_latency_s(profile, hardware, streamed) * (1 - 1e-12)
-
-    summary = summarize(op, profile, hardware)  # no model streams HBM above its bandwidth
-    assert summary.hbm_fraction is not None and 0 <= summary.hbm_fraction <= 1 + 1e-9
+    assert_profile_invariants(op, profile, hardware)
 
     again = model.predict(builder.build(sizes, dtype), hardware)
     assert again.to_dict() == profile.to_dict()
