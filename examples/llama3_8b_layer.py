@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import argparse
 
-from opmodel import LocalOp, ops
+from opmodel import LocalOp, OpModelError, ops
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.report import summarize
@@ -58,10 +58,14 @@ def main() -> None:
     parser.add_argument("--tokens", type=int, default=2048)
     parser.add_argument("--tp", type=int, choices=(1, 2, 4, 8), default=1)
     args = parser.parse_args()
-    hardware, model = load_hardware(args.hardware), get_model(args.model)
+    try:  # an unknown config or model, a size the ops refuse, a config without links: one line
+        hardware, model = load_hardware(args.hardware), get_model(args.model)
+        layer = layer_ops(args.tokens, args.tp)
+        profiles = [model.predict(op, hardware) for op in layer]
+    except OpModelError as error:
+        raise SystemExit(str(error)) from None
     total_s = total_j = 0.0
-    for op in layer_ops(args.tokens, args.tp):
-        profile = model.predict(op, hardware)
+    for op, profile in zip(layer, profiles, strict=True):
         limit = summarize(op, profile, hardware).limiter or profile.engine.value
         us, mj = profile.latency_s * 1e6, profile.energy_j * 1e3
         print(f"{op.name:14s} {us:9.1f} us  {mj:8.2f} mJ  {limit}")

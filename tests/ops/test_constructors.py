@@ -182,3 +182,21 @@ def test_the_llama_example_lowers_the_sweep_table_s_layer(
     assert [line.split()[0] for line in lines].index("all_reduce") == 5
     latencies = [float(line.split()[1]) for line in lines]
     assert latencies[-1] == pytest.approx(sum(latencies[:-1]), abs=0.6)  # 0.1 us rounding each
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--tokens", "0"], r"^ops\.rmsnorm: rows must be a positive integer \(got 0\)$"),
+        (["--hardware", "h100"], r"^unknown hardware config 'h100'; did you mean"),
+        (["--hardware", "l4", "--tp", "2"], r"^op 'all_reduce' \(collective\): .*no interconnect"),
+    ],
+)
+def test_the_llama_example_rejects_bad_input_in_one_line(
+    monkeypatch: pytest.MonkeyPatch, argv: list[str], message: str
+) -> None:
+    module = load_example("llama3_8b_layer")
+    monkeypatch.setattr(sys, "argv", ["llama3_8b_layer.py", *argv])
+    with pytest.raises(SystemExit, match=message) as raised:
+        module.main()
+    assert "\n" not in str(raised.value)
