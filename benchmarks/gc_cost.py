@@ -25,7 +25,8 @@ from opmodel import LocalOp, TensorSpec
 from opmodel.batch import paused_gc
 from opmodel.hardware import HardwareSpec
 from opmodel.models import get_model
-from predict_speed import ROOT, checked_hardware, fresh_gemm_ops, load_op, positive_int
+from opmodel.parsing import load_op
+from predict_speed import ROOT, checked_hardware, fresh_gemm_ops, positive_int
 
 
 def _fresh_rows(indices: range) -> list[LocalOp]:

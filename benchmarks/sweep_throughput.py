@@ -78,14 +78,15 @@ def main() -> None:
             result[f"{model}_distinct_per_s_one_core"] = _distinct_rate(
                 distinct, args.hardware, model
             )
-        sweeps = []
+        runs: list[tuple[str, int | str, str, dict[str, float]]] = []
         for model in MODELS:
             for workers, suffix in ((1, ".csv"), (None, ".csv"), (None, ".parquet")):
                 run = _sweep(ops, Path(tmp) / f"out{suffix}", args.hardware, model, workers)
-                sweeps.append(
-                    {"model": model, "workers": workers or "all", "output": suffix, **run}
-                )
-        result["sweeps"] = sweeps
+                runs.append((model, workers or "all", suffix, run))
+        result["sweeps"] = [
+            {"model": model, "workers": workers, "output": suffix, **run}
+            for model, workers, suffix, run in runs
+        ]
     if args.json:
         print(json.dumps(result, indent=2))
         return
@@ -93,9 +94,9 @@ def main() -> None:
     for model in MODELS:
         rate = result[f"{model}_distinct_per_s_one_core"]
         print(f"  {model:<20} distinct ops, one core: {rate:10.0f} /s")
-    for run in sweeps:
+    for model, used, suffix, run in runs:
         print(
-            f"  sweep {run['model']:<20} workers={run['workers']!s:<4} {run['output']:<9}"
+            f"  sweep {model:<20} workers={used!s:<4} {suffix:<9}"
             f" {run['seconds']:6.1f} s  {run['rows'] / run['seconds']:10.0f} rows/s"
         )
 

@@ -27,27 +27,26 @@ def layer_ops(tokens: int, tp: int = 1) -> list[LocalOp]:
     """The local ops of one decoder layer on one of ``tp`` ranks (heads and FFN split)."""
     heads, kv_heads, ffn = HEADS // tp, KV_HEADS // tp, FFN // tp
     qkv = (heads + 2 * kv_heads) * HEAD_DIM
-    prefill = {"phase": "prefill"}
     # from two ranks, each row-parallel projection's partial sums, summed over the ranks
     reduce = (
         [ops.collective("all_reduce", tokens * HIDDEN, tp, name="all_reduce")] if tp > 1 else []
     )
     return [
-        ops.rmsnorm(tokens, HIDDEN, **prefill),
-        ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", **prefill),
-        ops.elementwise("rope", (tokens, qkv), **prefill),
+        ops.rmsnorm(tokens, HIDDEN, phase="prefill"),
+        ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", phase="prefill"),
+        ops.elementwise("rope", (tokens, qkv), phase="prefill"),
         ops.attention_prefill(
             1, heads, tokens, HEAD_DIM, kv_heads=kv_heads, causal=True, name="attention"
         ),
-        ops.gemm(tokens, HIDDEN, heads * HEAD_DIM, name="o_proj", **prefill),
+        ops.gemm(tokens, HIDDEN, heads * HEAD_DIM, name="o_proj", phase="prefill"),
         *reduce,
-        ops.elementwise("add", (tokens, HIDDEN), name="residual_add", **prefill),
-        ops.rmsnorm(tokens, HIDDEN, **prefill),
-        ops.gemm(tokens, 2 * ffn, HIDDEN, name="gate_up_proj", **prefill),
-        ops.elementwise("silu_and_mul", (tokens, ffn), **prefill),
-        ops.gemm(tokens, HIDDEN, ffn, name="down_proj", **prefill),
+        ops.elementwise("add", (tokens, HIDDEN), name="residual_add", phase="prefill"),
+        ops.rmsnorm(tokens, HIDDEN, phase="prefill"),
+        ops.gemm(tokens, 2 * ffn, HIDDEN, name="gate_up_proj", phase="prefill"),
+        ops.elementwise("silu_and_mul", (tokens, ffn), phase="prefill"),
+        ops.gemm(tokens, HIDDEN, ffn, name="down_proj", phase="prefill"),
         *reduce,
-        ops.elementwise("add", (tokens, HIDDEN), name="residual_add", **prefill),
+        ops.elementwise("add", (tokens, HIDDEN), name="residual_add", phase="prefill"),
     ]
 
 

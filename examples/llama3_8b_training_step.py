@@ -29,42 +29,49 @@ from opmodel.models import get_model
 
 HIDDEN, HEADS, KV_HEADS, HEAD_DIM, FFN = 4096, 32, 8, 128, 14336  # Llama-3-8B's config.json
 LAYERS, VOCAB = 32, 128256
-TRAIN = {"phase": "train_fwd"}
+TRAIN = "train_fwd"  # the phase of the forward ops
 
 
 def _layer_forward(tokens: int, tp: int) -> list[LocalOp]:
     heads, kv_heads, ffn = HEADS // tp, KV_HEADS // tp, FFN // tp
     qkv = (heads + 2 * kv_heads) * HEAD_DIM
     return [
-        ops.rmsnorm(tokens, HIDDEN, name="input_norm", **TRAIN),
-        ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", **TRAIN),
-        ops.elementwise("rope", (tokens, qkv), **TRAIN),
+        ops.rmsnorm(tokens, HIDDEN, name="input_norm", phase=TRAIN),
+        ops.gemm(tokens, qkv, HIDDEN, name="qkv_proj", phase=TRAIN),
+        ops.elementwise("rope", (tokens, qkv), phase=TRAIN),
         ops.attention_prefill(
-            1, heads, tokens, HEAD_DIM, kv_heads=kv_heads, causal=True, name="attention", **TRAIN
+            1,
+            heads,
+            tokens,
+            HEAD_DIM,
+            kv_heads=kv_heads,
+            causal=True,
+            name="attention",
+            phase=TRAIN,
         ),
-        ops.gemm(tokens, HIDDEN, heads * HEAD_DIM, name="o_proj", **TRAIN),
-        ops.rmsnorm(tokens, HIDDEN, name="post_norm", **TRAIN),
-        ops.gemm(tokens, 2 * ffn, HIDDEN, name="gate_up_proj", **TRAIN),
-        ops.elementwise("silu_and_mul", (tokens, ffn), **TRAIN),
-        ops.gemm(tokens, HIDDEN, ffn, name="down_proj", **TRAIN),
+        ops.gemm(tokens, HIDDEN, heads * HEAD_DIM, name="o_proj", phase=TRAIN),
+        ops.rmsnorm(tokens, HIDDEN, name="post_norm", phase=TRAIN),
+        ops.gemm(tokens, 2 * ffn, HIDDEN, name="gate_up_proj", phase=TRAIN),
+        ops.elementwise("silu_and_mul", (tokens, ffn), phase=TRAIN),
+        ops.gemm(tokens, HIDDEN, ffn, name="down_proj", phase=TRAIN),
     ]
 
 
 def _backward(forward: Iterable[LocalOp], tokens: int, tp: int) -> list[LocalOp]:
     """Each forward op's backward ops, in reverse order."""
-    ffn, grad = FFN // tp, {"phase": "train_bwd"}
+    ffn, grad = FFN // tp, "train_bwd"
     out: list[LocalOp] = []
     for op in reversed(list(forward)):
         if op.kind.value == "gemm":
             out += gemm_backward_of(op)
         elif op.name == "silu_and_mul":  # d gate = dy up silu'(gate), d up = dy silu(gate)
             out += [
-                ops.elementwise("silu_backward", (tokens, ffn), name="silu_grad", **grad),
-                ops.elementwise("mul", (tokens, ffn), name="silu_grad", inputs=2, **grad),
-                ops.elementwise("mul", (tokens, ffn), name="up_grad", inputs=2, **grad),
+                ops.elementwise("silu_backward", (tokens, ffn), name="silu_grad", phase=grad),
+                ops.elementwise("mul", (tokens, ffn), name="silu_grad", inputs=2, phase=grad),
+                ops.elementwise("mul", (tokens, ffn), name="up_grad", inputs=2, phase=grad),
             ]
         elif op.name == "rope":  # the gradient rotated back: the forward's kernel
-            out.append(ops.elementwise("rope", op.tensors[0].shape, name="rope_grad", **grad))
+            out.append(ops.elementwise("rope", op.tensors[0].shape, name="rope_grad", phase=grad))
         else:
             out.append(backward_of(op))
     return out
@@ -88,10 +95,10 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     reduce = [(_all_reduce(tokens, tp, "train_fwd"), 2 * LAYERS)] if tp > 1 else []
     reduce += [(_all_reduce(tokens, tp, "train_bwd"), 2 * LAYERS)] if tp > 1 else []
     vocab = VOCAB // tp
-    head = ops.gemm(tokens, vocab, HIDDEN, name="lm_head", **TRAIN)
+    head = ops.gemm(tokens, vocab, HIDDEN, name="lm_head", phase=TRAIN)
     logits = ops.softmax(tokens, vocab, "fp32", name="loss_grad", phase="train_fwd")
     loss = [
-        (ops.embedding(tokens, vocab, HIDDEN, name="embedding", **TRAIN), 1),
+        (ops.embedding(tokens, vocab, HIDDEN, name="embedding", phase=TRAIN), 1),
         (head, 1),
         (ops.cross_entropy(tokens, vocab, name="loss"), 1),
         (backward_of(logits), 1),
@@ -100,14 +107,34 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     shard = parameters_per_rank(tp) // dp
     update: list[tuple[LocalOp, int]] = [
         (ops.optimizer("adamw", shard, "fp32", tensors=min(shard, 291)), 1),
-        (ops.copy((shard,), "fp32", out_dtype="bf16", name="to_bf16", **TRAIN), 1),
+        (ops.copy((shard,), "fp32", out_dtype="bf16", name="to_bf16", phase=TRAIN), 1),
     ]
     data_parallel: list[tuple[LocalOp, int]] = []
     if dp > 1:
-        grads, kind = shard * dp, {"ranks_per_node": 1, "phase": "train_bwd"}
+        grads = shard * dp
         data_parallel = [
-            (ops.collective("reduce_scatter", grads, dp, name="dp_reduce_scatter", **kind), 1),
-            (ops.collective("all_gather", grads, dp, name="dp_all_gather", **kind), 1),
+            (
+                ops.collective(
+                    "reduce_scatter",
+                    grads,
+                    dp,
+                    name="dp_reduce_scatter",
+                    ranks_per_node=1,
+                    phase="train_bwd",
+                ),
+                1,
+            ),
+            (
+                ops.collective(
+                    "all_gather",
+                    grads,
+                    dp,
+                    name="dp_all_gather",
+                    ranks_per_node=1,
+                    phase="train_bwd",
+                ),
+                1,
+            ),
         ]
     return {
         "layers forward": [(op, LAYERS) for op in forward],

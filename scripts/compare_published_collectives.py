@@ -29,7 +29,8 @@ from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 
 EIGHT_GIB = 8 << 30
-CASES = (
+Case = tuple[str, str, dict[str, int], int, int, float, str]
+CASES: tuple[Case, ...] = (
     # (label, config, overrides, ranks, ranks per node, published bus bandwidth, source)
     ("DGX A100, 2 nodes", "a100_80gb_sxm", {}, 16, 8, 192e9, "nccl #812"),
     ("DGX A100, 4 nodes", "a100_80gb_sxm", {}, 32, 8, 192e9, "nccl #812"),

@@ -42,6 +42,7 @@ from dataclasses import dataclass
 
 from ratio_summary import ratio_summary
 
+from opmodel.core.attrs import AttrValue
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
@@ -124,14 +125,14 @@ def mla_decode_op(
 ) -> LocalOp:
     """The test's decode: batch 128, one latent KV head, a paged bf16 cache, causal; with
     ``lengths``, each request at its own length in a cache of the test's padded capacity."""
-    attrs: dict[str, object] = {
+    attrs: dict[str, AttrValue] = {
         "shared_kv": shared,
         "causal": True,
         "page_size": PAGE_TOKENS,
         "l2_dirty_bytes": DO_BENCH_FLUSH_BYTES,
     }
     if lengths is not None:
-        attrs["kv_lengths"] = list(lengths)
+        attrs["kv_lengths"] = tuple(lengths)
         seq_kv = -(-max(lengths) // CAPACITY_ROUNDING) * CAPACITY_ROUNDING
 
     def tensor(role: TensorRole, shape: tuple[int, ...], layout: str) -> TensorSpec:

@@ -60,7 +60,7 @@ def main() -> None:
     files = sorted(args.source.glob("*.csv"))
     if not files:
         sys.exit(f"convert_collective_data: --source {args.source}: no sampled CSV files")
-    rows = []
+    rows: list[dict[str, str]] = []
     for path in files:
         system = next(s for s in SYSTEMS if path.stem.startswith(s))
         with path.open(newline="", encoding="utf-8") as handle:
