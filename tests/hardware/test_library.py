@@ -73,6 +73,8 @@ DATASHEET_PEAKS = [
     ("tpu_v5e", None, "tensor", DType.BF16, 197e12),
     ("tpu_v5e", None, "tensor", DType.INT8, 393e12),
     ("tpu_v5p", None, "tensor", DType.BF16, 459e12),
+    ("tpu_v6e", None, "tensor", DType.BF16, 918e12),
+    ("tpu_v6e", None, "tensor", DType.INT8, 1836e12),
 ]
 
 

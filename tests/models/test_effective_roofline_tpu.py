@@ -75,3 +75,31 @@ def test_tpu_block_is_the_fastest_that_fits_and_longer_k_is_never_faster() -> No
 def test_tpu_fp32_gemm_uses_the_vector_roofline() -> None:
     profile = MODEL.predict(gemm(256, 256, 256, DType.FP32), load_hardware("tpu_generic"))
     assert profile.implementation == "effective_roofline/roofline-vector"
+
+
+def test_tpu_v6e_256_wide_arrays_by_hand() -> None:
+    """tpu_v6e: 4 MXUs of 256 x 256 at 1.751 GHz (65,536 MACs per cycle each).
+
+    4096^3 bf16: (4096 / 256)^2 = 256 weight tiles over 4 MXUs, 64 passes of 4096 rows ->
+    64 x 4096 + 512 fill/drain = 262,656 cycles. With 100 rows each pass still takes the 256
+    cycles that load its weight tile: 64 x 256 + 512 = 16,896 cycles. K = N = 4224 (33 x 128)
+    fills tpu_v5e's 128-wide arrays exactly but pads to 17 x 256 = 4352 here: (4224 / 4352)^2
+    of the issued MACs are useful.
+    """
+    hw = load_hardware("tpu_v6e")
+    big = MODEL.predict(gemm(4096, 4096, 4096), hw).diagnostics
+    assert isinstance(big, SystolicDiagnostics)
+    assert (big.mxu_rows, big.mxu_cols, big.mxus) == (256, 256, 4)
+    assert (big.weight_tiles, big.passes, big.row_split) == (256, 64, 1)
+    assert big.compute_cycles == pytest.approx(64 * 4096 + 512)
+    assert big.mxu_efficiency == 1.0
+    skinny = MODEL.predict(gemm(100, 4096, 4096), hw).diagnostics
+    assert isinstance(skinny, SystolicDiagnostics)
+    assert skinny.compute_cycles == pytest.approx(64 * 256 + 512)
+    padded = MODEL.predict(gemm(4096, 4224, 4224), hw).diagnostics
+    assert isinstance(padded, SystolicDiagnostics)
+    assert padded.weight_tiles == 17 * 17
+    assert padded.mxu_efficiency == pytest.approx((4224 / 4352) ** 2)
+    v5e = MODEL.predict(gemm(4096, 4224, 4224), load_hardware("tpu_v5e")).diagnostics
+    assert isinstance(v5e, SystolicDiagnostics)
+    assert v5e.mxu_efficiency == 1.0
