@@ -75,6 +75,8 @@ DATASHEET_PEAKS = [
     ("tpu_v5p", None, "tensor", DType.BF16, 459e12),
     ("tpu_v6e", None, "tensor", DType.BF16, 918e12),
     ("tpu_v6e", None, "tensor", DType.INT8, 1836e12),
+    ("tpu7x", None, "tensor", DType.BF16, 2307e12 / 2),  # one of a chip's two TensorCores
+    ("tpu7x", None, "tensor", DType.FP8, 4614e12 / 2),
 ]
 
 

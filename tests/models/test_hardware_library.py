@@ -82,6 +82,6 @@ def test_kernel_models_pick_the_architecture_instruction() -> None:
     for name, instruction in expected.items():
         profile = get_model("effective_roofline").predict(op, load_hardware(name))
         assert profile.implementation.split("/")[1] == instruction, name
-    for name in ("tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e"):
+    for name in ("tpu_v4", "tpu_v5e", "tpu_v5p", "tpu_v6e", "tpu7x"):
         profile = get_model("effective_roofline").predict(op, load_hardware(name))
         assert profile.implementation == "effective_roofline/systolic"
