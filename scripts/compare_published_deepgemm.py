@@ -33,7 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratio_summary import GemmTiming, print_ratio_groups, timing_columns
+from ratio_summary import GemmTiming, print_timing_report
 
 from opmodel import ops
 from opmodel.core.op import LocalOp
@@ -129,11 +129,13 @@ def groups(rows: list[Row]) -> dict[str, list[Row]]:
 
 def main() -> int:
     rows = compare()
-    print(f"DeepGEMM's H800 FP8 GEMMs against effective_roofline on {CONFIG}")
-    print("layout      groups      M      N      K  measured us   model us  ratio")
-    for r in rows:
-        print(f"{r.layout:<11} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6}", timing_columns(r))
-    print_ratio_groups({k: [r.ratio for r in v] for k, v in groups(rows).items()}, 16)
+    heading = (
+        f"DeepGEMM's H800 FP8 GEMMs against effective_roofline on {CONFIG}",
+        "layout      groups      M      N      K  measured us   model us  ratio",
+    )
+    labelled = [(f"{r.layout:<11} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6}", r) for r in rows]
+    found = {k: [r.ratio for r in v] for k, v in groups(rows).items()}
+    print_timing_report(heading, labelled, found, 16)
     return 0
 
 

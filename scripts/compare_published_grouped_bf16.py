@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratio_summary import GemmTiming, print_ratio_groups, timing_columns
+from ratio_summary import GemmTiming, print_timing_report
 
 from opmodel import ops
 from opmodel.core.op import LocalOp
@@ -102,12 +102,15 @@ def groups(rows: list[Row]) -> dict[str, list[Row]]:
 
 def main() -> int:
     rows = compare()
-    print("torch._grouped_mm (bf16) against effective_roofline")
-    print("source            config    groups      M      N      K  measured us   model us  ratio")
-    for r in rows:
-        print(f"{r.source:<17} {r.config:<9} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6}",
-              timing_columns(r))  # fmt: skip
-    print_ratio_groups({k: [r.ratio for r in v] for k, v in groups(rows).items()}, 36)
+    heading = (
+        "torch._grouped_mm (bf16) against effective_roofline",
+        "source            config    groups      M      N      K  measured us   model us  ratio",
+    )
+    labelled = [
+        (f"{r.source:<17} {r.config:<9} {r.groups:>6} {r.m:>6} {r.n:>6} {r.k:>6}", r) for r in rows
+    ]
+    found = {k: [r.ratio for r in v] for k, v in groups(rows).items()}
+    print_timing_report(heading, labelled, found, 36)
     return 0
 
 

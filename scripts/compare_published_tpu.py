@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratio_summary import GemmTiming, print_ratio_groups, timing_columns
+from ratio_summary import GemmTiming, print_timing_report
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -49,12 +49,13 @@ def compare() -> list[Row]:
 
 def main() -> int:
     rows = compare()
-    print(f"Helion #2632's TPU v7 bf16 matmuls (JAX, on-chip) against the models on {CONFIG}")
-    print("model                   M      N      K  measured us   model us  ratio")
-    for r in rows:
-        print(f"{r.model:<18} {r.m:>6} {r.n:>6} {r.k:>6}", timing_columns(r))
+    heading = (
+        f"Helion #2632's TPU v7 bf16 matmuls (JAX, on-chip) against the models on {CONFIG}",
+        "model                   M      N      K  measured us   model us  ratio",
+    )
+    labelled = [(f"{r.model:<18} {r.m:>6} {r.n:>6} {r.k:>6}", r) for r in rows]
     by_model = {name: [r.ratio for r in rows if r.model == name] for name in MODELS}
-    print_ratio_groups(by_model, 20)
+    print_timing_report(heading, labelled, by_model, 20)
     return 0
 
 

@@ -70,3 +70,19 @@ def print_ratio_groups(groups: Mapping[str, Sequence[float]], width: int) -> Non
     for name, ratios in groups.items():
         count, mape, geomean = ratio_summary(ratios)
         print(f"{name:<{width}} {count:>5} {100 * mape:5.1f} %  {geomean:5.2f}x")
+
+
+def print_timing_report(
+    heading: tuple[str, str],
+    labelled: Sequence[tuple[str, TimedRow]],
+    groups: Mapping[str, Sequence[float]],
+    width: int,
+) -> None:
+    """Print a comparison: ``heading`` (title line, column header line), each row's label and
+    :func:`timing_columns`, then :func:`print_ratio_groups` of ``groups``."""
+    title, header = heading
+    print(title)
+    print(header)
+    for label, row in labelled:
+        print(label, timing_columns(row))
+    print_ratio_groups(groups, width)
