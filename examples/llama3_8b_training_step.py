@@ -89,6 +89,13 @@ def parameters_per_rank(tp: int) -> int:
     return LAYERS * layer + 2 * VOCAB * HIDDEN // tp + HIDDEN
 
 
+def _dp_collective(operation: str, grads: int, dp: int) -> LocalOp:
+    """A data-parallel collective of the ``grads`` gradients over ``dp`` ranks, one a node."""
+    return ops.collective(
+        operation, grads, dp, name=f"dp_{operation}", ranks_per_node=1, phase="train_bwd"
+    )
+
+
 def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, int]]]:
     """The step's ops by part, each with how many times it runs."""
     forward = _layer_forward(tokens, tp)
@@ -113,28 +120,8 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     if dp > 1:
         grads = shard * dp
         data_parallel = [
-            (
-                ops.collective(
-                    "reduce_scatter",
-                    grads,
-                    dp,
-                    name="dp_reduce_scatter",
-                    ranks_per_node=1,
-                    phase="train_bwd",
-                ),
-                1,
-            ),
-            (
-                ops.collective(
-                    "all_gather",
-                    grads,
-                    dp,
-                    name="dp_all_gather",
-                    ranks_per_node=1,
-                    phase="train_bwd",
-                ),
-                1,
-            ),
+            (_dp_collective("reduce_scatter", grads, dp), 1),
+            (_dp_collective("all_gather", grads, dp), 1),
         ]
     return {
         "layers forward": [(op, LAYERS) for op in forward],

@@ -21,10 +21,11 @@ Sources (nothing here is fitted; every number is a model prediction against a pu
   ``[batch, M, K]``, ``b`` ``[batch, N, K]``), CUDA events around 50 back-to-back calls
   after 5 warm-up ones, per call. Its B200 figures are cut off in the stored copy.
 
-The model predicts the tuned kernel its catalogue selects for each shape, not PyTorch's
-CUTLASS configuration (fixed tiles from a short heuristic list; PyTorch issue #163425 reports
-that this kernel can lose to a loop of cuBLAS calls on H200s), so a ratio under 1 is the
-distance between PyTorch's kernel and a tuned one as much as model error.
+For torchao's shapes PyTorch's GroupMM.cu runs the tile the model selects (128 x 256 x 64,
+cooperative, 2 x 1 clusters on sm_90), but as a pointer-array grouped kernel, whose loss
+against the same tile in a dense GEMM the model does not represent (PyTorch issue #163425
+reports the kernel losing to a loop of cuBLAS calls on H200s); a ratio under 1 is that loss as
+much as model error (docs/validation.md, "BF16 grouped GEMMs").
 """
 
 from __future__ import annotations
