@@ -83,6 +83,35 @@ def test_bad_calibrations_are_one_line_errors(
     assert expected in message and "a100_80gb_sxm_sustained.yaml" in message
 
 
+def test_tpu7x_takes_its_mxu_share_from_the_calibration_file(tmp_path: Path) -> None:
+    """tpu7x.yaml holds the published peaks; the share of them its MXUs sustain on large GEMMs,
+    0.825, comes from its sustained calibration (scripts/fit_published_tpu_sustained.py) into
+    ``utilization.tensor_fraction``; a config that sets the share itself as well is named."""
+    spec = load_hardware("tpu7x")
+    assert spec.sustained_calibration == "tpu7x_sustained.yaml"
+    assert spec.utilization.tensor_fraction == 0.825
+    assert spec.compute.tensor_peak(DType.BF16) == pytest.approx(1.155e15, rel=1e-3)
+    peak = load_hardware("tpu7x", overrides={"sustained_calibration": None})
+    assert peak.utilization.tensor_fraction == 1.0
+    text = shipped_config_path("tpu7x").read_text()
+    (tmp_path / "tpu7x_sustained.yaml").write_text(
+        "hardware: tpu7x\nfitted_on: test\ncommand: none\ntensor_fraction: 0.8\n"
+    )
+    config = tmp_path / "tpu7x.yaml"
+    config.write_text(text + "utilization:\n  tensor_fraction: 0.9\n")
+    with pytest.raises(ConfigError) as info:
+        load_hardware(config)
+    message = str(info.value)
+    assert "utilization.tensor_fraction: set by the config and its calibration" in message
+    assert "tpu7x_sustained.yaml" in message and "\n" not in message
+    config.write_text(text)
+    (tmp_path / "tpu7x_sustained.yaml").write_text(
+        "hardware: tpu7x\nfitted_on: test\ncommand: none\ntensor_fraction: 0\n"
+    )
+    with pytest.raises(ConfigError, match=r"tensor_fraction: must be in \(0, 1\]"):
+        load_hardware(config)
+
+
 def test_a_missing_calibration_file_is_named(tmp_path: Path) -> None:
     text = shipped_config_path("a100_80gb_sxm").read_text()
     config = tmp_path / "dev.yaml"
@@ -122,6 +151,7 @@ def test_the_written_text_reads_back(tmp_path: Path) -> None:
         command="python scripts/x.py --write",
         power_limited_clock_hz_by_dtype={DType.FP8: 1.3051234e9},
         hbm_fraction=0.9,
+        tensor_fraction=0.825,
     )
     text = sustained_calibration_text(folded, ("written by", "x.py"))
     assert text.splitlines() == [
@@ -133,12 +163,14 @@ def test_the_written_text_reads_back(tmp_path: Path) -> None:
         "command: python scripts/x.py --write",
         "power_limited_clock_hz_by_dtype: {fp8: 1.30512e+09}",
         "hbm_fraction: 0.9",
+        "tensor_fraction: 0.825",
     ]
     path = tmp_path / "h100_sxm_sustained.yaml"
     path.write_text(text)
     back = load_sustained_calibration(path, "h100_sxm")
     assert back.fitted_on == "a board's run, on two lines"
     assert back.power_limited_clock_hz is None and back.hbm_fraction == 0.9
+    assert back.tensor_fraction == 0.825
     assert dict(back.power_limited_clock_hz_by_dtype) == {DType.FP8: 1.30512e9}
     one_line = SustainedCalibration(
         hardware="a40", fitted_on="one line", command="c", power_limited_clock_hz=1.4e9

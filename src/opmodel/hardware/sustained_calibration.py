@@ -10,7 +10,11 @@ fitted on and the command that refits them:
 - ``power_limited_clock_hz_by_dtype``: the same for tensor work of one dtype
   (``compute.power_limited_clock_hz_by_dtype``);
 - ``hbm_fraction``: the sustained share of the datasheet DRAM bandwidth
-  (``utilization.memory_fraction.hbm``).
+  (``utilization.memory_fraction.hbm``);
+- ``tensor_fraction``: the sustained share of the datasheet tensor (MXU) peak on large GEMMs
+  (``utilization.tensor_fraction``), for a device without a power-limited clock to fit: the
+  TPU configs' clocks are derived from their peaks, so what their largest GEMMs sustain is
+  fitted as a share of the peak instead.
 
 The loader copies them into the spec. A value the config sets itself as well is an error (one
 source per value).
@@ -38,6 +42,7 @@ __all__ = [
     "load_sustained_calibration",
     "sustained_calibration_text",
     "with_hbm_fraction",
+    "with_tensor_fraction",
 ]
 
 
@@ -53,6 +58,7 @@ class SustainedCalibration:
         default_factory=lambda: FrozenDict({}), metadata=CLOCK_HZ
     )
     hbm_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
+    tensor_fraction: float | None = field(default=None, metadata=MUST_BE_FRACTION)
 
 
 def load_sustained_calibration(path: Path, hardware: str | tuple[str, ...]) -> SustainedCalibration:
@@ -77,6 +83,8 @@ def sustained_calibration_text(calibration: SustainedCalibration, header: Sequen
         lines.append(f"power_limited_clock_hz_by_dtype: {{{clocks}}}")
     if calibration.hbm_fraction is not None:
         lines.append(f"hbm_fraction: {calibration.hbm_fraction}")
+    if calibration.tensor_fraction is not None:
+        lines.append(f"tensor_fraction: {calibration.tensor_fraction}")
     return "\n".join(lines) + "\n"
 
 
@@ -97,6 +105,9 @@ def apply_sustained_calibration(
         )
     if fraction is not None and "hbm" in spec.utilization.memory_fraction:
         errors.append("utilization.memory_fraction.hbm: set by the config and its calibration")
+    tensor = calibration.tensor_fraction
+    if tensor is not None and spec.utilization.tensor_fraction != 1.0:
+        errors.append("utilization.tensor_fraction: set by the config and its calibration")
     if errors:
         raise ConfigError(f"{path}: {problem}" for problem in errors)
     compute = dataclasses.replace(
@@ -109,6 +120,8 @@ def apply_sustained_calibration(
     spec = dataclasses.replace(spec, compute=compute)
     if fraction is not None:
         spec = with_hbm_fraction(spec, fraction)
+    if tensor is not None:
+        spec = with_tensor_fraction(spec, tensor)
     # the config's own clocks passed these checks on load: what fails now came from the file
     problems = power_limit_problems(spec.compute)
     if problems:
@@ -123,4 +136,11 @@ def with_hbm_fraction(spec: HardwareSpec, fraction: float | None) -> HardwareSpe
     if fraction is not None:
         fractions["hbm"] = fraction
     utilization = dataclasses.replace(spec.utilization, memory_fraction=FrozenDict(fractions))
+    return dataclasses.replace(spec, utilization=utilization)
+
+
+def with_tensor_fraction(spec: HardwareSpec, fraction: float) -> HardwareSpec:
+    """``spec`` with ``utilization.tensor_fraction`` set to ``fraction`` (1.0: the datasheet
+    tensor peak)."""
+    utilization = dataclasses.replace(spec.utilization, tensor_fraction=fraction)
     return dataclasses.replace(spec, utilization=utilization)
