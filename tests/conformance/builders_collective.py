@@ -6,6 +6,7 @@ from __future__ import annotations
 from opmodel import DType, LocalOp, OpKind, TensorSpec
 from opmodel.core.attrs_collective import COLLECTIVE_OPERATIONS as _COLLECTIVES
 from opmodel.hardware import HardwareSpec
+from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 
 
 def collective(s: dict[str, int], d: DType) -> LocalOp:
@@ -41,7 +42,8 @@ NVLink SHARP (1, in one node)."""
 def refusal(op: LocalOp, hardware: HardwareSpec, model_name: str) -> str | None:
     """The one-line error ``model_name`` gives a collective ``op`` on ``hardware`` (a config
     without links, a node smaller than the group's share of it, a group across nodes without
-    NICs; NVLink SHARP on one without its rate, under ``effective_roofline``), else None; None
+    NICs or across a TPU's ICI domains; NVLink SHARP on one without its rate, or on a TPU,
+    under ``effective_roofline``), else None; None
     for every other op."""
     if op.kind is not OpKind.COLLECTIVE:
         return None
@@ -52,9 +54,20 @@ def refusal(op: LocalOp, hardware: HardwareSpec, model_name: str) -> str | None:
     assert isinstance(per_node, int)
     if per_node > link.devices_per_node:
         return "exceeds the"
-    if op.attrs.get("ranks") != per_node and link.network is None:
-        return "has no interconnect.network"
-    nvls = op.attrs.get("algorithm") == "nvls"
-    if nvls and link.nvls_bandwidth_bytes_per_s is None and model_name == "effective_roofline":
+    return _split_or_nvls(op, link, per_node, model_name)
+
+
+def _split_or_nvls(
+    op: LocalOp, link: InterconnectSpec, per_node: int, model_name: str
+) -> str | None:
+    """A group across nodes without NICs or across a TPU's ICI domains; NVLink SHARP without
+    its rate, or on a TPU (XLA, not NCCL, runs it), under ``effective_roofline``."""
+    ici = link.link_type is LinkType.ICI
+    if op.attrs.get("ranks") != per_node and (ici or link.network is None):
+        return "splits the group across ICI domains" if ici else "has no interconnect.network"
+    nvls = op.attrs.get("algorithm") == "nvls" and model_name == "effective_roofline"
+    if nvls and ici:
+        return "XLA runs the collective"
+    if nvls and link.nvls_bandwidth_bytes_per_s is None:
         return "needs interconnect.nvls_bandwidth_bytes_per_s"
     return None

@@ -74,4 +74,18 @@ COLLECTIVE = (
         "in one node, reduced in the NVSwitch; the config must give "
         "interconnect.nvls_bandwidth_bytes_per_s)",
     ),
+    AttrSpec(
+        name="torus_shape",
+        kind=tuple,
+        minimum=2,
+        doc="TPUs over ICI: the group's extent along each torus axis it spans, one to the "
+        "torus's dimensions, whose product is ranks (default [ranks]: one axis), e.g. [4, 8] "
+        "for a group over both axes of a 4x8 v6e slice",
+    ),
+    AttrSpec(
+        name="wraparound",
+        kind=bool,
+        doc="TPUs over ICI: the group's axes close into rings (true, default: a full torus "
+        "axis) or are lines (false: a slice without wraparound links, which halves the rate)",
+    ),
 )

@@ -6,7 +6,9 @@ receive buffer, of one dtype. ``all_reduce``, ``all_to_all``, ``broadcast`` and 
 rank sends and ``reduce_scatter`` sends ``ranks`` times what it receives. The op's ``buffer``
 is the larger of the two, the size nccl-tests reports (NVIDIA/nccl-tests doc/PERFORMANCE.md).
 Attrs ``operation`` and ``ranks`` are required; ``ranks_per_node`` (optional) places the group
-on nodes and must divide ``ranks``.
+on nodes and must divide ``ranks``. On a TPU's ICI, ``torus_shape`` (optional, default
+``[ranks]``) gives the group's extent along each torus axis it spans, its product ``ranks``,
+and ``wraparound`` (default true) whether those axes close into rings.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class CollectiveView:
     recv: TensorSpec
     buffer_bytes: int  # the larger of send and receive buffer
     compute_dtype: DType  # of the reduction's additions
+    torus_shape: tuple[int, ...] | None = None  # ICI: the group's extent per torus axis
+    wraparound: bool | None = None  # ICI: whether those axes are rings (None: not given)
 
 
 def _required(op: LocalOp, name: str, what: str) -> object:
@@ -99,6 +103,24 @@ def _check_algorithm(
         )
 
 
+def _torus_shape(op: LocalOp, ranks: int) -> tuple[int, ...] | None:
+    shape = op.attrs.get("torus_shape")
+    if shape is None:
+        return None
+    assert isinstance(shape, list | tuple)
+    sizes = tuple(int(n) for n in shape)
+    product = 1
+    for n in sizes:
+        product *= n
+    if len(sizes) > 3 or product != ranks:
+        raise fail(
+            op,
+            f"attrs.torus_shape {list(sizes)} must list one to three axis extents whose product "
+            f"is attrs.ranks {ranks}",
+        )
+    return sizes
+
+
 def collective_view(op: LocalOp) -> CollectiveView:
     """Check ``op``'s tensors and attrs against the convention (module docstring)."""
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
@@ -128,4 +150,12 @@ def collective_view(op: LocalOp) -> CollectiveView:
         recv=recv,
         buffer_bytes=max(send.nbytes, recv.nbytes),
         compute_dtype=compute_dtype(op, DType.FP64 if send.dtype is DType.FP64 else DType.FP32),
+        torus_shape=_torus_shape(op, ranks),
+        wraparound=_wraparound(op),
     )
+
+
+def _wraparound(op: LocalOp) -> bool | None:
+    value = op.attrs.get("wraparound")
+    assert value is None or isinstance(value, bool)
+    return value

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import (
     WARP_MMA_INSTRUCTIONS,
     ClockDomain,
@@ -145,6 +146,8 @@ def _interconnect_problems(spec: HardwareSpec) -> list[str]:
                 f"interconnect.{name}: must not exceed interconnect.bandwidth_bytes_per_s "
                 f"({link.bandwidth_bytes_per_s:g}), the line rate"
             )
+    if link is not None:
+        problems += _torus_problems(link)
     net = link.network if link is not None else None
     if net is not None and (net.nccl_bandwidth_bytes_per_s or 0) > net.nic_bandwidth_bytes_per_s:
         problems.append(
@@ -152,4 +155,24 @@ def _interconnect_problems(spec: HardwareSpec) -> list[str]:
             f"interconnect.network.nic_bandwidth_bytes_per_s ({net.nic_bandwidth_bytes_per_s:g}), "
             "the line rate"
         )
+    return problems
+
+
+def _torus_problems(link: InterconnectSpec) -> list[str]:
+    """ICI needs its torus's dimensions (2 or 3); NVLink and PCIe have none, nor NCCL's rates."""
+    if link.link_type is not LinkType.ICI:
+        if link.torus_dims is not None:
+            return ["interconnect.torus_dims: only for link_type ici (a TPU's torus)"]
+        return []
+    problems = []
+    if link.torus_dims not in (2, 3):
+        problems.append(
+            f"interconnect.torus_dims: must be 2 or 3 for link_type ici (got {link.torus_dims})"
+        )
+    for name in ("nccl_bandwidth_bytes_per_s", "nvls_bandwidth_bytes_per_s", "network"):
+        if getattr(link, name) is not None:
+            problems.append(
+                f"interconnect.{name}: not for link_type ici (NCCL's rates and NICs; XLA runs "
+                "a TPU's collectives over its torus)"
+            )
     return problems

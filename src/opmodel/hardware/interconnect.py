@@ -18,10 +18,13 @@ __all__ = ["InterconnectSpec", "LinkType", "NetworkSpec"]
 
 class LinkType(StrValueEnum):
     """How the devices of a node reach each other: NVLink (through NVSwitch when there are
-    more than two) or PCIe; NCCL's per-step latencies differ by link type."""
+    more than two) or PCIe, where NCCL's per-step latencies differ by link type; or a TPU's
+    ICI, point-to-point links to its neighbours in a 2-D or 3-D torus, where XLA runs the
+    collectives (docs/models/collective.md, "TPUs over ICI")."""
 
     NVLINK = "nvlink"
     PCIE = "pcie"
+    ICI = "ici"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -54,7 +57,11 @@ class InterconnectSpec:
     ``nccl_bandwidth_bytes_per_s`` (optional) is the rate NCCL's bulk (Simple) protocol moves
     data over these links each way, a published measurement (nccl-tests' bus bandwidth of a
     bandwidth-bound collective); without it the model takes 370 / 450 of the line rate
-    (docs/models/collective.md). ``nvls_bandwidth_bytes_per_s`` (optional) is the algorithm
+    (docs/models/collective.md). ``torus_dims`` (ICI only, required there) is the torus's
+    dimensions, 2 or 3: a device has ``2 x torus_dims`` links, one to each neighbour, each
+    carrying ``bandwidth_bytes_per_s / (2 x torus_dims)`` each way; ``devices_per_node`` is
+    then the largest group one ICI domain (a pod's largest slice) holds.
+    ``nvls_bandwidth_bytes_per_s`` (optional) is the algorithm
     bandwidth (buffer bytes per second) of an all-reduce NCCL runs with NVLink SHARP, the
     reduction in the NVSwitch (H100 and later boards); a collective with ``algorithm: nvls``
     needs it. ``network`` (optional) describes the NICs between nodes; a collective whose
@@ -68,6 +75,14 @@ class InterconnectSpec:
     nccl_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
     nvls_bandwidth_bytes_per_s: float | None = field(default=None, metadata=ranges.BYTES_PER_S)
     network: NetworkSpec | None = None
+    torus_dims: int | None = field(default=None, metadata=ranges.COUNT)
+
+    @property
+    def link_bandwidth_bytes_per_s(self) -> float:
+        """One ICI link's rate each way, ``bandwidth_bytes_per_s / (2 x torus_dims)`` (the
+        whole rate on a link type without a torus)."""
+        dims = self.torus_dims
+        return self.bandwidth_bytes_per_s / (2 * dims) if dims else self.bandwidth_bytes_per_s
 
     @property
     def nics_per_device(self) -> float:

@@ -25,6 +25,7 @@ NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at co
 and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
 bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
 constant in the ranks). Not validated: no NVLS timing is in data/.
+A TPU's ICI torus (``link_type: ici``): :mod:`.ici_collective`.
 The ring inside a node and, for a group across nodes (attr ``ranks_per_node``, the config's
 ``interconnect.network``), the ring and tree through the NICs: :mod:`.nccl_algorithms`.
 Equations and validation: docs/models/collective.md.
@@ -36,8 +37,9 @@ from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
-from opmodel.hardware.interconnect import InterconnectSpec
+from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.ici_collective import predict_ici_collective
 from opmodel.models.effective_roofline.nccl_algorithms import nccl_timing
 from opmodel.models.shared.collective_estimate import (
     LinkTime,
@@ -75,6 +77,8 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     view = op.view
     assert isinstance(view, CollectiveView)
     spec, group = interconnect_of(op, view, hardware)
+    if spec.link_type is LinkType.ICI:
+        return predict_ici_collective(op, hardware, (spec, group))
     bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
     if view.algorithm == "tree" and group.nodes == 1:
         raise UnsupportedOpError(

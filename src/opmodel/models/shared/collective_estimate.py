@@ -27,7 +27,9 @@ from opmodel.formulas.collective import (
     tree_steps,
 )
 from opmodel.formulas.energy import event_energy_j, static_energy_j
+from opmodel.formulas.ici import ici_steps
 from opmodel.formulas.roofline import compute_time_s, memory_time_s
+from opmodel.hardware.interconnect import LinkType
 
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp
@@ -105,6 +107,7 @@ def interconnect_of(
             "'Interconnect'; a what-if: --set interconnect.link_type=pcie and the other three)"
         )
     devices = link.devices_per_node
+    _check_torus_attrs(op, view, link, hardware.name)
     per_node = view.ranks_per_node or min(view.ranks, devices)
     if per_node > devices:
         raise UnsupportedOpError(
@@ -124,6 +127,32 @@ def interconnect_of(
             "docs/hardware.md, 'Interconnect')"
         )
     return link, NodeGroup.make(nodes=nodes, per_node=per_node, nic_share=link.nics_per_device)
+
+
+def _check_torus_attrs(
+    op: LocalOp, view: CollectiveView, link: InterconnectSpec, hardware: str
+) -> None:
+    """``torus_shape`` and ``wraparound`` are a TPU's; groups beyond one ICI domain (more ranks
+    than it holds, or ``ranks_per_node`` below ``ranks``) are not modelled (one-line errors)."""
+    where = f"op '{op.name}' (collective)"
+    ici = link.link_type is LinkType.ICI
+    if not ici and (view.torus_shape is not None or view.wraparound is not None):
+        raise UnsupportedOpError(
+            f"{where}: attrs.torus_shape and attrs.wraparound place the group on a TPU's ICI "
+            f"torus; hardware '{hardware}' has link_type {link.link_type.value}"
+        )
+    if ici and view.ranks_per_node is not None and view.ranks_per_node < view.ranks:
+        raise UnsupportedOpError(
+            f"{where}: attrs.ranks_per_node {view.ranks_per_node} splits the group across ICI "
+            "domains (slices joined by the data-centre network), which is not modelled; give "
+            "attrs.torus_shape for a group inside one slice"
+        )
+    if ici and view.ranks > link.devices_per_node:
+        raise UnsupportedOpError(
+            f"{where}: attrs.ranks {view.ranks} exceeds the {link.devices_per_node} devices of "
+            f"one {hardware} ICI domain (collectives across slices over the data-centre network "
+            "are not modelled)"
+        )
 
 
 def split_link_bytes(view: CollectiveView, group: NodeGroup) -> tuple[int, int]:
@@ -186,6 +215,8 @@ def collective_profile(
 
 
 def _steps(view: CollectiveView, group: NodeGroup, algorithm: str) -> int:
+    if algorithm == "torus":
+        return ici_steps(view.operation, view.torus_shape or (view.ranks,))
     if algorithm == "tree":
         return tree_steps(group.per_node, group.nodes)
     return collective_steps(view.operation, view.ranks, view.algorithm)
