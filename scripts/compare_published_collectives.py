@@ -17,6 +17,12 @@ Each row is an 8 GiB fp32-sized buffer (the size those statements quote, nccl-te
 and the bus bandwidth is nccl-tests': the bytes each rank sends, ``2 (n - 1) / n x S``, over the
 predicted time. The configs' per-NIC rates come from the same maintainers, so the rows test how
 the NICs add up and which link binds, not the rates themselves. Nothing is fitted.
+
+Inside one node, one published time (printed after the table): marin-community/marin issue
+#6736 (2026-06-28, "H100 NCCL measurements integrated"), an 8-GPU all-reduce of 1 GiB on one
+H100 NVLink/NVSwitch host, "~4.06 ms" (PyTorch and NCCL; its algorithm is not stated). It is
+compared with NCCL's ring and with NVLink SHARP (attr ``algorithm: nvls``), the default of
+recent NCCL versions on such hosts: the one published time the NVLS model meets.
 """
 
 from __future__ import annotations
@@ -76,6 +82,22 @@ def compare(model_name: str = "effective_roofline") -> list[Row]:
     return rows
 
 
+ONE_GIB = 1 << 30
+MARIN_H100_ALL_REDUCE_S = 4.06e-3  # marin #6736: 8 x H100, 1 GiB all-reduce, "~4.06 ms"
+
+
+def one_node(model_name: str = "effective_roofline") -> list[tuple[str, float, float]]:
+    """(algorithm, predicted seconds, ratio to marin's published time) of the 1 GiB all-reduce
+    over 8 H100s, under NCCL's ring (the ``auto`` choice inside a node) and NVLink SHARP."""
+    model, hardware = get_model(model_name), load_hardware("h100_sxm")
+    rows = []
+    for algorithm in ("ring", "nvls"):
+        op = ops.collective("all_reduce", ONE_GIB // 2, 8, "bf16", algorithm=algorithm)
+        seconds = model.predict(op, hardware).latency_s
+        rows.append((algorithm, seconds, seconds / MARIN_H100_ALL_REDUCE_S))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="effective_roofline")
@@ -87,6 +109,10 @@ def main(argv: list[str] | None = None) -> int:
             f"{row.model_bytes_per_s / 1e9:>5.1f} GB/s {row.ratio:>5.2f}x  "
             f"{row.implementation.partition('/')[2]:<15} {row.source}"
         )
+    published_ms = MARIN_H100_ALL_REDUCE_S * 1e3
+    print(f"\n8 x H100, 1 GiB all-reduce in one node: ~{published_ms:.2f} ms (marin #6736)")
+    for algorithm, seconds, ratio in one_node(args.model):
+        print(f"  {algorithm:<5} {seconds * 1e3:6.2f} ms  {ratio:5.2f}x")
     return 0
 
 
