@@ -13,6 +13,8 @@ Both sources time JAX bf16 matmuls of square matrices on TPU7x on the device, fr
   fp32 accumulation, bf16 output, 100 runs, each on fresh inputs put on the device before it,
   kernel time from the trace; Ironwood/src/benchmark_gemm.py, which also pins
   ``--xla_tpu_dvfs_p_state=7``) for m = n = k from 128 to 32,768. Time = 2 m n k / throughput.
+  The benchmark replicates the GEMM over a mesh of all devices (``NO_SHARDING``), so every
+  TensorCore of the VM runs it at once, both of each chip's, as in a sharded training step.
   The benchmark's own peak, 2,307 TFLOP/s fp8 "for single core(device)", halved for bf16, is
   the ``tpu7x`` config's 1,155.
 
