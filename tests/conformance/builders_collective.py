@@ -60,14 +60,14 @@ def refusal(op: LocalOp, hardware: HardwareSpec, model_name: str) -> str | None:
 def _split_or_nvls(
     op: LocalOp, link: InterconnectSpec, per_node: int, model_name: str
 ) -> str | None:
-    """A group across nodes without NICs or across a TPU's ICI domains; NVLink SHARP without
-    its rate, or on a TPU (XLA, not NCCL, runs it), under ``effective_roofline``."""
+    """A group across nodes without NICs or across a TPU's ICI domains; NVLink SHARP on a TPU
+    (XLA, not NCCL, runs it), or without its rate under ``effective_roofline``."""
     ici = link.link_type is LinkType.ICI
     if op.attrs.get("ranks") != per_node and (ici or link.network is None):
         return "splits the group across ICI domains" if ici else "has no interconnect.network"
-    nvls = op.attrs.get("algorithm") == "nvls" and model_name == "effective_roofline"
-    if nvls and ici:
+    if ici and op.attrs.get("algorithm") == "nvls":
         return "XLA runs the collective"
+    nvls = op.attrs.get("algorithm") == "nvls" and model_name == "effective_roofline"
     if nvls and link.nvls_bandwidth_bytes_per_s is None:
         return "needs interconnect.nvls_bandwidth_bytes_per_s"
     return None

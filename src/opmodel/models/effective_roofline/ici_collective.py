@@ -42,14 +42,9 @@ ICI_COLLECTIVE_LATENCY_S = 5.0e-6
 
 
 def _checked_shape(op: LocalOp, view: CollectiveView, spec: InterconnectSpec) -> tuple[int, ...]:
-    """The group's torus shape (default one axis of ``ranks``); one-line errors for NCCL's
-    attrs and for more axes than the torus has."""
+    """The group's torus shape (default one axis of ``ranks``); a one-line error for more axes
+    than the torus has (NCCL's attrs are refused before, by ``interconnect_of``)."""
     where = f"op '{op.name}' (collective)"
-    if view.protocol != "auto" or view.algorithm not in ("auto", "ring"):
-        raise UnsupportedOpError(
-            f"{where}: attrs.protocol and attrs.algorithm choose NCCL's protocols and "
-            "algorithms; on a TPU's ICI XLA runs the collective (leave them auto)"
-        )
     shape = view.torus_shape or (view.ranks,)
     dims = spec.torus_dims or 0
     if len(shape) > dims:

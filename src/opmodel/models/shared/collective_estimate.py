@@ -132,14 +132,20 @@ def interconnect_of(
 def _check_torus_attrs(
     op: LocalOp, view: CollectiveView, link: InterconnectSpec, hardware: str
 ) -> None:
-    """``torus_shape`` and ``wraparound`` are a TPU's; groups beyond one ICI domain (more ranks
-    than it holds, or ``ranks_per_node`` below ``ranks``) are not modelled (one-line errors)."""
+    """``torus_shape`` and ``wraparound`` are a TPU's, NCCL's protocols and algorithms are not;
+    groups beyond one ICI domain (more ranks than it holds, or ``ranks_per_node`` below
+    ``ranks``) are not modelled (one-line errors)."""
     where = f"op '{op.name}' (collective)"
     ici = link.link_type is LinkType.ICI
     if not ici and (view.torus_shape is not None or view.wraparound is not None):
         raise UnsupportedOpError(
             f"{where}: attrs.torus_shape and attrs.wraparound place the group on a TPU's ICI "
             f"torus; hardware '{hardware}' has link_type {link.link_type.value}"
+        )
+    if ici and (view.protocol != "auto" or view.algorithm not in ("auto", "ring")):
+        raise UnsupportedOpError(
+            f"{where}: attrs.protocol and attrs.algorithm choose NCCL's protocols and "
+            "algorithms; on a TPU's ICI XLA runs the collective (leave them auto)"
         )
     if ici and view.ranks_per_node is not None and view.ranks_per_node < view.ranks:
         raise UnsupportedOpError(
