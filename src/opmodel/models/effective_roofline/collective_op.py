@@ -50,6 +50,7 @@ from opmodel.models.shared.roofline_estimate import roofline_setup
 
 __all__ = ["NCCL_BULK_FRACTION", "NVLS_LATENCY_S", "predict_collective"]
 
+_ICI = LinkType.ICI  # bound once, as in collective_estimate
 NCCL_BULK_FRACTION = 370.0 / 450.0
 """Share of the line rate NCCL's Simple protocol delivers (module docstring)."""
 
@@ -77,7 +78,7 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     view = op.view
     assert isinstance(view, CollectiveView)
     spec, group = interconnect_of(op, view, hardware)
-    if spec.link_type is LinkType.ICI:
+    if spec.link_type is _ICI:
         return predict_ici_collective(op, hardware, (spec, group))
     bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
     if view.algorithm == "tree" and group.nodes == 1:
