@@ -1,22 +1,29 @@
-"""NCCL all-reduces against published ``nccl-tests`` outputs (times, not stated bandwidths).
+"""NCCL all-reduces against published ``nccl-tests`` runs of healthy systems.
 
 Usage: python scripts/compare_published_nccl_tests.py [--model effective_roofline]
 
-Source: CoreWeave's coreweave/nccl-tests README (commit 0120901), two printed
-``all_reduce_perf`` runs over fp32 buffers of 512 MiB to 8 GiB, the out-of-place time of each
-size (nccl-tests prints the mean over its 50 iterations):
+Sources (each row held out; nothing is fitted):
 
-- "Running Jobs" (MPI Operator): an H100 job launched from the example manifest
-  ``nccl-test-distributed-h100-64-las1-sharp-mpijob.yaml`` (NCCL's SHARP plugin loaded; the
-  NCCL version is not printed). Its printed bus over algorithm bandwidth, 356.01 / 179.88 =
-  1.9792 = ``2 (n - 1) / n``, gives ``n = 96`` ranks, 12 nodes of 8 (the manifest's name says
-  64): ``h100_sxm``, ``ranks_per_node`` 8, across its 8 NDR NICs.
-- "Expected Performance", GB200, "Single Rack" (NCCL 2.26.2): the 72 GPUs of one NVL72 rack
-  in one NVLink domain: ``gb200``, one node of 72.
-
-Every row is held out; nothing is fitted. The two racks and twenty racks runs the README also
-prints need the racks' NICs, which the ``gb200`` config does not give (CoreWeave's README
-names Quantum-X800 InfiniBand for its GB200 clusters without the per-GPU NIC rate).
+- ``coreweave``: coreweave/nccl-tests README (commit 0120901), two printed ``all_reduce_perf``
+  runs over fp32 buffers of 512 MiB to 8 GiB, the out-of-place time of each size (the mean of
+  its 50 iterations). An H100 job launched from the example manifest
+  ``nccl-test-distributed-h100-64-las1-sharp-mpijob.yaml`` (NCCL's SHARP plugin loaded; the NCCL
+  version is not printed): its printed bus over algorithm bandwidth, 356.01 / 179.88 = 1.9792 =
+  ``2 (n - 1) / n``, gives ``n = 96`` ranks, 12 nodes of 8 (the manifest's name says 64):
+  ``h100_sxm``, ``ranks_per_node`` 8, across its 8 NDR NICs. And "Expected Performance",
+  GB200, "Single Rack" (NCCL 2.26.2): the 72 GPUs of one NVL72 rack in one NVLink domain:
+  ``gb200``, one node of 72. The README's two- and twenty-rack runs need the racks' NICs, which
+  ``gb200`` does not give.
+- ``azure``: Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),
+  "NCCL Bandwidth": the in-place bus bandwidth of ``all_reduce_perf`` for each power of two from
+  1 KiB to 8 GiB, one VM: ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit 3bb66ca; NCCL
+  2.18.5; 8 x A100-SXM4-80GB, NCCL's ring: the page's "NVLS algorithm" label is a copy, the
+  A100 has no NVLink SHARP), ND H100 v5 ("Azure Results/ND_H100_v5_results.md", f350e7e; NCCL
+  2.18.5, NVLS) and ND H200 v5 (Azure_Results/ND_H200_v5_results.md, 7f20e5f; NCCL 2.20.5,
+  NVLS), 8 GPUs each, and ND GB200 v6 (Azure_Results/ND_GB200_v6_results.md, 2a370be; NCCL
+  2.25.1, "Ring algorithm"), the 4 GPUs of one VM. Time = ``2 (n - 1) / n x S / busbw``. The
+  bandwidths are printed to 0.01 GB/s, so the smallest sizes' times carry up to 12 % of
+  rounding; the summary's second column starts at 1 MiB.
 """
 
 from __future__ import annotations
@@ -31,23 +38,54 @@ from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 
 GIB = 1 << 30
-# (label, config, ranks, ranks per node, ((buffer bytes, out-of-place microseconds), ...))
-CASES: tuple[tuple[str, str, int, int, tuple[tuple[int, float], ...]], ...] = (
-    (
-        "96 x H100, 12 nodes",
-        "h100_sxm",
-        96,
-        8,
-        ((GIB // 2, 2984.6), (GIB, 5808.0), (2 * GIB, 11163), (4 * GIB, 22181), (8 * GIB, 43980)),
-    ),
-    (
-        "72 x GB200, one NVL72 rack",
-        "gb200",
-        72,
-        72,
-        ((GIB // 2, 1806.7), (GIB, 3108.8), (2 * GIB, 5589.1), (4 * GIB, 10094), (8 * GIB, 20299)),
-    ),
-)
+MIB = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One published run: the system, how the model runs it, and its (bytes, seconds) rows."""
+
+    label: str
+    source: str
+    config: str
+    ranks: int
+    ranks_per_node: int
+    algorithm: str
+    rows: tuple[tuple[int, float], ...]
+
+
+def _times(microseconds: tuple[float, ...], first: int) -> tuple[tuple[int, float], ...]:
+    """Sizes from ``first`` bytes up in powers of two, with their printed times."""
+    return tuple((first << i, us * 1e-6) for i, us in enumerate(microseconds))
+
+
+def _from_busbw(ranks: int, busbw_gb_s: tuple[float, ...]) -> tuple[tuple[int, float], ...]:
+    """Sizes from 1 KiB up in powers of two, with the time their bus bandwidth gives."""
+    factor = 2 * (ranks - 1) / ranks
+    return tuple((1024 << i, factor * (1024 << i) / (bw * 1e9)) for i, bw in enumerate(busbw_gb_s))
+
+
+CASES = (
+    Case("96 x H100, 12 nodes", "coreweave", "h100_sxm", 96, 8, "auto",
+         _times((2984.6, 5808.0, 11163, 22181, 43980), GIB // 2)),
+    Case("72 x GB200, one NVL72 rack", "coreweave", "gb200", 72, 72, "auto",
+         _times((1806.7, 3108.8, 5589.1, 10094, 20299), GIB // 2)),
+    Case("ND A100 v4, 8 GPUs, ring", "azure", "a100_80gb_sxm", 8, 8, "auto", _from_busbw(8, (
+        0.04, 0.08, 0.17, 0.33, 0.67, 1.37, 2.70, 5.15, 10.11, 19.24, 36.22, 53.54, 71.43,
+        89.99, 109.22, 132.77, 166.63, 174.18, 213.87, 221.58, 228.10, 230.22, 230.48, 231.58))),
+    Case("ND H100 v5, 8 GPUs, NVLS", "azure", "h100_sxm", 8, 8, "nvls", _from_busbw(8, (
+        0.07, 0.14, 0.27, 0.53, 0.95, 1.71, 2.72, 5.40, 10.86, 21.35, 43.70, 81.93, 128.73,
+        172.13, 234.45, 295.53, 361.78, 400.61, 423.38, 438.46, 466.35, 472.36, 475.54,
+        478.87))),
+    Case("ND H200 v5, 8 GPUs, NVLS", "azure", "h200_sxm", 8, 8, "nvls", _from_busbw(8, (
+        0.06, 0.12, 0.23, 0.47, 0.93, 1.84, 3.72, 7.39, 14.75, 29.38, 52.96, 88.78, 138.44,
+        181.94, 240.41, 300.91, 368.11, 412.45, 432.24, 442.72, 467.58, 472.57, 477.41,
+        479.98))),
+    Case("ND GB200 v6, 4 GPUs, ring", "azure", "gb200", 4, 4, "ring", _from_busbw(4, (
+        0.10, 0.19, 0.38, 0.76, 1.46, 2.88, 5.71, 11.29, 22.41, 44.07, 80.48, 110.43, 146.27,
+        253.46, 331.09, 422.62, 550.73, 574.19, 593.53, 618.74, 646.87, 666.63, 673.06,
+        679.61))),
+)  # fmt: skip
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +93,7 @@ class Row:
     """One published all-reduce time and the model's."""
 
     case: str
+    ranks: int
     buffer_bytes: int
     measured_s: float
     model_s: float
@@ -68,22 +107,38 @@ class Row:
     @property
     def bus_bandwidth_bytes_per_s(self) -> float:
         """nccl-tests' bus bandwidth of the measured time, ``2 (n - 1) / n x S / t``."""
-        ranks = next(case[2] for case in CASES if case[0] == self.case)
-        return 2 * (ranks - 1) / ranks * self.buffer_bytes / self.measured_s
+        return 2 * (self.ranks - 1) / self.ranks * self.buffer_bytes / self.measured_s
 
 
 def compare(model_name: str = "effective_roofline") -> list[Row]:
     """Every published row under ``model_name``."""
     model = get_model(model_name)
     rows = []
-    for label, config, ranks, per_node, sizes in CASES:
-        hardware = load_hardware(config)
-        for size, microseconds in sizes:
-            op = ops.collective("all_reduce", size // 4, ranks, "fp32", ranks_per_node=per_node)
+    for case in CASES:
+        hardware = load_hardware(case.config)
+        for size, seconds in case.rows:
+            per_node, algorithm = case.ranks_per_node, case.algorithm
+            op = ops.collective(
+                "all_reduce", size // 4, case.ranks, "fp32", ranks_per_node=per_node,
+                algorithm=algorithm,
+            )  # fmt: skip
             profile = model.predict(op, hardware)
-            rows.append(Row(label, size, microseconds * 1e-6, profile.latency_s,
+            rows.append(Row(case.label, case.ranks, size, seconds, profile.latency_s,
                             profile.implementation))  # fmt: skip
     return rows
+
+
+Summary = tuple[int, float, float]  # count, MAPE, geometric-mean ratio
+
+
+def summary(rows: list[Row]) -> dict[str, tuple[Summary, Summary]]:
+    """Per case: (count, MAPE, geomean) over every size and over the sizes from 1 MiB."""
+    out = {}
+    for case in CASES:
+        ratios = [r.ratio for r in rows if r.case == case.label]
+        large = [r.ratio for r in rows if r.case == case.label and r.buffer_bytes >= MIB]
+        out[case.label] = (ratio_summary(ratios), ratio_summary(large))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,17 +146,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default="effective_roofline")
     args = parser.parse_args(argv)
     rows = compare(args.model)
-    print(f"{'case':<28} {'MiB':>5} {'busbw':>6} {'measured us':>11} {'model us':>9}  ratio  run")
+    print(f"{'case':<28} {'bytes':>11} {'busbw':>6} {'measured us':>11} {'model us':>9}  ratio")
     for r in rows:
         print(
-            f"{r.case:<28} {r.buffer_bytes >> 20:>5} {r.bus_bandwidth_bytes_per_s / 1e9:>6.1f} "
+            f"{r.case:<28} {r.buffer_bytes:>11} {r.bus_bandwidth_bytes_per_s / 1e9:>6.1f} "
             f"{r.measured_s * 1e6:>11.1f} {r.model_s * 1e6:>9.1f} {r.ratio:>5.2f}x  "
             f"{r.implementation.partition('/')[2]}"
         )
-    print(f"\n{'case':<28} rows   MAPE  geomean")
-    for label, *_ in CASES:
-        count, mape, geomean = ratio_summary([r.ratio for r in rows if r.case == label])
-        print(f"{label:<28} {count:>4} {100 * mape:5.1f} %  {geomean:5.2f}x")
+    print(f"\n{'case':<28} {'all sizes':>24}   {'from 1 MiB':>24}")
+    for label, (every, large) in summary(rows).items():
+        print(
+            f"{label:<28} {every[0]:>3} rows {100 * every[1]:5.1f} % {every[2]:5.2f}x   "
+            f"{large[0]:>3} rows {100 * large[1]:5.1f} % {large[2]:5.2f}x"
+        )
     return 0
 
 
