@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratio_summary import ratio_summary
+from ratio_summary import Timed, ratio_summary
 
 from opmodel import ops
 from opmodel.core.op import LocalOp
@@ -55,23 +55,16 @@ IRONWOOD_ALL_GATHER = (
 MODELS = ("effective_roofline", "roofline")
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Timed):
     """One published collective and one model's time for it."""
 
     source: str
     label: str
     hardware: str
     model: str
-    measured_s: float
-    model_s: float
     implementation: str
     training: bool
-
-    @property
-    def ratio(self) -> float:
-        """Model over measured."""
-        return self.model_s / self.measured_s
 
 
 def published() -> list[tuple[str, str, str, LocalOp, float, bool]]:
@@ -95,8 +88,9 @@ def compare() -> list[Row]:
         hardware = load_hardware(config)
         for name in MODELS:
             profile = get_model(name).predict(op, hardware)
-            rows.append(Row(source, label, config, name, seconds, profile.latency_s,
-                            profile.implementation, training))  # fmt: skip
+            rows.append(Row(source=source, label=label, hardware=config, model=name,
+                            measured_s=seconds, model_s=profile.latency_s,
+                            implementation=profile.implementation, training=training))  # fmt: skip
     return rows
 
 

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratio_summary import ratio_summary
+from ratio_summary import Timed, ratio_summary
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -31,19 +31,12 @@ GEMMS = ((8192, "bf16", 753.3), (8192, "fp8", 1300.3), (16384, "bf16", 700.6),
 STREAM_MIB, STREAM_TB_PER_S = 2048, 2.85  # fp32 x * a + b over 2,048 MiB, bytes read + written
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Timed):
     """One published time and the model's."""
 
     label: str
-    measured_s: float
-    model_s: float
     implementation: str
-
-    @property
-    def ratio(self) -> float:
-        """Model over measured."""
-        return self.model_s / self.measured_s
 
 
 def compare() -> list[Row]:
@@ -54,13 +47,14 @@ def compare() -> list[Row]:
         profile = model.predict(ops.gemm(size, size, size, dtype), hardware)
         seconds = 2 * size**3 / (tflops * 1e12)
         label = f"gemm {size}^3 {dtype}"
-        rows.append(Row(label, seconds, profile.latency_s, profile.implementation))
+        rows.append(Row(label=label, measured_s=seconds, model_s=profile.latency_s,
+                        implementation=profile.implementation))  # fmt: skip
     elements = STREAM_MIB * 2**20 // 4
     stream = ops.elementwise("scalar_mul", (elements,), "fp32", implementation="fused")
     profile = model.predict(stream, hardware)
     seconds = 2 * elements * 4 / (STREAM_TB_PER_S * 1e12)
-    rows.append(Row(f"stream x*a+b {STREAM_MIB} MiB fp32", seconds, profile.latency_s,
-                    profile.implementation))  # fmt: skip
+    rows.append(Row(label=f"stream x*a+b {STREAM_MIB} MiB fp32", measured_s=seconds,
+                    model_s=profile.latency_s, implementation=profile.implementation))  # fmt: skip
     return rows
 
 

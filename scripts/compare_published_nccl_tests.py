@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 
-from ratio_summary import ratio_summary
+from ratio_summary import Timed, ratio_summary
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -88,21 +88,14 @@ CASES = (
 )  # fmt: skip
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Timed):
     """One published all-reduce time and the model's."""
 
     case: str
     ranks: int
     buffer_bytes: int
-    measured_s: float
-    model_s: float
     implementation: str
-
-    @property
-    def ratio(self) -> float:
-        """Model over measured."""
-        return self.model_s / self.measured_s
 
     @property
     def bus_bandwidth_bytes_per_s(self) -> float:
@@ -123,8 +116,9 @@ def compare(model_name: str = "effective_roofline") -> list[Row]:
                 algorithm=algorithm,
             )  # fmt: skip
             profile = model.predict(op, hardware)
-            rows.append(Row(case.label, case.ranks, size, seconds, profile.latency_s,
-                            profile.implementation))  # fmt: skip
+            rows.append(Row(case=case.label, ranks=case.ranks, buffer_bytes=size,
+                            measured_s=seconds, model_s=profile.latency_s,
+                            implementation=profile.implementation))  # fmt: skip
     return rows
 
 

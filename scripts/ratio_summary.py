@@ -29,6 +29,20 @@ class TimedRow(HasRatio, Protocol):
     def kernel(self) -> str: ...
 
 
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Timed:
+    """A published time and the model's; the comparisons' rows add what they describe as
+    keyword fields."""
+
+    measured_s: float
+    model_s: float
+
+    @property
+    def ratio(self) -> float:
+        """Model over measured."""
+        return self.model_s / self.measured_s
+
+
 @dataclass(frozen=True, slots=True)
 class GemmTiming:
     """A published GEMM time (``m x n x k``) and the model's, with the kernel it ran; the
