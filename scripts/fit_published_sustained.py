@@ -41,6 +41,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
+from fraction_grid import best_fraction
 from published_sustained_data import DOT_BYTES, ELEMENTS, FITTED_ON, GEMMS, KERNELS, STREAM
 
 from opmodel.configs import CALIBRATIONS_DIR
@@ -184,9 +185,7 @@ def split_fraction(spec: HardwareSpec, data_dir: Path) -> tuple[float, int, floa
     def sse(fraction: float) -> float:
         return sum((x - 1) ** 2 for x in ratios(fraction))
 
-    coarse = min((i / 100 for i in range(50, 101)), key=sse)
-    fine = (round(coarse + i / 1000, 3) for i in range(-10, 11))
-    best = min((f for f in fine if 0 < f <= 1), key=sse)
+    best = best_fraction(sse)
     errors = [abs(x - 1) for x in ratios(best)]
     return best, len(train), sum(errors) / len(errors)
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from fraction_grid import best_fraction
 from published_tpu_data import CONFIG, TRAINING_MIN_FLOP, is_training, published
 
 from opmodel import ops
@@ -63,9 +64,7 @@ def fit() -> float:
     def sse(fraction: float) -> float:
         return sum((x - 1) ** 2 for x in ratios(spec, fraction))
 
-    coarse = min((i / 100 for i in range(50, 101)), key=sse)
-    fine = (round(coarse + i / 1000, 3) for i in range(-10, 11))
-    return min((f for f in fine if 0 < f <= 1), key=sse)
+    return best_fraction(sse)
 
 
 def write(fraction: float, path: Path) -> None:

@@ -13,6 +13,7 @@ and ``wraparound`` (default true) whether those axes close into rings.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -42,6 +43,11 @@ class CollectiveView:
     compute_dtype: DType  # of the reduction's additions
     torus_shape: tuple[int, ...] | None = None  # ICI: the group's extent per torus axis
     wraparound: bool | None = None  # ICI: whether those axes are rings (None: not given)
+
+    @property
+    def torus_extents(self) -> tuple[int, ...]:
+        """The group's extent per torus axis: ``torus_shape``, else one axis of ``ranks``."""
+        return self.torus_shape or (self.ranks,)
 
 
 def _required(op: LocalOp, name: str, what: str) -> object:
@@ -109,10 +115,7 @@ def _torus_shape(op: LocalOp, ranks: int) -> tuple[int, ...] | None:
         return None
     assert isinstance(shape, list | tuple)
     sizes = tuple(int(n) for n in shape)
-    product = 1
-    for n in sizes:
-        product *= n
-    if len(sizes) > 3 or product != ranks:
+    if len(sizes) > 3 or math.prod(sizes) != ranks:
         raise fail(
             op,
             f"attrs.torus_shape {list(sizes)} must list one to three axis extents whose product "

@@ -27,6 +27,7 @@ gives the bytes the busiest link carries each way; the time is that over one lin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 __all__ = ["axis_links", "ici_link_bytes", "ici_steps"]
@@ -52,9 +53,7 @@ def ici_link_bytes(
     operation: str, shape: Sequence[int], wraparound: bool, buffer_bytes: int
 ) -> float:
     """Bytes the busiest link carries each way (module docstring)."""
-    ranks = 1
-    for extent in shape:
-        ranks *= extent
+    ranks = math.prod(shape)
     links = sum(axis_links(extent, wraparound) for extent in shape)
     if operation in _GATHERS:
         return buffer_bytes * (ranks - 1) / ranks / links

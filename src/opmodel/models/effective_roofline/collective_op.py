@@ -24,7 +24,8 @@ Sources of the constants, all NCCL's, none fitted here (the table: :mod:`.nccl_p
 NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at commit b647562)
 and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
 bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
-constant in the ranks). Not validated: no NVLS timing is in data/.
+constant in the ranks). No NVLS timing is in data/; published nccl-tests runs check it
+(docs/validation.md, "Published nccl-tests runs").
 A TPU's ICI torus (``link_type: ici``): :mod:`.ici_collective`.
 The ring inside a node and, for a group across nodes (attr ``ranks_per_node``, the config's
 ``interconnect.network``), the ring and tree through the NICs: :mod:`.nccl_algorithms`.

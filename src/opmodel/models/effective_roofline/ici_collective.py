@@ -26,7 +26,7 @@ from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
 from opmodel.formulas.collective import collective_link_bytes
-from opmodel.formulas.ici import ici_link_bytes
+from opmodel.formulas.ici import axis_links, ici_link_bytes
 from opmodel.hardware.interconnect import InterconnectSpec
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.shared.collective_estimate import LinkTime, NodeGroup, collective_profile
@@ -45,7 +45,7 @@ def _checked_shape(op: LocalOp, view: CollectiveView, spec: InterconnectSpec) ->
     """The group's torus shape (default one axis of ``ranks``); a one-line error for more axes
     than the torus has (NCCL's attrs are refused before, by ``interconnect_of``)."""
     where = f"op '{op.name}' (collective)"
-    shape = view.torus_shape or (view.ranks,)
+    shape = view.torus_extents
     dims = spec.torus_dims or 0
     if len(shape) > dims:
         raise UnsupportedOpError(
@@ -74,6 +74,6 @@ def predict_ici_collective(
         protocol=None,
         algorithm="torus",
     )
-    kind = "ring" if wraparound and max(shape) >= 3 else "line"
+    kind = "ring" if any(axis_links(k, wraparound) == 2 for k in shape) else "line"
     name = f"effective_roofline/ici-{kind}-{len(shape)}d"
     return collective_profile(op, roofline_setup(op, hardware), placed, (name, timing))

@@ -145,18 +145,18 @@ def _check_torus_attrs(
             f"{where}: attrs.torus_shape and attrs.wraparound place the group on a TPU's ICI "
             f"torus; hardware '{hardware}' has link_type {link.link_type.value}"
         )
-    if ici and (view.protocol != "auto" or view.algorithm not in ("auto", "ring")):
+    if view.protocol != "auto" or view.algorithm not in ("auto", "ring"):
         raise UnsupportedOpError(
             f"{where}: attrs.protocol and attrs.algorithm choose NCCL's protocols and "
             "algorithms; on a TPU's ICI XLA runs the collective (leave them auto)"
         )
-    if ici and view.ranks_per_node is not None and view.ranks_per_node < view.ranks:
+    if view.ranks_per_node is not None and view.ranks_per_node < view.ranks:
         raise UnsupportedOpError(
             f"{where}: attrs.ranks_per_node {view.ranks_per_node} splits the group across ICI "
             "domains (slices joined by the data-centre network), which is not modelled; give "
             "attrs.torus_shape for a group inside one slice"
         )
-    if ici and view.ranks > link.devices_per_node:
+    if view.ranks > link.devices_per_node:
         raise UnsupportedOpError(
             f"{where}: attrs.ranks {view.ranks} exceeds the {link.devices_per_node} devices of "
             f"one {hardware} ICI domain (collectives across slices over the data-centre network "
@@ -225,7 +225,7 @@ def collective_profile(
 
 def _steps(view: CollectiveView, group: NodeGroup, algorithm: str) -> int:
     if algorithm == "torus":
-        return ici_steps(view.operation, view.torus_shape or (view.ranks,))
+        return ici_steps(view.operation, view.torus_extents)
     if algorithm == "tree":
         return tree_steps(group.per_node, group.nodes)
     return collective_steps(view.operation, view.ranks, view.algorithm)
