@@ -95,11 +95,15 @@ def test_misplaced_attrs_are_one_line_errors(
 
 
 def test_groups_beyond_one_ici_domain_and_bad_shapes() -> None:
-    """NCCL's algorithms are refused on ICI by every model; so are groups beyond one slice."""
+    """NCCL's algorithms, and more torus axes than the torus has, are refused on ICI by every
+    model; so are groups beyond one slice."""
     tree = ops.collective("all_reduce", MIB64 // 2, 8, algorithm="tree")
+    cube_on_2d = _gather(8, torus_shape=[2, 2, 2])
     for name in ("effective_roofline", "roofline", "extended_roofline"):
         with pytest.raises(UnsupportedOpError, match="XLA runs the collective"):
             get_model(name).predict(tree, V5P)
+        with pytest.raises(UnsupportedOpError, match="spans 3 axes; the torus has 2"):
+            get_model(name).predict(cube_on_2d, load_hardware("tpu_v5e"))  # type: ignore[arg-type]
     with pytest.raises(UnsupportedOpError, match="exceeds the 256 devices of one tpu_v5e ICI"):
         EFFECTIVE.predict(_gather(512), load_hardware("tpu_v5e"))
     with pytest.raises(Exception, match=r"torus_shape \[4, 4\] must list one to three"):

@@ -21,7 +21,6 @@ it from below, as for NCCL. docs/models/collective.md, "TPUs over ICI".
 
 from __future__ import annotations
 
-from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
@@ -41,20 +40,6 @@ ICI_COLLECTIVE_LATENCY_S = 5.0e-6
 """Fixed cost of one collective over ICI (module docstring)."""
 
 
-def _checked_shape(op: LocalOp, view: CollectiveView, spec: InterconnectSpec) -> tuple[int, ...]:
-    """The group's torus shape (default one axis of ``ranks``); a one-line error for more axes
-    than the torus has (NCCL's attrs are refused before, by ``interconnect_of``)."""
-    where = f"op '{op.name}' (collective)"
-    shape = view.torus_extents
-    dims = spec.torus_dims or 0
-    if len(shape) > dims:
-        raise UnsupportedOpError(
-            f"{where}: attrs.torus_shape {list(shape)} spans {len(shape)} axes; the torus has "
-            f"{dims}"
-        )
-    return shape
-
-
 def predict_ici_collective(
     op: LocalOp, hardware: HardwareSpec, placed: tuple[InterconnectSpec, NodeGroup]
 ) -> OpProfile:
@@ -62,7 +47,7 @@ def predict_ici_collective(
     view = op.view
     assert isinstance(view, CollectiveView)
     spec = placed[0]
-    shape = _checked_shape(op, view, spec)
+    shape = view.torus_extents  # checked against the torus by interconnect_of
     wraparound = True if view.wraparound is None else view.wraparound
     busiest = ici_link_bytes(view.operation, shape, wraparound, view.buffer_bytes)
     transfer_s = busiest / (spec.link_bandwidth_bytes_per_s * ICI_PAYLOAD_FRACTION)

@@ -135,7 +135,7 @@ def _check_torus_attrs(
 ) -> None:
     """``torus_shape`` and ``wraparound`` are a TPU's, NCCL's protocols and algorithms are not;
     groups beyond one ICI domain (more ranks than it holds, or ``ranks_per_node`` below
-    ``ranks``) are not modelled (one-line errors)."""
+    ``ranks``) are not modelled, nor more torus axes than the torus has (one-line errors)."""
     ici = link.link_type is _ICI
     if not ici and view.torus_shape is None and view.wraparound is None:
         return  # NCCL's links and no torus attrs: the common case, checked first
@@ -161,6 +161,12 @@ def _check_torus_attrs(
             f"{where}: attrs.ranks {view.ranks} exceeds the {link.devices_per_node} devices of "
             f"one {hardware} ICI domain (collectives across slices over the data-centre network "
             "are not modelled)"
+        )
+    axes, dims = len(view.torus_extents), link.torus_dims or 0
+    if axes > dims:
+        raise UnsupportedOpError(
+            f"{where}: attrs.torus_shape {list(view.torus_extents)} spans {axes} axes; the torus "
+            f"has {dims}"
         )
 
 
