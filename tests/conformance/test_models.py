@@ -91,6 +91,7 @@ def _check_conformance(model_name: str, builder: Builder, data: st.DataObject) -
         _first_wave_reuse_switch,
         _fused_row_limit_switch,
         _aten_softmax_switch,
+        _nvls_chunk_switch,
     )
     if any(switch(smaller, larger) for switch in switches):
         return
@@ -200,6 +201,19 @@ def _aten_softmax_switch(smaller: OpProfile, larger: OpProfile) -> bool:
     parts = [getattr(p.diagnostics, "softmax", None) for p in (smaller, larger)]
     names = [getattr(getattr(e, "kernel", None), "name", "") for e in parts]
     return bool(names[0]) and names[1] != names[0]
+
+
+def _nvls_chunk_switch(smaller: OpProfile, larger: OpProfile) -> bool:
+    """True when an NVLink SHARP all-reduce grows across one of NCCL's chunk cuts or into more
+    ranks. NCCL doubles the chunk once a buffer holds 2, 8 or 64 loops of the larger one, so a
+    buffer at a cut runs half the loops, and half their synchronisations, of one a byte under
+    it (64 MiB on 8 H100s: 329 against 341 us); a group of more ranks reduces a chunk for
+    every rank in each loop, so the same buffer takes fewer loops (docs/models/collective.md,
+    "NVLink SHARP"). Within one chunk and group the property holds
+    (tests/models/test_collective.py)."""
+    chunks = [getattr(p.diagnostics, "chunk_bytes", None) for p in (smaller, larger)]
+    ranks = [getattr(p.diagnostics, "ranks", 0) for p in (smaller, larger)]
+    return chunks[0] is not None and (chunks[1] != chunks[0] or ranks[1] != ranks[0])
 
 
 def _index_select_switch(smaller: OpProfile, larger: OpProfile) -> bool:

@@ -23,8 +23,9 @@ def test_every_published_figure_within_two_percent(capsys: pytest.CaptureFixture
 
 def test_one_node_all_reduce_against_marins_h100_time() -> None:
     """docs/validation.md, "Collectives": marin's 8 x H100 1 GiB all-reduce, ~4.06 ms, is
-    0.97x under NVLink SHARP (23 us + 1 GiB at 275 GB/s) and 1.26x under NCCL's ring."""
+    0.99x under NVLink SHARP (NCCL's 128 KiB chunks in 64 loops on 16 channels,
+    docs/models/collective.md) and 1.26x under NCCL's ring."""
     script = load_script("compare_published_collectives")
     ratios = {algorithm: ratio for algorithm, _, ratio in script.one_node()}
-    assert ratios["nvls"] == pytest.approx(0.97, abs=0.01)
+    assert ratios["nvls"] == pytest.approx(0.99, abs=0.01)
     assert ratios["ring"] == pytest.approx(1.26, abs=0.01)

@@ -9,12 +9,14 @@ from tests.scripts.loader import load_script
 
 
 def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
-    """docs/validation.md, "Published nccl-tests runs": held out, nothing fitted.
+    """docs/validation.md, "Published nccl-tests runs": held out but for the ND H100 v5 curve
+    from 1 MiB, which the NVLS loop constants are fitted on (scripts/fit_published_nvls.py).
     CoreWeave: 96 H100s over 12 nodes 9.5 % (1.04-1.15x), one GB200 NVL72 rack 10.8 %
     (1.02-1.18x), the bus bandwidths the script derives the README's (356.0, 586.1 GB/s).
     Azure from 1 MiB: A100 ring 16.8 % (0.73x at 8 MiB, 1.18-1.19x from 1 GiB: Azure's board
-    reaches 231.6 GB/s against the config's 195), H100 and H200 NVLS 18.0 % and 15.2 % (within
-    3 % from 1 GiB, 0.63-0.74x at 2-32 MiB), GB200 4-GPU ring 16.0 % (0.92x at 8 GiB); under
+    reaches 231.6 GB/s against the config's 195), H100 NVLS 2.0 % (training), H200 NVLS 5.1 %
+    held out (within 3 % from 1 GiB and from 16 MiB; 1.15-1.20x at 1-4 MiB, where its NCCL
+    2.20.5 runs faster than the H100's 2.18.5), GB200 4-GPU ring 16.0 % (0.92x at 8 GiB); under
     1 MiB NCCL's measured floors (15-45 us) lie above its tuning model's ring latencies."""
     script = load_script("compare_published_nccl_tests")
     rows = script.compare()
@@ -26,15 +28,16 @@ def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
         "96 x H100, 12 nodes": 0.095,
         "72 x GB200, one NVL72 rack": 0.108,
         "ND A100 v4, 8 GPUs, ring": 0.168,
-        "ND H100 v5, 8 GPUs, NVLS": 0.180,
-        "ND H200 v5, 8 GPUs, NVLS": 0.152,
+        "ND H100 v5, 8 GPUs, NVLS": 0.020,
+        "ND H200 v5, 8 GPUs, NVLS": 0.051,
         "ND GB200 v6, 4 GPUs, ring": 0.160,
     }
     for label, mape in expected.items():
         assert table[label][1][1] == pytest.approx(mape, abs=0.003), label
     ratio = {(r.case, r.buffer_bytes): r.ratio for r in rows}
     for label in ("ND H100 v5, 8 GPUs, NVLS", "ND H200 v5, 8 GPUs, NVLS"):
-        assert all(abs(ratio[label, 1 << b] - 1) < 0.03 for b in range(30, 34))
+        assert all(abs(ratio[label, 1 << b] - 1) < 0.03 for b in (*range(24, 26), *range(29, 34)))
+    assert all(1.15 <= ratio["ND H200 v5, 8 GPUs, NVLS", 1 << b] <= 1.21 for b in range(20, 23))
     assert ratio["ND A100 v4, 8 GPUs, ring", 8 << 30] == pytest.approx(1.19, abs=0.01)
     assert ratio["ND A100 v4, 8 GPUs, ring", 1024] < 0.3  # the measured 45 us floor
     assert script.main([]) == 0

@@ -20,12 +20,9 @@ Sources of the constants, all NCCL's, none fitted here (the table: :mod:`.nccl_p
   NVIDIA/nccl-tests issue #212, 2024).
 - ``f_p``: Simple 1; LL128 0.92 (120 of 128 bytes carry data); LL 1/4 for all-reduce and 1/3
   for the others (8-byte stores of 4 data bytes and a flag; the tuning model's factors).
-``algorithm: nvls`` (NVLink SHARP, all-reduce in the NVSwitch) is ``t = 23 us + S / R_nvls``:
-NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl at commit b647562)
-and the config's ``interconnect.nvls_bandwidth_bytes_per_s``, the algorithm bandwidth (buffer
-bytes per second) NCCL's maintainer gives for 8 H100s (~275 GB/s; NCCL's model keeps it
-constant in the ranks). No NVLS timing is in data/; published nccl-tests runs check it
-(docs/validation.md, "Published nccl-tests runs").
+``algorithm: nvls`` (NVLink SHARP, all-reduce in the NVSwitch): NCCL's chunked NVLS loops,
+:mod:`.nvls` (checked on published nccl-tests runs: docs/validation.md, "Published nccl-tests
+runs").
 A TPU's ICI torus (``link_type: ici``): :mod:`.ici_collective`.
 The ring inside a node and, for a group across nodes (attr ``ranks_per_node``, the config's
 ``interconnect.network``), the ring and tree through the NICs: :mod:`.nccl_algorithms`.
@@ -38,12 +35,12 @@ from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
-from opmodel.hardware.interconnect import InterconnectSpec, LinkType
+from opmodel.hardware.interconnect import LinkType
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.ici_collective import predict_ici_collective
 from opmodel.models.effective_roofline.nccl_algorithms import nccl_timing
+from opmodel.models.effective_roofline.nvls import NVLS_LATENCY_S, nvls_timing
 from opmodel.models.shared.collective_estimate import (
-    LinkTime,
     collective_profile,
     interconnect_of,
 )
@@ -54,24 +51,6 @@ __all__ = ["NCCL_BULK_FRACTION", "NVLS_LATENCY_S", "predict_collective"]
 _ICI = LinkType.ICI  # bound once, as in collective_estimate
 NCCL_BULK_FRACTION = 370.0 / 450.0
 """Share of the line rate NCCL's Simple protocol delivers (module docstring)."""
-
-NVLS_LATENCY_S = 23e-6
-"""The latency NCCL's tuning model gives an NVLink SHARP collective inside one node: its
-``hwLat`` for NVLS over NVLink, 23 us (src/graph/tuning.cc, NVIDIA/nccl at commit b647562)."""
-
-
-def _nvls(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTime:
-    """NVLink SHARP: NCCL's NVLS latency and the config's NVLS algorithm bandwidth."""
-    rate = spec.nvls_bandwidth_bytes_per_s
-    if rate is None:
-        raise UnsupportedOpError(
-            f"op '{op.name}' (collective): algorithm nvls needs "
-            f"interconnect.nvls_bandwidth_bytes_per_s, which hardware '{hardware.name}' does not "
-            "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
-        )
-    return LinkTime.make(
-        latency_s=NVLS_LATENCY_S, bandwidth_bytes_per_s=rate, protocol="simple", algorithm="nvls"
-    )
 
 
 def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
@@ -88,7 +67,7 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             f"one node of {group.per_node} ranks; use ring or auto)"
         )
     if view.algorithm == "nvls":
-        timing, name = _nvls(op, spec, hardware), "effective_roofline/nccl-nvls"
+        timing, name = nvls_timing(op, spec, hardware), "effective_roofline/nccl-nvls"
     else:
         timing = nccl_timing(view, (spec, group), bulk)
         name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"

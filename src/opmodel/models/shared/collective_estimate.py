@@ -72,6 +72,7 @@ class LinkTime(FastValue):
     bandwidth_bytes_per_s: float  # the rate the bus bytes move at (the slowest link's share)
     protocol: str | None  # NCCL's protocol (effective_roofline), None in the roofline
     algorithm: str = "ring"  # NCCL's algorithm: ring, tree or nvls
+    chunk_bytes: int | None = None  # NCCL's NVLS chunk (algorithm nvls), else None
 
 
 @value_type
@@ -93,6 +94,7 @@ class CollectiveDiagnostics(FastValue):
     link_time_s: float  # latency + bytes / bandwidth
     hbm_time_s: float
     vector_time_s: float
+    chunk_bytes: int | None = None  # NCCL's NVLS chunk per channel and head (nvls), else None
 
 
 def interconnect_of(
@@ -225,6 +227,7 @@ def collective_profile(
             link_time_s=t_link,
             hbm_time_s=t_hbm,
             vector_time_s=t_vector,
+            chunk_bytes=link_time.chunk_bytes,
         ),
     )
 
