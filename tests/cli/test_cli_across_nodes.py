@@ -1,5 +1,5 @@
 """The CLI on collectives across nodes and in an NVSwitch: golden JSON of examples/across_nodes/
-and examples/all_reduce_nvls.yaml, and the one-line refusals of a config without NICs or
+and examples/nvls/all_reduce_decode.yaml, and the one-line refusals of a config without NICs or
 without NVLink SHARP."""
 
 from __future__ import annotations
@@ -28,18 +28,18 @@ def test_collective_across_nodes_matches_golden(capsys: pytest.CaptureFixture[st
 
 
 def test_nvls_all_reduce_matches_golden(capsys: pytest.CaptureFixture[str]) -> None:
-    """examples/all_reduce_nvls.yaml: a decode step's 1 MiB all-reduce in an H100 node's
+    """examples/nvls/all_reduce_decode.yaml: a decode step's 1 MiB all-reduce in an H100 node's
     NVSwitch (golden/effective_roofline_all_reduce_nvls_h100.json): NCCL's 16 KiB chunks, one
     loop of 128 heads, 41 us (Azure's ND H100 v5 curve: 42.0 us at 1 MiB); the A100 has no
     NVLink SHARP and says so in one line."""
-    code, out, err = effective_on_h100(capsys, "all_reduce_nvls")
+    code, out, err = effective_on_h100(capsys, "nvls/all_reduce_decode")
     assert (code, err) == (0, "")
     _assert_golden("effective_roofline_all_reduce_nvls_h100", out)
     profile = json.loads(out)
     assert profile["implementation"] == "effective_roofline/nccl-nvls"
     assert profile["diagnostics"]["chunk_bytes"] == 16384
     assert profile["latency_s"] == pytest.approx(41.3e-6, abs=0.1e-6)
-    op = str(EXAMPLES / "all_reduce_nvls.yaml")
+    op = str(EXAMPLES / "nvls" / "all_reduce_decode.yaml")
     argv = ("predict", "--model", "effective_roofline", "--hardware", "a100_80gb_sxm", "--op", op)
     code, out, err = _run(capsys, *argv)
     assert code == 2 and out == "" and len(err.splitlines()) == 1

@@ -31,7 +31,8 @@ Azure's ND H100 v5 all-reduces from 1 MiB (NCCL 2.18.5; 14 sizes, 1 MiB-8 GiB); 
 held out (its ND H200 v5 curve under NCCL 2.20.5, marin's 1 GiB time; docs/validation.md,
 "Published nccl-tests runs"). The fit is flat along a ridge: ``tau`` from 1 to 5 us with its
 best ``D`` puts the training rows within 2.0-3.2 % and the held-out H200's from 1 MiB within
-4.1-5.3 % (the fit: 4.05 us and 1.40 loops, 2.0 % and 5.1 %). docs/models/collective.md, "NVLink SHARP".
+4.1-5.3 % (the fit: 4.05 us and 1.40 loops, 2.0 % and 5.1 %). docs/models/collective.md,
+"NVLink SHARP".
 """
 
 from __future__ import annotations
