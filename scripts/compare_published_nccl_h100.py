@@ -1,0 +1,106 @@
+"""One H100 node's all-reduces under NCCL 2.28.9, with and without NVLink SHARP, against the
+published times of an independent benchmark.
+
+Usage: python scripts/compare_published_nccl_h100.py
+
+Source: gabrieldemarmiesse/torch-mojo-backend, agents_docs/mojo_collectives_feasibility.md
+(2026-09-08, commit 9c4d2eb), section 5.1 "NCCL reference, 8 ranks, 1 node": PyTorch 2.11 with
+its NCCL 2.28.9 on 8 x H100 80GB HBM3 SXM (NVSwitch, driver 570, SM clock 1,980 MHz under
+load), one process per GPU, fp32 buffers (bf16 within 2 %), CUDA-event device time, the median
+of 5 repetitions of 20 back-to-back calls, printed in ms to three digits. Two columns: NCCL's
+default, which its tuning log shows running the ring's LL protocol at 1 MiB and NVLS (Simple, 16
+channels) from 9 MiB, and ``NCCL_NVLS_ENABLE=0``, the ring: LL at 1 MiB, LL128 at 9-27 MiB,
+Simple from 128 MiB. The 9, 27 and 168 MiB buffers are the document's GPT-2 gradient buckets
+(9,440,256, 28,317,696 and 176,560,128 bytes); the others whole MiB.
+
+Config ``h100_sxm``; the rows run the algorithm NCCL ran (``algorithm: nvls`` where it ran NVLS,
+the ring with the protocol left to the model otherwise, whose choice is printed beside NCCL's).
+All held out: the NVLS constants come from Azure's ND H100 v5 curve under NCCL 2.18.5
+(``fit_published_nvls.py``), nothing here is fitted.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ratio_summary import Timed, ratio_summary
+
+from opmodel import ops
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+
+CONFIG = "h100_sxm"
+MIB = 1 << 20
+# (buffer bytes, NCCL default: algorithm, protocol, ms; NVLS off: protocol, ms)
+ROWS = (
+    (MIB, "ring", "ll", 0.026, "ll", 0.033),
+    (9_440_256, "nvls", "simple", 0.087, "ll128", 0.077),
+    (16 * MIB, "nvls", "simple", 0.121, "ll128", 0.116),
+    (25 * MIB, "nvls", "simple", 0.169, "ll128", 0.174),
+    (28_317_696, "nvls", "simple", 0.175, "ll128", 0.182),
+    (128 * MIB, "nvls", "simple", 0.585, "simple", 0.698),
+    (176_560_128, "nvls", "simple", 0.751, "simple", 0.896),
+    (512 * MIB, "nvls", "simple", 2.146, "simple", 2.643),
+)  # fmt: skip
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Row(Timed):
+    """One published all-reduce time and the model's for the algorithm NCCL ran."""
+
+    buffer_bytes: int
+    column: str  # "default" (NCCL's choice) or "nvls off"
+    nccl: str  # the algorithm and protocol NCCL's log gives
+    model: str  # the model's, as its implementation names it
+
+
+def _name(implementation: str) -> str:
+    """``ring-ll128``, ``nvls-simple``: the algorithm and protocol, as NCCL's log names them."""
+    name = implementation.partition("/nccl-")[2]
+    return "nvls-simple" if name == "nvls" else name
+
+
+def compare() -> list[Row]:
+    """Every published time of both columns under ``effective_roofline``."""
+    model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
+    rows = []
+    for size, algorithm, protocol, ms, ring_protocol, ring_ms in ROWS:
+        for column, algo, proto, seconds in (
+            ("default", algorithm, protocol, ms * 1e-3),
+            ("nvls off", "ring", ring_protocol, ring_ms * 1e-3),
+        ):
+            attrs = {"algorithm": "nvls"} if algo == "nvls" else {}
+            op = ops.collective("all_reduce", size // 4, 8, "fp32", **attrs)
+            profile = model.predict(op, hardware)
+            rows.append(Row(buffer_bytes=size, column=column, nccl=f"{algo}-{proto}",
+                            model=_name(profile.implementation),
+                            measured_s=seconds, model_s=profile.latency_s))  # fmt: skip
+    return rows
+
+
+def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
+    """(count, MAPE, geometric mean) of the NVLS rows and of the ring's."""
+    nvls = [r.ratio for r in rows if r.nccl.startswith("nvls")]
+    ring = [r.ratio for r in rows if r.nccl.startswith("ring")]
+    return {"nvls": ratio_summary(nvls), "ring": ratio_summary(ring)}
+
+
+def main() -> int:
+    rows = compare()
+    print(f"NCCL 2.28.9 on 8 x H100 (torch-mojo-backend's published times) against "
+          f"effective_roofline on {CONFIG}")  # fmt: skip
+    print(f"{'bytes':>11} {'column':<9} {'NCCL ran':<12} {'model':<12} {'measured us':>11} "
+          f"{'model us':>9}  ratio")  # fmt: skip
+    for r in rows:
+        print(f"{r.buffer_bytes:>11} {r.column:<9} {r.nccl:<12} {r.model:<12} "
+              f"{r.measured_s * 1e6:>11.1f} {r.model_s * 1e6:>9.1f} {r.ratio:>5.2f}x")  # fmt: skip
+    for name, (count, mape, geomean) in summary(rows).items():
+        print(f"{name}: {count} rows, MAPE {100 * mape:.1f} %, geomean {geomean:.2f}x")
+    agree = sum(r.model == r.nccl for r in rows if r.nccl.startswith("ring"))
+    ring = sum(r.nccl.startswith("ring") for r in rows)
+    print(f"the ring's protocol as NCCL's log gives it: {agree} of {ring}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
