@@ -13,8 +13,15 @@ channels) from 9 MiB, and ``NCCL_NVLS_ENABLE=0``, the ring: LL at 1 MiB, LL128 a
 Simple from 128 MiB. The 9, 27 and 168 MiB buffers are the document's GPT-2 gradient buckets
 (9,440,256, 28,317,696 and 176,560,128 bytes); the others whole MiB.
 
-Config ``h100_sxm``; the rows run the algorithm NCCL ran (``algorithm: nvls`` where it ran NVLS,
-the ring with the protocol left to the model otherwise, whose choice is printed beside NCCL's).
+Section 5.5 adds 16 ranks over two such nodes (IB with GPUDirect RDMA; 10 x 400 Gb/s IB HCAs a
+node, where ``h100_sxm`` gives 8 NDR NICs), where NCCL ran its NVLS tree (NVLink SHARP inside
+each node, a tree between them) from 9 MiB and the tree's LL128 at 1 MiB. The model has no NVLS
+tree; those rows run its own choice across nodes (``ranks_per_node`` 8) and are printed apart,
+to show what the missing algorithm costs.
+
+Config ``h100_sxm``; the one-node rows run the algorithm NCCL ran (``algorithm: nvls`` where it
+ran NVLS, the ring with the protocol left to the model otherwise, whose choice is printed beside
+NCCL's).
 All held out: the NVLS constants come from Azure's ND H100 v5 curve under NCCL 2.18.5
 (``fit_published_nvls.py``), nothing here is fitted.
 """
@@ -43,13 +50,24 @@ ROWS = (
     (512 * MIB, "nvls", "simple", 2.146, "simple", 2.643),
 )  # fmt: skip
 
+# two nodes, 16 ranks: (buffer bytes, NCCL's algorithm and protocol, ms)
+TWO_NODES = (
+    (MIB, "tree-ll128", 0.082),
+    (9_440_256, "nvls_tree-simple", 0.221),
+    (16 * MIB, "nvls_tree-simple", 0.200),
+    (28_317_696, "nvls_tree-simple", 0.259),
+    (128 * MIB, "nvls_tree-simple", 0.764),
+    (176_560_128, "nvls_tree-simple", 0.946),
+    (512 * MIB, "nvls_tree-simple", 2.397),
+)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Row(Timed):
     """One published all-reduce time and the model's for the algorithm NCCL ran."""
 
     buffer_bytes: int
-    column: str  # "default" (NCCL's choice) or "nvls off"
+    column: str  # "default" (NCCL's choice), "nvls off" or "2 nodes"
     nccl: str  # the algorithm and protocol NCCL's log gives
     model: str  # the model's, as its implementation names it
 
@@ -78,6 +96,19 @@ def compare() -> list[Row]:
     return rows
 
 
+def two_nodes() -> list[Row]:
+    """Section 5.5's 16 ranks over two nodes, under the model's own choice across nodes."""
+    model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
+    rows = []
+    for size, nccl, ms in TWO_NODES:
+        op = ops.collective("all_reduce", size // 4, 16, "fp32", ranks_per_node=8)
+        profile = model.predict(op, hardware)
+        rows.append(Row(buffer_bytes=size, column="2 nodes", nccl=nccl,
+                        model=_name(profile.implementation), measured_s=ms * 1e-3,
+                        model_s=profile.latency_s))  # fmt: skip
+    return rows
+
+
 def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
     """(count, MAPE, geometric mean) of the NVLS rows and of the ring's."""
     nvls = [r.ratio for r in rows if r.nccl.startswith("nvls")]
@@ -89,16 +120,18 @@ def main() -> int:
     rows = compare()
     print(f"NCCL 2.28.9 on 8 x H100 (torch-mojo-backend's published times) against "
           f"effective_roofline on {CONFIG}")  # fmt: skip
-    print(f"{'bytes':>11} {'column':<9} {'NCCL ran':<12} {'model':<12} {'measured us':>11} "
+    print(f"{'bytes':>11} {'column':<9} {'NCCL ran':<16} {'model':<12} {'measured us':>11} "
           f"{'model us':>9}  ratio")  # fmt: skip
-    for r in rows:
-        print(f"{r.buffer_bytes:>11} {r.column:<9} {r.nccl:<12} {r.model:<12} "
+    for r in rows + two_nodes():
+        print(f"{r.buffer_bytes:>11} {r.column:<9} {r.nccl:<16} {r.model:<12} "
               f"{r.measured_s * 1e6:>11.1f} {r.model_s * 1e6:>9.1f} {r.ratio:>5.2f}x")  # fmt: skip
     for name, (count, mape, geomean) in summary(rows).items():
         print(f"{name}: {count} rows, MAPE {100 * mape:.1f} %, geomean {geomean:.2f}x")
     agree = sum(r.model == r.nccl for r in rows if r.nccl.startswith("ring"))
     ring = sum(r.nccl.startswith("ring") for r in rows)
     print(f"the ring's protocol as NCCL's log gives it: {agree} of {ring}")
+    print("2 nodes (NVLS tree, not modelled): "
+          + ", ".join(f"{r.ratio:.2f}x" for r in two_nodes()))  # fmt: skip
     return 0
 
 
