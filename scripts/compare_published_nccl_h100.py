@@ -3,15 +3,25 @@ published times of an independent benchmark.
 
 Usage: python scripts/compare_published_nccl_h100.py
 
-Source: gabrieldemarmiesse/torch-mojo-backend, agents_docs/mojo_collectives_feasibility.md
-(2026-09-08, commit 9c4d2eb), section 5.1 "NCCL reference, 8 ranks, 1 node": PyTorch 2.11 with
-its NCCL 2.28.9 on 8 x H100 80GB HBM3 SXM (NVSwitch, driver 570, SM clock 1,980 MHz under
-load), one process per GPU, fp32 buffers (bf16 within 2 %), CUDA-event device time, the median
-of 5 repetitions of 20 back-to-back calls, printed in ms to three digits. Two columns: NCCL's
-default, which its tuning log shows running the ring's LL protocol at 1 MiB and NVLS (Simple, 16
-channels) from 9 MiB, and ``NCCL_NVLS_ENABLE=0``, the ring: LL at 1 MiB, LL128 at 9-27 MiB,
-Simple from 128 MiB. The 9, 27 and 168 MiB buffers are the document's GPT-2 gradient buckets
-(9,440,256, 28,317,696 and 176,560,128 bytes); the others whole MiB.
+Source: gabrieldemarmiesse/torch-mojo-backend: PyTorch 2.11 with its NCCL 2.28.9 on 8 x H100
+80GB HBM3 SXM (NVSwitch, driver 570, SM clock 1,980 MHz under load), one process per GPU, fp32
+buffers (bf16 within 2 %), CUDA-event device time, the median of 5 repetitions of 20
+back-to-back calls, in two runs on two nodes:
+
+- agents_docs/mojo_collectives_feasibility.md (2026-09-08, commit 9c4d2eb), section 5.1 "NCCL
+  reference, 8 ranks, 1 node" (job 233567), printed in ms to three digits: NCCL's default, which
+  its tuning log shows running the ring's LL protocol at 1 MiB and NVLS (Simple, 16 channels)
+  from 9 MiB, and ``NCCL_NVLS_ENABLE=0``, the ring: LL at 1 MiB, LL128 at 9-27 MiB, Simple from
+  128 MiB;
+- agents_docs/mojo_collectives_nvls_results.md (commit 31de5a4), section 6.1 (job 234239), in us
+  to one decimal: "NCCL NVLS" (the default) and "NCCL ring" at 1-512 MiB. Its 4 MiB default
+  row is left out (the log above does not say whether NCCL ran NVLS or the ring there); at
+  1 MiB the default ran the ring's LL, as in the first run. The first run's log is taken for
+  the second's sizes (the same NCCL on the same node model); the ring's protocols at 4, 64 and
+  256 MiB are not logged and not checked.
+
+The 9, 27 and 168 MiB buffers are the documents' GPT-2 gradient buckets (9,440,256, 28,317,696
+and 176,560,128 bytes); the others whole MiB.
 
 Section 5.5 adds 16 ranks over two such nodes (IB with GPUDirect RDMA; 10 x 400 Gb/s IB HCAs a
 node, where ``h100_sxm`` gives 8 NDR NICs), where NCCL ran its NVLS tree (NVLink SHARP inside
@@ -38,16 +48,32 @@ from opmodel.models import get_model
 
 CONFIG = "h100_sxm"
 MIB = 1 << 20
-# (buffer bytes, NCCL default: algorithm, protocol, ms; NVLS off: protocol, ms)
-ROWS = (
-    (MIB, "ring", "ll", 0.026, "ll", 0.033),
-    (9_440_256, "nvls", "simple", 0.087, "ll128", 0.077),
-    (16 * MIB, "nvls", "simple", 0.121, "ll128", 0.116),
-    (25 * MIB, "nvls", "simple", 0.169, "ll128", 0.174),
-    (28_317_696, "nvls", "simple", 0.175, "ll128", 0.182),
-    (128 * MIB, "nvls", "simple", 0.585, "simple", 0.698),
-    (176_560_128, "nvls", "simple", 0.751, "simple", 0.896),
-    (512 * MIB, "nvls", "simple", 2.146, "simple", 2.643),
+# (buffer bytes, NCCL default: algorithm, protocol, us; NVLS off: protocol, us); None where the
+# document does not say (the row is left out) or NCCL's log does not (the protocol is unchecked)
+Published = tuple[int, str | None, str | None, float, str | None, float]
+RUNS: tuple[tuple[str, tuple[Published, ...]], ...] = (
+    ("5.1", (
+        (MIB, "ring", "ll", 26, "ll", 33),
+        (9_440_256, "nvls", "simple", 87, "ll128", 77),
+        (16 * MIB, "nvls", "simple", 121, "ll128", 116),
+        (25 * MIB, "nvls", "simple", 169, "ll128", 174),
+        (28_317_696, "nvls", "simple", 175, "ll128", 182),
+        (128 * MIB, "nvls", "simple", 585, "simple", 698),
+        (176_560_128, "nvls", "simple", 751, "simple", 896),
+        (512 * MIB, "nvls", "simple", 2146, "simple", 2643),
+    )),
+    ("6.1", (
+        (MIB, "ring", "ll", 25.3, "ll", 30.4),
+        (4 * MIB, None, None, 52.7, None, 47.6),
+        (9_440_256, "nvls", "simple", 88.4, "ll128", 75.8),
+        (16 * MIB, "nvls", "simple", 118.7, "ll128", 117.1),
+        (28_317_696, "nvls", "simple", 175.3, "ll128", 183.2),
+        (64 * MIB, "nvls", "simple", 323.8, None, 366.4),
+        (128 * MIB, "nvls", "simple", 585.7, "simple", 703.8),
+        (176_560_128, "nvls", "simple", 748.7, "simple", 903.5),
+        (256 * MIB, "nvls", "simple", 1107.6, None, 1354.9),
+        (512 * MIB, "nvls", "simple", 2143.4, "simple", 2637.3),
+    )),
 )  # fmt: skip
 
 # two nodes, 16 ranks: (buffer bytes, NCCL's algorithm and protocol, ms)
@@ -67,8 +93,9 @@ class Row(Timed):
     """One published all-reduce time and the model's for the algorithm NCCL ran."""
 
     buffer_bytes: int
+    run: str  # the document's section: 5.1, 6.1 (one node) or 5.5 (two nodes)
     column: str  # "default" (NCCL's choice), "nvls off" or "2 nodes"
-    nccl: str  # the algorithm and protocol NCCL's log gives
+    nccl: str  # the algorithm and protocol NCCL's log gives ("ring" alone: not logged)
     model: str  # the model's, as its implementation names it
 
 
@@ -79,20 +106,22 @@ def _name(implementation: str) -> str:
 
 
 def compare() -> list[Row]:
-    """Every published time of both columns under ``effective_roofline``."""
+    """Every published one-node time of both runs and columns under ``effective_roofline``."""
     model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
     rows = []
-    for size, algorithm, protocol, ms, ring_protocol, ring_ms in ROWS:
-        for column, algo, proto, seconds in (
-            ("default", algorithm, protocol, ms * 1e-3),
-            ("nvls off", "ring", ring_protocol, ring_ms * 1e-3),
-        ):
-            attrs = {"algorithm": "nvls"} if algo == "nvls" else {}
-            op = ops.collective("all_reduce", size // 4, 8, "fp32", **attrs)
-            profile = model.predict(op, hardware)
-            rows.append(Row(buffer_bytes=size, column=column, nccl=f"{algo}-{proto}",
-                            model=_name(profile.implementation),
-                            measured_s=seconds, model_s=profile.latency_s))  # fmt: skip
+    for run, published in RUNS:
+        for size, algorithm, protocol, us, ring_protocol, ring_us in published:
+            columns = [("nvls off", "ring", ring_protocol, ring_us)]
+            if algorithm is not None:
+                columns.insert(0, ("default", algorithm, protocol, us))
+            for column, algo, proto, micro in columns:
+                attrs = {"algorithm": "nvls"} if algo == "nvls" else {}
+                op = ops.collective("all_reduce", size // 4, 8, "fp32", **attrs)
+                profile = model.predict(op, hardware)
+                nccl = f"{algo}-{proto}" if proto else algo
+                rows.append(Row(buffer_bytes=size, run=run, column=column, nccl=nccl,
+                                model=_name(profile.implementation), measured_s=micro * 1e-6,
+                                model_s=profile.latency_s))  # fmt: skip
     return rows
 
 
@@ -103,7 +132,7 @@ def two_nodes() -> list[Row]:
     for size, nccl, ms in TWO_NODES:
         op = ops.collective("all_reduce", size // 4, 16, "fp32", ranks_per_node=8)
         profile = model.predict(op, hardware)
-        rows.append(Row(buffer_bytes=size, column="2 nodes", nccl=nccl,
+        rows.append(Row(buffer_bytes=size, run="5.5", column="2 nodes", nccl=nccl,
                         model=_name(profile.implementation), measured_s=ms * 1e-3,
                         model_s=profile.latency_s))  # fmt: skip
     return rows
@@ -112,7 +141,7 @@ def two_nodes() -> list[Row]:
 def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
     """(count, MAPE, geometric mean) of the NVLS rows and of the ring's."""
     nvls = [r.ratio for r in rows if r.nccl.startswith("nvls")]
-    ring = [r.ratio for r in rows if r.nccl.startswith("ring")]
+    ring = [r.ratio for r in rows if r.nccl.startswith("ring")]  # logged protocol or not
     return {"nvls": ratio_summary(nvls), "ring": ratio_summary(ring)}
 
 
@@ -120,15 +149,15 @@ def main() -> int:
     rows = compare()
     print(f"NCCL 2.28.9 on 8 x H100 (torch-mojo-backend's published times) against "
           f"effective_roofline on {CONFIG}")  # fmt: skip
-    print(f"{'bytes':>11} {'column':<9} {'NCCL ran':<16} {'model':<12} {'measured us':>11} "
-          f"{'model us':>9}  ratio")  # fmt: skip
+    print(f"{'run':<4} {'bytes':>11} {'column':<9} {'NCCL ran':<16} {'model':<12} "
+          f"{'measured us':>11} {'model us':>9}  ratio")  # fmt: skip
     for r in rows + two_nodes():
-        print(f"{r.buffer_bytes:>11} {r.column:<9} {r.nccl:<16} {r.model:<12} "
+        print(f"{r.run:<4} {r.buffer_bytes:>11} {r.column:<9} {r.nccl:<16} {r.model:<12} "
               f"{r.measured_s * 1e6:>11.1f} {r.model_s * 1e6:>9.1f} {r.ratio:>5.2f}x")  # fmt: skip
     for name, (count, mape, geomean) in summary(rows).items():
         print(f"{name}: {count} rows, MAPE {100 * mape:.1f} %, geomean {geomean:.2f}x")
-    agree = sum(r.model == r.nccl for r in rows if r.nccl.startswith("ring"))
-    ring = sum(r.nccl.startswith("ring") for r in rows)
+    logged = [r for r in rows if r.nccl.startswith("ring-")]
+    agree, ring = sum(r.model == r.nccl for r in logged), len(logged)
     print(f"the ring's protocol as NCCL's log gives it: {agree} of {ring}")
     print("2 nodes (NVLS tree, not modelled): "
           + ", ".join(f"{r.ratio:.2f}x" for r in two_nodes()))  # fmt: skip
