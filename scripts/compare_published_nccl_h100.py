@@ -6,7 +6,7 @@ Usage: python scripts/compare_published_nccl_h100.py
 Source: gabrieldemarmiesse/torch-mojo-backend: PyTorch 2.11 with its NCCL 2.28.9 on 8 x H100
 80GB HBM3 SXM (NVSwitch, driver 570, SM clock 1,980 MHz under load), one process per GPU, fp32
 buffers (bf16 within 2 %), CUDA-event device time, the median of 5 repetitions of 20
-back-to-back calls, in two runs on two nodes:
+back-to-back calls, in three runs on three nodes:
 
 - agents_docs/mojo_collectives_feasibility.md (2026-09-08, commit 9c4d2eb), section 5.1 "NCCL
   reference, 8 ranks, 1 node" (job 233567), printed in ms to three digits: NCCL's default, which
@@ -18,7 +18,11 @@ back-to-back calls, in two runs on two nodes:
   row is left out (the log above does not say whether NCCL ran NVLS or the ring there); at
   1 MiB the default ran the ring's LL, as in the first run. The first run's log is taken for
   the second's sizes (the same NCCL on the same node model); the ring's protocols at 4, 64 and
-  256 MiB are not logged and not checked.
+  256 MiB are not logged and not checked;
+- agents_docs/mojo_collectives_kernel_results.md (commit 31de5a4), section 1 (job 233776), in
+  us: "NCCL default (NVLS)" and "NCCL ring" from 4 B to 512 MiB (the default, by the same log,
+  runs the ring's LL up to 1 MiB). Its rows under 1 MiB are summarised apart: they show NCCL's
+  small-buffer floor (17.5-20 us), which the model's ring latencies do not reach.
 
 The 9, 27 and 168 MiB buffers are the documents' GPT-2 gradient buckets (9,440,256, 28,317,696
 and 176,560,128 bytes); the others whole MiB.
@@ -74,6 +78,16 @@ RUNS: tuple[tuple[str, tuple[Published, ...]], ...] = (
         (256 * MIB, "nvls", "simple", 1107.6, None, 1354.9),
         (512 * MIB, "nvls", "simple", 2143.4, "simple", 2637.3),
     )),
+    ("k1", (
+        (4, "ring", "ll", 18.4, "ll", 17.5),
+        (256 * 1024, "ring", "ll", 19.9, "ll", 19.5),
+        (512 * 1024, "ring", "ll", 19.6, "ll", 19.6),
+        (MIB, "ring", "ll", 24.7, "ll", 25.0),
+        (9_440_256, "nvls", "simple", 85.8, "ll128", 76.4),
+        (28_317_696, "nvls", "simple", 174.9, "ll128", 181.8),
+        (176_560_128, "nvls", "simple", 750, "simple", 899),
+        (512 * MIB, "nvls", "simple", 2146, "simple", 2636),
+    )),
 )  # fmt: skip
 
 # two nodes, 16 ranks: (buffer bytes, NCCL's algorithm and protocol, ms)
@@ -93,7 +107,7 @@ class Row(Timed):
     """One published all-reduce time and the model's for the algorithm NCCL ran."""
 
     buffer_bytes: int
-    run: str  # the document's section: 5.1, 6.1 (one node) or 5.5 (two nodes)
+    run: str  # the section: 5.1, 6.1, k1 (kernel results, 1) for one node; 5.5 for two nodes
     column: str  # "default" (NCCL's choice), "nvls off" or "2 nodes"
     nccl: str  # the algorithm and protocol NCCL's log gives ("ring" alone: not logged)
     model: str  # the model's, as its implementation names it
@@ -139,10 +153,14 @@ def two_nodes() -> list[Row]:
 
 
 def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
-    """(count, MAPE, geometric mean) of the NVLS rows and of the ring's."""
+    """(count, MAPE, geometric mean) of the NVLS rows, the ring's from 1 MiB and under it."""
     nvls = [r.ratio for r in rows if r.nccl.startswith("nvls")]
-    ring = [r.ratio for r in rows if r.nccl.startswith("ring")]  # logged protocol or not
-    return {"nvls": ratio_summary(nvls), "ring": ratio_summary(ring)}
+    ring = [r for r in rows if r.nccl.startswith("ring")]  # logged protocol or not
+    return {
+        "nvls": ratio_summary(nvls),
+        "ring from 1 MiB": ratio_summary([r.ratio for r in ring if r.buffer_bytes >= MIB]),
+        "ring under 1 MiB": ratio_summary([r.ratio for r in ring if r.buffer_bytes < MIB]),
+    }
 
 
 def main() -> int:
