@@ -21,8 +21,9 @@ back-to-back calls, in three runs on three nodes:
   256 MiB are not logged and not checked;
 - agents_docs/mojo_collectives_kernel_results.md (commit 31de5a4), section 1 (job 233776), in
   us: "NCCL default (NVLS)" and "NCCL ring" from 4 B to 512 MiB (the default, by the same log,
-  runs the ring's LL up to 1 MiB). Its rows under 1 MiB are summarised apart: they show NCCL's
-  small-buffer floor (17.5-20 us), which the model's ring latencies do not reach.
+  runs the ring's LL up to 1 MiB). Its rows under 1 MiB are summarised apart: they sit at a
+  17.5-20 us floor the model's ring latencies do not reach (timed over 20 back-to-back calls,
+  a host slower than the kernel sets the pace, so part of it is PyTorch's per-call cost).
 
 The 9, 27 and 168 MiB buffers are the documents' GPT-2 gradient buckets (9,440,256, 28,317,696
 and 176,560,128 bytes); the others whole MiB.

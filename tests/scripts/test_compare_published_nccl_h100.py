@@ -11,7 +11,7 @@ def test_h100_node_all_reduces_under_nccl_2_28(capsys: pytest.CaptureFixture[str
     """docs/validation.md, "Collectives": held out, torch-mojo-backend's published NCCL 2.28.9
     times on 8 H100s, three runs. NVLS from 9 MiB, 19 rows: 1.4 % (0.96-1.05x), a NCCL version
     the two NVLS constants were not fitted on; the ring from 1 MiB, 26 rows: 6.6 % (0.91-1.22x;
-    1.11-1.22x at 1-9 MiB), under it 6 rows 23.0 % (0.55-1.03x: NCCL's 17.5-20 us floor); the
+    1.11-1.22x at 1-9 MiB), under it 6 rows 23.0 % (0.55-1.03x: a 17.5-20 us per-call floor); the
     protocol NCCL's tuning log gives on all 29 logged ring rows (LL up to 1 MiB, LL128 at
     9-27 MiB, Simple from 128 MiB). Two nodes, where NCCL ran its NVLS tree (not modelled): the
     model's ring and tree 0.55-0.86x up to 27 MiB, 1.19x at 512 MiB."""
