@@ -22,7 +22,16 @@ Inside one node, one published time (printed after the table): marin-community/m
 #6736 (2026-06-28, "H100 NCCL measurements integrated"), an 8-GPU all-reduce of 1 GiB on one
 H100 NVLink/NVSwitch host, "~4.06 ms" (PyTorch and NCCL; its algorithm is not stated). It is
 compared with NCCL's ring and with NVLink SHARP (attr ``algorithm: nvls``), the default of
-recent NCCL versions on such hosts: the one published time the NVLS model meets.
+recent NCCL versions on such hosts.
+
+NVLink SHARP by group size (printed last): NVIDIA/nccl issue #1455 (2024-09-19), 8 x H100 SXM,
+nccl-tests ``NCCL_ALGO=NVLS ./all_reduce_perf -b 2G -e 4G -f 2 -g [gpus]``: bus bandwidth
+"about 365-370 GBps when gpus from 2 to 4" (as its ``NCCL_ALGO=RING`` runs, "365-370 GBps when
+gpus from 2 to 8"), then "420, 440, 460, and 480 GBps when gpus increase from 4 to 5, 6, 7, and
+8". Held out: the model's NVLS loops (:mod:`opmodel.models.effective_roofline.nvls`) give a
+group of more ranks fewer loops for the same buffer; the rows compare the bus bandwidth at
+2 GiB and 4 GiB for 5-8 ranks under NVLS and for 2-4 ranks under the ring, which the published
+2-4 rank runs match (367.5 GB/s, the middle of "365-370", for both).
 """
 
 from __future__ import annotations
@@ -98,6 +107,24 @@ def one_node(model_name: str = "effective_roofline") -> list[tuple[str, float, f
     return rows
 
 
+# NVIDIA/nccl issue #1455: forced NVLS on 8 x H100, 2-4 GiB, bus bandwidth by group size
+NVLS_BY_RANKS = {2: 367.5e9, 3: 367.5e9, 4: 367.5e9, 5: 420e9, 6: 440e9, 7: 460e9, 8: 480e9}
+
+
+def nvls_by_ranks(model_name: str = "effective_roofline") -> list[tuple[int, int, str, float]]:
+    """(ranks, buffer bytes, algorithm, model over published bus bandwidth) for NVIDIA/nccl
+    issue #1455's forced-NVLS runs: NVLS from 5 ranks, the ring below (what those runs match)."""
+    model, hardware = get_model(model_name), load_hardware("h100_sxm")
+    rows = []
+    for ranks, published in NVLS_BY_RANKS.items():
+        algorithm = "nvls" if ranks >= 5 else "ring"
+        for size in (2 * ONE_GIB, 4 * ONE_GIB):
+            op = ops.collective("all_reduce", size // 4, ranks, "fp32", algorithm=algorithm)
+            bus = 2 * (ranks - 1) / ranks * size / model.predict(op, hardware).latency_s
+            rows.append((ranks, size, algorithm, bus / published))
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", default="effective_roofline")
@@ -113,6 +140,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"\n8 x H100, 1 GiB all-reduce in one node: ~{published_ms:.2f} ms (marin #6736)")
     for algorithm, seconds, ratio in one_node(args.model):
         print(f"  {algorithm:<5} {seconds * 1e3:6.2f} ms  {ratio:5.2f}x")
+    print("\nNVLS by group size, 8 x H100, 2 and 4 GiB (NVIDIA/nccl #1455), model / published")
+    for ranks, size, algorithm, ratio in nvls_by_ranks(args.model):
+        print(f"  {ranks} ranks {size >> 30} GiB {algorithm:<5} {ratio:5.2f}x")
     return 0
 
 
