@@ -121,7 +121,7 @@ def _name(implementation: str) -> str:
 
 
 def compare() -> list[Row]:
-    """Every published one-node time of both runs and columns under ``effective_roofline``."""
+    """Every published one-node time of the three runs and both columns, effective_roofline."""
     model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
     rows = []
     for run, published in RUNS:
