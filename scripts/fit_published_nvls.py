@@ -24,6 +24,7 @@ from opmodel.models.effective_roofline.nvls import (
     NVLS_FILL_LOOPS,
     NVLS_LOOP_SYNC_S,
     nvls_channels,
+    nvls_chunk_bytes,
     nvls_inverse_rate,
     nvls_seconds,
 )
@@ -51,7 +52,8 @@ def mape(label: str, sync_s: float, fill_loops: float, smallest_bytes: int = MIB
     errors = []
     for size, seconds in rows:
         if size >= smallest_bytes:
-            latency, transfer = nvls_seconds(size, concurrent, inverse, sync_s, fill_loops)
+            placed = (size, concurrent, nvls_chunk_bytes(size, concurrent))
+            latency, transfer = nvls_seconds(placed, inverse, sync_s, fill_loops)
             errors.append(abs((latency + transfer) / seconds - 1))
     return sum(errors) / len(errors)
 

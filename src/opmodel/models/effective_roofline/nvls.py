@@ -88,16 +88,16 @@ def nvls_chunk_bytes(buffer_bytes: int, concurrent: int) -> int:
 
 
 def nvls_seconds(
-    buffer_bytes: int,
-    concurrent: int,
+    placed: tuple[int, int, int],
     inverse_rate_s_per_byte: float,
     sync_s: float = NVLS_LOOP_SYNC_S,
     fill_loops: float = NVLS_FILL_LOOPS,
 ) -> tuple[float, float]:
     """``(a + D (tau + c' C n / R_inf), L tau + S / R_inf)``: the latency and the transfer of
-    ``buffer_bytes`` over ``concurrent`` (channel, head) pairs at ``1 / R_inf``
-    (``inverse_rate_s_per_byte``); ``tau`` and ``D`` default to the fitted ones."""
-    chunk = nvls_chunk_bytes(buffer_bytes, concurrent)
+    ``placed`` = (buffer bytes, ``concurrent`` (channel, head) pairs, their chunk from
+    :func:`nvls_chunk_bytes`) at ``1 / R_inf`` (``inverse_rate_s_per_byte``); ``tau`` and ``D``
+    default to the fitted ones."""
+    buffer_bytes, concurrent, chunk = placed
     loops = max(1.0, buffer_bytes / (concurrent * chunk))
     filled = min(chunk, buffer_bytes / concurrent)  # a lone, partial loop splits the buffer
     latency = NVLS_LATENCY_S + fill_loops * (sync_s + filled * concurrent * inverse_rate_s_per_byte)
@@ -129,13 +129,14 @@ def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> 
         )
     view = op.view
     assert isinstance(view, CollectiveView)
-    concurrent = nvls_channels(hardware.architecture) * view.ranks
-    latency, transfer = nvls_seconds(view.buffer_bytes, concurrent, inverse)
     size = view.buffer_bytes
+    concurrent = nvls_channels(hardware.architecture) * view.ranks
+    chunk = nvls_chunk_bytes(size, concurrent)
+    latency, transfer = nvls_seconds((size, concurrent, chunk), inverse)
     return LinkTime.make(
         latency_s=latency,
         bandwidth_bytes_per_s=size / transfer,
         protocol="simple",
         algorithm="nvls",
-        chunk_bytes=nvls_chunk_bytes(size, concurrent),
+        chunk_bytes=chunk,
     )
