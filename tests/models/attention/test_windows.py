@@ -38,16 +38,16 @@ def _brute_windowed(
     st.integers(1, 3000),
     st.integers(0, 3000),
     st.integers(1, 4000),
-    st.sampled_from([16, 32, 64, 128]),
-    st.sampled_from([1, 2, 4]),
+    st.sampled_from([16, 32, 64, 80, 128, 160, 176, 192, 224]),
+    st.sampled_from([16, 32, 64, 80, 128, 160, 176, 192, 224]),
 )
 def test_windowed_tiles_and_pairs_match_enumeration(
-    seq_q: int, extra_kv: int, window: int, block_kv: int, ratio: int
+    seq_q: int, extra_kv: int, window: int, block_q: int, block_kv: int
 ) -> None:
     seq_kv = seq_q + extra_kv
-    counts = windowed_tile_counts(seq_q, seq_kv, block_kv * ratio, block_kv, window)
+    counts = windowed_tile_counts(seq_q, seq_kv, block_q, block_kv, window)
     assert (counts.tiles, counts.longest_block_tiles) == _brute_windowed(
-        seq_q, seq_kv, block_kv * ratio, block_kv, window
+        seq_q, seq_kv, block_q, block_kv, window
     )
     pairs = sum(min(window, i + seq_kv - seq_q + 1) for i in range(seq_q))
     assert windowed_score_pairs(seq_q, seq_kv, window) == pairs

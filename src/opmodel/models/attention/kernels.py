@@ -7,7 +7,9 @@
   softmax runs between the two MMAs of a tile, so per tile ``t = t_mma + t_softmax``.
 * ``fa3`` (FlashAttention-3, Shah et al. 2024; sm_90): warpgroup ``wgmma`` fed by TMA, two
   consumer warpgroups in ping-pong so that one warpgroup's exponentials run under the other's
-  GEMMs. Blocks 128 x 128 up to head_dim 128, 128 x 64 above. Per tile
+  GEMMs. Blocks 128 x 128 up to head_dim 128, 128 x 64 above; FA3's own tile table
+  (:func:`fa3_blocks`) where attr ``attention_kernel`` names FA3 or Q, K and V are one byte
+  wide. Per tile
   ``t = t_mma + t_bookkeeping``: the special-function work overlaps the other warpgroup's
   GEMMs, as far as they last (``costs.tile_cycles``); the FP32 row max, row sum and output
   rescale stay between a warpgroup's two GEMMs (a modelling assumption, checked
@@ -38,6 +40,7 @@ import math
 from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.models.attention.fa3_blocks import fa3_blocks
 
 __all__ = [
     "FLASHMLA",
@@ -162,19 +165,39 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         # MLA's shared latent cache decodes with FlashMLA on Hopper, unless FA2/FA3 is named
         mla = view.shared_kv and view.kernel_choice in (None, "flashmla")
         return FLASHMLA if mla and asynchronous is Instruction.WGMMA else split
+    if asynchronous is Instruction.WGMMA and (
+        view.kernel_choice == "fa3" or view.q.dtype.bits <= 8
+    ):
+        return _fa3_prefill(view)
     return _prefill_kernel(sm.warp_mma_instruction, head_dim, asynchronous)
+
+
+def _fa3_prefill(view: AttentionView) -> FlashKernel:
+    """FA3's prefill kernel on sm_90 (``wgmma``) with its blocks (:func:`fa3_blocks`)."""
+    block_q, block_kv = fa3_blocks(view)
+    return FlashKernel(
+        name="fa3",
+        block_q=block_q,
+        block_kv=block_kv,
+        instruction=Instruction.WGMMA,
+        softmax_overlapped=True,
+    )
 
 
 def _prefill_kernel(
     warp_mma: Instruction, head_dim: int, asynchronous: Instruction | None
 ) -> FlashKernel:
-    """FA3's prefill kernel on the asynchronous MMA, or FA2's on the warp MMA (module
+    """The FA3 structure with 128 x 128 blocks up to head_dim 128 and 128 x 64 above: sm_90's
+    16-bit prefill when attr ``attention_kernel`` does not name FA3 (PyTorch's SDPA, which
+    runs cuDNN's fused kernel on sm_90 (its ncu name holds a 64 x 128 x 128 tile) or FA3; the
+    blocks the H200's cuDNN rows were checked with) and sm_100's ``tcgen05`` (an approximation
+    until Blackwell's kernels are modelled); or FA2's prefill kernel on the warp MMA (module
     docstring)."""
     if asynchronous is not None:
-        block_kv = 128 if head_dim <= 128 else 64
+        block_q, block_kv = 128, 128 if head_dim <= 128 else 64
         return FlashKernel(
             name="fa3",
-            block_q=128,
+            block_q=block_q,
             block_kv=block_kv,
             instruction=asynchronous,
             softmax_overlapped=True,
