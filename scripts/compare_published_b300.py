@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from marin_jax import square_gemms, stream
 from ratio_summary import GemmTiming, ratio_summary, timing_columns
 
 from opmodel import ops
@@ -60,9 +61,7 @@ def compare() -> list[Row]:
         profile = model.predict(op, hardware)
         rows.append(Row(m, n, k, ms * 1e-3, profile.latency_s, _kernel(profile.implementation),
                         "cublaslt", "bf16"))  # fmt: skip
-    for size, dtype, tflops in JAX:
-        profile = model.predict(ops.gemm(size, size, size, dtype), hardware)
-        seconds = 2 * size**3 / (tflops * 1e12)
+    for size, dtype, seconds, profile in square_gemms(hardware, JAX):
         rows.append(Row(size, size, size, seconds, profile.latency_s,
                         _kernel(profile.implementation), "jax", dtype))  # fmt: skip
     return rows
@@ -70,10 +69,8 @@ def compare() -> list[Row]:
 
 def stream_ratio() -> tuple[float, float]:
     """(published, predicted) seconds of marin's fp32 stream over ``STREAM_MIB``."""
-    elements = STREAM_MIB * 2**20 // 4
-    stream = ops.elementwise("scalar_mul", (elements,), "fp32", implementation="fused")
-    profile = get_model("effective_roofline").predict(stream, load_hardware(CONFIG))
-    return 2 * elements * 4 / (STREAM_TB_PER_S * 1e12), profile.latency_s
+    published, profile = stream(load_hardware(CONFIG), STREAM_MIB, STREAM_TB_PER_S)
+    return published, profile.latency_s
 
 
 def _kernel(implementation: str) -> str:

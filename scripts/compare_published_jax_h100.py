@@ -18,11 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from marin_jax import square_gemms, stream
 from ratio_summary import Timed, ratio_summary
 
-from opmodel import ops
 from opmodel.hardware import load_hardware
-from opmodel.models import get_model
 
 CONFIG = "h100_sxm"
 # (M = N = K, input dtype, published TFLOP/s)
@@ -41,18 +40,13 @@ class Row(Timed):
 
 def compare() -> list[Row]:
     """The four GEMMs and the stream under ``effective_roofline``."""
-    model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
+    hardware = load_hardware(CONFIG)
     rows = []
-    for size, dtype, tflops in GEMMS:
-        profile = model.predict(ops.gemm(size, size, size, dtype), hardware)
-        seconds = 2 * size**3 / (tflops * 1e12)
+    for size, dtype, seconds, profile in square_gemms(hardware, GEMMS):
         label = f"gemm {size}^3 {dtype}"
         rows.append(Row(label=label, measured_s=seconds, model_s=profile.latency_s,
                         implementation=profile.implementation))  # fmt: skip
-    elements = STREAM_MIB * 2**20 // 4
-    stream = ops.elementwise("scalar_mul", (elements,), "fp32", implementation="fused")
-    profile = model.predict(stream, hardware)
-    seconds = 2 * elements * 4 / (STREAM_TB_PER_S * 1e12)
+    seconds, profile = stream(hardware, STREAM_MIB, STREAM_TB_PER_S)
     rows.append(Row(label=f"stream x*a+b {STREAM_MIB} MiB fp32", measured_s=seconds,
                     model_s=profile.latency_s, implementation=profile.implementation))  # fmt: skip
     return rows
