@@ -26,6 +26,7 @@ from opmodel.models.effective_roofline.nvls import (
     nvls_channels,
     nvls_chunk_bytes,
     nvls_inverse_rate,
+    nvls_reference_loop_bytes,
     nvls_seconds,
 )
 
@@ -48,7 +49,10 @@ def mape(label: str, sync_s: float, fill_loops: float, smallest_bytes: int = MIB
     rate = hardware.interconnect.nvls_bandwidth_bytes_per_s if hardware.interconnect else None
     assert rate is not None, f"{config} gives no NVLS rate"
     concurrent = nvls_channels(hardware.architecture) * ranks
-    inverse = nvls_inverse_rate(rate, sync_s)
+    assert hardware.interconnect is not None
+    inverse = nvls_inverse_rate(
+        rate, nvls_reference_loop_bytes(hardware, hardware.interconnect), sync_s
+    )
     errors = []
     for size, seconds in rows:
         if size >= smallest_bytes:

@@ -22,9 +22,11 @@ loops before the first sums come back:
 
 with ``a`` = 23 us, NCCL's NVLS latency over NVLink (its tuning model's ``hwLat``, NVIDIA/nccl
 at commit b647562), and ``R_inf`` the rate without synchronisation, from the config's
-``interconnect.nvls_bandwidth_bytes_per_s`` ``R``: NCCL's maintainer's algorithm bandwidth of
-8 H100s at large buffers (~275 GB/s, nccl-tests issue #212), which run 128 KiB chunks on 16
-channels, so ``1 / R_inf = 1 / R - tau / (16 x 8 x 128 KiB)``.
+``interconnect.nvls_bandwidth_bytes_per_s`` ``R``: an algorithm bandwidth at large buffers on
+one node's ``devices_per_node`` ranks, which run 128 KiB chunks on the architecture's ``C``
+channels, so ``1 / R_inf = 1 / R - tau / (C x devices_per_node x 128 KiB)``: 16 x 8 for NCCL's
+maintainer's ~275 GB/s of 8 H100s (nccl-tests issue #212), 24 x 8 for the 483 GB/s of 8 B300s
+(NVIDIA/nccl issue #2140).
 
 ``tau`` and ``D`` are fitted (``python scripts/fit_published_nvls.py``) on one published curve,
 Azure's ND H100 v5 all-reduces from 1 MiB (NCCL 2.18.5; 14 sizes, 1 MiB-8 GiB); the rest is
@@ -51,6 +53,7 @@ __all__ = [
     "nvls_channels",
     "nvls_chunk_bytes",
     "nvls_inverse_rate",
+    "nvls_reference_loop_bytes",
     "nvls_seconds",
     "nvls_timing",
 ]
@@ -69,7 +72,6 @@ NVLS_FILL_LOOPS = 1.4
 _MAX_CHUNK_BYTES = 128 * 1024  # NCCL_NVLS_CHUNKSIZE's default (src/transport/nvls.cc)
 # (loops of the larger chunk below which NCCL takes the smaller one, the smaller one), in order
 _CHUNK_CUTS = ((64, 64 * 1024), (8, 32 * 1024), (2, 16 * 1024))
-_REFERENCE_LOOP_BYTES = 16 * 8 * _MAX_CHUNK_BYTES  # 8 H100s: 16 channels x 8 heads x 128 KiB
 
 
 def nvls_channels(architecture: str | None) -> int:
@@ -104,10 +106,19 @@ def nvls_seconds(
     return latency, loops * sync_s + buffer_bytes * inverse_rate_s_per_byte
 
 
-def nvls_inverse_rate(rate_bytes_per_s: float, sync_s: float = NVLS_LOOP_SYNC_S) -> float:
-    """``1 / R_inf = 1 / R - tau / (16 x 8 x 128 KiB)``: the config's rate without the loops'
-    synchronisation (module docstring)."""
-    return 1.0 / rate_bytes_per_s - sync_s / _REFERENCE_LOOP_BYTES
+def nvls_reference_loop_bytes(hardware: HardwareSpec, spec: InterconnectSpec) -> int:
+    """Bytes one loop of all channels moves where the config's NVLS rate was measured: the
+    architecture's channels x the node's ``devices_per_node`` heads x 128 KiB chunks."""
+    return nvls_channels(hardware.architecture) * spec.devices_per_node * _MAX_CHUNK_BYTES
+
+
+def nvls_inverse_rate(
+    rate_bytes_per_s: float, loop_bytes: int, sync_s: float = NVLS_LOOP_SYNC_S
+) -> float:
+    """``1 / R_inf = 1 / R - tau / loop_bytes``: the config's rate without the loops'
+    synchronisation, ``loop_bytes`` from :func:`nvls_reference_loop_bytes` (module
+    docstring)."""
+    return 1.0 / rate_bytes_per_s - sync_s / loop_bytes
 
 
 def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTime:
@@ -119,13 +130,14 @@ def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> 
             f"interconnect.nvls_bandwidth_bytes_per_s, which hardware '{hardware.name}' does not "
             "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
         )
-    inverse = nvls_inverse_rate(rate)
+    loop_bytes = nvls_reference_loop_bytes(hardware, spec)
+    inverse = nvls_inverse_rate(rate, loop_bytes)
     if inverse * rate < 0.5:  # the quoted rate would need more than twice it between syncs
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): hardware '{hardware.name}' "
             f"interconnect.nvls_bandwidth_bytes_per_s {rate:.3g} is more than NCCL's NVLS "
             f"loops deliver with their synchronisation (accepted: under "
-            f"{0.5 * _REFERENCE_LOOP_BYTES / NVLS_LOOP_SYNC_S:.3g} B/s)"
+            f"{0.5 * loop_bytes / NVLS_LOOP_SYNC_S:.3g} B/s)"
         )
     view = op.view
     assert isinstance(view, CollectiveView)
