@@ -24,6 +24,12 @@ Sources (each row held out; nothing is fitted):
   2.25.1, "Ring algorithm"), the 4 GPUs of one VM. Time = ``2 (n - 1) / n x S / busbw``. The
   bandwidths are printed to 0.01 GB/s, so the smallest sizes' times carry up to 12 % of
   rounding; the summary's second column starts at 1 MiB.
+- ``verda``: Verda's "NVIDIA GB300 NVL72: GPU Architecture & Performance" (verda.com/blog,
+  gb300-nvl72-architecture), a full-rack ``all_reduce_perf`` (18 compute trays x 4 GPUs, fp32,
+  1 to 16 GB, 1,000 iterations), the out-of-place times: ``gb300``, one node of 72. Its bus
+  bandwidth (727-919 GB/s) exceeds the 900 GB/s NVLink line rate, which only NVLink SHARP's
+  in-switch reduction allows, so the model runs ``nvls`` (``gb300``'s NVLS rate is an
+  estimate from 8 B300s, gb300.yaml: this run checks it).
 """
 
 from __future__ import annotations
@@ -70,6 +76,8 @@ CASES = (
          _times((2984.6, 5808.0, 11163, 22181, 43980), GIB // 2)),
     Case("72 x GB200, one NVL72 rack", "coreweave", "gb200", 72, 72, "auto",
          _times((1806.7, 3108.8, 5589.1, 10094, 20299), GIB // 2)),
+    Case("72 x GB300, NVL72 rack, NVLS", "verda", "gb300", 72, 72, "nvls",
+         _times((2914.04, 5253.87, 9972.94, 19176.2, 36878.3), GIB)),
     Case("ND A100 v4, 8 GPUs, ring", "azure", "a100_80gb_sxm", 8, 8, "auto", _from_busbw(8, (
         0.04, 0.08, 0.17, 0.33, 0.67, 1.37, 2.70, 5.15, 10.11, 19.24, 36.22, 53.54, 71.43,
         89.99, 109.22, 132.77, 166.63, 174.18, 213.87, 221.58, 228.10, 230.22, 230.48, 231.58))),

@@ -17,16 +17,19 @@ def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
     reaches 231.6 GB/s against the config's 195), H100 NVLS 2.0 % (training), H200 NVLS 5.1 %
     held out (within 3 % from 1 GiB and from 16 MiB; 1.15-1.20x at 1-4 MiB, where its NCCL
     2.20.5 runs faster than the H100's 2.18.5), GB200 4-GPU ring 16.0 % (0.92x at 8 GiB); under
-    1 MiB NCCL's measured floors (15-45 us) lie above its tuning model's ring latencies."""
+    1 MiB NCCL's measured floors (15-45 us) lie above its tuning model's ring latencies.
+    Verda's GB300 NVL72 rack (NVLS, 1-16 GB): 6.3 % (0.89x at 1 GB to 0.98x at 16 GB), on the
+    NVLS rate gb300.yaml takes from 8 B300s."""
     script = load_script("compare_published_nccl_tests")
     rows = script.compare()
-    assert len(rows) == 5 + 5 + 4 * 24
+    assert len(rows) == 5 + 5 + 5 + 4 * 24
     assert rows[0].bus_bandwidth_bytes_per_s == pytest.approx(356.0e9, rel=1e-3)
     assert rows[5].bus_bandwidth_bytes_per_s == pytest.approx(586.1e9, rel=1e-3)
     table = script.summary(rows)
     expected = {
         "96 x H100, 12 nodes": 0.095,
         "72 x GB200, one NVL72 rack": 0.108,
+        "72 x GB300, NVL72 rack, NVLS": 0.063,
         "ND A100 v4, 8 GPUs, ring": 0.168,
         "ND H100 v5, 8 GPUs, NVLS": 0.020,
         "ND H200 v5, 8 GPUs, NVLS": 0.051,
@@ -40,5 +43,7 @@ def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
     assert all(1.15 <= ratio["ND H200 v5, 8 GPUs, NVLS", 1 << b] <= 1.21 for b in range(20, 23))
     assert ratio["ND A100 v4, 8 GPUs, ring", 8 << 30] == pytest.approx(1.19, abs=0.01)
     assert ratio["ND A100 v4, 8 GPUs, ring", 1024] < 0.3  # the measured 45 us floor
+    gb300 = [ratio["72 x GB300, NVL72 rack, NVLS", 1 << b] for b in range(30, 35)]
+    assert gb300 == sorted(gb300) and gb300[0] >= 0.88 and gb300[-1] <= 0.99
     assert script.main([]) == 0
     assert "from 1 MiB" in capsys.readouterr().out
