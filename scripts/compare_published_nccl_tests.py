@@ -12,8 +12,10 @@ Sources (each row held out; nothing is fitted):
   ``2 (n - 1) / n``, gives ``n = 96`` ranks, 12 nodes of 8 (the manifest's name says 64):
   ``h100_sxm``, ``ranks_per_node`` 8, across its 8 NDR NICs. And "Expected Performance",
   GB200, "Single Rack" (NCCL 2.26.2): the 72 GPUs of one NVL72 rack in one NVLink domain:
-  ``gb200``, one node of 72. The README's two- and twenty-rack runs need the racks' NICs, which
-  ``gb200`` does not give.
+  ``gb200``, one node of 72, run as ``nvls``: its bus bandwidth reaches 839-847 GB/s at 4-8 GiB,
+  above what NCCL's ring gets from NVLink5 (695 GB/s on 8 B300s with NVLS off, NVIDIA/nccl
+  issue #2140), and ``gb200``'s NVLS rate is an estimate from those B300s. The README's two- and
+  twenty-rack runs need the racks' NICs, which ``gb200`` does not give.
 - ``azure``: Microsoft's Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide),
   "NCCL Bandwidth": the in-place bus bandwidth of ``all_reduce_perf`` for each power of two from
   1 KiB to 8 GiB, one VM: ND A100 v4 (Azure_Results/ND_A100_v4_results.md, commit 3bb66ca; NCCL
@@ -74,7 +76,7 @@ def _from_busbw(ranks: int, busbw_gb_s: tuple[float, ...]) -> tuple[tuple[int, f
 CASES = (
     Case("96 x H100, 12 nodes", "coreweave", "h100_sxm", 96, 8, "auto",
          _times((2984.6, 5808.0, 11163, 22181, 43980), GIB // 2)),
-    Case("72 x GB200, one NVL72 rack", "coreweave", "gb200", 72, 72, "auto",
+    Case("72 x GB200, NVL72 rack, NVLS", "coreweave", "gb200", 72, 72, "nvls",
          _times((1806.7, 3108.8, 5589.1, 10094, 20299), GIB // 2)),
     Case("72 x GB300, NVL72 rack, NVLS", "verda", "gb300", 72, 72, "nvls",
          _times((2914.04, 5253.87, 9972.94, 19176.2, 36878.3), GIB)),

@@ -26,6 +26,7 @@ from opmodel.models.effective_roofline.nvls import (
     nvls_channels,
     nvls_chunk_bytes,
     nvls_inverse_rate,
+    nvls_loop_sync_s,
     nvls_reference_loop_bytes,
     nvls_seconds,
 )
@@ -50,14 +51,15 @@ def mape(label: str, sync_s: float, fill_loops: float, smallest_bytes: int = MIB
     assert rate is not None, f"{config} gives no NVLS rate"
     concurrent = nvls_channels(hardware.architecture) * ranks
     assert hardware.interconnect is not None
-    inverse = nvls_inverse_rate(
-        rate, nvls_reference_loop_bytes(hardware, hardware.interconnect), sync_s
-    )
+    spec = hardware.interconnect
+    reference_sync = nvls_loop_sync_s(spec.devices_per_node, sync_s)
+    inverse = nvls_inverse_rate(rate, nvls_reference_loop_bytes(hardware, spec), reference_sync)
     errors = []
     for size, seconds in rows:
         if size >= smallest_bytes:
             placed = (size, concurrent, nvls_chunk_bytes(size, concurrent))
-            latency, transfer = nvls_seconds(placed, inverse, sync_s, fill_loops)
+            sync = nvls_loop_sync_s(ranks, sync_s)
+            latency, transfer = nvls_seconds(placed, inverse, sync, fill_loops)
             errors.append(abs((latency + transfer) / seconds - 1))
     return sum(errors) / len(errors)
 

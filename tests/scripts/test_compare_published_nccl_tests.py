@@ -11,15 +11,16 @@ from tests.scripts.loader import load_script
 def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/validation.md, "Published nccl-tests runs": held out but for the ND H100 v5 curve
     from 1 MiB, which the NVLS loop constants are fitted on (scripts/fit_published_nvls.py).
-    CoreWeave: 96 H100s over 12 nodes 9.5 % (1.04-1.15x), one GB200 NVL72 rack 10.8 %
-    (1.02-1.18x), the bus bandwidths the script derives the README's (356.0, 586.1 GB/s).
+    CoreWeave: 96 H100s over 12 nodes 9.5 % (1.04-1.15x), one GB200 NVL72 rack under NVLS 7.0 %
+    (0.88-0.99x; 10.8 %, 1.02-1.18x, on the ring before gb200 took the NVLS estimate), the bus
+    bandwidths the script derives the README's (356.0, 586.1 GB/s).
     Azure from 1 MiB: A100 ring 16.8 % (0.73x at 8 MiB, 1.18-1.19x from 1 GiB: Azure's board
     reaches 231.6 GB/s against the config's 195), H100 NVLS 2.0 % (training), H200 NVLS 5.1 %
     held out (within 3 % from 1 GiB and from 16 MiB; 1.15-1.20x at 1-4 MiB, where its NCCL
     2.20.5 runs faster than the H100's 2.18.5), GB200 4-GPU ring 16.0 % (0.92x at 8 GiB); under
     1 MiB NCCL's measured floors (15-45 us) lie above its tuning model's ring latencies.
-    Verda's GB300 NVL72 rack (NVLS, 1-16 GB): 6.3 % (0.89x at 1 GB to 0.98x at 16 GB), on the
-    NVLS rate gb300.yaml takes from 8 B300s."""
+    Verda's GB300 NVL72 rack (NVLS, 1-16 GB): 2.0 % (0.95-1.02x; 6.3 %, 0.89-0.98x, with the
+    8-head loop synchronisation for 72 heads), on the NVLS rate gb300.yaml takes from 8 B300s."""
     script = load_script("compare_published_nccl_tests")
     rows = script.compare()
     assert len(rows) == 5 + 5 + 5 + 4 * 24
@@ -28,8 +29,8 @@ def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
     table = script.summary(rows)
     expected = {
         "96 x H100, 12 nodes": 0.095,
-        "72 x GB200, one NVL72 rack": 0.108,
-        "72 x GB300, NVL72 rack, NVLS": 0.063,
+        "72 x GB200, NVL72 rack, NVLS": 0.070,
+        "72 x GB300, NVL72 rack, NVLS": 0.020,
         "ND A100 v4, 8 GPUs, ring": 0.168,
         "ND H100 v5, 8 GPUs, NVLS": 0.020,
         "ND H200 v5, 8 GPUs, NVLS": 0.051,
@@ -44,6 +45,6 @@ def test_nccl_tests_all_reduces(capsys: pytest.CaptureFixture[str]) -> None:
     assert ratio["ND A100 v4, 8 GPUs, ring", 8 << 30] == pytest.approx(1.19, abs=0.01)
     assert ratio["ND A100 v4, 8 GPUs, ring", 1024] < 0.3  # the measured 45 us floor
     gb300 = [ratio["72 x GB300, NVL72 rack, NVLS", 1 << b] for b in range(30, 35)]
-    assert gb300 == sorted(gb300) and gb300[0] >= 0.88 and gb300[-1] <= 0.99
+    assert all(0.94 <= r <= 1.03 for r in gb300)
     assert script.main([]) == 0
     assert "from 1 MiB" in capsys.readouterr().out

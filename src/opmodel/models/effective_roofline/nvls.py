@@ -53,6 +53,7 @@ __all__ = [
     "nvls_channels",
     "nvls_chunk_bytes",
     "nvls_inverse_rate",
+    "nvls_loop_sync_s",
     "nvls_reference_loop_bytes",
     "nvls_seconds",
     "nvls_timing",
@@ -63,8 +64,11 @@ NVLS_LATENCY_S = 23e-6
 ``hwLat`` for NVLS over NVLink, 23 us (src/graph/tuning.cc, NVIDIA/nccl at commit b647562)."""
 
 NVLS_LOOP_SYNC_S = 4.05e-6
-"""``tau``: each loop's synchronisation on a channel. Fitted with :data:`NVLS_FILL_LOOPS` on
-Azure's ND H100 v5 curve from 1 MiB (module docstring; scripts/fit_published_nvls.py)."""
+"""``tau_8``: each loop's synchronisation on a channel with 8 heads. Fitted with
+:data:`NVLS_FILL_LOOPS` on Azure's ND H100 v5 curve from 1 MiB (module docstring;
+scripts/fit_published_nvls.py); ``n`` heads take ``tau_8 n / 8`` (:func:`nvls_loop_sync_s`)."""
+
+_FITTED_HEADS = 8  # the heads (ranks) of the curve tau_8 was fitted on
 
 NVLS_FILL_LOOPS = 1.4
 """``D``: loops the pipeline takes to fill. Fitted with :data:`NVLS_LOOP_SYNC_S`."""
@@ -106,6 +110,12 @@ def nvls_seconds(
     return latency, loops * sync_s + buffer_bytes * inverse_rate_s_per_byte
 
 
+def nvls_loop_sync_s(heads: int, sync_at_8_s: float = NVLS_LOOP_SYNC_S) -> float:
+    """``tau = tau_8 n / 8``: a loop's synchronisation grows with its ``n`` heads, each of whose
+    credits the scatter and the gather wait on (module docstring)."""
+    return sync_at_8_s * heads / _FITTED_HEADS
+
+
 def nvls_reference_loop_bytes(hardware: HardwareSpec, spec: InterconnectSpec) -> int:
     """Bytes one loop of all channels moves where the config's NVLS rate was measured: the
     architecture's channels x the node's ``devices_per_node`` heads x 128 KiB chunks."""
@@ -131,20 +141,23 @@ def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> 
             "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
         )
     loop_bytes = nvls_reference_loop_bytes(hardware, spec)
-    inverse = nvls_inverse_rate(rate, loop_bytes)
+    reference_sync = nvls_loop_sync_s(spec.devices_per_node)
+    inverse = nvls_inverse_rate(rate, loop_bytes, reference_sync)
     if inverse * rate < 0.5:  # the quoted rate would need more than twice it between syncs
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): hardware '{hardware.name}' "
             f"interconnect.nvls_bandwidth_bytes_per_s {rate:.3g} is more than NCCL's NVLS "
             f"loops deliver with their synchronisation (accepted: under "
-            f"{0.5 * loop_bytes / NVLS_LOOP_SYNC_S:.3g} B/s)"
+            f"{0.5 * loop_bytes / reference_sync:.3g} B/s)"
         )
     view = op.view
     assert isinstance(view, CollectiveView)
     size = view.buffer_bytes
     concurrent = nvls_channels(hardware.architecture) * view.ranks
     chunk = nvls_chunk_bytes(size, concurrent)
-    latency, transfer = nvls_seconds((size, concurrent, chunk), inverse)
+    latency, transfer = nvls_seconds(
+        (size, concurrent, chunk), inverse, nvls_loop_sync_s(view.ranks)
+    )
     return LinkTime.make(
         latency_s=latency,
         bandwidth_bytes_per_s=size / transfer,
