@@ -21,6 +21,7 @@ from opmodel.models.effective_roofline.nvls import (
     NVLS_LOOP_SYNC_S,
     nvls_channels,
     nvls_chunk_bytes,
+    nvls_loop_sync_s,
 )
 from tests.hypothesis_budget import examples
 
@@ -194,6 +195,26 @@ def test_nvls_channels_by_architecture() -> None:
     assert nvls_channels("sm90") == 16  # NVLS_NCHANNELS_SM90
     assert nvls_channels("sm100") == nvls_channels("sm103") == 24  # NVLS_NCHANNELS_SM100_NVL
     assert nvls_channels(None) == nvls_channels("generic") == 16
+
+
+def test_nvls_loop_sync_grows_with_the_heads() -> None:
+    """tau = tau_8 n / 8: the fitted 4.05 us at 8 heads, 36.45 us at a GB300 NVL72's 72. On
+    gb300 (24 channels, rate 483 GB/s given for its 72 heads) 1 GiB over 72 ranks takes 64 KiB
+    chunks (under 64 loops of 128 KiB: 24 x 72 x 128 KiB = 216 MiB a loop), L = 9.48 loops, and
+    1 / R_inf = 1 / 483e9 - 36.45 us / (24 x 72 x 128 KiB): t = 23 us + 1.4 (36.45 us + 24 x 72 x
+    64 KiB / R_inf) + L x 36.45 us + 1 GiB / R_inf."""
+    assert nvls_loop_sync_s(8) == pytest.approx(NVLS_LOOP_SYNC_S)
+    assert nvls_loop_sync_s(72) == pytest.approx(9 * 4.05e-6)
+    gb300 = load_hardware("gb300")
+    op = ops.collective("all_reduce", (1 << 30) // 4, 72, "fp32", algorithm="nvls")
+    tau = 72 / 8 * NVLS_LOOP_SYNC_S
+    inverse = 1 / 483e9 - tau / (24 * 72 * 128 * 1024)
+    loops = (1 << 30) / (24 * 72 * 64 * 1024)
+    expected = 23e-6 + NVLS_FILL_LOOPS * (tau + 24 * 72 * 64 * 1024 * inverse)
+    expected += loops * tau + (1 << 30) * inverse
+    assert get_model("effective_roofline").predict(op, gb300).latency_s == pytest.approx(
+        expected, rel=1e-6
+    )
 
 
 def test_a_small_nvls_buffer_is_one_partial_loop() -> None:
