@@ -194,10 +194,10 @@ def _prefill_kernel(
     until Blackwell's kernels are modelled); or FA2's prefill kernel on the warp MMA (module
     docstring)."""
     if asynchronous is not None:
-        block_q, block_kv = 128, 128 if head_dim <= 128 else 64
+        block_kv = 128 if head_dim <= 128 else 64
         return FlashKernel(
             name="fa3",
-            block_q=block_q,
+            block_q=128,
             block_kv=block_kv,
             instruction=asynchronous,
             softmax_overlapped=True,

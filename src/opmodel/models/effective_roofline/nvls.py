@@ -16,7 +16,9 @@ How NCCL runs it inside one node (facts from NVIDIA/nccl's source, src/transport
 The time: ``L = max(1, S / (C n c))`` loops run one after another on each channel, each paying
 a synchronisation ``tau`` (its ranks' flags before the switch may reduce the chunk) beside the
 transfer of its chunk; the pipeline between scatter, reduction and gather fills for ``D``
-loops before the first sums come back:
+loops before the first sums come back. ``tau = tau_8 n / 8`` grows with the heads, whose
+credits the scatter and the gather wait on (since 2026-12-07; chosen with the published
+72-GPU curves in view, docs/models/collective.md):
 
 ``t = a + (L + D) tau + D c' C n / R_inf + S / R_inf``, ``c' = min(c, S / (C n))``
 
@@ -24,11 +26,12 @@ with ``a`` = 23 us, NCCL's NVLS latency over NVLink (its tuning model's ``hwLat`
 at commit b647562), and ``R_inf`` the rate without synchronisation, from the config's
 ``interconnect.nvls_bandwidth_bytes_per_s`` ``R``: an algorithm bandwidth at large buffers on
 one node's ``devices_per_node`` ranks, which run 128 KiB chunks on the architecture's ``C``
-channels, so ``1 / R_inf = 1 / R - tau / (C x devices_per_node x 128 KiB)``: 16 x 8 for NCCL's
+channels, so ``1 / R_inf = 1 / R - tau / (C x devices_per_node x 128 KiB)``, ``tau`` that of
+``devices_per_node`` heads: 16 x 8 for NCCL's
 maintainer's ~275 GB/s of 8 H100s (nccl-tests issue #212), 24 x 8 for the 483 GB/s of 8 B300s
 (NVIDIA/nccl issue #2140).
 
-``tau`` and ``D`` are fitted (``python scripts/fit_published_nvls.py``) on one published curve,
+``tau_8`` and ``D`` are fitted (``python scripts/fit_published_nvls.py``) on one published curve,
 Azure's ND H100 v5 all-reduces from 1 MiB (NCCL 2.18.5; 14 sizes, 1 MiB-8 GiB); the rest is
 held out (its ND H200 v5 curve under NCCL 2.20.5, marin's 1 GiB time; docs/validation.md,
 "Published nccl-tests runs"). The fit is flat along a ridge: ``tau`` from 1 to 5 us with its
@@ -96,13 +99,14 @@ def nvls_chunk_bytes(buffer_bytes: int, concurrent: int) -> int:
 def nvls_seconds(
     placed: tuple[int, int, int],
     inverse_rate_s_per_byte: float,
-    sync_s: float = NVLS_LOOP_SYNC_S,
+    sync_s: float,
     fill_loops: float = NVLS_FILL_LOOPS,
 ) -> tuple[float, float]:
     """``(a + D (tau + c' C n / R_inf), L tau + S / R_inf)``: the latency and the transfer of
     ``placed`` = (buffer bytes, ``concurrent`` (channel, head) pairs, their chunk from
-    :func:`nvls_chunk_bytes`) at ``1 / R_inf`` (``inverse_rate_s_per_byte``); ``tau`` and ``D``
-    default to the fitted ones."""
+    :func:`nvls_chunk_bytes`) at ``1 / R_inf`` (``inverse_rate_s_per_byte``), each loop's
+    synchronisation ``tau`` = ``sync_s`` (:func:`nvls_loop_sync_s` of the heads); ``D``
+    defaults to the fitted one."""
     buffer_bytes, concurrent, chunk = placed
     loops = max(1.0, buffer_bytes / (concurrent * chunk))
     filled = min(chunk, buffer_bytes / concurrent)  # a lone, partial loop splits the buffer
@@ -122,12 +126,10 @@ def nvls_reference_loop_bytes(hardware: HardwareSpec, spec: InterconnectSpec) ->
     return nvls_channels(hardware.architecture) * spec.devices_per_node * _MAX_CHUNK_BYTES
 
 
-def nvls_inverse_rate(
-    rate_bytes_per_s: float, loop_bytes: int, sync_s: float = NVLS_LOOP_SYNC_S
-) -> float:
+def nvls_inverse_rate(rate_bytes_per_s: float, loop_bytes: int, sync_s: float) -> float:
     """``1 / R_inf = 1 / R - tau / loop_bytes``: the config's rate without the loops'
-    synchronisation, ``loop_bytes`` from :func:`nvls_reference_loop_bytes` (module
-    docstring)."""
+    synchronisation, ``loop_bytes`` from :func:`nvls_reference_loop_bytes` and ``tau`` =
+    ``sync_s`` that of the reference's heads (module docstring)."""
     return 1.0 / rate_bytes_per_s - sync_s / loop_bytes
 
 
