@@ -165,12 +165,12 @@ def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
 
 
 def main() -> int:
-    rows = compare()
+    rows, across = compare(), two_nodes()
     print(f"NCCL 2.28.9 on 8 x H100 (torch-mojo-backend's published times) against "
           f"effective_roofline on {CONFIG}")  # fmt: skip
     print(f"{'run':<4} {'bytes':>11} {'column':<9} {'NCCL ran':<16} {'model':<12} "
           f"{'measured us':>11} {'model us':>9}  ratio")  # fmt: skip
-    for r in rows + two_nodes():
+    for r in rows + across:
         print(f"{r.run:<4} {r.buffer_bytes:>11} {r.column:<9} {r.nccl:<16} {r.model:<12} "
               f"{r.measured_s * 1e6:>11.1f} {r.model_s * 1e6:>9.1f} {r.ratio:>5.2f}x")  # fmt: skip
     for name, (count, mape, geomean) in summary(rows).items():
@@ -179,7 +179,7 @@ def main() -> int:
     agree, ring = sum(r.model == r.nccl for r in logged), len(logged)
     print(f"the ring's protocol as NCCL's log gives it: {agree} of {ring}")
     print("2 nodes (NVLS tree, not modelled): "
-          + ", ".join(f"{r.ratio:.2f}x" for r in two_nodes()))  # fmt: skip
+          + ", ".join(f"{r.ratio:.2f}x" for r in across))  # fmt: skip
     return 0
 
 

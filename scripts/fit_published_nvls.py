@@ -8,7 +8,8 @@ all-reduce curve (NCCL 2.18.5, NVLS, 8 GPUs; ``compare_published_nccl_tests.CASE
 everything else (its smaller sizes, the ND H200 v5 curve under NCCL 2.20.5, marin's 1 GiB
 time) is held out. The fit minimises the mean absolute relative error of the link time
 (:func:`opmodel.models.effective_roofline.nvls.nvls_seconds`, the config's
-``nvls_bandwidth_bytes_per_s``) over ``tau`` in 0-8 us (0.05 us steps) and ``D`` in 0-6 loops
+``nvls_bandwidth_bytes_per_s``) over ``tau`` (``tau_8``, the synchronisation of 8 heads, the
+curves' ranks) in 0-8 us (0.05 us steps) and ``D`` in 0-6 loops
 (0.05 steps), and prints the best pair beside the shipped ``NVLS_LOOP_SYNC_S`` and
 ``NVLS_FILL_LOOPS``, and the ridge of near-equal fits (``D`` at its best for ``tau`` = 1-5 us).
 """
@@ -47,18 +48,17 @@ def mape(label: str, sync_s: float, fill_loops: float, smallest_bytes: int = MIB
     """Mean |model / measured - 1| of a curve's link times from ``smallest_bytes``."""
     config, ranks, rows = _curve(label)
     hardware = load_hardware(config)
-    rate = hardware.interconnect.nvls_bandwidth_bytes_per_s if hardware.interconnect else None
-    assert rate is not None, f"{config} gives no NVLS rate"
-    concurrent = nvls_channels(hardware.architecture) * ranks
-    assert hardware.interconnect is not None
     spec = hardware.interconnect
+    rate = spec.nvls_bandwidth_bytes_per_s if spec else None
+    assert spec is not None and rate is not None, f"{config} gives no NVLS rate"
+    concurrent = nvls_channels(hardware.architecture) * ranks
     reference_sync = nvls_loop_sync_s(spec.devices_per_node, sync_s)
     inverse = nvls_inverse_rate(rate, nvls_reference_loop_bytes(hardware, spec), reference_sync)
+    sync = nvls_loop_sync_s(ranks, sync_s)  # tau of the curve's heads, tau_8 = sync_s
     errors = []
     for size, seconds in rows:
         if size >= smallest_bytes:
             placed = (size, concurrent, nvls_chunk_bytes(size, concurrent))
-            sync = nvls_loop_sync_s(ranks, sync_s)
             latency, transfer = nvls_seconds(placed, inverse, sync, fill_loops)
             errors.append(abs((latency + transfer) / seconds - 1))
     return sum(errors) / len(errors)
