@@ -27,13 +27,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from marin_jax import square_gemms, stream
-from ratio_summary import GemmTiming, ratio_summary, timing_columns
+from ratio_summary import GemmTiming, print_timing_report
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 
 CONFIG = "b300"
+SOURCES = ("cublaslt", "jax")
 # (m, n, k, median kernel ms of cuBLASLt over the three campaigns), gemm_comparison.csv
 CUBLASLT = ((4096, 4096, 4096, 0.078467), (8192, 8192, 8192, 0.522838),
             (16384, 512, 4096, 0.048054), (32768, 512, 4096, 0.091462),
@@ -79,13 +80,13 @@ def _kernel(implementation: str) -> str:
 
 def main() -> int:
     rows = compare()
-    print(f"Published B300 GEMM times against effective_roofline on {CONFIG}")
-    print(f"{'source':<9} {'m':>6} {'n':>6} {'k':>6} dtype  measured us   model us  ratio  kernel")
-    for r in rows:
-        print(f"{r.source:<9} {r.m:>6} {r.n:>6} {r.k:>6} {r.dtype:<5} {timing_columns(r)}")
-    for source in ("cublaslt", "jax"):
-        count, mape, geomean = ratio_summary([r.ratio for r in rows if r.source == source])
-        print(f"{source:<9} {count} rows, MAPE {100 * mape:.1f} %, geomean {geomean:.2f}x")
+    heading = (
+        f"Published B300 GEMM times against effective_roofline on {CONFIG}",
+        f"{'source':<9} {'m':>6} {'n':>6} {'k':>6} dtype  measured us   model us  ratio  kernel",
+    )
+    labelled = [(f"{r.source:<9} {r.m:>6} {r.n:>6} {r.k:>6} {r.dtype:<5}", r) for r in rows]
+    groups = {source: [r.ratio for r in rows if r.source == source] for source in SOURCES}
+    print_timing_report(heading, labelled, groups, 9)
     published, predicted = stream_ratio()
     print(f"jax stream x*a+b {STREAM_MIB} MiB fp32: {published * 1e6:.1f} us published, "
           f"{predicted * 1e6:.1f} us predicted, {predicted / published:.2f}x")  # fmt: skip

@@ -26,7 +26,7 @@ def test_b300_cublaslt_gemms_and_jax_rows(capsys: pytest.CaptureFixture[str]) ->
     assert predicted / published == pytest.approx(0.99, abs=0.01)
     assert script.main() == 0
     out = capsys.readouterr().out
-    assert "cublaslt  5 rows, MAPE 6.5 %" in out and "jax       4 rows" in out
+    assert "cublaslt      5   6.5 %   1.01x" in out and "jax           4  18.3 %   0.81x" in out
 
 
 def test_b300_rates_follow_the_datasheet() -> None:
