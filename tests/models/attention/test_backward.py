@@ -135,6 +135,70 @@ def test_backward_kernel_blocks() -> None:
     assert (a10.block_q, a10.block_kv) == (64, 64)
 
 
+def _fa3(op: LocalOp) -> LocalOp:
+    """``op`` with attr ``attention_kernel: fa3`` (FA3's own blocks on sm_90)."""
+    return _replaced(op, 0, op.tensors[0], attrs={**op.attrs, "attention_kernel": "fa3"})
+
+
+@pytest.mark.parametrize(
+    ("head_dim", "causal", "window", "blocks"),
+    [
+        (64, False, None, (128, 128)),
+        (64, True, None, (128, 128)),
+        (96, False, None, (64, 128)),
+        (128, False, None, (80, 128)),
+        (128, True, None, (64, 128)),
+        (128, True, 256, (64, 128)),
+        (192, False, None, (64, 96)),
+        (256, True, None, (64, 80)),
+    ],
+)
+def test_fa3_backward_blocks_follow_its_launch_template(
+    head_dim: int, causal: bool, window: int | None, blocks: tuple[int, int]
+) -> None:
+    # hopper/flash_bwd_launch_template.h, run_mha_bwd_hdim{64,96,128,192,256}, Arch >= 90
+    op = _fa3(backward(1, 8, 1024, head_dim, causal=causal, window=window))
+    kernel = backward_kernel(H100, op.view)
+    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa3_bwd", *blocks)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "head_dim", "blocks"),
+    [
+        (A100, 32, (128, 128)),
+        (A100, 64, (128, 128)),
+        (A10, 64, (64, 128)),  # 99 KiB a block: under FA2's 144 KiB threshold
+        (A10, 96, (64, 128)),
+        (A100, 128, (64, 128)),
+        (A10, 128, (64, 64)),
+        (A100, 160, (64, 64)),
+        (A100, 256, (64, 64)),
+        (A10, 256, (64, 32)),
+    ],
+    ids=str,
+)
+def test_fa2_backward_blocks_follow_its_launch_template(
+    hardware: HardwareSpec, head_dim: int, blocks: tuple[int, int]
+) -> None:
+    # csrc/flash_attn/src/flash_bwd_launch_template.h, run_mha_bwd_hdim*
+    kernel = backward_kernel(hardware, backward(1, 8, 1024, head_dim).view)
+    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa2_bwd", *blocks)
+
+
+def test_backward_tiles_on_blocks_that_do_not_divide() -> None:
+    full = backward_tiles(
+        backward_kernel(H100, _fa3(backward(1, 1, 256, 128)).view),  # 80 x 128
+        backward(1, 1, 256, 128).view,
+    )
+    # ceil(256 / 80) = 4 query blocks, each seeing both key blocks
+    assert (full.q_blocks, full.kv_blocks, full.tiles, full.longest_block_tiles) == (4, 2, 8, 4)
+    causal_op = _fa3(backward(1, 1, 256, 192, causal=True))
+    causal = backward_tiles(backward_kernel(H100, causal_op.view), causal_op.view)  # 64 x 96
+    # query block b's last row 64 b + 63 sees floor((64 b + 63) / 96) + 1 key blocks: 1, 2, 2, 3
+    assert (causal.q_blocks, causal.kv_blocks, causal.tiles) == (4, 3, 8)
+    assert causal.longest_block_tiles == 4
+
+
 def test_backward_tiles_hand_derived() -> None:
     kernel = backward_kernel(H100, backward(1, 1, 256, 128).view)  # Br = 64, Bc = 128
     causal = backward_tiles(kernel, backward(1, 1, 256, 128, causal=True).view)

@@ -27,9 +27,9 @@ The elementwise work sits between the GEMMs that produce and consume it (``dS`` 
 forward hides its exponentials under the other warpgroup's GEMMs by a ping-pong schedule, its
 backward has none (a modelling assumption; docs/models/attention.md compares the model with
 the paper's backward throughput).
-Blocks (approximately, after the two libraries' launch templates): ``Br = 128`` up to head_dim
-64 and 64 above, ``Bc = 128`` up to head_dim 128 and 64 above (64 above head_dim 64 on FA2's
-sm_86/sm_89 templates, whose SMs have less shared memory). A CTA holds its K and V blocks,
+Blocks: the libraries' launch templates (:mod:`.backward_blocks`): FA3's own on sm_90 where
+attr ``attention_kernel`` names FA3 (80 x 128 at head_dim 128 without a mask), FA2's by the
+shared memory a block may take, an approximation elsewhere. A CTA holds its K and V blocks,
 two stages of Q and dO blocks and the P and dS tiles in shared memory. Outside its tiles
 (``t_cta``) it stages its dK and dV blocks through shared memory for its final store and,
 where shared memory allows one CTA per SM, waits for its first Q and dO blocks (a DRAM round
@@ -37,11 +37,11 @@ trip).
 
 The busiest SM's time is the prefill's law with the key blocks as CTAs
 (:func:`~opmodel.models.attention.costs.busiest_sm_s`): longest first with a causal mask, the
-first key block being visited by every query block. Tiles are counted on the ``Bc x Bc`` grid
-and scaled by ``Bc / Br`` (exact when the sequence lengths and the causal offset are
-multiples of ``Bc``). Memory: the main kernel reads Q, K, V, dO, LSE and D from DRAM once (a
-head's key-block CTAs run together, so Q and dO re-reads hit L2) and writes dK, dV and dQ's
-accumulator; L2 serves every tile's Q and dO blocks and the accumulator's read-modify-write.
+first key block being visited by every query block. Tiles are counted on the ``Br x Bc`` grid
+(:mod:`.backward_grid`, exact for blocks that do not divide each other). Memory: the main
+kernel reads Q, K, V, dO, LSE and D from DRAM once (a head's key-block CTAs run together, so
+Q and dO re-reads hit L2) and writes dK, dV and dQ's accumulator; L2 serves every tile's Q
+and dO blocks and the accumulator's read-modify-write.
 ``t_main = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes /
 L2 bandwidth)``; the preprocess and postprocess are bandwidth-bound streams,
 ``fixed + bytes / bandwidth + L_dram`` each. ``latency = t_pre + t_main + t_post``.
@@ -50,7 +50,12 @@ L2 bandwidth)``; the preprocess and postprocess are bandwidth-bound streams,
 from __future__ import annotations
 
 from opmodel.core.views_matmul import AttentionView
-from opmodel.hardware.spec import HardwareSpec
+from opmodel.hardware.spec import HardwareSpec, Instruction
+from opmodel.models.attention.backward_blocks import (
+    default_backward_blocks,
+    fa2_backward_blocks,
+    fa3_backward_blocks,
+)
 from opmodel.models.attention.backward_grid import backward_heads, backward_tiles
 from opmodel.models.attention.costs import (
     busiest_sm_s,
@@ -76,24 +81,28 @@ __all__ = [
 
 _FP32_OPS_PER_SCORE = 5  # module docstring, t_fp32
 _ACCUMULATOR_BYTES = 4  # dQ accumulates in fp32; LSE and D are fp32 per query row
-_SMALL_SMEM_BYTES = 160 * 1024  # below this per SM: FA2's sm_86/sm_89 block choices
 _WARPS = 8  # warps of a backward CTA (FA2's kernel traits; FA3's two MMA warpgroups)
 
 
 def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
     """The backward kernel FlashAttention runs for ``view`` (module docstring): FA3's on an
-    architecture with warpgroup MMAs, FA2's elsewhere."""
+    architecture with warpgroup MMAs, FA2's elsewhere, with the library's blocks
+    (:mod:`.backward_blocks`): FA3's own on sm_90 where attr ``attention_kernel`` names FA3,
+    FA2's on the warp MMA."""
     sm = hardware.compute.sm
     assert sm is not None
     head_dim = max(view.head_dim_qk, view.head_dim_v)
     asynchronous = kernel_mma(hardware, view)
-    block_kv = 128 if head_dim <= 128 else 64
-    if asynchronous is None and sm.shared_memory_per_sm_bytes < _SMALL_SMEM_BYTES:
-        block_kv = 128 if head_dim <= 64 else 64
+    if asynchronous is None:
+        blocks = fa2_backward_blocks(head_dim, sm.max_shared_memory_per_cta_bytes)
+    elif asynchronous is Instruction.WGMMA and view.kernel_choice == "fa3":
+        blocks = fa3_backward_blocks(head_dim, view.causal or view.window is not None)
+    else:
+        blocks = default_backward_blocks(head_dim)
     return FlashKernel(
         name="fa3_bwd" if asynchronous is not None else "fa2_bwd",
-        block_q=128 if head_dim <= 64 else 64,
-        block_kv=block_kv,
+        block_q=blocks[0],
+        block_kv=blocks[1],
         instruction=asynchronous or sm.warp_mma_instruction,
         softmax_overlapped=False,
     )
