@@ -14,7 +14,7 @@ from opmodel import LocalOp
 from opmodel.core.errors import OpValidationError
 from opmodel.formulas.work import op_work
 from opmodel.models import get_model, model_names
-from opmodel.models.attention.kernels import decode_grid
+from opmodel.models.attention.split_grid import decode_grid
 from tests.models.attention.ops import A100, H100, attention, evaluation
 from tests.models.attention.test_mla import mla
 

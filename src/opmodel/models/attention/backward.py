@@ -27,7 +27,7 @@ The elementwise work sits between the GEMMs that produce and consume it (``dS`` 
 forward hides its exponentials under the other warpgroup's GEMMs by a ping-pong schedule, its
 backward has none (a modelling assumption; docs/models/attention.md compares the model with
 the paper's backward throughput).
-Blocks: the libraries' launch templates (:mod:`.backward_blocks`): FA3's own on sm_90 where
+Blocks: the libraries' launch templates (:mod:`.launch_blocks`): FA3's own on sm_90 where
 attr ``attention_kernel`` names FA3 (80 x 128 at head_dim 128 without a mask), FA2's by the
 shared memory a block may take, an approximation elsewhere. A CTA holds its K and V blocks,
 two stages of Q and dO blocks and the P and dS tiles in shared memory. Outside its tiles
@@ -51,11 +51,6 @@ from __future__ import annotations
 
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
-from opmodel.models.attention.backward_blocks import (
-    default_backward_blocks,
-    fa2_backward_blocks,
-    fa3_backward_blocks,
-)
 from opmodel.models.attention.backward_grid import backward_heads, backward_tiles
 from opmodel.models.attention.costs import (
     busiest_sm_s,
@@ -69,6 +64,11 @@ from opmodel.models.attention.costs import (
 )
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.kernels import FlashKernel, kernel_mma
+from opmodel.models.attention.launch_blocks import (
+    default_backward_blocks,
+    fa2_backward_blocks,
+    fa3_backward_blocks,
+)
 from opmodel.models.attention.tiles import TileCounts
 
 __all__ = [
@@ -81,13 +81,14 @@ __all__ = [
 
 _FP32_OPS_PER_SCORE = 5  # module docstring, t_fp32
 _ACCUMULATOR_BYTES = 4  # dQ accumulates in fp32; LSE and D are fp32 per query row
-_WARPS = 8  # warps of a backward CTA (FA2's kernel traits; FA3's two MMA warpgroups)
+_FA2_WARPS = 8  # Flash_bwd_kernel_traits' kNWarps in every FA2 backward dispatch
+_FA3_WARPS = 12  # FA3's backward: two MMA warpgroups and the producer warpgroup
 
 
 def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
     """The backward kernel FlashAttention runs for ``view`` (module docstring): FA3's on an
     architecture with warpgroup MMAs, FA2's elsewhere, with the library's blocks
-    (:mod:`.backward_blocks`): FA3's own on sm_90 where attr ``attention_kernel`` names FA3,
+    (:mod:`.launch_blocks`): FA3's own on sm_90 where attr ``attention_kernel`` names FA3,
     FA2's on the warp MMA."""
     sm = hardware.compute.sm
     assert sm is not None
@@ -105,6 +106,7 @@ def backward_kernel(hardware: HardwareSpec, view: AttentionView) -> FlashKernel:
         block_kv=blocks[1],
         instruction=asynchronous or sm.warp_mma_instruction,
         softmax_overlapped=False,
+        warps=_FA3_WARPS if asynchronous is not None else _FA2_WARPS,
     )
 
 
@@ -157,7 +159,7 @@ def _resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareS
     )
     smem = elements * element_bytes(view.q) + sm.shared_memory_reserved_per_cta_bytes
     by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
-    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // _WARPS))
+    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // kernel.warps))
 
 
 def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict[str, int]:

@@ -115,7 +115,7 @@ def _counted_loop_cycles(
 
 
 def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSpec) -> int:
-    """CTAs of ``kernel`` one SM holds: its Q and K/V tiles in shared memory, 4 warps each."""
+    """CTAs of ``kernel`` one SM holds: its Q and K/V tiles in shared memory, its warps."""
     sm = hardware.compute.sm
     assert sm is not None
     element = max(1, view.k.dtype.bits // 8)
@@ -124,7 +124,7 @@ def resident_ctas(kernel: FlashKernel, view: AttentionView, hardware: HardwareSp
         kernel.block_q * view.head_dim_qk + kernel.block_kv * kv_dims
     ) * element + sm.shared_memory_reserved_per_cta_bytes
     by_smem = sm.shared_memory_per_sm_bytes // max(1, smem)
-    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // 4))
+    return max(1, min(sm.max_ctas_per_sm, by_smem, sm.max_warps_per_sm // kernel.warps))
 
 
 def common(hardware: HardwareSpec) -> tuple[SmSpec, float, float, float, float]:

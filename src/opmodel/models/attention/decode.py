@@ -42,7 +42,8 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.attention import costs
 from opmodel.models.attention.evaluation import AttentionEvaluation
 from opmodel.models.attention.flashmla import FLASHMLA, flashmla_grid
-from opmodel.models.attention.kernels import DecodeGrid, FlashKernel, decode_grid
+from opmodel.models.attention.kernels import FlashKernel
+from opmodel.models.attention.split_grid import DecodeGrid, decode_grid
 from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.queueing import loaded_rate
 

@@ -34,10 +34,9 @@ import math
 from functools import lru_cache
 
 from opmodel.core.views_matmul import AttentionView
-from opmodel.models.attention.kernels import (
-    FLASHMLA,
+from opmodel.models.attention.kernels import FLASHMLA, FlashKernel
+from opmodel.models.attention.split_grid import (
     DecodeGrid,
-    FlashKernel,
     decode_blocks,
     request_keys,
     table_entries,

@@ -1,9 +1,11 @@
 """Which FlashAttention kernel runs, its block sizes and how its softmax overlaps the MMAs.
 
 * ``fa2`` (FlashAttention-2, Dao 2023; sm_80, sm_86, sm_89, and sm_90 when no ``wgmma`` is
-  modelled): warp-level ``mma.sync``, 4 warps per CTA. Block sizes follow the shape of FA2's
-  forward launch templates (csrc/flash_attn/src/flash_fwd_launch_template.h), approximately:
-  128 x 128 for head_dim <= 64, 128 x 64 up to 128, 64 x 64 up to 256. Within a CTA the
+  modelled): warp-level ``mma.sync``. Blocks and warps per CTA are FA2's forward launch
+  template's (:func:`~opmodel.models.attention.launch_blocks.fa2_forward_blocks`: 128 x 128
+  up to head_dim 64, 128 x 64 up to 128 (sm_86/sm_89: 128 x 32, or 64 x 64 causal), 128 x 64
+  of 8 warps up to 192 and on the A100 at 256, 64 x 64 at 256 elsewhere) on NVIDIA GPUs;
+  elsewhere 128 x 128 up to head_dim 64, 128 x 64 up to 128, 64 x 64 above. Within a CTA the
   softmax runs between the two MMAs of a tile, so per tile ``t = t_mma + t_softmax``.
 * ``fa3`` (FlashAttention-3, Shah et al. 2024; sm_90): warpgroup ``wgmma`` fed by TMA, two
   consumer warpgroups in ping-pong so that one warpgroup's exponentials run under the other's
@@ -41,22 +43,19 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction
 from opmodel.models.attention.fa3_blocks import fa3_blocks
+from opmodel.models.attention.launch_blocks import fa2_forward_blocks, is_sm8x
 
 __all__ = [
     "FLASHMLA",
-    "DecodeGrid",
     "FlashKernel",
     "async_mma_instruction",
-    "decode_blocks",
-    "decode_grid",
+    "fa3_warps",
     "flash_kernel",
     "kernel_choice_problem",
     "kernel_mma",
     "num_splits",
-    "request_keys",
     "split_block_kv",
     "split_slots",
-    "table_entries",
 ]
 
 DECODE_MAX_QUERY_ROWS = 16  # an attention with this few query rows runs the split-KV kernel
@@ -78,6 +77,7 @@ class FlashKernel(FastValue):
     # part of the exponentials computed with FMA polynomials instead of the MUFU (Blackwell
     # kernels, FlashAttention-4), so the MUFU's 16 per cycle do not bound the tile
     emulated_exponentials: bool = False
+    warps: int = 4  # per CTA (FA2's kernel traits; FA3's consumer and producer warpgroups)
 
 
 # FlashMLA's dense decode kernel (sm_90, attr shared_kv: MLA's one latent cache;
@@ -88,6 +88,7 @@ FLASHMLA = FlashKernel(
     block_kv=64,
     instruction=Instruction.WGMMA,
     softmax_overlapped=False,
+    warps=8,
 )
 
 
@@ -169,7 +170,9 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
         view.kernel_choice == "fa3" or view.q.dtype.bits <= 8
     ):
         return _fa3_prefill(view)
-    return _prefill_kernel(sm.warp_mma_instruction, head_dim, asynchronous)
+    if asynchronous is not None:
+        return _async_prefill(head_dim, asynchronous)
+    return _fa2_prefill(hardware, view, head_dim)
 
 
 def _fa3_prefill(view: AttentionView) -> FlashKernel:
@@ -181,119 +184,58 @@ def _fa3_prefill(view: AttentionView) -> FlashKernel:
         block_kv=block_kv,
         instruction=Instruction.WGMMA,
         softmax_overlapped=True,
+        warps=fa3_warps(block_q),
     )
 
 
-def _prefill_kernel(
-    warp_mma: Instruction, head_dim: int, asynchronous: Instruction | None
-) -> FlashKernel:
+def fa3_warps(block_q: int) -> int:
+    """Warps of an FA3 forward CTA: a consumer warpgroup per 64 query rows and the producer
+    warpgroup (hopper/tile_size.h's ``kBlockM / 64`` MMA warpgroups, ``kNWarps``)."""
+    return 4 * (block_q // 64 + 1)
+
+
+def _async_prefill(head_dim: int, asynchronous: Instruction) -> FlashKernel:
     """The FA3 structure with 128 x 128 blocks up to head_dim 128 and 128 x 64 above: sm_90's
     16-bit prefill when attr ``attention_kernel`` does not name FA3 (PyTorch's SDPA, which
     runs cuDNN's fused kernel on sm_90 (its ncu name holds a 64 x 128 x 128 tile) or FA3; the
     blocks the H200's cuDNN rows were checked with) and sm_100's ``tcgen05`` (an approximation
-    until Blackwell's kernels are modelled); or FA2's prefill kernel on the warp MMA (module
-    docstring)."""
-    if asynchronous is not None:
-        block_kv = 128 if head_dim <= 128 else 64
-        return FlashKernel(
-            name="fa3",
-            block_q=128,
-            block_kv=block_kv,
-            instruction=asynchronous,
-            softmax_overlapped=True,
-            emulated_exponentials=asynchronous is Instruction.TCGEN05,
+    until Blackwell's kernels are modelled)."""
+    return FlashKernel(
+        name="fa3",
+        block_q=128,
+        block_kv=128 if head_dim <= 128 else 64,
+        instruction=asynchronous,
+        softmax_overlapped=True,
+        emulated_exponentials=asynchronous is Instruction.TCGEN05,
+        warps=fa3_warps(128),
+    )
+
+
+def _fa2_prefill(hardware: HardwareSpec, view: AttentionView, head_dim: int) -> FlashKernel:
+    """FA2's prefill kernel on the warp MMA: on NVIDIA GPUs with FA2's own blocks and warps
+    (:func:`~opmodel.models.attention.launch_blocks.fa2_forward_blocks`), elsewhere (AMD's
+    ``mfma``, generic configs) 128 x 128 up to head_dim 64, 128 x 64 up to 128 and 64 x 64
+    above (module docstring)."""
+    sm = hardware.compute.sm
+    assert sm is not None
+    arch = hardware.architecture or ""
+    if arch.startswith("sm"):
+        block_q, block_kv, warps = fa2_forward_blocks(
+            head_dim,
+            view.causal and view.window is None,
+            is_sm8x(arch),
+            sm.max_shared_memory_per_cta_bytes,
+            sm.shared_memory_per_sm_bytes,
         )
-    if head_dim <= 64:
-        block_q, block_kv = 128, 128
-    elif head_dim <= 128:
-        block_q, block_kv = 128, 64
+    elif head_dim <= 64:
+        block_q, block_kv, warps = 128, 128, 4
     else:
-        block_q, block_kv = 64, 64
+        block_q, block_kv, warps = (128, 64, 4) if head_dim <= 128 else (64, 64, 4)
     return FlashKernel(
         name="fa2",
         block_q=block_q,
         block_kv=block_kv,
-        instruction=warp_mma,
+        instruction=sm.warp_mma_instruction,
         softmax_overlapped=False,
-    )
-
-
-@value_type
-class DecodeGrid(FastValue):
-    """How split-KV decode cuts the work: query-row blocks, key range, splits, CTAs."""
-
-    m_blocks: int  # blocks of packed query rows per KV head (GQA packing)
-    kv_len: int  # keys a full request reads (a sliding window reads only its last keys)
-    kv_blocks: int
-    splits: int
-    ctas: int  # CTAs with work (a split past a short request's keys exits at once)
-    tiles_per_cta: int  # their mean key blocks
-    keys_read: int  # keys the batch's requests read, summed
-    table_entries: int  # block-table entries read (a paged cache's pages in use; 0 contiguous)
-    # one request's fp32 partial outputs, written by each piece of a request the grid cuts and
-    # merged by a combine kernel (0 when no request is cut)
-    partials: int = 0
-    longest_tiles: int = 0  # the busiest CTA's key blocks (kv_lengths, FlashMLA's parts)
-    longest_pieces: int = 1  # request pieces that CTA starts, each with its own pipeline fill
-
-
-def request_keys(view: AttentionView) -> tuple[int, ...] | None:
-    """Keys each request's decode reads (attr ``kv_lengths``, at most a sliding window's last
-    ``window + seq_q - 1``); ``None`` when every request reads the same."""
-    if view.kv_lengths is None:
-        return None
-    if view.window is None:
-        return view.kv_lengths
-    reach = view.window + view.seq_q - 1
-    return tuple(min(length, reach) for length in view.kv_lengths)
-
-
-def decode_blocks(kernel: FlashKernel, view: AttentionView) -> tuple[int, int, int]:
-    """(query blocks per KV head, keys a full request reads, key blocks) of a decode kernel's
-    grid: of the cache's capacity (K's seq dim) when requests differ in length."""
-    group = max(1, view.heads_q // max(1, view.heads_kv))
-    rows = view.seq_q * group  # GQA packing: a KV head's query heads share its blocks
-    # a sliding window reads only the last window + seq_q - 1 keys
-    kv_len = min(view.seq_kv, view.window + view.seq_q - 1) if view.window else view.seq_kv
-    return math.ceil(rows / kernel.block_q), kv_len, math.ceil(kv_len / kernel.block_kv)
-
-
-def table_entries(view: AttentionView, keys: tuple[int, ...] | None, kv_len: int) -> int:
-    """Block-table entries a paged decode reads: each request's pages in use (0 contiguous)."""
-    page = view.page_size
-    if not page:
-        return 0
-    if keys is None:
-        return view.batch * math.ceil(kv_len / page)
-    return sum(-(-k // page) for k in keys)
-
-
-def decode_grid(kernel: FlashKernel, view: AttentionView, sm_count: int) -> DecodeGrid:
-    """Split-KV decode's grid for ``view`` on ``sm_count`` SMs (module docstring). FA2 sizes the
-    split by the cache's capacity (``seqlen_k``); with ``kv_lengths`` a request's split CTAs
-    clip their key range to its length (``n_block_max``, flash_fwd_kernel.h), so each request
-    keeps ``ceil(blocks / per split)`` CTAs with work."""
-    m_blocks, kv_len, kv_blocks = decode_blocks(kernel, view)
-    grid = view.batch * view.heads_kv * m_blocks
-    splits = num_splits(grid, split_slots(sm_count), kv_blocks)
-    per_split = math.ceil(kv_blocks / splits)
-    keys = request_keys(view)
-    if keys is None:
-        pieces, tiles, longest = view.batch * splits, view.batch * splits * per_split, per_split
-    else:
-        blocks = [-(-k // kernel.block_kv) for k in keys]
-        # a request's CTAs past its last block exit at once
-        pieces = sum(-(-n // per_split) for n in blocks)
-        tiles, longest = sum(blocks), min(per_split, max(blocks))
-    return DecodeGrid.make(
-        m_blocks=m_blocks,
-        kv_len=kv_len,
-        kv_blocks=kv_blocks,
-        splits=splits,
-        ctas=pieces * view.heads_kv * m_blocks,
-        tiles_per_cta=math.ceil(tiles / pieces),
-        keys_read=view.batch * kv_len if keys is None else sum(keys),
-        table_entries=table_entries(view, keys, kv_len),
-        partials=view.batch * splits if splits > 1 else 0,
-        longest_tiles=longest,
+        warps=warps,
     )
