@@ -190,7 +190,8 @@ def _fa3_prefill(view: AttentionView) -> FlashKernel:
 
 def fa3_warps(block_q: int) -> int:
     """Warps of an FA3 forward CTA: a consumer warpgroup per 64 query rows and the producer
-    warpgroup (hopper/tile_size.h's ``kBlockM / 64`` MMA warpgroups, ``kNWarps``)."""
+    warpgroup (hopper/mainloop_fwd_sm90_tma_gmma_ws.hpp: ``AtomLayoutQK`` of ``kBlockM / 64``
+    MMA warpgroups; the kernel adds one producer warpgroup)."""
     return 4 * (block_q // 64 + 1)
 
 
