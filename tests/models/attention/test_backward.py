@@ -17,6 +17,7 @@ from opmodel.hardware.spec import Instruction
 from opmodel.models import get_model
 from opmodel.models.attention import AttentionEvaluation, backward_kernel
 from opmodel.models.attention.backward import backward_tiles, evaluate_backward, staged_bytes
+from tests.hypothesis_budget import examples
 from tests.models.attention.ops import A100, H100, MODEL, attention
 
 A10 = load_hardware("a10")
@@ -228,7 +229,7 @@ def test_backward_is_slower_than_forward_and_masks_save_time(hardware: HardwareS
         assert full.implementation.startswith("effective_roofline/fa")
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     heads=st.integers(1, 16),
     group=st.sampled_from([1, 2, 4]),
@@ -257,7 +258,7 @@ def test_backward_properties(heads: int, group: int, seq: int, dim: int, causal:
     assert 0.5 * full.latency_s <= masked.latency_s <= full.latency_s * (1 + 1e-12)
 
 
-@settings(max_examples=40, deadline=None)
+@settings(max_examples=examples(40), deadline=None)
 @given(
     heads=st.integers(1, 16),
     seq=st.integers(17, 8192),
