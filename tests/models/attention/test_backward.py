@@ -16,7 +16,12 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import Instruction
 from opmodel.models import get_model
 from opmodel.models.attention import AttentionEvaluation, backward_kernel
-from opmodel.models.attention.backward import backward_tiles, evaluate_backward, staged_bytes
+from opmodel.models.attention.backward import (
+    backward_tiles,
+    evaluate_backward,
+    side_kernels,
+    staged_bytes,
+)
 from tests.hypothesis_budget import examples
 from tests.models.attention.ops import A100, H100, MODEL, attention
 
@@ -141,65 +146,6 @@ def _fa3(op: LocalOp) -> LocalOp:
     return _replaced(op, 0, op.tensors[0], attrs={**op.attrs, "attention_kernel": "fa3"})
 
 
-@pytest.mark.parametrize(
-    ("head_dim", "causal", "window", "blocks"),
-    [
-        (64, False, None, (128, 128)),
-        (64, True, None, (128, 128)),
-        (96, False, None, (64, 128)),
-        (128, False, None, (80, 128)),
-        (128, True, None, (64, 128)),
-        (128, True, 256, (64, 128)),
-        (192, False, None, (64, 96)),
-        (256, True, None, (64, 80)),
-    ],
-)
-def test_fa3_backward_blocks_follow_its_launch_template(
-    head_dim: int, causal: bool, window: int | None, blocks: tuple[int, int]
-) -> None:
-    # hopper/flash_bwd_launch_template.h, run_mha_bwd_hdim{64,96,128,192,256}, Arch >= 90
-    op = _fa3(backward(1, 8, 1024, head_dim, causal=causal, window=window))
-    kernel = backward_kernel(H100, op.view)
-    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa3_bwd", *blocks)
-
-
-@pytest.mark.parametrize(
-    ("hardware", "head_dim", "blocks"),
-    [
-        (A100, 32, (128, 128)),
-        (A100, 64, (128, 128)),
-        (A10, 64, (64, 128)),  # 99 KiB a block: under FA2's 144 KiB threshold
-        (A10, 96, (64, 128)),
-        (A100, 128, (64, 128)),
-        (A10, 128, (64, 64)),
-        (A100, 160, (64, 64)),
-        (A100, 256, (64, 64)),
-        (A10, 256, (64, 32)),
-    ],
-    ids=str,
-)
-def test_fa2_backward_blocks_follow_its_launch_template(
-    hardware: HardwareSpec, head_dim: int, blocks: tuple[int, int]
-) -> None:
-    # csrc/flash_attn/src/flash_bwd_launch_template.h, run_mha_bwd_hdim*
-    kernel = backward_kernel(hardware, backward(1, 8, 1024, head_dim).view)
-    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa2_bwd", *blocks)
-
-
-def test_backward_tiles_on_blocks_that_do_not_divide() -> None:
-    full = backward_tiles(
-        backward_kernel(H100, _fa3(backward(1, 1, 256, 128)).view),  # 80 x 128
-        backward(1, 1, 256, 128).view,
-    )
-    # ceil(256 / 80) = 4 query blocks, each seeing both key blocks
-    assert (full.q_blocks, full.kv_blocks, full.tiles, full.longest_block_tiles) == (4, 2, 8, 4)
-    causal_op = _fa3(backward(1, 1, 256, 192, causal=True))
-    causal = backward_tiles(backward_kernel(H100, causal_op.view), causal_op.view)  # 64 x 96
-    # query block b's last row 64 b + 63 sees floor((64 b + 63) / 96) + 1 key blocks: 1, 2, 2, 3
-    assert (causal.q_blocks, causal.kv_blocks, causal.tiles) == (4, 3, 8)
-    assert causal.longest_block_tiles == 4
-
-
 def test_backward_tiles_hand_derived() -> None:
     kernel = backward_kernel(H100, backward(1, 1, 256, 128).view)  # Br = 64, Bc = 128
     causal = backward_tiles(kernel, backward(1, 1, 256, 128, causal=True).view)
@@ -208,6 +154,27 @@ def test_backward_tiles_hand_derived() -> None:
     assert causal.longest_block_tiles == 4  # key block 0 is seen by every query block
     full = backward_tiles(kernel, backward(1, 1, 256, 128).view)
     assert (full.tiles, full.longest_block_tiles) == (8, 4)
+
+
+def test_gqa_backward_dk_dv_traffic_hand_derived() -> None:
+    """32 query heads on 8 KV heads, 1,024 tokens, head_dim 128 (bf16): FA3 reduce-adds into
+    zeroed fp32 dK and dV accumulators and converts them; FA2 writes them per query head and
+    sums them (module docstring of backward.py)."""
+    view = backward(1, 32, 1024, 128, kv_heads=8).view
+    rows, q = 32 * 1024, 32 * 1024 * 128 * 2
+    d_row, dq_acc, dkv = rows * 4, rows * 128 * 4, 2 * 8 * 1024 * 128 * 2
+    main_read = q + dkv + q + 2 * d_row  # Q, K and V, dO, LSE and D
+    fa3 = evaluate_backward(backward_kernel(H100, view), view, H100)
+    acc = 2 * dkv  # the fp32 accumulators
+    assert fa3.dram_write_bytes == (d_row + dq_acc + acc) + (acc + dq_acc) + (q + dkv)
+    assert fa3.dram_read_bytes == 2 * q + main_read + (dq_acc + acc)
+    fa2 = evaluate_backward(backward_kernel(A100, view), view, A100)
+    per_head = 4 * dkv  # dK and dV of each of the group's 4 query heads
+    assert fa2.dram_write_bytes == (d_row + dq_acc) + (per_head + dq_acc) + (q + dkv)
+    assert fa2.dram_read_bytes == 2 * q + main_read + (dq_acc + per_head)
+    mha = backward(1, 32, 1024, 128).view
+    counts = [side_kernels(backward_kernel(h, v), v) for h in (H100, A100) for v in (view, mha)]
+    assert counts == [6, 2, 4, 2]
 
 
 def test_staged_bytes_hand_derived() -> None:

@@ -1,5 +1,7 @@
-"""FA2's forward blocks and warps from its launch template (hand-derived from
-csrc/flash_attn/src/flash_fwd_launch_template.h's ``run_mha_fwd_hdim*``), and ``is_sm8x``."""
+"""FlashAttention's blocks from its launch templates (hand-derived from the ``run_mha_*_hdim*``
+functions of csrc/flash_attn/src/flash_fwd_launch_template.h, flash_bwd_launch_template.h and
+hopper/flash_bwd_launch_template.h): FA2's forward blocks and warps, ``is_sm8x``, both
+libraries' backward blocks and the backward's tiles on blocks that do not divide."""
 
 from __future__ import annotations
 
@@ -7,9 +9,12 @@ import pytest
 
 from opmodel import LocalOp
 from opmodel.hardware import HardwareSpec, load_hardware
+from opmodel.models.attention import backward_kernel
+from opmodel.models.attention.backward import backward_tiles
 from opmodel.models.attention.kernels import flash_kernel
 from opmodel.models.attention.launch_blocks import fa2_forward_blocks, is_sm8x
 from tests.models.attention.ops import A100, H100, attention
+from tests.models.attention.test_backward import backward
 
 A10 = load_hardware("a10")
 MI300X = load_hardware("mi300x")
@@ -20,10 +25,19 @@ def _blocks(op: LocalOp, hardware: HardwareSpec) -> tuple[str, int, int, int]:
     return kernel.name, kernel.block_q, kernel.block_kv, kernel.warps
 
 
-def _fa2(op: LocalOp) -> LocalOp:
-    """``op`` with attr ``attention_kernel: fa2`` (FA2's sm_80 kernels on an H100)."""
-    attrs = {**op.attrs, "attention_kernel": "fa2"}
+def _named(op: LocalOp, kernel: str) -> LocalOp:
+    """``op`` with attr ``attention_kernel`` (``fa2``: FA2's sm_80 kernels on an H100; ``fa3``:
+    FA3's own blocks on sm_90)."""
+    attrs = {**op.attrs, "attention_kernel": kernel}
     return LocalOp(name=op.name, kind=op.kind, phase=op.phase, tensors=op.tensors, attrs=attrs)
+
+
+def _fa2(op: LocalOp) -> LocalOp:
+    return _named(op, "fa2")
+
+
+def _fa3(op: LocalOp) -> LocalOp:
+    return _named(op, "fa3")
 
 
 @pytest.mark.parametrize(
@@ -86,3 +100,62 @@ def test_is_sm8x_and_the_table_directly() -> None:
     ]
     assert fa2_forward_blocks(32, False, False, 166912, 167936) == (128, 128, 4)
     assert fa2_forward_blocks(256, True, False, 232448, 233472) == (64, 64, 4)
+
+
+@pytest.mark.parametrize(
+    ("head_dim", "causal", "window", "blocks"),
+    [
+        (64, False, None, (128, 128)),
+        (64, True, None, (128, 128)),
+        (96, False, None, (64, 128)),
+        (128, False, None, (80, 128)),
+        (128, True, None, (64, 128)),
+        (128, True, 256, (64, 128)),
+        (192, False, None, (64, 96)),
+        (256, True, None, (64, 80)),
+    ],
+)
+def test_fa3_backward_blocks_follow_its_launch_template(
+    head_dim: int, causal: bool, window: int | None, blocks: tuple[int, int]
+) -> None:
+    # hopper/flash_bwd_launch_template.h, run_mha_bwd_hdim{64,96,128,192,256}, Arch >= 90
+    op = _fa3(backward(1, 8, 1024, head_dim, causal=causal, window=window))
+    kernel = backward_kernel(H100, op.view)
+    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa3_bwd", *blocks)
+
+
+@pytest.mark.parametrize(
+    ("hardware", "head_dim", "blocks"),
+    [
+        (A100, 32, (128, 128)),
+        (A100, 64, (128, 128)),
+        (A10, 64, (64, 128)),  # 99 KiB a block: under FA2's 144 KiB threshold
+        (A10, 96, (64, 128)),
+        (A100, 128, (64, 128)),
+        (A10, 128, (64, 64)),
+        (A100, 160, (64, 64)),
+        (A100, 256, (64, 64)),
+        (A10, 256, (64, 32)),
+    ],
+    ids=str,
+)
+def test_fa2_backward_blocks_follow_its_launch_template(
+    hardware: HardwareSpec, head_dim: int, blocks: tuple[int, int]
+) -> None:
+    # csrc/flash_attn/src/flash_bwd_launch_template.h, run_mha_bwd_hdim*
+    kernel = backward_kernel(hardware, backward(1, 8, 1024, head_dim).view)
+    assert (kernel.name, kernel.block_q, kernel.block_kv) == ("fa2_bwd", *blocks)
+
+
+def test_backward_tiles_on_blocks_that_do_not_divide() -> None:
+    full = backward_tiles(
+        backward_kernel(H100, _fa3(backward(1, 1, 256, 128)).view),  # 80 x 128
+        backward(1, 1, 256, 128).view,
+    )
+    # ceil(256 / 80) = 4 query blocks, each seeing both key blocks
+    assert (full.q_blocks, full.kv_blocks, full.tiles, full.longest_block_tiles) == (4, 2, 8, 4)
+    causal_op = _fa3(backward(1, 1, 256, 192, causal=True))
+    causal = backward_tiles(backward_kernel(H100, causal_op.view), causal_op.view)  # 64 x 96
+    # query block b's last row 64 b + 63 sees floor((64 b + 63) / 96) + 1 key blocks: 1, 2, 2, 3
+    assert (causal.q_blocks, causal.kv_blocks, causal.tiles) == (4, 3, 8)
+    assert causal.longest_block_tiles == 4

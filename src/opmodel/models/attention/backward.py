@@ -10,9 +10,11 @@ et al. 2024; hopper/flash_bwd_kernel.h) run a backward pass as three kernels:
    causal one. Per tile it recomputes ``S = Q K^T`` and ``P = exp(S - LSE)``, accumulates
    ``dV += P^T dO``, computes ``dP = dO V^T`` and ``dS = P (dP - D)``, accumulates
    ``dK += dS^T Q`` and adds ``dS K`` into dQ's fp32 accumulator in L2 (atomic adds); it writes
-   its dK and dV blocks at the end. With GQA it writes them per query head;
-3. **postprocess**: converts dQ's accumulator to dQ's dtype (and sums GQA's per-query-head dK
-   and dV over each group).
+   its dK and dV blocks at the end. With GQA FA2 writes them per query head, and FA3 reduce-adds
+   them in fp32 into accumulators of the KV heads' size (zeroed beforehand) in L2;
+3. **postprocess**: converts dQ's accumulator to dQ's dtype; with GQA FA2 sums the per-query-head
+   dK and dV over each group and FA3 converts its dK and dV accumulators
+   (:func:`side_kernels` counts these kernels and the fills).
 
 Per tile, in SM cycles (rates of :func:`~opmodel.models.attention.costs.sm_rates`):
 
@@ -43,8 +45,8 @@ kernel reads Q, K, V, dO, LSE and D from DRAM once (a head's key-block CTAs run 
 Q and dO re-reads hit L2) and writes dK, dV and dQ's accumulator; L2 serves every tile's Q
 and dO blocks and the accumulator's read-modify-write.
 ``t_main = fixed + max(compute + 2 L_dram + L_l2, DRAM bytes / bandwidth + L_dram, L2 bytes /
-L2 bandwidth)``; the preprocess and postprocess are bandwidth-bound streams,
-``fixed + bytes / bandwidth + L_dram`` each. ``latency = t_pre + t_main + t_post``.
+L2 bandwidth)``; the other kernels are bandwidth-bound streams, ``fixed + L_dram`` each
+and their bytes at the DRAM bandwidth together. ``latency = t_main + t_side``.
 """
 
 from __future__ import annotations
@@ -76,6 +78,7 @@ __all__ = [
     "backward_kernel",
     "backward_tiles",
     "evaluate_backward",
+    "side_kernels",
     "staged_bytes",
 ]
 
@@ -176,20 +179,36 @@ def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict
     tiles = heads * counts.tiles
     e = element_bytes(view.q)
     dims = view.head_dim_qk + view.head_dim_v
-    gqa = group * dkv if group > 1 else 0  # dK and dV per query head, summed afterwards
+    # with GQA: FA2 writes dK and dV per query head and sums them afterwards; FA3 reduce-adds
+    # each query head's fp32 blocks into zeroed accumulators of the KV heads' size, then converts
+    gqa = group * dkv if group > 1 and kernel.name == "fa2_bwd" else 0
+    dkv_acc = dkv * _ACCUMULATOR_BYTES // e if group > 1 and kernel.name == "fa3_bwd" else 0
+    reduce_add = 2 * heads * counts.kv_blocks * kernel.block_kv * dims * _ACCUMULATOR_BYTES
     return {
         "pre_read": o + grad_o,
-        "pre_write": rows * _ACCUMULATOR_BYTES + accumulator,  # D; the cleared accumulator
+        # D; the cleared dQ accumulator (and FA3's zeroed dK and dV accumulators)
+        "pre_write": rows * _ACCUMULATOR_BYTES + accumulator + dkv_acc,
         "main_read": q + dkv + grad_o + 2 * rows * _ACCUMULATOR_BYTES,
-        "main_write": (gqa or dkv) + accumulator,
-        "post_read": accumulator + gqa,
+        "main_write": (gqa or dkv_acc or dkv) + accumulator,
+        "post_read": accumulator + (gqa or dkv_acc),
         "post_write": q + (dkv if group > 1 else 0),
         # every tile's Q and dO blocks with their LSE and D, each CTA's K and V blocks, and
-        # the accumulator's read-modify-write
+        # the accumulators' read-modify-writes
         "l2": tiles * kernel.block_q * (dims * e + 2 * _ACCUMULATOR_BYTES)
         + heads * counts.kv_blocks * kernel.block_kv * dims * e
-        + 2 * tiles * kernel.block_q * view.head_dim_qk * _ACCUMULATOR_BYTES,
+        + 2 * tiles * kernel.block_q * view.head_dim_qk * _ACCUMULATOR_BYTES
+        + (reduce_add if dkv_acc else 0),
     }
+
+
+def side_kernels(kernel: FlashKernel, view: AttentionView) -> int:
+    """Kernels of the pass besides the main one: the preprocess and dQ's conversion; with GQA
+    FA2's two sums of dK and dV over each group (csrc/flash_attn/flash_api.cpp's ``mha_bwd``),
+    FA3's two fills of its fp32 dK and dV accumulators and their two conversions
+    (hopper/flash_api.cpp, hopper/flash_bwd_launch_template.h)."""
+    if view.heads_q == view.heads_kv:
+        return 2
+    return 4 if kernel.name == "fa2_bwd" else 6
 
 
 def _busiest_sm(
@@ -213,7 +232,7 @@ def _busiest_sm(
 
 
 def _times(
-    moved: dict[str, int], dirty: int, compute_s: float, hardware: HardwareSpec
+    moved: dict[str, int], dirty: int, compute_s: float, hardware: HardwareSpec, kernels: int
 ) -> tuple[dict[str, float], float]:
     """The main kernel's compute, DRAM and L2 bounds, and the preprocess's and postprocess's
     seconds together (module docstring)."""
@@ -225,7 +244,7 @@ def _times(
         "l2": (moved["l2"] + moved["main_write"]) / l2_rate,
     }
     side = sum(moved[k] for k in ("pre_read", "pre_write", "post_read", "post_write"))
-    return main, 2 * (fixed + l_dram) + side / hbm_rate
+    return main, kernels * (fixed + l_dram) + side / hbm_rate
 
 
 def evaluate_backward(
@@ -240,7 +259,7 @@ def evaluate_backward(
     read = moved["pre_read"] + moved["main_read"] + moved["post_read"]
     written = moved["pre_write"] + moved["main_write"] + moved["post_write"]
     dirty = dirty_bytes(view, hardware, read + written)
-    main, side = _times(moved, dirty, compute, hardware)
+    main, side = _times(moved, dirty, compute, hardware, side_kernels(kernel, view))
     limiter = max(main, key=lambda name: main[name])
     fixed = common(hardware)[1]
     return AttentionEvaluation(
