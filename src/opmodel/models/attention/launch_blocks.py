@@ -35,18 +35,28 @@ sm_89).
 from __future__ import annotations
 
 __all__ = [
+    "FA2_HEAD_DIMS",
     "default_backward_blocks",
     "fa2_backward_blocks",
     "fa2_forward_blocks",
+    "fa2_head_dim",
     "fa3_backward_blocks",
     "is_sm8x",
 ]
+
+FA2_HEAD_DIMS = (32, 64, 96, 128, 192, 256)  # FA2's compiled head dims (module docstring)
 
 _FA2_LARGE_SMEM_BYTES = 144 * 1024  # FA2's backward: max_smem_per_block for its larger blocks
 # FA2's forward at head_dim 256: 128 x 64 where a block may take 2 x 256 x (128 + 2 x 64)
 # bytes and an SM holds less than 4 x 256 x (64 + 2 x 64) (two 64 x 64 CTAs)
 _FA2_FWD_256_BLOCK_BYTES = 2 * 256 * (128 + 2 * 64)
 _FA2_FWD_256_SM_BYTES = 4 * 256 * (64 + 2 * 64)
+
+
+def fa2_head_dim(head_dim: int) -> int | None:
+    """The head dim of the FA2 kernel that runs ``head_dim`` (the next one FA2 compiles; the
+    rest of the head is padding), or ``None`` above 256."""
+    return next((d for d in FA2_HEAD_DIMS if d >= head_dim), None)
 
 
 def is_sm8x(architecture: str | None) -> bool:
