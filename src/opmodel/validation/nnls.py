@@ -3,8 +3,9 @@
 ``minimise |A x - b|^2 subject to x >= 0`` by the active-set method of Lawson and Hanson,
 *Solving Least Squares Problems* (1974), ch. 23. Columns are scaled to unit norm first, since
 energy features differ by many orders of magnitude (seconds, FLOPs, bytes). The inner
-unconstrained solves use the normal equations by Gaussian elimination with partial pivoting,
-adequate for the few well-scaled columns of an energy calibration.
+unconstrained solves use the normal equations by Gaussian elimination with partial pivoting
+(:func:`opmodel.core.linalg.least_squares`), adequate for the few well-scaled columns of an
+energy calibration.
 """
 
 from __future__ import annotations
@@ -12,35 +13,15 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from opmodel.core.linalg import least_squares
+
 __all__ = ["nnls", "relative_offset"]
-
-
-def _solve(matrix: list[list[float]], rhs: list[float]) -> list[float]:
-    """Gaussian elimination with partial pivoting; raises ValueError when singular."""
-    n = len(rhs)
-    a = [[*row, rhs[i]] for i, row in enumerate(matrix)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
-        if abs(a[pivot][col]) < 1e-14:
-            msg = "singular system"
-            raise ValueError(msg)
-        a[col], a[pivot] = a[pivot], a[col]
-        for r in range(col + 1, n):
-            f = a[r][col] / a[col][col]
-            for c in range(col, n + 1):
-                a[r][c] -= f * a[col][c]
-    x = [0.0] * n
-    for r in range(n - 1, -1, -1):
-        x[r] = (a[r][n] - sum(a[r][c] * x[c] for c in range(r + 1, n))) / a[r][r]
-    return x
 
 
 def _least_squares(
     a: Sequence[Sequence[float]], b: Sequence[float], cols: list[int]
 ) -> list[float]:
-    gram = [[sum(row[i] * row[j] for row in a) for j in cols] for i in cols]
-    rhs = [sum(row[i] * bi for row, bi in zip(a, b, strict=True)) for i in cols]
-    return _solve(gram, rhs)
+    return least_squares([[row[j] for j in cols] for row in a], b)
 
 
 def _gradient(a: Sequence[Sequence[float]], b: Sequence[float], x: list[float]) -> list[float]:

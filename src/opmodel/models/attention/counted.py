@@ -32,6 +32,7 @@ from typing import Any
 
 from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.errors import ConfigError
+from opmodel.core.linalg import least_squares
 from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -115,8 +116,8 @@ def _features(rows: int, block_kv: int, head_dim: int) -> tuple[float, float, fl
 @cache
 def _planes() -> dict[str, tuple[float, ...]]:
     """Per architecture, the least-squares plane of the other instructions over the counted
-    loops' features (normal equations, solved by Gaussian elimination); architectures with
-    fewer counted loops than features have none."""
+    loops' features (:func:`opmodel.core.linalg.least_squares`); architectures with fewer
+    counted loops than features have none."""
     by_arch: dict[str, list[tuple[tuple[float, ...], float]]] = {}
     for (arch, head, block_q, block_kv), (warps, _, other, _) in _shipped().items():
         by_arch.setdefault(arch, []).append(
@@ -131,26 +132,15 @@ def _planes() -> dict[str, tuple[float, ...]]:
 
 
 def _least_squares(rows: list[tuple[tuple[float, ...], float]]) -> tuple[float, ...] | None:
-    """Least-squares weights of ``y ~ x . w`` over ``(x, y)`` rows, or ``None`` when the rows do
-    not determine them."""
+    """Least-squares weights of ``y ~ x . w`` over ``(x, y)`` rows (columns scaled to unit size
+    for the solve), or ``None`` when the rows do not determine them."""
     n = len(rows[0][0])
     if len(rows) < n:
         return None
-    # columns scaled to unit size so that the elimination is well conditioned
     scale = [max(abs(x[j]) for x, _ in rows) or 1.0 for j in range(n)]
-    a = [
-        [sum(x[i] * x[j] for x, _ in rows) / (scale[i] * scale[j]) for j in range(n)]
-        for i in range(n)
-    ]
-    b = [sum(x[i] * y for x, y in rows) / scale[i] for i in range(n)]
-    for col in range(n):
-        pivot = max(range(col, n), key=lambda r: abs(a[r][col]))
-        if abs(a[pivot][col]) < 1e-12:
-            return None
-        a[col], a[pivot], b[col], b[pivot] = a[pivot], a[col], b[pivot], b[col]
-        for r in range(n):
-            if r != col:
-                factor = a[r][col] / a[col][col]
-                a[r] = [v - factor * p for v, p in zip(a[r], a[col], strict=True)]
-                b[r] -= factor * b[col]
-    return tuple(b[i] / a[i][i] / scale[i] for i in range(n))
+    scaled = [[x[j] / scale[j] for j in range(n)] for x, _ in rows]
+    try:
+        weights = least_squares(scaled, [y for _, y in rows])
+    except ValueError:
+        return None
+    return tuple(w / s for w, s in zip(weights, scale, strict=True))
