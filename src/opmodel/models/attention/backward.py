@@ -183,7 +183,10 @@ def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict
     # each query head's fp32 blocks into zeroed accumulators of the KV heads' size, then converts
     gqa = group * dkv if group > 1 and kernel.name == "fa2_bwd" else 0
     dkv_acc = dkv * _ACCUMULATOR_BYTES // e if group > 1 and kernel.name == "fa3_bwd" else 0
-    reduce_add = 2 * heads * counts.kv_blocks * kernel.block_kv * dims * _ACCUMULATOR_BYTES
+    # each query head's CTA reads and writes its fp32 dK and dV blocks in FA3's accumulators
+    reduce_add = (
+        2 * heads * counts.kv_blocks * kernel.block_kv * dims * _ACCUMULATOR_BYTES if dkv_acc else 0
+    )
     return {
         "pre_read": o + grad_o,
         # D; the cleared dQ accumulator (and FA3's zeroed dK and dV accumulators)
@@ -197,7 +200,7 @@ def _bytes(kernel: FlashKernel, view: AttentionView, counts: TileCounts) -> dict
         "l2": tiles * kernel.block_q * (dims * e + 2 * _ACCUMULATOR_BYTES)
         + heads * counts.kv_blocks * kernel.block_kv * dims * e
         + 2 * tiles * kernel.block_q * view.head_dim_qk * _ACCUMULATOR_BYTES
-        + (reduce_add if dkv_acc else 0),
+        + reduce_add,
     }
 
 
@@ -234,8 +237,8 @@ def _busiest_sm(
 def _times(
     moved: dict[str, int], dirty: int, compute_s: float, hardware: HardwareSpec, kernels: int
 ) -> tuple[dict[str, float], float]:
-    """The main kernel's compute, DRAM and L2 bounds, and the preprocess's and postprocess's
-    seconds together (module docstring)."""
+    """The main kernel's compute, DRAM and L2 bounds, and the other ``kernels``' seconds
+    together (:func:`side_kernels`; module docstring)."""
     _, fixed, l_dram, l_l2, _ = common(hardware)
     hbm_rate, l2_rate = rates(hardware)
     main = {

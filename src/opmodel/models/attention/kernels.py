@@ -177,15 +177,7 @@ def flash_kernel(hardware: HardwareSpec, view: AttentionView, *, decode: bool) -
 
 def _fa3_prefill(view: AttentionView) -> FlashKernel:
     """FA3's prefill kernel on sm_90 (``wgmma``) with its blocks (:func:`fa3_blocks`)."""
-    block_q, block_kv = fa3_blocks(view)
-    return FlashKernel(
-        name="fa3",
-        block_q=block_q,
-        block_kv=block_kv,
-        instruction=Instruction.WGMMA,
-        softmax_overlapped=True,
-        warps=fa3_warps(block_q),
-    )
+    return _fa3_structure(*fa3_blocks(view), Instruction.WGMMA)
 
 
 def fa3_warps(block_q: int) -> int:
@@ -201,14 +193,20 @@ def _async_prefill(head_dim: int, asynchronous: Instruction) -> FlashKernel:
     runs cuDNN's fused kernel on sm_90 (its ncu name holds a 64 x 128 x 128 tile) or FA3; the
     blocks the H200's cuDNN rows were checked with) and sm_100's ``tcgen05`` (an approximation
     until Blackwell's kernels are modelled)."""
+    return _fa3_structure(128, 128 if head_dim <= 128 else 64, asynchronous)
+
+
+def _fa3_structure(block_q: int, block_kv: int, instruction: Instruction) -> FlashKernel:
+    """The FA3 structure (module docstring) on ``block_q x block_kv`` blocks: the softmax under
+    the other warpgroups' GEMMs, the exponentials emulated on ``tcgen05`` (FlashAttention-4)."""
     return FlashKernel(
         name="fa3",
-        block_q=128,
-        block_kv=128 if head_dim <= 128 else 64,
-        instruction=asynchronous,
+        block_q=block_q,
+        block_kv=block_kv,
+        instruction=instruction,
         softmax_overlapped=True,
-        emulated_exponentials=asynchronous is Instruction.TCGEN05,
-        warps=fa3_warps(128),
+        emulated_exponentials=instruction is Instruction.TCGEN05,
+        warps=fa3_warps(block_q),
     )
 
 
