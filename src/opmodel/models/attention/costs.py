@@ -16,9 +16,8 @@ from opmodel.core.errors import UnsupportedDTypeError
 from opmodel.core.op import TensorSpec
 from opmodel.core.views_matmul import AttentionView
 from opmodel.hardware.spec import HardwareSpec, Instruction, SmSpec
-from opmodel.models.attention.counted import estimated_loop_count, flash_loop_count
+from opmodel.models.attention.counted import loop_count
 from opmodel.models.attention.kernels import FlashKernel
-from opmodel.models.attention.launch_blocks import fa2_head_dim
 from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.l2_survival import dirty_write_back_bytes
 
@@ -97,18 +96,16 @@ def _counted_loop_cycles(
     tile of ``rows``: (cycles its warps spend issuing the instructions other than ``HMMA``,
     each SMSP issuing ``ceil(warps / SMSPs)`` warps' one per cycle; cycles its ``ldmatrix``
     fragment loads take at the SM's shared-memory bytes per cycle, which bound its products);
-    the loop of the head dim FA2 compiles (:func:`fa2_head_dim`), counted or, where its shape
-    has no count, estimated from the counted ones; ``None`` where the kernel is not FA2's 16-bit
-    forward or the architecture has no counts."""
+    the loop of the head dim FA2 compiles, counted or, where its shape has no count, estimated
+    from the counted ones (:func:`~opmodel.models.attention.counted.loop_count`); ``None``
+    where the kernel is not FA2's 16-bit forward or the architecture has no counts."""
     if kernel.name != "fa2" or view.backward or view.k.dtype.bits != 16:
         return None
     if view.head_dim_qk != view.head_dim_v:
         return None
-    head_dim = fa2_head_dim(view.head_dim_qk)
-    if head_dim is None:
-        return None
-    shape = (hardware.architecture, head_dim, kernel.block_q, kernel.block_kv)
-    count = flash_loop_count(*shape) or estimated_loop_count(*shape, kernel.warps)
+    count = loop_count(
+        hardware.architecture, view.head_dim_qk, kernel.block_q, kernel.block_kv, kernel.warps
+    )
     sm = hardware.compute.sm
     if count is None or sm is None:
         return None

@@ -26,13 +26,14 @@ every counted sm_80 and sm_86 loop and 5.6 % of sm_90's.
 
 from __future__ import annotations
 
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
 from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.errors import ConfigError
 from opmodel.core.linalg import least_squares
+from opmodel.models.attention.launch_blocks import fa2_head_dim
 from opmodel.models.shared.sass_code import sass_architecture
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -42,6 +43,7 @@ __all__ = [
     "estimated_loop_count",
     "flash_loop_count",
     "load_flash_counts",
+    "loop_count",
 ]
 
 FLASH_COUNTS_FILE = INSTRUCTIONS_DIR / "flash_fwd.yaml"
@@ -90,6 +92,20 @@ def flash_loop_count(
     a count."""
     arch = sass_architecture(architecture)
     return None if arch is None else _shipped().get((arch, head_dim, block_q, block_kv))
+
+
+@lru_cache(maxsize=1024)  # a predict asks once per tile shape; a sweep repeats its shapes
+def loop_count(
+    architecture: str | None, head_dim: int, block_q: int, block_kv: int, warps: int
+) -> LoopCount | None:
+    """The loop of the FA2 kernel that runs ``head_dim`` (:func:`fa2_head_dim`, the head dim
+    FA2 compiles): its count, or where its shape has none :func:`estimated_loop_count`;
+    ``None`` above head_dim 256 or without counts for the architecture."""
+    compiled = fa2_head_dim(head_dim)
+    if compiled is None:
+        return None
+    shape = (architecture, compiled, block_q, block_kv)
+    return flash_loop_count(*shape) or estimated_loop_count(*shape, warps)
 
 
 def estimated_loop_count(

@@ -56,7 +56,10 @@ _FA2_FWD_256_SM_BYTES = 4 * 256 * (64 + 2 * 64)
 def fa2_head_dim(head_dim: int) -> int | None:
     """The head dim of the FA2 kernel that runs ``head_dim`` (the next one FA2 compiles; the
     rest of the head is padding), or ``None`` above 256."""
-    return next((d for d in FA2_HEAD_DIMS if d >= head_dim), None)
+    for compiled in FA2_HEAD_DIMS:
+        if compiled >= head_dim:
+            return compiled
+    return None
 
 
 def is_sm8x(architecture: str | None) -> bool:
