@@ -22,7 +22,7 @@ from opmodel.core.views import RowView
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.effective_roofline.streaming_cost import pair_cost, streaming_profile
+from opmodel.models.effective_roofline.streaming_cost import kernels_cost, streaming_profile
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.evaluate import StreamingEvaluation
@@ -31,18 +31,21 @@ from opmodel.models.streaming.row_backward import (
     partial_bytes,
     weight_grad_kernel,
 )
+from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["RowBackwardEvaluation", "predict_row_backward"]
 
 
 @value_type
 class RowBackwardEvaluation(FastValue):
-    """The two kernels of a row op's backward pass; ``weight_grads`` is ``None`` when the op
-    writes no weight gradient."""
+    """The kernels of a row op's backward pass; ``weight_grads`` is ``None`` when the op
+    writes no weight gradient, ``weight_grad_sums`` holds ATen's ``.sum(0)`` of the split
+    path's partial sums (one per gradient; empty otherwise)."""
 
     grad_input: StreamingEvaluation
     weight_grads: StreamingEvaluation | None
     latency_s: float
+    weight_grad_sums: tuple[StreamingEvaluation, ...] = ()
 
     @property
     def limiter(self) -> str:
@@ -71,30 +74,61 @@ def _grad_input_work(op: LocalOp, view: RowView, base: RooflineSetup, partials: 
     )
 
 
-def _weight_grad_evaluation(
+def _weight_grad_evaluations(
     view: RowView, implementation: str, hardware: HardwareSpec, first: StreamingEvaluation
-) -> StreamingEvaluation | None:
-    """The kernel that sums the weight gradients, or ``None`` without weight gradients."""
+) -> tuple[StreamingEvaluation, ...]:
+    """The kernels that sum the weight gradients (none without weight gradients): the sum
+    over the rows, then ATen's ``.sum(0)`` of its partial sums where it splits the rows."""
     if not view.weight_grads:
-        return None
+        return ()
     sm = hardware.compute.sm
     assert sm is not None
-    kernel, elements = weight_grad_kernel(implementation, view.rows, view.row_length, sm.sm_count)
+    plan = weight_grad_kernel(implementation, view.rows, view.row_length, sm.sm_count)
+    grads = len(view.weight_grads)
     # the fused kernels' fp32 partials, or x and dy again
     fused = implementation == "fused"
-    read = elements * 4 * len(view.weight_grads) if fused else 2 * view.x.nbytes
+    read = plan.read_elements * 4 * grads if fused else 2 * view.x.nbytes
     moved = first.dram_read_bytes + first.dram_write_bytes
+    grad_bytes = [g.nbytes for g in view.weight_grads]
+    partial_bytes_each = [plan.partial_rows * b for b in grad_bytes]
     work = StreamWork(
         read_bytes=read,
         shared_read_bytes=0,
         reread_bytes=0,
-        write_bytes=sum(g.nbytes for g in view.weight_grads),
+        write_bytes=sum(partial_bytes_each) if plan.sum_kernel else sum(grad_bytes),
         flops=0,
         vector_flops_per_s=0.0,
         warm_read_bytes=read,
         producer_bytes=max(read, round(moved)),
     )
-    return evaluate_streaming(kernel, hardware, work)
+    main = evaluate_streaming(plan.kernel, hardware, work)
+    if plan.sum_kernel is None:
+        return (main,)
+    return (main, *_partial_sums(plan.sum_kernel, hardware, partial_bytes_each, grad_bytes))
+
+
+def _partial_sums(
+    kernel: StreamKernel, hardware: HardwareSpec, partials: list[int], grads: list[int]
+) -> tuple[StreamingEvaluation, ...]:
+    """ATen's ``.sum(0)`` of each gradient's partial sums (``partials`` bytes each), which the
+    kernel before just wrote, into the gradient (``grads`` bytes each)."""
+    return tuple(
+        evaluate_streaming(
+            kernel,
+            hardware,
+            StreamWork(
+                read_bytes=read,
+                shared_read_bytes=0,
+                reread_bytes=0,
+                write_bytes=written,
+                flops=0,
+                vector_flops_per_s=0.0,
+                warm_read_bytes=read,
+                producer_bytes=sum(partials),
+            ),
+        )
+        for read, written in zip(partials, grads, strict=True)
+    )
 
 
 def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
@@ -113,8 +147,13 @@ def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     grads = len(view.weight_grads)
     partials = partial_bytes(implementation, view.rows, view.row_length, sm.sm_count, grads)
     first = evaluate_streaming(kernel, hardware, _grad_input_work(op, view, base, partials))
-    second = _weight_grad_evaluation(view, implementation, hardware, first)
+    rest = _weight_grad_evaluations(view, implementation, hardware, first)
     writes = base.traffic["hbm"].write_bytes + partials
-    cost = pair_cost(base, hardware, first, second, writes)
-    evaluation = RowBackwardEvaluation(grad_input=first, weight_grads=second, latency_s=cost[0])
+    cost = kernels_cost(base, hardware, (first, *rest), writes)
+    evaluation = RowBackwardEvaluation(
+        grad_input=first,
+        weight_grads=rest[0] if rest else None,
+        latency_s=cost[0],
+        weight_grad_sums=rest[1:],
+    )
     return streaming_profile(op, base, cost, f"{implementation}/backward", evaluation)

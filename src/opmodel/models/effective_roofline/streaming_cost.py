@@ -20,7 +20,7 @@ from opmodel.models.shared.level_energy import level_energy_j
 from opmodel.models.shared.roofline_estimate import RooflineSetup
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 
-__all__ = ["pair_cost", "streaming_cost", "streaming_profile"]
+__all__ = ["kernels_cost", "pair_cost", "streaming_cost", "streaming_profile"]
 
 
 def streaming_cost(
@@ -64,7 +64,17 @@ def pair_cost(
     """(summed latency, traffic, energy) of an op's one or two kernels run one after the other
     (a row op's backward pass, a cross-entropy loss)."""
     kernels = (first,) if second is None else (first, second)
-    traffic, energy = streaming_cost(base, hardware, kernels, l2_write_bytes)
+    return kernels_cost(base, hardware, kernels, l2_write_bytes)
+
+
+def kernels_cost(
+    base: RooflineSetup,
+    hardware: HardwareSpec,
+    kernels: Sequence[StreamingEvaluation],
+    l2_write_bytes: int,
+) -> tuple[float, Mapping[str, LevelTraffic], EnergyBreakdown]:
+    """(summed latency, traffic, energy) of an op's kernels run one after the other."""
+    traffic, energy = streaming_cost(base, hardware, tuple(kernels), l2_write_bytes)
     return sum(e.latency_s for e in kernels), traffic, energy
 
 

@@ -8,8 +8,20 @@ writes its weights' gradients, a second kernel that reduces over the rows:
     the norms run ``layer_norm_grad_input_kernel``: one row per CTA of 128 threads (estimate,
     as the forward), a first pass that sums ``g = dy gamma`` and ``g x_hat`` in vectors of 4,
     one block reduction of both sums, and a second pass that re-reads the row to write dx.
-    The weight gradients are ``GammaBetaBackward``: every column summed over the rows, a second
-    read of x and dy (modelled with ATen's reduce structure over the rows x length elements).
+    The weight gradients are ``GammaBetaBackwardCUDAKernelTemplate``, launched as
+    ``LaunchGammaBetaBackwardCUDAKernel`` does on CUDA (PyTorch 2.7 and later; the
+    ``GammaBetaBackwardCUDAKernel_32x32`` of earlier versions has the same shape where rows and
+    length are multiples of 32): a CTA of ``32 x block_y`` threads owns 32 columns and walks
+    the rows ``rows_per_block`` at a time, each thread loading the row's mean and rstd (an L2
+    round trip: the grad-input kernel just read them), then its ``rows_per_block / block_y``
+    rows of x and dy at once (one DRAM round trip), one block reduction at the end. The tile
+    grows with the rows: ``(block_y, rows_per_block)`` = (1, 8) under 64 rows, (8, 64) under
+    128, (16, 128) under 256, (32, 256) from 256. With more than 65,536 rows and fewer than
+    ``sm_count / 2`` column blocks it splits the rows over ``grid_y = min(32768 / column
+    blocks, rows / 32)`` one-warp CTAs of 32 rows that write ``grid_y x length`` partial sums
+    per gradient (the gradient's dtype), which a ``.sum(0)`` per gradient (ATen's reduce)
+    adds up. The grid is ``ceil(length / 32)`` columns wide, so short rows leave SMs idle:
+    1,024 columns are 32 CTAs.
     Softmax runs ``softmax_warp_backward`` or ``cunn_SoftMaxBackward`` where the forward runs
     its warp or block kernel: one pass (warp) or two (sum, then write), one reduction.
 ``fused`` (Triton, e.g. Liger-Kernel, and fused CUDA kernels): one row per CTA with x and dy in
@@ -29,11 +41,23 @@ import math
 
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import UnsupportedOpError
+from opmodel.core.values import FastValue, value_type
 from opmodel.models.streaming.aten_rows import aten_row_kernel
 from opmodel.models.streaming.kernels import streaming_kernel
-from opmodel.models.streaming.structure import ROW_REDUCTIONS, StreamKernel
+from opmodel.models.streaming.structure import (
+    ROW_REDUCTIONS,
+    StreamKernel,
+    held_row_registers,
+)
 
-__all__ = ["grad_input_kernel", "partial_bytes", "weight_grad_kernel"]
+__all__ = [
+    "GammaBetaLaunch",
+    "WeightGradKernels",
+    "gamma_beta_launch",
+    "grad_input_kernel",
+    "partial_bytes",
+    "weight_grad_kernel",
+]
 
 _ROW_THREADS = 128  # ATen's layer norm kernels (estimate for the backward, as the forward)
 _LAYER_NORM_VECTOR = 4  # layer_norm_kernel.cu: vec_size
@@ -92,19 +116,101 @@ def grad_input_kernel(
     )
 
 
+@value_type
+class GammaBetaLaunch(FastValue):
+    """How ATen launches ``GammaBetaBackwardCUDAKernelTemplate`` (module docstring)."""
+
+    block_y: int  # threadIdx.y extent; block_dim_x is 32 (one column per lane)
+    rows_per_block: int  # rows a CTA's threads cover in one step of its loop
+    grid_x: int  # column blocks, ceil(length / 32)
+    grid_y: int  # row blocks: 1, or the split path's partial sums per gradient
+    partial: bool  # no block reduction: each thread writes its own sums
+
+
+@value_type
+class WeightGradKernels(FastValue):
+    """The kernels that sum the weight gradients over the rows: ``kernel`` reads x and dy
+    (ATen) or the per-SM partials (fused; ``read_elements`` per gradient); ATen's split path
+    writes ``partial_rows x length`` partial sums per gradient, which ``sum_kernel`` (one
+    launch per gradient) reduces; ``partial_rows`` is 0 and ``sum_kernel`` None otherwise."""
+
+    kernel: StreamKernel
+    read_elements: int
+    partial_rows: int = 0
+    sum_kernel: StreamKernel | None = None
+
+
+_GAMMA_BETA_X = 32  # block_dim_x on CUDA: one column per lane
+_SPLIT_ROWS = 64 * 1024  # more rows than this (and few column blocks) take the split path
+_SPLIT_MAX_GRID = 64 * 1024 // 2  # max_grid_size: column blocks x row blocks
+_TILES = ((64, 1, 8), (128, 8, 64), (256, 16, 128))  # rows below -> (block_y, rows per step)
+
+
+def gamma_beta_launch(rows: int, length: int, sm_count: int) -> GammaBetaLaunch:
+    """ATen's launch of the weight-gradient kernel for ``rows x length`` (module docstring;
+    PyTorch's ``LaunchGammaBetaBackwardCUDAKernel`` in layer_norm_kernel.cu)."""
+    _check("pytorch", rows, length)
+    grid_x = math.ceil(length / _GAMMA_BETA_X)
+    if rows > _SPLIT_ROWS and length // _GAMMA_BETA_X < sm_count // 2:
+        grid_y = max(1, min(_SPLIT_MAX_GRID // grid_x, math.ceil(rows / 32)))
+        return GammaBetaLaunch(
+            block_y=1, rows_per_block=32, grid_x=grid_x, grid_y=grid_y, partial=True
+        )
+    block_y, rows_per_block = next(((y, r) for limit, y, r in _TILES if rows < limit), (32, 256))
+    # one thread per column does the whole sum: no reduction across threads
+    return GammaBetaLaunch(
+        block_y=block_y,
+        rows_per_block=rows_per_block,
+        grid_x=grid_x,
+        grid_y=1,
+        partial=block_y == 1,
+    )
+
+
+def _gamma_beta_kernel(rows: int, length: int, sm_count: int) -> WeightGradKernels:
+    launch = gamma_beta_launch(rows, length, sm_count)
+    steps = math.ceil(rows / (launch.rows_per_block * launch.grid_y))
+    held = 2 * (launch.rows_per_block // launch.block_y)  # x and dy values of a step, as fp32
+    kernel = StreamKernel(
+        name="GammaBetaBackwardCUDAKernelTemplate",
+        implementation="pytorch",
+        ctas=launch.grid_x * launch.grid_y,
+        threads_per_cta=_GAMMA_BETA_X * launch.block_y,
+        registers_per_thread=held_row_registers(held),  # estimate
+        elements_per_cta=_GAMMA_BETA_X * math.ceil(rows / launch.grid_y),
+        # each step's loads go out together once its mean and rstd have come from L2
+        serial_loads=steps,
+        l2_serial_loads=steps,
+        global_passes=1,
+        reductions=0 if launch.partial else 1,
+    )
+    if launch.grid_y == 1:
+        return WeightGradKernels(kernel=kernel, read_elements=rows * length)
+    summed = streaming_kernel(OpKind.REDUCTION, None, length, launch.grid_y, 1)
+    return WeightGradKernels(
+        kernel=kernel,
+        read_elements=rows * length,
+        partial_rows=launch.grid_y,
+        sum_kernel=dataclasses.replace(summed, name="reduce_kernel (.sum(0) of the partials)"),
+    )
+
+
 def weight_grad_kernel(
     implementation: str, rows: int, length: int, sm_count: int
-) -> tuple[StreamKernel, int]:
-    """The kernel that sums the weight gradients over the rows, and the elements it reads per
-    gradient: ATen's ``GammaBetaBackward`` over the ``rows x length`` elements of x and dy, or
-    the fused kernels' sum of ``min(rows, sm_count)`` per-SM partials per column."""
+) -> WeightGradKernels:
+    """The kernels that sum the weight gradients over the rows: ATen's
+    ``GammaBetaBackwardCUDAKernelTemplate`` over the ``rows x length`` elements of x and dy
+    (with the split path's ``.sum(0)``), or the fused kernels' sum of ``min(rows, sm_count)``
+    per-SM partials per column."""
     _check(implementation, rows, length)
     if implementation == "fused":
         partials = min(rows, sm_count)
         reduce = streaming_kernel(OpKind.REDUCTION, None, length, partials, _PARTIAL_BYTES)
-        return dataclasses.replace(reduce, name="sum of per-SM partials"), partials * length
-    gamma_beta = streaming_kernel(OpKind.REDUCTION, None, length, rows, 1)
-    return dataclasses.replace(gamma_beta, name="GammaBetaBackward"), rows * length
+        return WeightGradKernels(
+            kernel=dataclasses.replace(reduce, name="sum of per-SM partials"),
+            read_elements=partials * length,
+        )
+    return _gamma_beta_kernel(rows, length, sm_count)
 
 
 def partial_bytes(implementation: str, rows: int, length: int, sm_count: int, grads: int) -> int:
