@@ -171,6 +171,37 @@ def test_gamma_beta_launch_as_aten(
     assert got.grid_x == length // 32
 
 
+@pytest.mark.parametrize(
+    ("rows", "length", "launch"),
+    [
+        # ROCm (an AMD architecture, 304 CUs): the simple kernel under 128 rows, one column
+        # per thread of 256; launch = (block_x, block_y, rows_per_block, grid_x, grid_y)
+        (127, 1024, (256, 1, 1, 4, 1)),
+        (128, 1024, (64, 16, 128, 16, 1)),
+        (4096, 1024, (64, 16, 256, 16, 1)),
+        # split: 1,024 / 64 = 16 column blocks < 304 / 2; grid_y = min(32768 / 16, 131072 / 32)
+        (131072, 1024, (64, 1, 32, 16, 2048)),
+    ],
+)
+def test_gamma_beta_launch_on_rocm(
+    rows: int, length: int, launch: tuple[int, int, int, int, int]
+) -> None:
+    got = gamma_beta_launch(rows, length, 304, "cdna3")
+    assert (got.block_x, got.block_y, got.rows_per_block, got.grid_x, got.grid_y) == launch
+    assert got.simple == (rows < 128)
+
+
+def test_rocm_simple_kernel_hand_derived() -> None:
+    simple = weight_grad_kernel("pytorch", 127, 1024, 304, "cdna3").kernel
+    # each thread walks the 127 rows one after another, mean and rstd beside x and dy
+    assert (simple.name, simple.ctas, simple.threads_per_cta) == (
+        "GammaBetaBackwardSimpleCUDAKernel",
+        4,
+        256,
+    )
+    assert (simple.serial_loads, simple.l2_serial_loads, simple.reductions) == (127, 0, 0)
+
+
 def test_gamma_beta_kernel_hand_derived() -> None:
     # Liger's H100 rows: 4,096 x 1,024 takes 32 CTAs of 32 x 32 threads, each walking the
     # 4,096 rows 256 at a time: 16 steps, each an L2 round trip (mean, rstd) and then one DRAM

@@ -83,7 +83,9 @@ def _weight_grad_evaluations(
         return ()
     sm = hardware.compute.sm
     assert sm is not None
-    plan = weight_grad_kernel(implementation, view.rows, view.row_length, sm.sm_count)
+    plan = weight_grad_kernel(
+        implementation, view.rows, view.row_length, sm.sm_count, hardware.architecture
+    )
     grads = len(view.weight_grads)
     # the fused kernels' fp32 partials, or x and dy again
     fused = implementation == "fused"

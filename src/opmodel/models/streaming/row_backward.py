@@ -21,7 +21,11 @@ writes its weights' gradients, a second kernel that reduces over the rows:
     blocks, rows / 32)`` one-warp CTAs of 32 rows that write ``grid_y x length`` partial sums
     per gradient (the gradient's dtype), which a ``.sum(0)`` per gradient (ATen's reduce)
     adds up. The grid is ``ceil(length / 32)`` columns wide, so short rows leave SMs idle:
-    1,024 columns are 32 CTAs.
+    1,024 columns are 32 CTAs. ROCm builds (an AMD ``architecture``) take 64 columns per CTA,
+    ``(16, 256)`` from 256 rows, and under 128 rows ``GammaBetaBackwardSimpleCUDAKernel``:
+    256-thread CTAs of one column per thread, each walking every row in turn. Their grad-input
+    kernel keeps the CUDA structure here (ROCm runs the unvectorised one, and over 32,768 rows
+    a grid-stride one; not modelled).
     Softmax runs ``softmax_warp_backward`` or ``cunn_SoftMaxBackward`` where the forward runs
     its warp or block kernel: one pass (warp) or two (sum, then write), one reduction.
 ``fused`` (Triton, e.g. Liger-Kernel, and fused CUDA kernels): one row per CTA with x and dy in
@@ -55,6 +59,7 @@ __all__ = [
     "WeightGradKernels",
     "gamma_beta_launch",
     "grad_input_kernel",
+    "is_rocm",
     "partial_bytes",
     "weight_grad_kernel",
 ]
@@ -118,13 +123,16 @@ def grad_input_kernel(
 
 @value_type
 class GammaBetaLaunch(FastValue):
-    """How ATen launches ``GammaBetaBackwardCUDAKernelTemplate`` (module docstring)."""
+    """How ATen launches ``GammaBetaBackwardCUDAKernelTemplate`` (module docstring), or on
+    ROCm under 128 rows ``GammaBetaBackwardSimpleCUDAKernel`` (``simple``)."""
 
-    block_y: int  # threadIdx.y extent; block_dim_x is 32 (one column per lane)
+    block_x: int  # threadIdx.x extent: one column per lane, 32 on CUDA and 64 on ROCm
+    block_y: int  # threadIdx.y extent
     rows_per_block: int  # rows a CTA's threads cover in one step of its loop
-    grid_x: int  # column blocks, ceil(length / 32)
+    grid_x: int  # column blocks, ceil(length / block_x)
     grid_y: int  # row blocks: 1, or the split path's partial sums per gradient
     partial: bool  # no block reduction: each thread writes its own sums
+    simple: bool = False  # a thread per column walks every row, one row per step
 
 
 @value_type
@@ -140,25 +148,54 @@ class WeightGradKernels(FastValue):
     sum_kernel: StreamKernel | None = None
 
 
-_GAMMA_BETA_X = 32  # block_dim_x on CUDA: one column per lane
 _SPLIT_ROWS = 64 * 1024  # more rows than this (and few column blocks) take the split path
 _SPLIT_MAX_GRID = 64 * 1024 // 2  # max_grid_size: column blocks x row blocks
-_TILES = ((64, 1, 8), (128, 8, 64), (256, 16, 128))  # rows below -> (block_y, rows per step)
+# rows below -> (block_y, rows per step); from 256 rows (32, 256) on CUDA, (16, 256) on ROCm
+_TILES = ((64, 1, 8), (128, 8, 64), (256, 16, 128))
+_SIMPLE_THREADS = 256  # GammaBetaBackwardSimpleCUDAKernel's kCUDANumThreads
 
 
-def gamma_beta_launch(rows: int, length: int, sm_count: int) -> GammaBetaLaunch:
+def is_rocm(architecture: str | None) -> bool:
+    """True for the AMD architectures PyTorch builds with ROCm (``cdna*``, ``rdna*``,
+    ``gfx*``), whose ATen kernels take their ``USE_ROCM`` branches."""
+    return (architecture or "").startswith(("cdna", "rdna", "gfx"))
+
+
+def gamma_beta_launch(
+    rows: int, length: int, sm_count: int, architecture: str | None = None
+) -> GammaBetaLaunch:
     """ATen's launch of the weight-gradient kernel for ``rows x length`` (module docstring;
-    PyTorch's ``LaunchGammaBetaBackwardCUDAKernel`` in layer_norm_kernel.cu)."""
+    PyTorch's ``LayerNormBackwardKernelImplInternal`` and ``LaunchGammaBetaBackwardCUDAKernel``
+    in layer_norm_kernel.cu, with their ROCm branches for an AMD ``architecture``)."""
     _check("pytorch", rows, length)
-    grid_x = math.ceil(length / _GAMMA_BETA_X)
-    if rows > _SPLIT_ROWS and length // _GAMMA_BETA_X < sm_count // 2:
+    rocm = is_rocm(architecture)
+    block_x = 64 if rocm else 32
+    grid_x = math.ceil(length / block_x)
+    if rocm and rows < 128:
+        return GammaBetaLaunch(
+            block_x=_SIMPLE_THREADS,
+            block_y=1,
+            rows_per_block=1,
+            grid_x=math.ceil(length / _SIMPLE_THREADS),
+            grid_y=1,
+            partial=True,
+            simple=True,
+        )
+    if rows > _SPLIT_ROWS and length // block_x < sm_count // 2:
         grid_y = max(1, min(_SPLIT_MAX_GRID // grid_x, math.ceil(rows / 32)))
         return GammaBetaLaunch(
-            block_y=1, rows_per_block=32, grid_x=grid_x, grid_y=grid_y, partial=True
+            block_x=block_x,
+            block_y=1,
+            rows_per_block=32,
+            grid_x=grid_x,
+            grid_y=grid_y,
+            partial=True,
         )
-    block_y, rows_per_block = next(((y, r) for limit, y, r in _TILES if rows < limit), (32, 256))
+    tall = (16 if rocm else 32, 256)
+    block_y, rows_per_block = next(((y, r) for limit, y, r in _TILES if rows < limit), tall)
     # one thread per column does the whole sum: no reduction across threads
     return GammaBetaLaunch(
+        block_x=block_x,
         block_y=block_y,
         rows_per_block=rows_per_block,
         grid_x=grid_x,
@@ -167,20 +204,27 @@ def gamma_beta_launch(rows: int, length: int, sm_count: int) -> GammaBetaLaunch:
     )
 
 
-def _gamma_beta_kernel(rows: int, length: int, sm_count: int) -> WeightGradKernels:
-    launch = gamma_beta_launch(rows, length, sm_count)
+def _gamma_beta_kernel(
+    rows: int, length: int, sm_count: int, architecture: str | None
+) -> WeightGradKernels:
+    launch = gamma_beta_launch(rows, length, sm_count, architecture)
     steps = math.ceil(rows / (launch.rows_per_block * launch.grid_y))
     held = 2 * (launch.rows_per_block // launch.block_y)  # x and dy values of a step, as fp32
     kernel = StreamKernel(
-        name="GammaBetaBackwardCUDAKernelTemplate",
+        name=(
+            "GammaBetaBackwardSimpleCUDAKernel"
+            if launch.simple
+            else "GammaBetaBackwardCUDAKernelTemplate"
+        ),
         implementation="pytorch",
         ctas=launch.grid_x * launch.grid_y,
-        threads_per_cta=_GAMMA_BETA_X * launch.block_y,
+        threads_per_cta=launch.block_x * launch.block_y,
         registers_per_thread=held_row_registers(held),  # estimate
-        elements_per_cta=_GAMMA_BETA_X * math.ceil(rows / launch.grid_y),
-        # each step's loads go out together once its mean and rstd have come from L2
+        elements_per_cta=launch.block_x * math.ceil(rows / launch.grid_y),
+        # each step's loads go out together once its mean and rstd have come from L2 (the
+        # simple kernel loads a row's mean and rstd beside its x and dy)
         serial_loads=steps,
-        l2_serial_loads=steps,
+        l2_serial_loads=0 if launch.simple else steps,
         global_passes=1,
         reductions=0 if launch.partial else 1,
     )
@@ -196,12 +240,16 @@ def _gamma_beta_kernel(rows: int, length: int, sm_count: int) -> WeightGradKerne
 
 
 def weight_grad_kernel(
-    implementation: str, rows: int, length: int, sm_count: int
+    implementation: str,
+    rows: int,
+    length: int,
+    sm_count: int,
+    architecture: str | None = None,
 ) -> WeightGradKernels:
     """The kernels that sum the weight gradients over the rows: ATen's
     ``GammaBetaBackwardCUDAKernelTemplate`` over the ``rows x length`` elements of x and dy
-    (with the split path's ``.sum(0)``), or the fused kernels' sum of ``min(rows, sm_count)``
-    per-SM partials per column."""
+    (with the split path's ``.sum(0)``; ROCm's launch for an AMD ``architecture``), or the
+    fused kernels' sum of ``min(rows, sm_count)`` per-SM partials per column."""
     _check(implementation, rows, length)
     if implementation == "fused":
         partials = min(rows, sm_count)
@@ -210,7 +258,7 @@ def weight_grad_kernel(
             kernel=dataclasses.replace(reduce, name="sum of per-SM partials"),
             read_elements=partials * length,
         )
-    return _gamma_beta_kernel(rows, length, sm_count)
+    return _gamma_beta_kernel(rows, length, sm_count, architecture)
 
 
 def partial_bytes(implementation: str, rows: int, length: int, sm_count: int, grads: int) -> int:
