@@ -127,13 +127,15 @@ def test_vllm_has_no_backward_kernels() -> None:
 
 def test_kernel_structures_hand_derived() -> None:
     aten = grad_input_kernel(OpKind.LAYERNORM, "pytorch", 4096, 1024, 4)
-    # one row per 128-thread CTA, vectors of 4: ceil(1024 / 512) = 2 loads a pass, two passes
+    # a row per 128-thread CTA, vectors of 4: 1024 / 512 = 2 loads a pass, two passes, a
+    # block reduction of each sum (the RMS variant's second only)
     assert (aten.name, aten.ctas, aten.threads_per_cta) == (
         "layer_norm_grad_input_kernel",
         4096,
         128,
     )
-    assert (aten.serial_loads, aten.global_passes, aten.reductions) == (2, 2, 1)
+    assert (aten.serial_loads, aten.global_passes, aten.reductions) == (2, 2, 2)
+    assert grad_input_kernel(OpKind.RMSNORM, "pytorch", 4096, 1024, 4).reductions == 1
     plan = weight_grad_kernel("fused", 4096, 1024, 132)
     assert plan.kernel.name == "sum of per-SM partials" and plan.read_elements == 132 * 1024
     assert (plan.partial_rows, plan.sum_kernel) == (0, None)
@@ -193,7 +195,6 @@ def test_gamma_beta_launch_on_rocm(
 
 def test_rocm_simple_kernel_hand_derived() -> None:
     simple = weight_grad_kernel("pytorch", 127, 1024, 304, "cdna3").kernel
-    # each thread walks the 127 rows one after another, mean and rstd beside x and dy
     assert (simple.name, simple.ctas, simple.threads_per_cta) == (
         "GammaBetaBackwardSimpleCUDAKernel",
         4,

@@ -5,9 +5,11 @@ kernel that reads x (softmax: the forward's output) and dy and writes dx, and, f
 writes its weights' gradients, a second kernel that reduces over the rows:
 
 ``pytorch`` (ATen, aten/src/ATen/native/cuda/layer_norm_kernel.cu and SoftMax.cu):
-    the norms run ``layer_norm_grad_input_kernel``: one row per CTA of 128 threads (estimate,
-    as the forward), a first pass that sums ``g = dy gamma`` and ``g x_hat`` in vectors of 4,
-    one block reduction of both sums, and a second pass that re-reads the row to write dx.
+    the norms run ``layer_norm_grad_input_kernel``: one row per CTA of 128 threads
+    (``num_threads()``, four warps on CUDA, thread_constants.h), a first pass that sums
+    ``g = dy gamma`` and ``g x_hat`` in vectors of 4, a block reduction of each sum in turn
+    (the RMS variant: of the second only), and a second pass that re-reads the row to write
+    dx.
     The weight gradients are ``GammaBetaBackwardCUDAKernelTemplate``, launched as
     ``LaunchGammaBetaBackwardCUDAKernel`` does on CUDA (PyTorch 2.7 and later; the
     ``GammaBetaBackwardCUDAKernel_32x32`` of earlier versions has the same shape where rows and
@@ -64,7 +66,7 @@ __all__ = [
     "weight_grad_kernel",
 ]
 
-_ROW_THREADS = 128  # ATen's layer norm kernels (estimate for the backward, as the forward)
+_ROW_THREADS = 128  # ATen's num_threads() on CUDA (thread_constants.h): four warps
 _LAYER_NORM_VECTOR = 4  # layer_norm_kernel.cu: vec_size
 _PARTIAL_BYTES = 4  # the fused kernels' per-SM partial sums of the weight gradients, fp32
 
@@ -117,7 +119,9 @@ def grad_input_kernel(
         elements_per_cta=length,
         serial_loads=math.ceil(length / (_ROW_THREADS * _LAYER_NORM_VECTOR)),
         global_passes=2,
-        reductions=1,  # both sums in one block reduction
+        # layer_norm_grad_input_kernel_vectorized: BlockReduceSum of sum(dy gamma), then of
+        # sum(dy gamma x_hat), one after the other; the RMS variant reduces the second only
+        reductions=2 if kind is OpKind.LAYERNORM else 1,
     )
 
 
