@@ -103,7 +103,10 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     reduce += [(_all_reduce(tokens, tp, "train_bwd"), 2 * LAYERS)] if tp > 1 else []
     vocab = VOCAB // tp
     head = ops.gemm(tokens, vocab, HIDDEN, name="lm_head", phase=TRAIN)
-    logits = ops.softmax(tokens, vocab, "fp32", name="loss_grad", phase="train_fwd")
+    # the loss's gradient is its log-softmax's backward pass over the logits
+    logits = ops.softmax(
+        tokens, vocab, "fp32", name="loss_grad", phase="train_fwd", log_softmax=True
+    )
     loss = [
         (ops.embedding(tokens, vocab, HIDDEN, name="embedding", phase=TRAIN), 1),
         (head, 1),

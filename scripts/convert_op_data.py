@@ -20,6 +20,7 @@ from pathlib import Path
 
 from liger_columns import (
     LIGER_BACKWARD_KERNELS,
+    LIGER_CUTILE_BACKWARD_KERNELS,
     LIGER_CUTILE_KERNELS,
     LIGER_DTYPES,
     LIGER_GPUS,
@@ -31,6 +32,7 @@ from liger_columns import (
     liger_rows,
     residual_norm_columns,
     rope_columns,
+    softmax_backward_tensors,
 )
 from script_errors import require_sources
 from vidur_layer_ops import GemmWaves, norm_columns, vidur_ops, with_attrs
@@ -170,20 +172,24 @@ def convert_liger(shared: Path, out: Path) -> None:
 
 
 def convert_liger_cutile(shared: Path, out: Path) -> None:
-    """The forward rows of ``LIGER_CUTILE_KERNELS`` on the B200, as ``out/liger/liger_cutile.csv``:
-    rows of ``bsz x T`` tokens (``x_value``; ``BT`` already counts the batch) of
-    ``hidden_size`` elements, timed by ``do_bench`` as in :func:`convert_liger`."""
+    """The forward rows of ``LIGER_CUTILE_KERNELS`` and the backward rows of
+    ``LIGER_CUTILE_BACKWARD_KERNELS`` on the B200, as ``out/liger/liger_cutile.csv``: rows of
+    ``bsz x T`` tokens (``x_value``; ``BT`` already counts the batch) of ``hidden_size``
+    elements, timed by ``do_bench`` as in :func:`convert_liger`."""
     path = shared / LIGER_CUTILE_TABLE
     rows = []
     with path.open(newline="") as handle:
         for record in csv.DictReader(handle):
             key = (record["kernel_name"], record["kernel_provider"])
-            if key not in LIGER_CUTILE_KERNELS or record["gpu_name"] != "NVIDIA B200":
+            backward = record["kernel_operation_mode"] == "backward"
+            kernels = LIGER_CUTILE_BACKWARD_KERNELS if backward else LIGER_CUTILE_KERNELS
+            if key not in kernels or record["gpu_name"] != "NVIDIA B200":
                 continue
-            if record["metric_name"] != "speed" or record["kernel_operation_mode"] != "forward":
+            mode = record["kernel_operation_mode"]
+            if record["metric_name"] != "speed" or mode not in ("forward", "backward"):
                 continue
             extra = json.loads(record["extra_benchmark_config_str"])
-            kind, implementation = LIGER_CUTILE_KERNELS[key]
+            kind, implementation = kernels[key]
             count = int(float(record["x_value"]))
             if record["kernel_name"] == "rope":
                 tensors, attrs, shape = rope_columns(extra, record["x_name"], count)
@@ -198,18 +204,24 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
                 tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
             attrs = with_attrs(attrs, {"implementation": implementation})
+            if backward:  # y.backward(dy) under do_bench; the multiply's 16-byte vectors:
+                # a 2026 run postdates ATen's 128-bit vectorization (PR #145746, 2025)
+                tensors = softmax_backward_tensors(count, length, dtype)
+                attrs = with_attrs(attrs, {"aten_128bit_vectors": True})
             rows.append(
                 _row(
                     name=record["kernel_name"],
                     kind=kind,
-                    phase="train_fwd",
+                    phase="train_bwd" if backward else "train_fwd",
                     tensors=tensors,
                     attrs=with_attrs(attrs, {"l2_dirty_bytes": DO_BENCH_FLUSH_BYTES}),
                     time=record["y_value_50"],
                     hardware="b200",
                     source="liger_cutile",
                     implementation=implementation,
-                    label=f"{record['kernel_name']}:{record['kernel_provider']}{shape}",
+                    label=f"{record['kernel_name']}:{record['kernel_provider']}"
+                    + (":backward" if backward else "")
+                    + shape,
                     timing_scope="event",  # do_bench: CUDA events around each call
                 )
             )

@@ -128,3 +128,13 @@ LIGER_CUTILE_KERNELS = {
     ("cross_entropy", "liger_triton"): ("cross_entropy", "fused"),
     ("cross_entropy", "torch"): ("cross_entropy", "pytorch"),  # nn.CrossEntropyLoss
 }
+# backward rows kept from the cuTile file (added 2026-12-07): nn.Softmax's backward is one
+# ATen node, its grad * output multiply and then the backward kernel (SoftMax.cu,
+# softmax_backward_cuda_out); Liger's and cuTile's backward kernels are left out as above
+LIGER_CUTILE_BACKWARD_KERNELS = {("softmax", "torch"): ("softmax", "pytorch")}
+
+
+def softmax_backward_tensors(count: int, length: int, dtype: str) -> str:
+    """y (the forward's output) and dy in, dx out (docs/op_files.md)."""
+    rows = f"{count}x{length}:{dtype}"
+    return f"input:{rows};grad:{rows};output:{rows}"

@@ -116,6 +116,14 @@ def test_liger_elementwise_norm_and_rope_rows(tmp_path: Path) -> None:
     )
 
 
+def _convert_cutile(tmp_path: Path, records: list[dict[str, str]]) -> dict[str, dict[str, str]]:
+    """``records`` as the shared cuTile file, converted; the rows by label."""
+    shared, out = tmp_path / "shared", tmp_path / "out"
+    _write(shared / CONVERT.LIGER_CUTILE_TABLE, records)
+    CONVERT.convert_liger_cutile(shared, out)
+    return _rows(out / "liger" / "liger_cutile.csv")
+
+
 def test_cutile_rope_rows_count_the_batch(tmp_path: Path) -> None:
     extra = {"hidden_size": 4096, "num_attention_heads": 32, "num_key_value_heads": 8,
              "dtype": "torch.bfloat16", "bsz": 2, "seq_len": 8192}  # fmt: skip
@@ -123,10 +131,7 @@ def test_cutile_rope_rows_count_the_batch(tmp_path: Path) -> None:
         _record("rope", "liger_triton", ("T", 1024), 0.010, extra, gpu=B200),
         _record("rope", "liger_cutile", ("T", 1024), 0.009, extra, gpu=B200),
     ]
-    shared, out = tmp_path / "shared", tmp_path / "out"
-    _write(shared / CONVERT.LIGER_CUTILE_TABLE, records)
-    CONVERT.convert_liger_cutile(shared, out)
-    rows = _rows(out / "liger" / "liger_cutile.csv")
+    rows = _convert_cutile(tmp_path, records)
     assert list(rows) == ["rope:liger_triton:T2048:H32+8x128"]
     row = rows["rope:liger_triton:T2048:H32+8x128"]
     assert (row["hardware"], row["source"], row["implementation"]) == (
@@ -134,3 +139,24 @@ def test_cutile_rope_rows_count_the_batch(tmp_path: Path) -> None:
         "liger_cutile",
         "fused",
     )
+
+
+def test_cutile_softmax_backward_rows(tmp_path: Path) -> None:
+    extra = {"hidden_size": 4096, "dtype": "torch.bfloat16", "bsz": 1, "seq_len": 8192}
+    records = [
+        _record("softmax", "torch", ("BT", 2048), 0.022, extra, gpu=B200, mode="backward"),
+        # Liger's Triton backward and every full-pass row stay out
+        _record("softmax", "liger_triton", ("BT", 2048), 0.054, extra, gpu=B200, mode="backward"),
+        _record("softmax", "torch", ("BT", 2048), 0.05, extra, gpu=B200, mode="full"),
+    ]
+    rows = _convert_cutile(tmp_path, records)
+    assert list(rows) == ["softmax:torch:backward:M2048:N4096"]
+    row = rows["softmax:torch:backward:M2048:N4096"]
+    assert (row["kind"], row["phase"], row["timing_scope"]) == ("softmax", "train_bwd", "event")
+    assert row["tensors"] == "input:2048x4096:bf16;grad:2048x4096:bf16;output:2048x4096:bf16"
+    attrs = json.loads(row["attrs"])
+    assert attrs == {
+        "implementation": "pytorch",
+        "aten_128bit_vectors": True,
+        "l2_dirty_bytes": 268435456,
+    }

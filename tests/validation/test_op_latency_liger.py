@@ -15,10 +15,15 @@ def test_shipped_liger_accuracy_does_not_regress(shipped: OpLatencyResult) -> No
     # H100's took its Triton relu_squared and RMSNorm rows, 2026-12-07): 8.9 % with the fitted
     # I = 69.6 before the counted cost
     assert result.by_source["liger:pytorch:layernorm"].mape <= 0.105
-    # nn.LayerNorm's backward pass (H100, its own group, out of the offsets' fit): 23.1 %,
-    # 0.76x, autograd's host work in the event times of the short rows
+    # nn.LayerNorm's backward pass (H100, its own group, out of the offsets' fit): 22.3 %,
+    # 0.77x, autograd's host work in the event times of the short rows (23.1 % before ATen's
+    # weight-gradient kernel took its own launch)
     backward = result.by_kind["layernorm_backward:h100_sxm"]
-    assert backward.count == 5 and backward.mape <= 0.24
+    assert backward.count == 5 and backward.mape <= 0.23
+    # nn.Softmax's backward pass on the B200 (grad * output, then the backward kernel): 18.1 %,
+    # 0.81x; its 1,024-row case 0.59x, autograd's host work again
+    softmax_backward = result.by_kind["softmax_backward:b200"]
+    assert softmax_backward.count == 4 and softmax_backward.mape <= 0.19
     # 23.5 %: the 4096-wide row, ATen's register kernel, 1.29x with its count (20.4 % before)
     assert result.by_source["liger:pytorch:softmax"].mape <= 0.245
     assert result.by_kind["softmax:rtx3090"].mape <= 0.20

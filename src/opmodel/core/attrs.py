@@ -197,6 +197,19 @@ _ATEN_VECTORS = AttrSpec(
     "elements per thread, as PyTorch 2.3 (Vidur's profiles) and earlier. The pytorch "
     "elementwise and copy structure of kernel-level models",
 )
+_LOG_SOFTMAX = AttrSpec(
+    name="log_softmax",
+    kind=bool,
+    doc="the op is a log-softmax (log of the softmax): its ATen backward (phase train_bwd, "
+    "implementation pytorch) runs the backward kernel alone, without softmax's grad * output "
+    "multiply (SoftMax.cu, log_softmax_backward_cuda_out); default false",
+)
+_SOFTMAX_VECTORS = AttrSpec(
+    name="aten_128bit_vectors",
+    kind=bool,
+    doc="as for elementwise ops, for the grad * output multiply that ATen's softmax backward "
+    "runs before its backward kernel (phase train_bwd, implementation pytorch); default false",
+)
 _ELEMENTWISE = (
     AttrSpec(
         name="function",
@@ -233,7 +246,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.GROUPED_GEMM, (*_GEMM, _GROUPED, _L2_DIRTY)),
         (OpKind.ATTENTION_PREFILL, (*ATTENTION, *PREFILL_LENGTHS, _L2_DIRTY)),
         (OpKind.ATTENTION_DECODE, (*ATTENTION, KV_LENGTHS, _L2_DIRTY)),
-        (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY)),
+        (OpKind.SOFTMAX, (*_ROW, _L2_DIRTY, _SOFTMAX_VECTORS, _LOG_SOFTMAX)),
         (OpKind.LAYERNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.ELEMENTWISE, (*_ELEMENTWISE, _L2_DIRTY)),

@@ -15,6 +15,7 @@ x J/byte, static power x latency (:mod:`.streaming_cost`).
 from __future__ import annotations
 
 from opmodel.core.attrs import int_attr
+from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.values import FastValue, value_type
@@ -22,6 +23,7 @@ from opmodel.core.views import RowView
 from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.softmax_backward_op import softmax_backward_kernels
 from opmodel.models.effective_roofline.streaming_cost import kernels_cost, streaming_profile
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming
@@ -40,12 +42,14 @@ __all__ = ["RowBackwardEvaluation", "predict_row_backward"]
 class RowBackwardEvaluation(FastValue):
     """The kernels of a row op's backward pass; ``weight_grads`` is ``None`` when the op
     writes no weight gradient, ``weight_grad_sums`` holds ATen's ``.sum(0)`` of the split
-    path's partial sums (one per gradient; empty otherwise)."""
+    path's partial sums (one per gradient; empty otherwise), ``grad_product`` ATen's softmax
+    backward's ``grad * output`` before ``grad_input`` (``None`` otherwise)."""
 
     grad_input: StreamingEvaluation
     weight_grads: StreamingEvaluation | None
     latency_s: float
     weight_grad_sums: tuple[StreamingEvaluation, ...] = ()
+    grad_product: StreamingEvaluation | None = None
 
     @property
     def limiter(self) -> str:
@@ -144,6 +148,17 @@ def predict_row_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     value = op.attrs.get("implementation")
     implementation = value if isinstance(value, str) else "fused"
     base = roofline_setup(op, hardware)
+    log_softmax = op.attrs.get("log_softmax") is True
+    if op.kind is OpKind.SOFTMAX and implementation == "pytorch" and not log_softmax:
+        product, first = softmax_backward_kernels(op, view, base, hardware)
+        # tmp = grad * output goes out to memory between the two kernels
+        assert view.dy is not None
+        writes = base.traffic["hbm"].write_bytes + view.dy.nbytes
+        cost = kernels_cost(base, hardware, (product, first), writes)
+        evaluation = RowBackwardEvaluation(
+            grad_input=first, weight_grads=None, latency_s=cost[0], grad_product=product
+        )
+        return streaming_profile(op, base, cost, "pytorch/backward", evaluation)
     element_bytes = max(1, view.x.dtype.bits // 8)
     kernel = grad_input_kernel(op.kind, implementation, view.rows, view.row_length, element_bytes)
     grads = len(view.weight_grads)

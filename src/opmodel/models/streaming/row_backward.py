@@ -28,8 +28,9 @@ writes its weights' gradients, a second kernel that reduces over the rows:
     256-thread CTAs of one column per thread, each walking every row in turn. Their grad-input
     kernel keeps the CUDA structure here (ROCm runs the unvectorised one, and over 32,768 rows
     a grid-stride one; not modelled).
-    Softmax runs ``softmax_warp_backward`` or ``cunn_SoftMaxBackward`` where the forward runs
-    its warp or block kernel: one pass (warp) or two (sum, then write), one reduction.
+    Softmax runs ATen's ``grad * output`` multiply, then ``softmax_warp_backward`` up to 1,024
+    elements and 4 KiB a row, else ``cunn_SoftMaxBackward(Smem)``
+    (:mod:`~opmodel.models.streaming.softmax_backward`).
 ``fused`` (Triton, e.g. Liger-Kernel, and fused CUDA kernels): one row per CTA with x and dy in
     registers, one pass, the forward's block reductions (layernorm 2, rmsnorm 1, softmax 1);
     weight gradients accumulate per SM (``sm_count x length`` fp32 partials written by the
@@ -48,8 +49,8 @@ import math
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.values import FastValue, value_type
-from opmodel.models.streaming.aten_rows import aten_row_kernel
 from opmodel.models.streaming.kernels import streaming_kernel
+from opmodel.models.streaming.softmax_backward import softmax_backward_kernel
 from opmodel.models.streaming.structure import (
     ROW_REDUCTIONS,
     StreamKernel,
@@ -101,15 +102,7 @@ def grad_input_kernel(
             reductions=1 if kind is not OpKind.LAYERNORM else ROW_REDUCTIONS[kind],
         )
     if kind is OpKind.SOFTMAX:
-        forward = aten_row_kernel(kind, rows, length, element_bytes)
-        warp = forward.name == "softmax_warp_forward"
-        return dataclasses.replace(
-            forward,
-            name="softmax_warp_backward" if warp else "cunn_SoftMaxBackward",
-            global_passes=1 if warp else 2,
-            reductions=1,
-            serial_arithmetic=False,
-        )
+        return softmax_backward_kernel(rows, length, element_bytes)
     return StreamKernel(
         name="layer_norm_grad_input_kernel",
         implementation="pytorch",
