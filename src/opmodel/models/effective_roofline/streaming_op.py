@@ -22,9 +22,16 @@ from opmodel.formulas.roofline import compute_time_s
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
+from opmodel.models.effective_roofline.streaming_checks import check_vllm_function
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
+from opmodel.models.streaming.aten_broadcast import (
+    BROADCAST_KERNEL,
+    broadcast_issue_cost,
+    broadcast_kernel,
+    runs_broadcast,
+)
 from opmodel.models.streaming.aten_rows import REGISTER_SOFTMAX, WARP_SOFTMAX, warp_softmax_log2
 from opmodel.models.streaming.aten_softmax import (
     block_instructions_per_element,
@@ -119,6 +126,8 @@ def _kernel_of(
         # csrc/layernorm_kernels.cu: rms_norm_kernel's loops with the residual's load and store
         kernel = streaming_kernel(op.kind, "vllm", rows, length, element_bytes)
         return dataclasses.replace(kernel, name="fused_add_rms_norm_kernel")
+    if runs_broadcast(op.kind, view, implementation):
+        return broadcast_kernel(rows * length, element_bytes)
     vec128 = op.attrs.get("aten_128bit_vectors") is True
     if vec128 and runs_aten_elementwise(op.kind, implementation):
         return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
@@ -182,6 +191,8 @@ def _issue_cost(
     issue calibration's value for its implementation and function or kind; where that lists
     none, an ATen elementwise function the count from its SASS for the architecture and dtype
     (:mod:`~opmodel.models.streaming.counted`), else none."""
+    if kernel.name == BROADCAST_KERNEL and isinstance(op.view, ElementwiseView):
+        return broadcast_issue_cost(op.view, hardware.architecture)
     counted = _row_count(op, kernel, hardware)
     if counted is not None:
         return counted
@@ -250,24 +261,6 @@ def _work_of(
     )
 
 
-# the elementwise functions vLLM has a kernel for (csrc/activation_kernels.cu: act_and_mul_kernel
-# and activation_kernel; csrc/pos_encoding_kernels.cu: rotary_embedding_kernel)
-VLLM_FUNCTIONS = ("gelu", "gelu_and_mul", "gelu_tanh", "rope", "silu_and_mul")
-
-
-def _check_vllm_function(op: LocalOp) -> None:
-    """An elementwise op of ``implementation: vllm`` names a function vLLM has a kernel for."""
-    view = op.view
-    if not isinstance(view, ElementwiseView) or op.attrs.get("implementation") != "vllm":
-        return
-    if view.function not in VLLM_FUNCTIONS:
-        raise OpValidationError(
-            f"op '{op.name}' (elementwise): implementation vllm runs functions "
-            f"{', '.join(VLLM_FUNCTIONS)}; vLLM has no kernel for function {view.function!r} "
-            "(use pytorch or fused)"
-        )
-
-
 def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The streaming-kernel profile of an elementwise or row op on a GPU, at the device's
     ``max_boost_clock_hz`` when it has one (these kernels leave the tensor cores idle, so an
@@ -283,7 +276,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             f"op '{op.name}' ({op.kind.value}): ATen has no {op.kind.value} with a fused residual "
             "add (implementation pytorch); its kernels are fused (Liger's, the default) or vllm"
         )
-    _check_vllm_function(op)
+    check_vllm_function(op)
     hardware = boosted(hardware)
     base = roofline_setup(op, hardware)
     shape = _shape(op)

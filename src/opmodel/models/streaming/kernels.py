@@ -78,6 +78,7 @@ __all__ = [
     "StreamKernel",
     "aten_elements_per_thread",
     "aten_elementwise_kernel",
+    "aten_thread_loop",
     "rope_kernel",
     "runs_aten_elementwise",
     "streaming_kernel",
@@ -160,6 +161,13 @@ def _elementwise(
         # the CTA exits: its arithmetic is part of the CTA's chain
         serial_arithmetic=True,
     )
+
+
+def aten_thread_loop(elements: int, per_thread: int, name: str) -> StreamKernel:
+    """An ATen elementwise structure whose threads take their ``per_thread`` elements one
+    after another, each a round trip (ATen's non-contiguous kernel,
+    :mod:`~opmodel.models.streaming.aten_broadcast`)."""
+    return _elementwise(elements, serial_loads=per_thread, name=name, per_thread=per_thread)
 
 
 def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:
