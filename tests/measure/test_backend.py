@@ -279,3 +279,21 @@ def test_flush_idle_waits_after_each_flush(tmp_path: Path) -> None:
     assert torch.calls["flush"] == 5 and torch.sleep_cycles == [99000] * 5
     backend.measure(cases[0], load_grid(tmp_path / "b.yaml"))
     assert torch.calls["flush"] == 10 and torch.calls["sleep"] == 5
+
+
+def test_broadcast_cases_run_torch_add_on_a_broadcast_input(tmp_path: Path) -> None:
+    """``broadcast: [none, row, column]``: the add's second input is ``[rows, length]``,
+    ``[length]`` or ``[rows, 1]``, and torch broadcasts it (ATen's non-contiguous kernel)."""
+    torch, backend, cases = _cases_on_a_fake(
+        tmp_path,
+        "  - kind: elementwise\n    sizes: {rows: [4], length: [8]}\n    functions: [add]\n"
+        "    broadcast: [none, row, column]\n",
+    )
+    assert [c.label.split(" add")[-1] for c in cases] == ["", " row broadcast", " column broadcast"]
+    for case in cases:
+        backend.kernel(case)()
+    assert [shapes for name, shapes, _ in torch.kernels if name == "add"] == [
+        ((4, 8), (4, 8)),
+        ((4, 8), (8,)),
+        ((4, 8), (4, 1)),
+    ]

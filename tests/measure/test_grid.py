@@ -7,7 +7,12 @@ from pathlib import Path
 import pytest
 
 from opmodel.core.errors import ConfigError, UnknownNameError
+from opmodel.hardware import load_hardware
 from opmodel.measure import load_grid, shipped_grid_names
+from opmodel.measure.plan import expand
+from opmodel.models import get_model
+from opmodel.models.streaming.aten_broadcast import BROADCAST_KERNEL
+from opmodel.models.streaming.evaluate import StreamingEvaluation
 
 
 def _write(tmp_path: Path, body: str) -> Path:
@@ -151,6 +156,16 @@ def test_missing_file() -> None:
             "flush_idle_us: must be >= 0",
         ),
         (
+            "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
+            "    functions: [add, exp]\n    broadcast: [row]\n",
+            "ops[0].broadcast: elementwise add and mul only",
+        ),
+        (
+            "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
+            "    functions: [add]\n    broadcast: [bias]\n",
+            "ops[0].broadcast: must be one of none, row, column (got 'bias')",
+        ),
+        (
             "flush_l2: false\nflush_idle_us: 20\nops:\n"
             "  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",
             "flush_idle_us: waits after the L2 flush, needs flush_l2: true (got 20",
@@ -164,3 +179,19 @@ def test_grid_problems_are_named(tmp_path: Path, body: str, expected: str) -> No
     text = str(info.value)
     assert expected in text
     assert str(path) in text
+
+
+def test_h200_broadcast_grid_times_each_op_three_ways() -> None:
+    """h200_broadcast: add and mul, bf16 and fp32, over 3 x 2 sizes, each with its second input
+    as the first, [length] and [rows, 1]; the model runs the broadcast ones as ATen's
+    non-contiguous kernel."""
+    cases = expand(load_grid("h200_broadcast"))
+    assert len(cases) == 72
+    model, h200 = get_model("effective_roofline"), load_hardware("h200_sxm")
+    for case in cases[:6]:  # bf16 add and mul at 1,024 x 768, the three shapes each
+        shapes = [t.shape for t in case.op().tensors]
+        other = {"none": (1024, 768), "row": (768,), "column": (1024, 1)}[case.broadcast]
+        assert shapes == [(1024, 768), other, (1024, 768)]
+        diagnostics = model.predict(case.op(), h200).diagnostics
+        assert isinstance(diagnostics, StreamingEvaluation)
+        assert (diagnostics.kernel.name == BROADCAST_KERNEL) == (case.broadcast != "none")

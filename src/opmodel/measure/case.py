@@ -32,6 +32,8 @@ class Case:
     backward: bool = False  # the op's backward pass (grid field ``backward``)
     # attention: how SDPA runs (grid field ``sdpa_backends``): as PyTorch picks, or "flash"
     sdpa_backend: str = "default"
+    # add, mul: the second input as the first, [length] ("row") or [rows, 1] ("column")
+    broadcast: str = "none"
 
     @property
     def size(self) -> dict[str, int]:
@@ -61,6 +63,8 @@ class Case:
             extra = f"{extra} {self.sdpa_backend}".strip()
         if self.backward:
             extra = f"{extra} backward".strip()
+        if self.broadcast != "none":
+            extra = f"{extra} {self.broadcast} broadcast".strip()
         return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
 
     def op(self, flush_bytes: int = 0) -> LocalOp:
@@ -162,10 +166,13 @@ def _row_tensors(case: Case) -> _Built:
 
 
 def _elementwise_tensors(case: Case) -> _Built:
+    """``rows x length`` inputs (an add's or mul's second one broadcast as ``case.broadcast``
+    says: ``[length]`` or ``[rows, 1]``) and output."""
     shape = (case.size["rows"], case.size["length"])
-    inputs = 2 if case.function in _BINARY else 1
+    other = {"row": shape[1:], "column": (shape[0], 1)}.get(case.broadcast, shape)
+    inputs = (shape, other) if case.function in _BINARY else (shape,)
     tensors = (
-        *(_tensor(case, TensorRole.INPUT, shape) for _ in range(inputs)),
+        *(_tensor(case, TensorRole.INPUT, s) for s in inputs),
         _tensor(case, TensorRole.OUTPUT, shape),
     )
     function = case.function or "add"

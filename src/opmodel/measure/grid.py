@@ -20,8 +20,8 @@ ops:
     sdpa_backends: [default, flash]   # also PyTorch's FlashAttention-2 (attention only)
 ```
 
-Every combination of an entry's sizes (and dtypes, trans, functions, causal flags, backward
-flags, SDPA backends) is one case. A backward case times the op's backward pass alone: the
+Every combination of an entry's sizes (and dtypes, trans, functions, causal and backward flags,
+SDPA backends, broadcasts) is one case. A backward case times the op's backward pass alone: the
 forward runs once, untimed, and each timed run is ``torch.autograd.grad`` of its output with
 a fixed incoming gradient (docs/measure.md). A ``flash`` attention case runs SDPA inside
 ``sdpa_kernel(SDPBackend.FLASH_ATTENTION)``: PyTorch's built-in FlashAttention-2, which its
@@ -53,11 +53,13 @@ from opmodel.core.backward import BACKWARD_KINDS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError, UnknownNameError, unknown_name_message
+from opmodel.measure.grid_rules import fp8_problems, grouped_problems
 from opmodel.parsing.schema import MUST_BE_NON_NEGATIVE, MUST_BE_POSITIVE, parse_dataclass
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
     "BACKWARD_KINDS",
+    "BROADCASTS",
     "ENERGY_LOOP_MIN_S",
     "FLUSH_L2_MULTIPLE",
     "MEASURED_DTYPES",
@@ -112,6 +114,9 @@ MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "g
 silu_and_mul run as several kernels in eager PyTorch and are left out)."""
 
 _TRANS = ("NN", "NT", "TN", "TT")
+BROADCASTS = ("none", "row", "column")
+"""An add's or mul's second input: shaped as the first, ``[length]`` (a bias over the rows) or
+``[rows, 1]`` (a per-row scale): ATen's non-contiguous kernel for the last two."""
 
 SDPA_BACKENDS = ("default", "flash")
 """How an attention case calls ``scaled_dot_product_attention``: as PyTorch picks (cuDNN on
@@ -135,6 +140,7 @@ class OpGrid:
     causal: tuple[bool, ...] = (True,)
     backward: tuple[bool, ...] = (False,)
     sdpa_backends: tuple[str, ...] = ("default",)
+    broadcast: tuple[str, ...] = ("none",)  # add, mul: the second input [length] or [rows, 1]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -185,46 +191,6 @@ def _choice_problems(
     ]
 
 
-def _grouped_problems(path: str, entry: OpGrid) -> list[str]:
-    """Every ``active`` within ``groups`` and ``rows``, and bf16 only (``torch._grouped_mm``)."""
-    groups, active, rows = (entry.sizes.get(name, ()) for name in ("groups", "active", "rows"))
-    problems = [
-        f"{path}.sizes.active: {a} exceeds groups {min(groups)} or rows {min(rows)}"
-        for a in active
-        if groups and rows and (a > min(groups) or a > min(rows))
-    ]
-    if any(d is not DType.BF16 for d in entry.dtypes):
-        problems.append(f"{path}.dtypes: grouped_gemm is measured in bf16 only (torch._grouped_mm)")
-    if entry.trans != ("NN",):  # the default stands for NT
-        problems += [
-            f"{path}.trans: grouped_gemm takes NT (groups along M) or TN (along K: the weight "
-            f"gradient) (got '{t}')"
-            for t in entry.trans
-            if t not in ("NT", "TN")
-        ]
-    return problems
-
-
-def _fp8_problems(path: str, entry: OpGrid) -> list[str]:
-    """fp8_e4m3 runs ``torch._scaled_mm``: a 2-D GEMM (no backward) whose B is column-major
-    (trans NT: B stored ``[n, k]``), with K and N multiples of 16 (cuBLASLt's FP8 rule)."""
-    if DType.FP8_E4M3 not in entry.dtypes:
-        return []
-    if entry.kind is not OpKind.GEMM or any(entry.backward):
-        return [f"{path}.dtypes: fp8_e4m3 is measured for forward gemm only (torch._scaled_mm)"]
-    problems = [
-        f"{path}.trans: fp8_e4m3 takes NT, B column-major as torch._scaled_mm reads it (got '{t}')"
-        for t in entry.trans
-        if t != "NT"
-    ]
-    return problems + [
-        f"{path}.sizes.{name}[{index}]: fp8_e4m3 needs a multiple of 16 (got {value})"
-        for name in ("k", "n")
-        for index, value in enumerate(entry.sizes.get(name, ()))
-        if value % 16
-    ]
-
-
 def _op_problems(index: int, entry: OpGrid) -> list[str]:
     path = f"ops[{index}]"
     required = REQUIRED_SIZES.get(entry.kind)
@@ -243,12 +209,16 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
             problems.append(f"{path}.functions: required for {kind} ({', '.join(accepted)})")
         problems += _choice_problems(path, "functions", entry.functions, accepted)
     if entry.kind is OpKind.GROUPED_GEMM:
-        problems += _grouped_problems(path, entry)
-    problems += _fp8_problems(path, entry)
+        problems += grouped_problems(path, entry)
+    problems += fp8_problems(path, entry)
     problems += _choice_problems(path, "sdpa_backends", entry.sdpa_backends, SDPA_BACKENDS)
     attention = entry.kind in (OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE)
     if entry.sdpa_backends != ("default",) and not attention:
         problems.append(f"{path}.sdpa_backends: attention_prefill and attention_decode only")
+    problems += _choice_problems(path, "broadcast", entry.broadcast, BROADCASTS)
+    binary = set(entry.functions) <= {"add", "mul"} and entry.kind is OpKind.ELEMENTWISE
+    if entry.broadcast != ("none",) and not binary:
+        problems.append(f"{path}.broadcast: elementwise add and mul only")
     if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         problems.append(f"{path}.backward: only {kinds} have a measured backward pass")

@@ -40,14 +40,17 @@ TIMED_RUN_OVERHEAD_S = 30e-6  # estimate: two CUDA event records and a synchroni
 PROFILER_SESSION_S = 0.05
 
 
-def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool, str]]:
+def _variants(entry: OpGrid) -> list[tuple[str, str | None, bool, bool, str, str]]:
     trans = entry.trans if entry.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM) else ("NN",)
     if entry.kind is OpKind.GROUPED_GEMM:  # NT (the default): along M; TN: along K
         trans = ("NT",) if entry.trans == ("NN",) else entry.trans
     named = entry.kind in (OpKind.ELEMENTWISE, OpKind.OPTIMIZER)
     functions: tuple[str | None, ...] = entry.functions if named else (None,)
     causal = entry.causal if entry.kind is OpKind.ATTENTION_PREFILL else (False,)
-    return list(itertools.product(trans, functions, causal, entry.backward, entry.sdpa_backends))
+    broadcast = entry.broadcast if entry.kind is OpKind.ELEMENTWISE else ("none",)
+    return list(
+        itertools.product(trans, functions, causal, entry.backward, entry.sdpa_backends, broadcast)
+    )
 
 
 def expand(grid: MeasureGrid) -> list[Case]:
@@ -58,7 +61,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
         for dtype in entry.dtypes:
             for values in itertools.product(*(entry.sizes[name] for name in names)):
                 sizes = tuple(zip(names, values, strict=True))
-                for trans, function, causal, backward, sdpa in _variants(entry):
+                for trans, function, causal, backward, sdpa, broadcast in _variants(entry):
                     case = Case(
                         kind=entry.kind,
                         dtype=dtype,
@@ -68,6 +71,7 @@ def expand(grid: MeasureGrid) -> list[Case]:
                         causal=causal,
                         backward=backward,
                         sdpa_backend=sdpa,
+                        broadcast=broadcast,
                     )
                     cases[case] = None
     return list(cases)
