@@ -1,5 +1,6 @@
-"""Builders of Liger-Kernel's Triton kernels (attr ``implementation: fused``) and of row ops
-with a fused residual add for the conformance suite (:mod:`tests.conformance.builders`)."""
+"""Builders of Liger-Kernel's Triton kernels (attr ``implementation: fused``), of row ops with
+a fused residual add and of ATen elementwise ops with a broadcast input for the conformance
+suite (:mod:`tests.conformance.builders`)."""
 
 from __future__ import annotations
 
@@ -20,6 +21,16 @@ def fused_elementwise(s: Sizes, d: DType) -> LocalOp:
     shape = (s["rows"], s["length"])
     ins = tuple(TensorSpec("input", shape, d) for _ in range(s["inputs"]))
     return _op(OpKind.ELEMENTWISE, (*ins, TensorSpec("output", shape, d)), implementation="fused")
+
+
+def broadcast_elementwise(s: Sizes, d: DType) -> LocalOp:
+    """ATen's add or mul (``function`` 0 or 1) of ``rows x length`` and a broadcast input:
+    ``[length]``, ``[rows, 1]`` or ``[1]`` (``shape`` 0, 1, 2)."""
+    shape = (s["rows"], s["length"])
+    other = ((s["length"],), (s["rows"], 1), (1,))[s["shape"]]
+    tensors = (TensorSpec("input", shape, d), TensorSpec("input", other, d))
+    function = ("add", "mul")[s["function"]]
+    return _op(OpKind.ELEMENTWISE, (*tensors, TensorSpec("output", shape, d)), function=function)
 
 
 def fused_rope(s: Sizes, d: DType) -> LocalOp:
@@ -78,6 +89,11 @@ FUSED: dict[
     "elementwise_fused": (
         {"rows": (1, 16384), "length": (1, 131072), "inputs": (1, 3)},
         fused_elementwise,
+        ("rows", "length"),
+    ),
+    "elementwise_broadcast": (
+        {"rows": (1, 16384), "length": (1, 16384), "shape": (0, 2), "function": (0, 1)},
+        broadcast_elementwise,
         ("rows", "length"),
     ),
     "rope_fused": (
