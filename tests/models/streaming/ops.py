@@ -69,3 +69,15 @@ def evaluation(op: LocalOp, hardware: HardwareSpec) -> StreamingEvaluation:
     diagnostics = MODEL.predict(op, hardware).diagnostics
     assert isinstance(diagnostics, StreamingEvaluation)
     return diagnostics
+
+
+def op_of(
+    kind: OpKind,
+    phase: Phase,
+    tensors: tuple[tuple[TensorRole, tuple[int, ...]], ...],
+    dtype: DType,
+    attrs: dict[str, object],
+) -> LocalOp:
+    """An op of ``kind`` whose tensors are ``(role, shape)`` pairs, all of ``dtype``."""
+    specs = tuple(TensorSpec(role, shape, dtype) for role, shape in tensors)
+    return LocalOp(name=kind.value, kind=kind, phase=phase, tensors=specs, attrs=attrs)  # type: ignore[arg-type]

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole
 from opmodel.core.errors import ConfigError
 from opmodel.core.views import ElementwiseView
 from opmodel.models.streaming.aten_broadcast import (
@@ -25,24 +25,14 @@ from opmodel.models.streaming.aten_broadcast import (
 )
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 from tests.hypothesis_budget import examples
-from tests.models.streaming.ops import H100, MODEL
+from tests.models.streaming.ops import H100, MODEL, op_of
 
 
 def add(
     x: tuple[int, ...], other: tuple[int, ...], dtype: DType = DType.BF16, **attrs: str
 ) -> LocalOp:
-    tensors = (
-        TensorSpec(TensorRole.INPUT, x, dtype),
-        TensorSpec(TensorRole.INPUT, other, dtype),
-        TensorSpec(TensorRole.OUTPUT, x, dtype),
-    )
-    return LocalOp(
-        name="add",
-        kind=OpKind.ELEMENTWISE,
-        phase=Phase.INFERENCE,
-        tensors=tensors,
-        attrs={"function": "add", **attrs},
-    )
+    tensors = ((TensorRole.INPUT, x), (TensorRole.INPUT, other), (TensorRole.OUTPUT, x))
+    return op_of(OpKind.ELEMENTWISE, Phase.INFERENCE, tensors, dtype, {"function": "add", **attrs})
 
 
 @pytest.mark.parametrize(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
 from opmodel.models.effective_roofline.row_backward_op import RowBackwardEvaluation
 from opmodel.models.streaming.softmax_backward import (
@@ -14,22 +14,15 @@ from opmodel.models.streaming.softmax_backward import (
     softmax_backward_kernel,
     uses_shared_row,
 )
-from tests.models.streaming.ops import H100, MODEL
+from tests.models.streaming.ops import H100, MODEL, op_of
 
 
 def softmax_backward(rows: int, length: int, dtype: DType, **attrs: object) -> LocalOp:
     shape = (rows, length)
-    tensors = (
-        TensorSpec(TensorRole.INPUT, shape, dtype),
-        TensorSpec(TensorRole.GRAD, shape, dtype),
-        TensorSpec(TensorRole.OUTPUT, shape, dtype),
-    )
-    return LocalOp(
-        name="softmax_bwd",
-        kind=OpKind.SOFTMAX,
-        phase=Phase.TRAIN_BWD,
-        tensors=tensors,
-        attrs={"implementation": "pytorch", **attrs},
+    roles = (TensorRole.INPUT, TensorRole.GRAD, TensorRole.OUTPUT)
+    tensors = tuple((role, shape) for role in roles)
+    return op_of(
+        OpKind.SOFTMAX, Phase.TRAIN_BWD, tensors, dtype, {"implementation": "pytorch", **attrs}
     )
 
 
