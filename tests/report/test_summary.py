@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from opmodel import Engine, OpValidationError
+from opmodel import DType, Engine, LocalOp, OpKind, OpValidationError, Phase, TensorRole, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.models.gemm.overhead import overhead_calibration
@@ -216,3 +216,29 @@ def test_the_text_quotes_the_measured_error_of_the_kind_on_the_config() -> None:
         extended["mape"],
     )
     assert summarize(op, get_model("extended_roofline").predict(op, hw), hw).validated is not None
+
+
+def test_a_broadcast_elementwise_op_is_quoted_as_unmeasured() -> None:
+    """ATen's kernel for a broadcast input has no measured rows: the text does not lend it the
+    same-shape elementwise figure; the same op without the broadcast keeps that figure."""
+    h100 = load_hardware("h100_sxm")
+    model = get_model("effective_roofline")
+
+    def add(other: tuple[int, ...]) -> LocalOp:
+        tensors = (
+            TensorSpec(TensorRole.INPUT, (8192, 4096), DType.BF16),
+            TensorSpec(TensorRole.INPUT, other, DType.BF16),
+            TensorSpec(TensorRole.OUTPUT, (8192, 4096), DType.BF16),
+        )
+        return LocalOp(
+            name="add", kind=OpKind.ELEMENTWISE, phase=Phase.INFERENCE, tensors=tensors,
+            attrs={"function": "add"},
+        )  # fmt: skip
+
+    bias = add((4096,))
+    quoted = summarize(bias, model.predict(bias, h100), h100).validated
+    assert quoted is not None and quoted.rows == 0
+    assert quoted.line().startswith("no held-out elementwise (broadcast input) rows for h100_sxm")
+    same = add((8192, 4096))
+    kept = summarize(same, model.predict(same, h100), h100).validated
+    assert kept is not None and kept.rows > 0
