@@ -61,6 +61,10 @@ def test_kernel_structure_and_counts() -> None:
     assert bf16.ctas == 8192 * 4096 // 512 and bf16.serial_arithmetic
     fp32 = broadcast_kernel(1000, 4)
     assert (fp32.elements_per_cta, fp32.serial_loads, fp32.ctas) == (256, 2, 4)
+    # ROCm's manual unroll: 8 (4) elements a thread, every offset before any load: one trip
+    rocm = broadcast_kernel(8192 * 4096, 2, "cdna3")
+    assert (rocm.elements_per_cta, rocm.serial_loads) == (1024, 1)
+    assert broadcast_kernel(1000, 4, "cdna4").elements_per_cta == 512
     # the shipped count on sm_90, bf16 add: 27.3333 + 14 per dimension (SASS of PyTorch 2.14.1)
     assert broadcast_instructions("sm90", DType.BF16, "add", 3) == pytest.approx(27.3333 + 42)
     assert broadcast_instructions("sm80", DType.FP32, "mul", 2) == pytest.approx(21 + 20)

@@ -110,7 +110,7 @@ def _sfu_ops(op: LocalOp) -> int:
 
 
 def _kernel_of(
-    op: LocalOp, rows: int, length: int, element_bytes: int, sm_count: int
+    op: LocalOp, rows: int, length: int, element_bytes: int, hardware: HardwareSpec
 ) -> StreamKernel:
     """The kernel structure the op's ``implementation`` attr names (vLLM's and Liger's RoPE
     and ATen's index_select, every embedding but a ``fused`` one, have their own)."""
@@ -120,14 +120,16 @@ def _kernel_of(
     if rope and implementation in ("vllm", "fused"):
         return rope_kernel(rows, length, str(implementation))
     if op.kind is OpKind.EMBEDDING and implementation != "fused":
-        return index_select_kernel(rows, length, sm_count)
+        sm = hardware.compute.sm
+        assert sm is not None  # predict_streaming serves GPUs
+        return index_select_kernel(rows, length, sm.sm_count)
     vllm_rms = op.kind is OpKind.RMSNORM and implementation == "vllm"
     if isinstance(view, RowView) and view.residual and vllm_rms:
         # csrc/layernorm_kernels.cu: rms_norm_kernel's loops with the residual's load and store
         kernel = streaming_kernel(op.kind, "vllm", rows, length, element_bytes)
         return dataclasses.replace(kernel, name="fused_add_rms_norm_kernel")
     if runs_broadcast(op.kind, view, implementation):
-        return broadcast_kernel(rows * length, element_bytes)
+        return broadcast_kernel(rows * length, element_bytes, hardware.architecture)
     vec128 = op.attrs.get("aten_128bit_vectors") is True
     if vec128 and runs_aten_elementwise(op.kind, implementation):
         return aten_elementwise_kernel(op.kind, rows * length, element_bytes)
@@ -284,7 +286,7 @@ def predict_streaming(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     sm = hardware.compute.sm
     assert sm is not None  # predict_streaming serves GPUs, whose configs give their SMs
     kernel = _with_counted_registers(
-        op, _kernel_of(op, rows, length, element_bytes, sm.sm_count), hardware
+        op, _kernel_of(op, rows, length, element_bytes, hardware), hardware
     )
     work = _work_of(op, base, kernel, shape, hardware)
     e = evaluate_streaming(kernel, hardware, work)

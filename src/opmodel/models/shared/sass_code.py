@@ -1,10 +1,10 @@
 """Which architecture's compiled code (SASS) a GPU runs, for facts counted from a wheel's SASS
 (``configs/instructions/``: :mod:`opmodel.models.streaming.counted`,
-:mod:`opmodel.models.attention.counted`)."""
+:mod:`opmodel.models.attention.counted`), and whether PyTorch builds for it with ROCm."""
 
 from __future__ import annotations
 
-__all__ = ["sass_architecture"]
+__all__ = ["is_rocm", "sass_architecture"]
 
 # PyTorch's wheels carry no sm_89 SASS; CUDA runs sm_86 binaries on sm_89 (same major version)
 _SAME_CODE = {"sm89": "sm86"}
@@ -16,3 +16,9 @@ def sass_architecture(architecture: str | None) -> str | None:
     if architecture is None:
         return None
     return _SAME_CODE.get(architecture, architecture)
+
+
+def is_rocm(architecture: str | None) -> bool:
+    """True for the AMD architectures PyTorch builds with ROCm (``cdna*``, ``rdna*``,
+    ``gfx*``), whose ATen kernels take their ``USE_ROCM`` branches."""
+    return (architecture or "").startswith(("cdna", "rdna", "gfx"))

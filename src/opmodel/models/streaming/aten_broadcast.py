@@ -33,7 +33,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.core.views import ElementwiseView
-from opmodel.models.shared.sass_code import sass_architecture
+from opmodel.models.shared.sass_code import is_rocm, sass_architecture
 from opmodel.models.streaming.kernels import aten_thread_loop
 from opmodel.models.streaming.structure import StreamKernel
 from opmodel.parsing.yamlfile import read_yaml_mapping
@@ -92,9 +92,17 @@ def coalesced_dims(output: tuple[int, ...], inputs: tuple[tuple[int, ...], ...])
     return dims
 
 
-def broadcast_kernel(elements: int, output_bytes: int) -> StreamKernel:
+def broadcast_kernel(
+    elements: int, output_bytes: int, architecture: str | None = None
+) -> StreamKernel:
     """``elementwise_kernel<128, vt>`` over ``elements`` (module docstring): 128 threads of
-    ``vt`` elements, registers as ATen's other elementwise kernels (an estimate)."""
+    ``vt`` elements, registers as ATen's other elementwise kernels (an estimate). On ROCm (an
+    AMD ``architecture``) ``launch_legacy_kernel_manual_unroll`` takes 8 elements a thread (4
+    for a 4-byte output) and computes every offset before any load, so they share one round
+    trip."""
+    if is_rocm(architecture):
+        per_thread = 4 if output_bytes >= 4 else 8
+        return aten_thread_loop(elements, per_thread, BROADCAST_KERNEL, round_trips=1)
     return aten_thread_loop(elements, 2 if output_bytes >= 4 else 4, BROADCAST_KERNEL)
 
 

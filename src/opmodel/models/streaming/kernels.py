@@ -163,11 +163,14 @@ def _elementwise(
     )
 
 
-def aten_thread_loop(elements: int, per_thread: int, name: str) -> StreamKernel:
-    """An ATen elementwise structure whose threads take their ``per_thread`` elements one
-    after another, each a round trip (ATen's non-contiguous kernel,
+def aten_thread_loop(
+    elements: int, per_thread: int, name: str, round_trips: int | None = None
+) -> StreamKernel:
+    """An ATen elementwise structure whose threads take their ``per_thread`` elements in
+    ``round_trips`` dependent steps (one per element when None: ATen's non-contiguous kernel,
     :mod:`~opmodel.models.streaming.aten_broadcast`)."""
-    return _elementwise(elements, serial_loads=per_thread, name=name, per_thread=per_thread)
+    steps = per_thread if round_trips is None else round_trips
+    return _elementwise(elements, serial_loads=steps, name=name, per_thread=per_thread)
 
 
 def _vllm_row(kind: OpKind, rows: int, length: int, element_bytes: int) -> StreamKernel:

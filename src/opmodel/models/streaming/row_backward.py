@@ -49,6 +49,7 @@ import math
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.values import FastValue, value_type
+from opmodel.models.shared.sass_code import is_rocm
 from opmodel.models.streaming.kernels import streaming_kernel
 from opmodel.models.streaming.softmax_backward import softmax_backward_kernel
 from opmodel.models.streaming.structure import (
@@ -62,7 +63,6 @@ __all__ = [
     "WeightGradKernels",
     "gamma_beta_launch",
     "grad_input_kernel",
-    "is_rocm",
     "partial_bytes",
     "weight_grad_kernel",
 ]
@@ -150,12 +150,6 @@ _SPLIT_MAX_GRID = 64 * 1024 // 2  # max_grid_size: column blocks x row blocks
 # rows below -> (block_y, rows per step); from 256 rows (32, 256) on CUDA, (16, 256) on ROCm
 _TILES = ((64, 1, 8), (128, 8, 64), (256, 16, 128))
 _SIMPLE_THREADS = 256  # GammaBetaBackwardSimpleCUDAKernel's kCUDANumThreads
-
-
-def is_rocm(architecture: str | None) -> bool:
-    """True for the AMD architectures PyTorch builds with ROCm (``cdna*``, ``rdna*``,
-    ``gfx*``), whose ATen kernels take their ``USE_ROCM`` branches."""
-    return (architecture or "").startswith(("cdna", "rdna", "gfx"))
 
 
 def gamma_beta_launch(
