@@ -52,7 +52,11 @@ from sass_listing import (
 FUNCTIONS = {
     "add": ("CUDAFunctor_add<", "CUDAFunctor_add"),
     "mul": ("BinaryFunctor<", "MulFunctor"),  # and MulFunctor: two tensors, not a scalar's
+    # torch.where(cond, a, b): a bool and two operands, dispatched by element size
+    "where": ("where_kernel_impl", "where_kernel_impl"),
 }
+# where_kernel_impl's lambda takes the operands as unsigned integers of their size
+_WHERE_TYPES = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 # dtype -> (its C++ type in kernel names, elements a thread handles: vt)
 DTYPES = {"bf16": ("c10::BFloat16", 4), "fp16": ("c10::Half", 4), "fp32": ("float", 2)}
 _OTHER_TYPES = ("BFloat16", "Half", "complex", "double", "bool")  # excluded from fp32
@@ -66,6 +70,8 @@ DIMS = (1, 2, 3, 4)
 def _kernel(listings: dict[str, str], plain: dict[str, str], function: str, dtype: str) -> str:
     """The listing of ``elementwise_kernel<128, vt>`` for ``function`` on ``dtype``."""
     type_name, vt = DTYPES[dtype]
+    if function == "where":
+        type_name = f"lambda(bool, {_WHERE_TYPES[dtype]}, {_WHERE_TYPES[dtype]})"
     head = f"void at::native::elementwise_kernel<128, {vt}, at::native::gpu_kernel_impl_nocast<"
     needle = FUNCTIONS[function][0]
     for name, listing in listings.items():
@@ -77,7 +83,7 @@ def _kernel(listings: dict[str, str], plain: dict[str, str], function: str, dtyp
             continue
         if type_name not in text:
             continue
-        if dtype == "fp32" and any(other in text for other in _OTHER_TYPES):
+        if function != "where" and dtype == "fp32" and any(o in text for o in _OTHER_TYPES):
             continue
         return listing
     raise SystemExit(f"{function} {dtype}: no elementwise_kernel<128, {vt}> found")
@@ -105,7 +111,7 @@ def element_path(code: Sequence[Instruction], start: int, stop: int, dims: int) 
             goal = index[int(branch.group(2), 16)]
             predicate = (branch.group(1) or "").strip()
             if not predicate or (predicate.startswith("@!") and block == dims):
-                i = goal
+                i, block = goal, -1
                 continue
         i += 1
     return count

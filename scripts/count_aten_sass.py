@@ -53,6 +53,7 @@ FUNCTIONS = {
     "silu": "::silu_kernel(",
     "gelu_tanh": "GeluCUDAKernelImpl",
     "gelu": "GeluCUDAKernelImpl",
+    "where": "where_kernel_impl",  # torch.where(cond, a, b): a bool and two operands
 }
 # the GELU kernel holds both forms; the tanh form calls tanhf, the erf form erff
 _GELU_FORM = {"gelu_tanh": "tanh", "gelu": "erf"}
@@ -115,6 +116,9 @@ DTYPES = {
     "fp32": ("float", (4,)),
 }
 _OTHER_TYPES = ("BFloat16", "Half", "complex", "double")  # excluded from the fp32 kernels
+# where_kernel_impl dispatches on element size: its lambda takes the operands as unsigned
+# integers of their width
+_WHERE_TYPES = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 
 
 def _kernel(
@@ -124,6 +128,8 @@ def _kernel(
     <vec>`` compiled for real on this architecture (PyTorch builds the 8-wide one as a stub
     where it does not use it), the longest if several."""
     type_name, widths = DTYPES[dtype]
+    if function == "where":
+        type_name = f"lambda(bool, {_WHERE_TYPES[dtype]}, {_WHERE_TYPES[dtype]})"
     for vec in widths:
         found = []
         for name, listing in listings.items():
@@ -132,7 +138,8 @@ def _kernel(
                 continue
             if type_name not in plain or FUNCTIONS[function] not in plain:
                 continue
-            if dtype == "fp32" and any(other in plain for other in _OTHER_TYPES):
+            others = function != "where" and dtype == "fp32"
+            if others and any(other in plain for other in _OTHER_TYPES):
                 continue
             if any(i.opcode.startswith("LDG") for i in parse(listing)):  # a stub loads nothing
                 found.append(listing)

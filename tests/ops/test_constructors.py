@@ -11,6 +11,7 @@ import pytest
 
 from opmodel import LocalOp, OpValidationError, backward_of, ops
 from opmodel.batch import op_from_row
+from opmodel.formulas.work import op_work
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model, model_names
 from opmodel.parsing import load_op
@@ -92,6 +93,11 @@ def test_defaults_and_options() -> None:
     assert len(ops.elementwise("add", 10).tensors) == 3  # two inputs, one output
     assert len(ops.elementwise("fma", 10).tensors) == 4
     assert len(ops.elementwise("gelu", 10).tensors) == 2
+    # torch.where(cond, a, b): the condition one byte an element (a bool, stored as int8)
+    select = ops.elementwise("where", (4, 8), "fp32")
+    assert [t.dtype.value for t in select.tensors] == ["int8", "fp32", "fp32", "fp32"]
+    work = op_work(select)  # one select an element; 1 + 4 + 4 bytes in, 4 out
+    assert (work.flops, work.read_bytes, work.write_bytes) == (32, 32 * 9, 32 * 4)
     assert len(ops.layernorm(8, 16, affine=False).tensors) == 2
     # a fused residual add: the residual read and the sum written, tagged "residual"
     fused = ops.layernorm(8, 16, residual=True)
@@ -144,6 +150,7 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.rmsnorm(8, 8, residual="y"), "ops.rmsnorm: residual must be True or False"),
         (lambda: ops.batched_gemm(2, 8, 8, 8, broadcast_b="no"), "broadcast_b must be True"),
         (lambda: ops.elementwise(["add"], 8), "function must be one of"),
+        (lambda: ops.elementwise("where", 8, inputs=2), "inputs must be 3 for where (got 2)"),
         (lambda: ops.attention_prefill(None, 8, 64, 64), "batch must be a positive integer"),
     ],
 )

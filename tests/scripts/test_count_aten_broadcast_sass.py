@@ -10,11 +10,13 @@ from tests.scripts.loader import load_script
 count = load_script("count_aten_broadcast_sass")
 
 
-def _listing(elements: int, blocks: int) -> str:
+def _listing(elements: int, blocks: int, select: bool = False) -> str:
     """``elements`` elements, each: its ``idx < N`` test and branch, the ``dims != 0`` test,
     ``blocks`` dimension blocks of 3 instructions and a test-and-branch each, then 4
-    instructions of loads, function and store."""
+    instructions of loads, function and store (with ``select``, 6: a test and an ``@!P1``
+    branch over the function, as where_kernel_impl's select)."""
     lines, address = [], 0
+    tail = 6 if select else 4
 
     def emit(text: str) -> None:
         nonlocal address
@@ -22,10 +24,10 @@ def _listing(elements: int, blocks: int) -> str:
         address += 0x10
 
     for element in range(elements):
-        per_element = 4 + 5 * blocks + 4
+        per_element = 4 + 5 * blocks + tail
         start = address
         after = start + per_element * 0x10  # the next element's test
-        epilogue = after - 4 * 0x10
+        epilogue = after - tail * 0x10
         emit("ISETP.GE.AND P0, PT, R0, c[0x0][0x160], PT")
         emit(f"@P0 BRA 0x{after:x}")
         emit("ISETP.NE.AND P0, PT, RZ, c[0x0][0x168], PT")
@@ -37,6 +39,9 @@ def _listing(elements: int, blocks: int) -> str:
             emit("IMAD R2, R7, c[0x0][0x298], R2")
             emit(f"@!P0 BRA 0x{epilogue:x}")
         emit("LDG.E.U16 R4, [R4.64]")
+        if select:
+            emit("ISETP.NE.AND P1, PT, R4, R9, PT")
+            emit(f"@!P1 BRA 0x{epilogue + 4 * 0x10:x}")
         emit("FADD R3, R3, R4")
         emit("STG.E.U16 [R2.64], R3")
         emit("IADD3 R0, R0, 0x80, RZ")
@@ -53,6 +58,15 @@ def test_element_path_by_dimensions() -> None:
     for dims in (1, 2, 3):
         assert count.element_path(code, starts[0], starts[1], dims) == 8 + 5 * dims
     assert count.per_dimension(code) == {"element_instructions": 8, "dim_instructions": 5}
+
+
+def test_a_branch_after_the_dimension_loop_is_not_its_exit() -> None:
+    # leaving the loop forgets its block: the select's @!P1 branch after it, at block == dims,
+    # is the function's own and falls through (the longer path) instead of being taken
+    code = count.parse(_listing(elements=3, blocks=6, select=True))
+    starts = count.element_starts(code)
+    for dims in (1, 2, 6):
+        assert count.element_path(code, starts[0], starts[1], dims) == 10 + 5 * dims
 
 
 def test_too_few_dimension_blocks_is_an_error() -> None:

@@ -56,6 +56,7 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "silu_and_mul": 5,
     "gelu_and_mul": 10,
     "fma": 2,
+    "where": 1,  # torch.where(cond, a, b): a select, one FLOP like a compare
     "cast": 1,
     "rope": 3,
     "dropout": 2,

@@ -35,7 +35,7 @@ _TWO_INPUTS = frozenset(
     {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul"}
     | {f for f in ELEMENTWISE_FLOPS_PER_ELEMENT if f.endswith("_backward")}
 )
-_THREE_INPUTS = frozenset({"fma"})
+_THREE_INPUTS = frozenset({"fma", "where"})
 
 
 def _shape(where: str, shape: int | Sequence[int]) -> tuple[int, ...]:
@@ -135,8 +135,10 @@ def elementwise(
     **attrs: AttrValue,
 ) -> LocalOp:
     """``function`` over tensors of ``shape``: ``inputs`` of them (default: 2 for binary
-    functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``,
-    else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast`` changes it)."""
+    functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``
+    and ``where``, else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast``
+    changes it). ``where`` (``torch.where(cond, a, b)``) takes exactly 3, the condition first,
+    stored as ``int8`` (a bool's one byte)."""
     where = "ops.elementwise"
     if not isinstance(function, str) or function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
         known = sorted(ELEMENTWISE_FLOPS_PER_ELEMENT)
@@ -147,8 +149,11 @@ def elementwise(
     d = dtype_of(where, "dtype", dtype)
     default = 3 if function in _THREE_INPUTS else 2 if function in _TWO_INPUTS else 1
     count = default if inputs is None else positive(where, "inputs", inputs)
+    if function == "where" and count != 3:
+        raise OpValidationError(f"{where}: inputs must be 3 for where (got {count})")
     out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
-    tensors = (*(tensor(_IN, dims, d) for _ in range(count)), tensor(_OUT, dims, out))
+    kinds = [DType.INT8 if function == "where" and i == 0 else d for i in range(count)]
+    tensors = (*(tensor(_IN, dims, k) for k in kinds), tensor(_OUT, dims, out))
     return assemble(
         OpKind.ELEMENTWISE, (name or function, phase), tensors, {"function": function}, attrs
     )

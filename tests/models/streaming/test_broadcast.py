@@ -68,6 +68,9 @@ def test_kernel_structure_and_counts() -> None:
     # the shipped count on sm_90, bf16 add: 27.3333 + 14 per dimension (SASS of PyTorch 2.14.1)
     assert broadcast_instructions("sm90", DType.BF16, "add", 3) == pytest.approx(27.3333 + 42)
     assert broadcast_instructions("sm80", DType.FP32, "mul", 2) == pytest.approx(21 + 20)
+    # where: three operands' offsets a dimension, one more than a binary op's
+    assert broadcast_instructions("sm80", DType.FP32, "where", 3) == pytest.approx(24 + 33)
+    assert broadcast_instructions("sm90", DType.FP16, "where", 2) == pytest.approx(28.3333 + 30)
     assert broadcast_instructions("sm89", DType.BF16, None, 1) == pytest.approx(23 + 10)  # sm86
     assert broadcast_instructions("cdna3", DType.BF16, "add", 2) is None
     assert broadcast_instructions("sm90", DType.BF16, "maximum", 2) is None

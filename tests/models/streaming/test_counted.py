@@ -35,6 +35,9 @@ def test_shipped_counts_cover_ampere_ada_and_hopper() -> None:
             add, relu = counts[(arch, dtype, "add")], counts[(arch, dtype, "relu")]
             tanh, silu = counts[(arch, dtype, "tanh")], counts[(arch, dtype, "silu")]
             assert add < relu < tanh < silu
+            # where loads a bool beside its two operands and selects: above add, well below
+            # a transcendental function
+            assert add < counts[(arch, dtype, "where")] < tanh
 
 
 @pytest.mark.parametrize(
