@@ -18,7 +18,9 @@ dimensions, then the element's scalar loads, the function and its store.
 For each function and dtype the script takes that kernel's SASS on the architecture and walks
 one element's path (from its ``idx < N`` test to the next element's) for ``dims`` = 1 to 4:
 the dimension loop is unrolled, each dimension's block ending in a test of ``dims`` against its
-index whose branch leaves the loop. Every instruction on the path takes an issue slot. The
+index whose branch leaves the loop. A conditional forward branch over a ``CALL`` skips a library
+function's slow path (the division's special cases), which the common case does not run, and is
+taken. Every other instruction on the path takes an issue slot. The
 counts grow by the same number of instructions per dimension; the script writes that step
 (``dim_instructions``) and the rest (``element_instructions``), averaged over every element
 but the last (whose path runs to the kernel's exit, not to a next element's test).
@@ -52,6 +54,7 @@ from sass_listing import (
 FUNCTIONS = {
     "add": ("CUDAFunctor_add<", "CUDAFunctor_add"),
     "mul": ("BinaryFunctor<", "MulFunctor"),  # and MulFunctor: two tensors, not a scalar's
+    "div": ("BinaryFunctor<", "DivFunctor"),  # a / b, the IEEE division (a 0-dim CUDA divisor)
     # torch.where(cond, a, b): a bool and two operands, dispatched by element size
     "where": ("where_kernel_impl", "where_kernel_impl"),
 }
@@ -99,7 +102,7 @@ def element_path(code: Sequence[Instruction], start: int, stop: int, dims: int) 
     (``stop``) when the iterator has ``dims`` dimensions: an in-range element (its test's
     branch not taken), the dimension loop left after block ``dims``."""
     index = {ins.address: i for i, ins in enumerate(code)}
-    i, count, block = start, 0, -1
+    i, count, block, tested = start, 0, -1, False
     while i < stop:
         ins = code[i]
         count += 1
@@ -110,7 +113,12 @@ def element_path(code: Sequence[Instruction], start: int, stop: int, dims: int) 
         if branch:
             goal = index[int(branch.group(2), 16)]
             predicate = (branch.group(1) or "").strip()
-            if not predicate or (predicate.startswith("@!") and block == dims):
+            # a forward branch over a CALL, other than the element test's own (the first):
+            # the slow path skipped
+            inside = tested and i < goal < stop
+            slow = inside and any(s.opcode.startswith("CALL") for s in code[i + 1 : goal])
+            tested = True
+            if not predicate or slow or (predicate.startswith("@!") and block == dims):
                 i, block = goal, -1
                 continue
         i += 1

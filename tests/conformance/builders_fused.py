@@ -24,12 +24,15 @@ def fused_elementwise(s: Sizes, d: DType) -> LocalOp:
 
 
 def broadcast_elementwise(s: Sizes, d: DType) -> LocalOp:
-    """ATen's add or mul (``function`` 0 or 1) of ``rows x length`` and a broadcast input:
-    ``[length]``, ``[rows, 1]`` or ``[1]`` (``shape`` 0, 1, 2)."""
+    """ATen's add, mul, div or where (``function`` 0-3) of ``rows x length`` and a broadcast
+    input: ``[length]``, ``[rows, 1]`` or ``[1]`` (``shape`` 0, 1, 2); where's condition is
+    that broadcast input, as int8, before the two operands."""
     shape = (s["rows"], s["length"])
     other = ((s["length"],), (s["rows"], 1), (1,))[s["shape"]]
-    tensors = (TensorSpec("input", shape, d), TensorSpec("input", other, d))
-    function = ("add", "mul")[s["function"]]
+    function = ("add", "mul", "div", "where")[s["function"]]
+    tensors: tuple[TensorSpec, ...] = (TensorSpec("input", shape, d), TensorSpec("input", other, d))
+    if function == "where":
+        tensors = (TensorSpec("input", other, DType.INT8), *tensors)
     return _op(OpKind.ELEMENTWISE, (*tensors, TensorSpec("output", shape, d)), function=function)
 
 
@@ -92,7 +95,7 @@ FUSED: dict[
         ("rows", "length"),
     ),
     "elementwise_broadcast": (
-        {"rows": (1, 16384), "length": (1, 16384), "shape": (0, 2), "function": (0, 1)},
+        {"rows": (1, 16384), "length": (1, 16384), "shape": (0, 2), "function": (0, 3)},
         broadcast_elementwise,
         ("rows", "length"),
     ),

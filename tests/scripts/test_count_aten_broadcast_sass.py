@@ -10,13 +10,14 @@ from tests.scripts.loader import load_script
 count = load_script("count_aten_broadcast_sass")
 
 
-def _listing(elements: int, blocks: int, select: bool = False) -> str:
+def _listing(elements: int, blocks: int, select: bool = False, slow: bool = False) -> str:
     """``elements`` elements, each: its ``idx < N`` test and branch, the ``dims != 0`` test,
     ``blocks`` dimension blocks of 3 instructions and a test-and-branch each, then 4
     instructions of loads, function and store (with ``select``, 6: a test and an ``@!P1``
-    branch over the function, as where_kernel_impl's select)."""
+    branch over the function, as where_kernel_impl's select; with ``slow``, 8: a check, a
+    ``@!P1`` branch over a move and a ``CALL`` of the division's slow path)."""
     lines, address = [], 0
-    tail = 6 if select else 4
+    tail = 6 if select else 8 if slow else 4
 
     def emit(text: str) -> None:
         nonlocal address
@@ -42,6 +43,11 @@ def _listing(elements: int, blocks: int, select: bool = False) -> str:
         if select:
             emit("ISETP.NE.AND P1, PT, R4, R9, PT")
             emit(f"@!P1 BRA 0x{epilogue + 4 * 0x10:x}")
+        if slow:
+            emit("FCHK P1, R3, R4")
+            emit(f"@!P1 BRA 0x{epilogue + 5 * 0x10:x}")
+            emit("MOV R12, R3")
+            emit("CALL.REL.NOINC 0x4000")
         emit("FADD R3, R3, R4")
         emit("STG.E.U16 [R2.64], R3")
         emit("IADD3 R0, R0, 0x80, RZ")
@@ -67,6 +73,16 @@ def test_a_branch_after_the_dimension_loop_is_not_its_exit() -> None:
     starts = count.element_starts(code)
     for dims in (1, 2, 6):
         assert count.element_path(code, starts[0], starts[1], dims) == 10 + 5 * dims
+
+
+def test_the_slow_path_behind_a_call_is_skipped() -> None:
+    # the check's branch over the move and the CALL is taken (the common case); the element
+    # test's own branch, over the whole element and its CALL, is not
+    code = count.parse(_listing(elements=3, blocks=4, slow=True))
+    starts = count.element_starts(code)
+    for dims in (1, 2, 4):
+        assert count.element_path(code, starts[0], starts[1], dims) == 4 + 5 * dims + 6
+    assert count.per_dimension(code) == {"element_instructions": 10, "dim_instructions": 5}
 
 
 def test_too_few_dimension_blocks_is_an_error() -> None:

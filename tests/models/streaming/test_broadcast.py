@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from opmodel import DType, LocalOp, OpKind, Phase, TensorRole
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec, ops
 from opmodel.core.errors import ConfigError
 from opmodel.core.views import ElementwiseView
 from opmodel.models.streaming.aten_broadcast import (
@@ -71,6 +71,8 @@ def test_kernel_structure_and_counts() -> None:
     # where: three operands' offsets a dimension, one more than a binary op's
     assert broadcast_instructions("sm80", DType.FP32, "where", 3) == pytest.approx(24 + 33)
     assert broadcast_instructions("sm90", DType.FP16, "where", 2) == pytest.approx(28.3333 + 30)
+    # div: the IEEE division's reciprocal and Newton steps, its slow path behind a CALL not run
+    assert broadcast_instructions("sm80", DType.BF16, "div", 1) == pytest.approx(32.3333 + 10)
     assert broadcast_instructions("sm89", DType.BF16, None, 1) == pytest.approx(23 + 10)  # sm86
     assert broadcast_instructions("cdna3", DType.BF16, "add", 2) is None
     assert broadcast_instructions("sm90", DType.BF16, "maximum", 2) is None
@@ -93,6 +95,29 @@ def test_broadcast_ops_take_the_kernel() -> None:
     # element's offsets and round trip are the thread's, one after another
     assert bias.latency_s > same.latency_s
     assert bias.dram_read_bytes < same.dram_read_bytes
+
+
+def test_a_causal_where_takes_the_kernel_with_its_count() -> None:
+    # GPT-2's torch.where(mask [1, S, S] bool, scores [B H, S, S], 0-dim fill): two dimensions
+    scores, mask = (48, 512, 512), (1, 512, 512)
+    tensors = (
+        TensorSpec(TensorRole.INPUT, mask, DType.INT8),
+        TensorSpec(TensorRole.INPUT, scores, DType.BF16),
+        TensorSpec(TensorRole.INPUT, (1,), DType.BF16),
+        TensorSpec(TensorRole.OUTPUT, scores, DType.BF16),
+    )
+    attrs = {"function": "where"}
+    where = LocalOp(
+        name="w", kind=OpKind.ELEMENTWISE, phase=Phase.INFERENCE, tensors=tensors, attrs=attrs
+    )
+    view = where.view
+    assert isinstance(view, ElementwiseView)
+    assert broadcast_issue_cost(view, "sm90") == pytest.approx(28.3333 + 30)
+    evaluation = MODEL.predict(where, H100).diagnostics
+    assert isinstance(evaluation, StreamingEvaluation)
+    assert evaluation.kernel.name == BROADCAST_KERNEL
+    same = ops.elementwise("where", scores)  # same-shape operands: the vectorized kernel
+    assert MODEL.predict(same, H100).latency_s < evaluation.latency_s
 
 
 @settings(max_examples=examples(20), deadline=None)

@@ -12,8 +12,8 @@ and only then the next element's arithmetic starts, so each element is one round
 thread's chain and its instructions sit in that chain (``serial_arithmetic``). What a CTA
 issues per element is counted from PyTorch's SASS
 (``configs/instructions/aten_broadcast.yaml``, ``scripts/count_aten_broadcast_sass.py``):
-``element_instructions + dim_instructions x dims`` for ``add``, ``mul`` and ``where`` (a select,
-``torch.where``: a bool condition and two operands) on sm_80, sm_86
+``element_instructions + dim_instructions x dims`` for ``add``, ``mul``, ``div`` and ``where``
+(a select, ``torch.where``: a bool condition and two operands) on sm_80, sm_86
 (sm_89) and sm_90; other functions, dtypes and architectures have no count and no issue bound.
 
 ``dims`` is the iterator's dimensions after TensorIterator's coalescing
