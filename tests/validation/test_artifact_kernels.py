@@ -67,15 +67,33 @@ def test_eager_attention_bmm_copies_its_operands_and_context() -> None:
 
 
 def test_gpt2_score_division_is_followed_by_the_causal_where() -> None:
-    """The lists' 'unspecified_tensor' (GPT-2's division of the scores by a 0-dim tensor) reads
-    one full-size operand, and the causal torch.where that follows it, which the lists leave
-    out, reads and writes the scores once more: two one-input kernels in one slot."""
-    entry = [{"dim": 196608, "op": "unspecified_tensor", "prec": "bf16"}, ["elementwise"]]
-    kernels = kernels_from_entry(entry).kernels
+    """The lists' 'unspecified_tensor' (GPT-2's division of the scores by a 0-dim CUDA tensor)
+    after a Q K^T bmm of its size: the division and the causal torch.where the lists leave out,
+    two broadcast kernels (ATen's non-contiguous kernel) in one slot."""
+    qk = [{"batch": 24, "dimM": 128, "dimN": 128, "dimK": 64, "precM": "bf16"}, ["gemm"]]
+    division = [
+        {"dim": 24 * 128 * 128, "op": "unspecified_tensor", "prec": "bf16"},
+        ["elementwise"],
+    ]
+    done = complete_entries([qk, division], "gpt2")
+    assert done[0] is qk and done[1][0]["score_queries"] == 128
+    launched = kernels_from_entry(done[1])
+    divide, where = launched.kernels
+    assert launched.op is divide and divide.attrs["function"] == "div"
+    scores = (24, 128, 128)
+    assert [t.shape for t in divide.tensors] == [scores, (1,), scores]
+    assert where.name == "causal_where" and where.attrs["function"] == "where"
+    # the bool mask [1, queries, keys] every batch and head shares, the scores, the 0-dim fill
+    assert [t.shape for t in where.tensors] == [(1, 128, 128), scores, (1,), scores]
+    assert [t.dtype for t in where.tensors] == [DType.INT8, *[DType.BF16] * 3]
+    # a division of another size than the bmm before it keeps the one-input reading
+    other = [{**division[0], "dim": 1000}, division[1]]
+    (_, alone) = complete_entries([qk, other], "gpt2")
+    kernels = kernels_from_entry(alone).kernels
     assert [op.name for op in kernels] == ["unspecified_tensor", "causal_where"]
     for op in kernels:
         assert op.kind is OpKind.ELEMENTWISE
-        assert [t.shape for t in op.tensors] == [(196608,), (196608,)]
+        assert [t.shape for t in op.tensors] == [(1000,), (1000,)]
 
 
 def test_resnet_entries_gain_batch_norms_and_residual_adds() -> None:
@@ -94,7 +112,7 @@ def test_resnet_entries_gain_batch_norms_and_residual_adds() -> None:
     assert {e[0]["dim"] for e in norms} == {800}
     (norm,) = kernels_from_entry(norms[0]).kernels
     assert norm.kind is OpKind.ELEMENTWISE and [t.shape for t in norm.tensors] == [(800,)] * 2
-    assert complete_entries(entries, "gpt2") is entries
+    assert complete_entries(entries, "opt") is entries
 
 
 def _ew(op: str, dim: int, prec: str) -> list[Any]:

@@ -3,9 +3,10 @@
 An entry (:mod:`opmodel.validation.artifact_ops`) is one host call; most launch one kernel.
 The ones that launch more, and the kernels the measured program runs that its op list omits,
 are what this module adds, each with the source that says so: eager attention's operand and
-context copies, GPT-2's causal ``where``, cuDNN's layout transforms around NCHW convolutions
-(per entry, :func:`kernels_from_entry`), Qwen2's RMSNorm casts and mean and torchvision
-ResNet's batch norms and residual adds (per workload, :func:`complete_entries`).
+context copies, GPT-2's score division and causal ``where`` (:mod:`.artifact_gpt2`), cuDNN's
+layout transforms around NCHW convolutions (per entry, :func:`kernels_from_entry`), Qwen2's
+RMSNorm casts and mean, torchvision ResNet's batch norms and residual adds and the shape of
+GPT-2's score division (per workload, :func:`complete_entries`).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from opmodel.core.op import LocalOp
+from opmodel.validation.artifact_gpt2 import DIVISION, annotate_scores, score_kernels
 from opmodel.validation.artifact_ops import (
     copy_op,
     entry_op,
     entry_parts,
     positive_int,
-    pytorch_op,
 )
 
 __all__ = ["EntryKernels", "complete_entries", "kernels_from_entry"]
@@ -55,17 +56,6 @@ def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp,
             copy_op("context_copy", batch * m * n, dtype),
         )
     return None
-
-
-def _causal_where(op: LocalOp) -> tuple[LocalOp, ...]:
-    """GPT-2's score division and the causal ``torch.where`` that follows it.
-
-    Hugging Face's GPT-2 attention (transformers 4.51.3, ``eager_attention_forward``) divides
-    the scores by a 0-dim tensor, the lists' ``unspecified_tensor`` entry, then masks them with
-    ``torch.where(causal_mask, scores, min)``, which the lists leave out. The mask is a
-    ``[1, 1, seq, seq]`` bool slice that every batch and head shares, so it stays in L2; the
-    ``where`` reads and writes the scores once, predicted as a one-input elementwise op."""
-    return (op, pytorch_op("causal_where", op.tensors, "scalar_mul"))
 
 
 def _elementwise_entry(entry: Any) -> tuple[str, int, str] | None:
@@ -142,6 +132,7 @@ def complete_entries(entries: list[Any], family: str) -> list[Any]:
     """``entries`` with the kernels a family's model runs that its op list leaves out.
 
     ``qwen2``: each RMSNorm's casts and mean (:func:`_qwen2_rms_norms`).
+    ``gpt2``: each score division's shape (:func:`~.artifact_gpt2.annotate_scores`).
     ``resnet101`` is torchvision's ``resnet101`` in eval mode (the artifact's ``run_model.py``).
     Its op list has the 104 convolutions, the ReLUs and the classifier, but every
     convolution is followed by a ``BatchNorm2d`` and every ``Bottleneck`` block adds its
@@ -153,6 +144,8 @@ def complete_entries(entries: list[Any], family: str) -> list[Any]:
     through for :func:`kernels_from_entry` to reject."""
     if family == "qwen2":
         return _qwen2_rms_norms(entries)
+    if family == "gpt2":
+        return annotate_scores(entries)
     if family != "resnet101":
         return entries
     out: list[Any] = []
@@ -190,23 +183,24 @@ def kernels_from_entry(entry: object) -> EntryKernels:
 
     Every entry is one kernel except an eager attention bmm (its operand and context copies:
     :func:`_attention_kernels`), GPT-2's score division (and the causal ``where`` after it:
-    :func:`_causal_where`) and a tensor-core ``conv2d``. PyTorch keeps activations and
-    filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``, and cuDNN's
-    tensor-core convolutions read and write NHWC, so for each such convolution cuDNN runs
-    layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter
-    KCRS -> KRSC before it, the output NHWC -> NCHW after it (``nchwToNhwcKernel`` /
+    :func:`~.artifact_gpt2.score_kernels`) and a tensor-core ``conv2d``. PyTorch keeps
+    activations and filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``,
+    and cuDNN's tensor-core convolutions read and write NHWC, so for each such convolution cuDNN
+    runs layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter KCRS
+    -> KRSC before it, the output NHWC -> NCHW after it (``nchwToNhwcKernel`` /
     ``nhwcToNchwKernel`` in profiles; onnxruntime PR #17200 and NVIDIA DeepLearningExamples PR
-    #1017 show them per convolution and the time they cost). Each transform reads and writes
-    its tensor once, as a copy. An entry without the convolution fields (``b``, ``c``,
-    ``hw``, ``m``, ``rs``) is the GEMM alone.
+    #1017 show them per convolution and the time they cost). Each transform reads and writes its
+    tensor once, as a copy. An entry without the convolution fields (``b``, ``c``, ``hw``,
+    ``m``, ``rs``) is the GEMM alone.
     """
     params, tags = entry_parts(entry)
     op = entry_op(params, tags)
     attention = _attention_kernels(op, params) if tags[0] == "gemm" else None
     if attention is not None:
         return EntryKernels(op, attention)
-    if tags[0] == "elementwise" and params.get("op") == "unspecified_tensor":
-        return EntryKernels(op, _causal_where(op))
+    if tags[0] == "elementwise" and params.get("op") == DIVISION:
+        scores = score_kernels(op, params)
+        return EntryKernels(scores[0], scores)
     if tags[0] != "conv2d" or not all(name in params for name in ("b", "c", "hw", "m", "rs")):
         return EntryKernels(op, (op,))
     images, channels, side = (

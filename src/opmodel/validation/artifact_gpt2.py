@@ -1,0 +1,96 @@
+"""GPT-2's score scaling and causal mask in EnergAIzer's op lists, as the kernels ATen runs.
+
+Hugging Face's GPT-2 attention (transformers 4.51.3, the artifact's pinned version,
+``eager_attention_forward``) scales the scores ``[batch, heads, queries, keys]`` by
+``attn_weights / torch.full([], sqrt(head size))`` and masks them with
+``torch.where(causal_mask, attn_weights, mask_value)``, ``causal_mask`` a ``[1, 1, queries,
+keys]`` bool slice of the model's ``bias`` buffer and ``mask_value`` another 0-dim tensor
+from ``torch.full``. Both 0-dim tensors live on the GPU, so neither is the CPU scalar that
+ATen folds into the kernel: each operation runs ATen's non-contiguous elementwise kernel
+(:mod:`opmodel.models.streaming.aten_broadcast`), the division with its one coalesced
+dimension (the divisor broadcast everywhere), the ``where`` with two (the batch and heads,
+over which the mask broadcasts, and the queries and keys).
+
+The op lists record the division as ``unspecified_tensor`` with only its element count and
+leave the ``where`` out. :func:`annotate_scores` finds each division's shape from the scores'
+batched GEMM before it (``Q K^T``: ``batch`` = batch x heads, ``dimM`` queries, ``dimN``
+keys, the division's ``dim`` their product) and :func:`score_kernels` builds the two
+broadcast kernels from it. A division without a matching GEMM keeps the old reading: two
+one-input kernels over its elements. The mask is taken contiguous, ``queries x keys``: the
+``bias`` buffer's rows are ``n_positions`` long (1,024 in GPT2Config unless the harness raised
+it), so below 1,024 tokens the real slice has a row stride of its own and the kernel a third
+dimension (10-15 more instructions an element), which this leaves out.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from opmodel.core.dtypes import DType
+from opmodel.core.enums import TensorRole
+from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.validation.artifact_ops import entry_parts, pytorch_op
+
+__all__ = ["annotate_scores", "score_kernels"]
+
+DIVISION = "unspecified_tensor"
+# the fields annotate_scores adds to a division's params: its scores' [batch, queries, keys]
+SCORE_FIELDS = ("score_batch", "score_queries", "score_keys")
+
+
+def _scores_gemm(params: Mapping[str, Any]) -> tuple[int, int, int] | None:
+    """``(batch, queries, keys)`` of an eager ``Q K^T`` bmm entry's params, else None."""
+    sizes = _sizes(params, ("batch", "dimM", "dimN", "dimK"))
+    if sizes is None:
+        return None
+    batch, m, n, k = sizes
+    return (batch, m, n) if batch > 1 and m == n > k else None
+
+
+def _sizes(params: Mapping[str, Any], names: tuple[str, ...]) -> tuple[int, ...] | None:
+    """The positive integers ``params`` holds under ``names``; None if one is not."""
+    sizes = tuple(params.get(name) for name in names)
+    ok = all(isinstance(s, int) and not isinstance(s, bool) and s > 0 for s in sizes)
+    return tuple(int(s) for s in sizes if isinstance(s, int)) if ok else None
+
+
+def annotate_scores(entries: list[Any]) -> list[Any]:
+    """``entries`` with each score division (``unspecified_tensor``) that follows a ``Q K^T``
+    bmm of its element count given that bmm's ``[batch, queries, keys]`` (``SCORE_FIELDS``);
+    other entries, malformed ones included, pass unchanged."""
+    out: list[Any] = []
+    scores: tuple[int, int, int] | None = None
+    for entry in entries:
+        try:
+            params, tags = entry_parts(entry)
+        except ValueError:
+            out.append(entry)
+            continue
+        if tags[0] == "gemm":
+            scores = _scores_gemm(params)
+        division = tags[0] == "elementwise" and params.get("op") == DIVISION
+        if division and scores is not None and params.get("dim") == math.prod(scores):
+            out.append([{**params, **dict(zip(SCORE_FIELDS, scores, strict=True))}, tags])
+        else:
+            out.append(entry)
+    return out
+
+
+def score_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp, ...]:
+    """The division's kernel and the causal ``where`` after it (module docstring); ``op`` is
+    the entry's one-input reading of the division."""
+    shape = _sizes(params, SCORE_FIELDS)
+    dtype = op.tensors[0].dtype
+    if shape is None:
+        return (op, pytorch_op("causal_where", op.tensors, "scalar_mul"))
+    batch, queries, keys = shape
+    scores = TensorSpec(TensorRole.INPUT, (batch, queries, keys), dtype)
+    zero_dim = TensorSpec(TensorRole.INPUT, (1,), dtype)  # torch.full([], ...) on the GPU
+    out = TensorSpec(TensorRole.OUTPUT, (batch, queries, keys), dtype)
+    mask = TensorSpec(TensorRole.INPUT, (1, queries, keys), DType.INT8)  # bool, one byte
+    return (
+        pytorch_op(op.name, (scores, zero_dim, out), "div"),
+        pytorch_op("causal_where", (mask, scores, zero_dim, out), "where"),
+    )
