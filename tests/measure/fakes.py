@@ -94,6 +94,10 @@ class FakeTensor:
     def to(self, dtype: str) -> FakeTensor:
         return FakeTensor(self.torch, self.shape, dtype)
 
+    def __gt__(self, other: object) -> FakeTensor:
+        """A comparison, outside any timed call: a bool tensor of the shape, not logged."""
+        return FakeTensor(self.torch, self.shape, "bool")
+
     def requires_grad_(self, flag: bool) -> FakeTensor:
         self.requires_grad = flag
         return self
@@ -202,8 +206,9 @@ class FakeTorch:
         attention = SimpleNamespace(SDPBackend=backends, sdpa_kernel=self._sdpa_kernel)
         functional = SimpleNamespace(**{n: self._op(n) for n in names})
         self.nn = SimpleNamespace(functional=functional, attention=attention)
-        for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul"):
+        for name in ("matmul", "softmax", "relu", "exp", "tanh", "sigmoid", "add", "mul", "div"):
             setattr(self, name, self._op(name))
+        self.where = self._op("where")
         self._grouped_mm = self._op("_grouped_mm")
         self._scaled_mm = self._op("_scaled_mm")
 

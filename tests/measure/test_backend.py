@@ -297,3 +297,24 @@ def test_broadcast_cases_run_torch_add_on_a_broadcast_input(tmp_path: Path) -> N
         ((4, 8), (8,)),
         ((4, 8), (4, 1)),
     ]
+
+
+def test_div_and_where_cases_broadcast_the_divisor_and_the_condition(tmp_path: Path) -> None:
+    """div's divisor and where's condition take the broadcast shape; the condition is a bool
+    made once outside the timed call, the op's first input an int8 tensor of its shape."""
+    torch, backend, cases = _cases_on_a_fake(
+        tmp_path,
+        "  - kind: elementwise\n    sizes: {rows: [4], length: [8]}\n    functions: [div, where]\n"
+        "    broadcast: [row]\n",
+    )
+    for case in cases:
+        backend.kernel(case)()
+    calls = [(name, shapes) for name, shapes, _ in torch.kernels if name in ("div", "where")]
+    assert calls == [("div", ((4, 8), (8,))), ("where", ((8,), (4, 8), (4, 8)))]
+    where = next(case for case in cases if case.function == "where").op()
+    assert [(t.shape, t.dtype.value) for t in where.tensors] == [
+        ((8,), "int8"),
+        ((4, 8), "bf16"),
+        ((4, 8), "bf16"),
+        ((4, 8), "bf16"),
+    ]

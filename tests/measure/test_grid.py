@@ -92,7 +92,7 @@ def test_missing_file() -> None:
         ),
         (
             "ops:\n  - {kind: elementwise, sizes: {rows: [2], length: [8]}, functions: [cube]}\n",
-            "ops[0].functions: must be one of add, mul, relu",
+            "ops[0].functions: must be one of add, mul, div, where, relu",
         ),
         (
             "ops:\n  - {kind: optimizer, sizes: {elements: [64], tensors: [1]}}\n",
@@ -158,7 +158,7 @@ def test_missing_file() -> None:
         (
             "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
             "    functions: [add, exp]\n    broadcast: [row]\n",
-            "ops[0].broadcast: elementwise add and mul only",
+            "ops[0].broadcast: elementwise add, mul, div, where only",
         ),
         (
             "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
@@ -182,11 +182,11 @@ def test_grid_problems_are_named(tmp_path: Path, body: str, expected: str) -> No
 
 
 def test_h200_broadcast_grid_times_each_op_three_ways() -> None:
-    """h200_broadcast: add and mul, bf16 and fp32, over 3 x 2 sizes, each with its second input
-    as the first, [length] and [rows, 1]; the model runs the broadcast ones as ATen's
-    non-contiguous kernel."""
+    """h200_broadcast: add, mul, div and where, bf16 and fp32, over 3 x 2 sizes, each with its
+    second input (where: its condition) as the first, [length] and [rows, 1]; the model runs the
+    broadcast ones as ATen's non-contiguous kernel."""
     cases = expand(load_grid("h200_broadcast"))
-    assert len(cases) == 72
+    assert len(cases) == 144
     model, h200 = get_model("effective_roofline"), load_hardware("h200_sxm")
     for case in cases[:6]:  # bf16 add and mul at 1,024 x 768, the three shapes each
         shapes = [t.shape for t in case.op().tensors]
@@ -195,3 +195,9 @@ def test_h200_broadcast_grid_times_each_op_three_ways() -> None:
         diagnostics = model.predict(case.op(), h200).diagnostics
         assert isinstance(diagnostics, StreamingEvaluation)
         assert (diagnostics.kernel.name == BROADCAST_KERNEL) == (case.broadcast != "none")
+    where = next(c for c in cases if c.function == "where" and c.broadcast == "column")
+    shapes = [t.shape for t in where.op().tensors]
+    assert shapes == [(1024, 1), (1024, 768), (1024, 768), (1024, 768)]
+    diagnostics = model.predict(where.op(), h200).diagnostics
+    assert isinstance(diagnostics, StreamingEvaluation)
+    assert diagnostics.kernel.name == BROADCAST_KERNEL

@@ -15,7 +15,7 @@ from opmodel.core.views_grouped import balanced_group_sizes
 
 __all__ = ["Case", "grouped_sizes"]
 
-_BINARY = frozenset({"add", "mul"})
+_BINARY = frozenset({"add", "mul", "div"})
 _OP_FUNCTION = {"gelu": "gelu_tanh"}  # grid function -> the op's function attr
 
 
@@ -32,7 +32,8 @@ class Case:
     backward: bool = False  # the op's backward pass (grid field ``backward``)
     # attention: how SDPA runs (grid field ``sdpa_backends``): as PyTorch picks, or "flash"
     sdpa_backend: str = "default"
-    # add, mul: the second input as the first, [length] ("row") or [rows, 1] ("column")
+    # add, mul, div: the second input as the first, [length] ("row") or [rows, 1]
+    # ("column"); where: its condition so
     broadcast: str = "none"
 
     @property
@@ -166,13 +167,17 @@ def _row_tensors(case: Case) -> _Built:
 
 
 def _elementwise_tensors(case: Case) -> _Built:
-    """``rows x length`` inputs (an add's or mul's second one broadcast as ``case.broadcast``
-    says: ``[length]`` or ``[rows, 1]``) and output."""
+    """``rows x length`` inputs (an add's, mul's or div's second one broadcast as
+    ``case.broadcast`` says: ``[length]`` or ``[rows, 1]``) and output; where's bool
+    condition (``int8``, one byte) so shaped, before its two operands."""
     shape = (case.size["rows"], case.size["length"])
     other = {"row": shape[1:], "column": (shape[0], 1)}.get(case.broadcast, shape)
     inputs = (shape, other) if case.function in _BINARY else (shape,)
+    condition = (TensorSpec(TensorRole.INPUT, other, DType.INT8),)
     tensors = (
+        *(condition if case.function == "where" else ()),
         *(_tensor(case, TensorRole.INPUT, s) for s in inputs),
+        *((_tensor(case, TensorRole.INPUT, shape),) if case.function == "where" else ()),
         _tensor(case, TensorRole.OUTPUT, shape),
     )
     function = case.function or "add"

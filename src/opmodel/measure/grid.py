@@ -109,14 +109,29 @@ MEASURED_OPTIMIZERS = tuple(
 SGD (momentum 0 or 0.9), Adam and AdamW at their default hyperparameters, with ``fused=True``
 or ``foreach=True``."""
 
-MEASURED_FUNCTIONS = ("add", "mul", "relu", "exp", "tanh", "sigmoid", "silu", "gelu")
+MEASURED_FUNCTIONS = (
+    "add",
+    "mul",
+    "div",
+    "where",
+    "relu",
+    "exp",
+    "tanh",
+    "sigmoid",
+    "silu",
+    "gelu",
+)
 """Elementwise functions measured as one PyTorch kernel each (composites such as
 silu_and_mul run as several kernels in eager PyTorch and are left out)."""
 
 _TRANS = ("NN", "NT", "TN", "TT")
 BROADCASTS = ("none", "row", "column")
-"""An add's or mul's second input: shaped as the first, ``[length]`` (a bias over the rows) or
-``[rows, 1]`` (a per-row scale): ATen's non-contiguous kernel for the last two."""
+"""An add's, mul's or div's second input (where's condition): shaped as the first, ``[length]``
+(a bias over the rows) or ``[rows, 1]`` (a per-row scale): ATen's non-contiguous kernel for the
+last two."""
+
+BROADCAST_FUNCTIONS = ("add", "mul", "div", "where")
+"""The functions a ``broadcast`` other than ``none`` applies to."""
 
 SDPA_BACKENDS = ("default", "flash")
 """How an attention case calls ``scaled_dot_product_attention``: as PyTorch picks (cuDNN on
@@ -216,9 +231,9 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
     if entry.sdpa_backends != ("default",) and not attention:
         problems.append(f"{path}.sdpa_backends: attention_prefill and attention_decode only")
     problems += _choice_problems(path, "broadcast", entry.broadcast, BROADCASTS)
-    binary = set(entry.functions) <= {"add", "mul"} and entry.kind is OpKind.ELEMENTWISE
-    if entry.broadcast != ("none",) and not binary:
-        problems.append(f"{path}.broadcast: elementwise add and mul only")
+    binary = set(entry.functions) <= set(BROADCAST_FUNCTIONS)
+    if entry.broadcast != ("none",) and not (binary and entry.kind is OpKind.ELEMENTWISE):
+        problems.append(f"{path}.broadcast: elementwise {', '.join(BROADCAST_FUNCTIONS)} only")
     if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         problems.append(f"{path}.backward: only {kinds} have a measured backward pass")

@@ -110,9 +110,12 @@ def _elementwise(torch: Any, function: str, inputs: list[Any]) -> Callable[[], A
         "silu": functional.silu,
         "gelu": lambda x: functional.gelu(x, approximate="tanh"),
     }
-    if function in ("add", "mul"):
-        binary = torch.add if function == "add" else torch.mul
+    if function in ("add", "mul", "div"):
+        binary = getattr(torch, function)  # torch.add, torch.mul, torch.div
         return lambda: binary(inputs[0], inputs[1])
+    if function == "where":  # a bool condition, half true, made once outside the timed call
+        condition, a, b = inputs[0] > 0, inputs[1], inputs[2]
+        return lambda: torch.where(condition, a, b)
     fn, x = unary[function], inputs[0]
     return lambda: fn(x)
 
