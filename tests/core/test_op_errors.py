@@ -184,6 +184,10 @@ BAD_OPS = [
         "op 'x' (elementwise): attrs.function: must be one of add, sub, mul, div, maximum, minimum, scalar_add, scalar_mul, relu, relu_squared, neg, exp, tanh, sigmoid, silu, gelu, gelu_tanh, silu_and_mul, gelu_and_mul, fma, where, cast, rope, dropout, relu_backward, sigmoid_backward, tanh_backward, silu_backward, gelu_backward (got 'gelu_and_muls'); did you mean 'gelu_and_mul'?",
     ),
     (
+        lambda: _op("elementwise", (_t("input", (4, 6)), _t("output", (4, 6))), function="where"),
+        "op 'x' (elementwise): function where needs 3 inputs, a condition and two operands (got 1)",
+    ),
+    (
         lambda: _op("reduction", (_t("input", (4, 6)), _t("output", (5,)))),
         "op 'x' (reduction): output [5] elements must divide input [4, 6] elements",
     ),

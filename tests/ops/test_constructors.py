@@ -97,6 +97,12 @@ def test_defaults_and_options() -> None:
     select = ops.elementwise("where", (4, 8), "fp32")
     assert [t.dtype.value for t in select.tensors] == ["int8", "fp32", "fp32", "fp32"]
     work = op_work(select)  # one select an element; 1 + 4 + 4 bytes in, 4 out
+    # broadcast inputs: a bias [n] onto [m, n]; GPT-2's causal where (mask, scores, 0-dim fill)
+    bias = ops.elementwise("add", (64, 32), input_shapes=[(64, 32), (32,)])
+    assert [t.shape for t in bias.tensors] == [(64, 32), (32,), (64, 32)]
+    causal = ops.elementwise("where", (8, 16, 16), input_shapes=[(1, 16, 16), (8, 16, 16), 1])
+    assert [t.shape for t in causal.tensors] == [(1, 16, 16), (8, 16, 16), (1,), (8, 16, 16)]
+    assert causal.tensors[0].dtype.value == "int8"
     assert (work.flops, work.read_bytes, work.write_bytes) == (32, 32 * 9, 32 * 4)
     assert len(ops.layernorm(8, 16, affine=False).tensors) == 2
     # a fused residual add: the residual read and the sum written, tagged "residual"
@@ -151,6 +157,20 @@ def test_numpy_sizes_are_plain_ints() -> None:
         (lambda: ops.batched_gemm(2, 8, 8, 8, broadcast_b="no"), "broadcast_b must be True"),
         (lambda: ops.elementwise(["add"], 8), "function must be one of"),
         (lambda: ops.elementwise("where", 8, inputs=2), "inputs must be 3 for where (got 2)"),
+        (
+            lambda: ops.elementwise("add", (4, 8), input_shapes=[(4, 8), (3,)]),
+            "ops.elementwise: input_shapes[1] [3] does not broadcast to [4, 8]",
+        ),
+        (
+            lambda: ops.elementwise("add", 8, input_shapes=[8], inputs=2),
+            "input_shapes must list 2 shapes (got 1)",
+        ),
+        (lambda: ops.elementwise("add", 8, input_shapes=8), "input_shapes must be a list"),
+        (lambda: ops.elementwise("add", 8, input_shapes=[[0]]), "input_shapes[0][0] must be"),
+        (
+            lambda: ops.elementwise("where", 8, input_shapes=[8, 8]),
+            "inputs must be 3 for where (got 2)",
+        ),
         (lambda: ops.attention_prefill(None, 8, 64, 64), "batch must be a positive integer"),
     ],
 )

@@ -208,6 +208,9 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
                 f"input {index} shape {list(x.shape)} does not broadcast to output {list(y.shape)}",
             )
     function = op.attrs.get("function")
+    if function == "where" and len(inputs) != 3:
+        problem = "function where needs 3 inputs, a condition and two operands"
+        raise fail(op, f"{problem} (got {len(inputs)})")
     return ElementwiseView(
         num_elements=y.num_elements,
         inputs=inputs,

@@ -38,17 +38,17 @@ _TWO_INPUTS = frozenset(
 _THREE_INPUTS = frozenset({"fma", "where"})
 
 
-def _shape(where: str, shape: int | Sequence[int]) -> tuple[int, ...]:
+def _shape(where: str, shape: int | Sequence[int], field: str = "shape") -> tuple[int, ...]:
     """``shape`` (an element count, or a list, tuple or numpy array of dimensions) as a tuple
-    of positive ints."""
+    of positive ints; errors name it ``field``."""
     listed = getattr(shape, "tolist", None)
     if callable(listed) and not isinstance(shape, int):  # a numpy array (or scalar)
         shape = listed()
     if isinstance(shape, Sequence) and not isinstance(shape, str | bytes):
         if not shape:
-            raise OpValidationError(f"{where}: shape must have at least one dimension (got [])")
-        return tuple(positive(where, f"shape[{i}]", dim) for i, dim in enumerate(shape))
-    return (positive(where, "shape", shape),)
+            raise OpValidationError(f"{where}: {field} must have at least one dimension (got [])")
+        return tuple(positive(where, f"{field}[{i}]", dim) for i, dim in enumerate(shape))
+    return (positive(where, field, shape),)
 
 
 def _row_op(
@@ -129,6 +129,7 @@ def elementwise(
     dtype: DType | str = DType.BF16,
     *,
     inputs: int | None = None,
+    input_shapes: Sequence[int | Sequence[int]] | None = None,
     out_dtype: DType | str | None = None,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
@@ -138,25 +139,68 @@ def elementwise(
     functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``
     and ``where``, else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast``
     changes it). ``where`` (``torch.where(cond, a, b)``) takes exactly 3, the condition first,
-    stored as ``int8`` (a bool's one byte)."""
+    stored as ``int8`` (a bool's one byte). ``input_shapes`` gives each input its own shape,
+    broadcast to ``shape`` by NumPy's rule (a bias ``[n]`` onto ``[m, n]``, a mask ``[1, s, s]``
+    onto ``[b, s, s]``, a 0-dim tensor as ``[1]``): ATen runs such an op as its non-contiguous
+    kernel; the inputs are then ``len(input_shapes)``."""
     where = "ops.elementwise"
+    _check_function(where, function)
+    dims = _shape(where, shape)
+    d = dtype_of(where, "dtype", dtype)
+    shapes = _input_shapes(where, function, dims, inputs, input_shapes)
+    out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
+    kinds = [DType.INT8 if function == "where" and i == 0 else d for i in range(len(shapes))]
+    tensors = (
+        *(tensor(_IN, s, k) for s, k in zip(shapes, kinds, strict=True)),
+        tensor(_OUT, dims, out),
+    )
+    return assemble(
+        OpKind.ELEMENTWISE, (name or function, phase), tensors, {"function": function}, attrs
+    )
+
+
+def _check_function(where: str, function: object) -> None:
     if not isinstance(function, str) or function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
         known = sorted(ELEMENTWISE_FLOPS_PER_ELEMENT)
         hint = did_you_mean(function, known) if isinstance(function, str) else ""
         msg = f"{where}: function must be one of {', '.join(known)} (got {function!r}){hint}"
         raise OpValidationError(msg)
-    dims = _shape(where, shape)
-    d = dtype_of(where, "dtype", dtype)
-    default = 3 if function in _THREE_INPUTS else 2 if function in _TWO_INPUTS else 1
-    count = default if inputs is None else positive(where, "inputs", inputs)
-    if function == "where" and count != 3:
-        raise OpValidationError(f"{where}: inputs must be 3 for where (got {count})")
-    out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
-    kinds = [DType.INT8 if function == "where" and i == 0 else d for i in range(count)]
-    tensors = (*(tensor(_IN, dims, k) for k in kinds), tensor(_OUT, dims, out))
-    return assemble(
-        OpKind.ELEMENTWISE, (name or function, phase), tensors, {"function": function}, attrs
-    )
+
+
+def _input_shapes(
+    where: str,
+    function: str,
+    dims: tuple[int, ...],
+    inputs: int | None,
+    input_shapes: Sequence[int | Sequence[int]] | None,
+) -> list[tuple[int, ...]]:
+    """Each input's shape: ``input_shapes`` checked against ``dims``, else ``dims`` for the
+    function's default count or ``inputs``."""
+    count = None if inputs is None else positive(where, "inputs", inputs)
+    if input_shapes is None:
+        default = 3 if function in _THREE_INPUTS else 2 if function in _TWO_INPUTS else 1
+        shapes = [dims] * (default if count is None else count)
+    else:
+        if isinstance(input_shapes, str | bytes | int) or not isinstance(input_shapes, Sequence):
+            msg = f"{where}: input_shapes must be a list of shapes (got {input_shapes!r})"
+            raise OpValidationError(msg)
+        shapes = [_shape(where, s, f"input_shapes[{i}]") for i, s in enumerate(input_shapes)]
+        if not shapes or (count is not None and count != len(shapes)):
+            msg = f"{where}: input_shapes must list {count or 'one or more'} shapes (got "
+            raise OpValidationError(f"{msg}{len(shapes)})")
+        for i, s in enumerate(shapes):
+            if not _broadcasts(s, dims):
+                msg = f"{where}: input_shapes[{i}] {list(s)} does not broadcast to {list(dims)}"
+                raise OpValidationError(msg)
+    if function == "where" and len(shapes) != 3:
+        raise OpValidationError(f"{where}: inputs must be 3 for where (got {len(shapes)})")
+    return shapes
+
+
+def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+    """NumPy's rule, trailing dimensions aligned: each of ``shape``'s is 1 or ``target``'s."""
+    aligned = zip(reversed(shape), reversed(target), strict=False)
+    return len(shape) <= len(target) and all(a in (1, b) for a, b in aligned)
 
 
 def rope(
