@@ -24,7 +24,7 @@ from opmodel.validation.artifact_ops import (
     positive_int,
 )
 
-__all__ = ["EntryKernels", "complete_entries", "kernels_from_entry"]
+__all__ = ["EntryKernels", "complete_entries", "elementwise_entry", "kernels_from_entry"]
 
 
 def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp, ...] | None:
@@ -58,7 +58,7 @@ def _attention_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp,
     return None
 
 
-def _elementwise_entry(entry: Any) -> tuple[str, int, str] | None:
+def elementwise_entry(entry: Any) -> tuple[str, int, str] | None:
     """``(op, elements, prec)`` of an elementwise entry; None for any other entry."""
     try:
         params, tags = entry_parts(entry)
@@ -94,7 +94,7 @@ def _qwen2_rms_norms(entries: list[Any]) -> list[Any]:
     fp32, after it the mean of ``R`` rows of ``N / R`` (an ATen reduction), and before the
     weight's multiply the cast of ``N`` fp32 elements back to bf16."""
     out: list[Any] = []
-    elementwise = [_elementwise_entry(e) for e in entries]  # each entry parsed once
+    elementwise = [elementwise_entry(e) for e in entries]  # each entry parsed once
     i = 0
     while i < len(entries):
         window = elementwise[i : i + len(_RMS_NORM_LISTED)]
