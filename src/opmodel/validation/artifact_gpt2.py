@@ -31,7 +31,7 @@ from typing import Any
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.validation.artifact_ops import entry_parts, pytorch_op
+from opmodel.validation.artifact_ops import pytorch_op, well_formed
 
 __all__ = ["annotate_scores", "score_kernels"]
 
@@ -62,10 +62,8 @@ def annotate_scores(entries: list[Any]) -> list[Any]:
     other entries, malformed ones included, pass unchanged."""
     out: list[Any] = []
     scores: tuple[int, int, int] | None = None
-    for entry in entries:
-        try:
-            params, tags = entry_parts(entry)
-        except ValueError:
+    for entry, params, tags in well_formed(entries):
+        if params is None:
             out.append(entry)
             continue
         if tags[0] == "gemm":

@@ -22,6 +22,7 @@ from opmodel.validation.artifact_ops import (
     entry_op,
     entry_parts,
     positive_int,
+    well_formed,
 )
 
 __all__ = ["EntryKernels", "complete_entries", "elementwise_entry", "kernels_from_entry"]
@@ -150,10 +151,8 @@ def complete_entries(entries: list[Any], family: str) -> list[Any]:
         return entries
     out: list[Any] = []
     relus = 0
-    for entry in entries:
-        try:
-            params, tags = entry_parts(entry)
-        except ValueError:
+    for entry, params, tags in well_formed(entries):
+        if params is None:
             out.append(entry)
             continue
         if tags[0] == "elementwise" and params.get("op") == "relu":

@@ -29,7 +29,7 @@ ResNet's batch norms and residual adds).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from opmodel.core.attrs import AttrValue
@@ -37,7 +37,15 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 
-__all__ = ["copy_op", "entry_op", "entry_parts", "op_from_entry", "positive_int", "pytorch_op"]
+__all__ = [
+    "copy_op",
+    "entry_op",
+    "entry_parts",
+    "op_from_entry",
+    "positive_int",
+    "pytorch_op",
+    "well_formed",
+]
 
 _PREC = {"bf16": DType.BF16, "fp32": DType.FP32, "fp16": DType.FP16}
 _BINARY = {"pointwise_add": "add", "pointwise_mul": "mul"}
@@ -166,6 +174,18 @@ def entry_parts(entry: object) -> tuple[dict[str, Any], list[Any]]:
             return params, tags
     msg = "entry is not [params, tags]"
     raise ValueError(msg)
+
+
+def well_formed(entries: list[Any]) -> Iterator[tuple[Any, dict[str, Any] | None, list[Any]]]:
+    """Each entry with its ``(params, tags)``; a malformed one with ``(None, [])``, for the
+    caller to pass on unchanged (:func:`kernels_from_entry` rejects it later)."""
+    for entry in entries:
+        try:
+            params, tags = entry_parts(entry)
+        except ValueError:
+            yield entry, None, []
+            continue
+        yield entry, params, tags
 
 
 def op_from_entry(entry: object) -> LocalOp:
