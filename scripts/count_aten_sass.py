@@ -54,6 +54,7 @@ FUNCTIONS = {
     "gelu_tanh": "GeluCUDAKernelImpl",
     "gelu": "GeluCUDAKernelImpl",
     "where": "where_kernel_impl",  # torch.where(cond, a, b): a bool and two operands
+    "div": "binary_internal::DivFunctor",  # two tensors (BinaryFunctor), not a scalar's
 }
 # the GELU kernel holds both forms; the tanh form calls tanhf, the erf form erff
 _GELU_FORM = {"gelu_tanh": "tanh", "gelu": "erf"}
@@ -121,6 +122,19 @@ _OTHER_TYPES = ("BFloat16", "Half", "complex", "double")  # excluded from the fp
 _WHERE_TYPES = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 
 
+def _named(plain: str, function: str, dtype: str, vec: int, type_name: str) -> bool:
+    """True when the demangled name ``plain`` is ``function``'s ``vec``-wide kernel on
+    ``dtype`` (its type ``type_name``)."""
+    if f"vectorized_elementwise_kernel<{vec}," not in plain or "complex" in plain:
+        return False
+    if type_name not in plain or FUNCTIONS[function] not in plain:
+        return False
+    if function == "div" and "UnaryFunctor" in plain:  # a scalar divisor's variant
+        return False
+    others = function != "where" and dtype == "fp32"
+    return not (others and any(other in plain for other in _OTHER_TYPES))
+
+
 def _kernel(
     listings: dict[str, str], plain_names: dict[str, str], function: str, dtype: str
 ) -> str:
@@ -133,13 +147,7 @@ def _kernel(
     for vec in widths:
         found = []
         for name, listing in listings.items():
-            plain = plain_names[name]
-            if f"vectorized_elementwise_kernel<{vec}," not in plain or "complex" in plain:
-                continue
-            if type_name not in plain or FUNCTIONS[function] not in plain:
-                continue
-            others = function != "where" and dtype == "fp32"
-            if others and any(other in plain for other in _OTHER_TYPES):
+            if not _named(plain_names[name], function, dtype, vec, type_name):
                 continue
             if any(i.opcode.startswith("LDG") for i in parse(listing)):  # a stub loads nothing
                 found.append(listing)

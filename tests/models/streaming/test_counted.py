@@ -36,8 +36,9 @@ def test_shipped_counts_cover_ampere_ada_and_hopper() -> None:
             tanh, silu = counts[(arch, dtype, "tanh")], counts[(arch, dtype, "silu")]
             assert add < relu < tanh < silu
             # where loads a bool beside its two operands and selects: above add, well below
-            # a transcendental function
-            assert add < counts[(arch, dtype, "where")] < tanh
+            # a transcendental function; div's reciprocal and Newton steps: between the two
+            where, div = counts[(arch, dtype, "where")], counts[(arch, dtype, "div")]
+            assert add < where < div < tanh
 
 
 @pytest.mark.parametrize(
