@@ -207,7 +207,7 @@ _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     "swiglu_liger",
     "rmsnorm_residual",
-    *("embedding", "copy", "layernorm_backward", "all_reduce", "optimizer"),
+    *("embedding", "copy", "layernorm_backward", "all_reduce", "optimizer", "causal_where"),
     *(
         f"attention_{k}"
         for k in ("prefill", "prefill_packed", "decode", "decode_mla", "decode_varlen", "backward")

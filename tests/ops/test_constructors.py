@@ -71,6 +71,13 @@ BUILT = {
         8192, 128256, implementation="pytorch", name="lm_head_loss"
     ),
     "optimizer": lambda: ops.optimizer("adamw", 1003782656, tensors=291),
+    "causal_where": lambda: ops.elementwise(
+        "where",
+        (192, 1024, 1024),
+        input_shapes=[(1, 1024, 1024), (192, 1024, 1024), 1],
+        name="causal_where",
+        phase="prefill",
+    ),
 }
 
 
