@@ -47,6 +47,7 @@ __all__ = [
     "WorkloadRun",
     "calibration_split",
     "load_runs",
+    "op_list",
     "predict_runs",
 ]
 
@@ -80,7 +81,7 @@ def _add_terms(terms: dict[str, float], profile: OpProfile, active_w: float) -> 
     terms["active"] += active_w * profile.latency_s
 
 
-def _op_list(run: WorkloadRun) -> list[Any]:
+def op_list(run: WorkloadRun) -> list[Any]:
     """The entries of the run's op list; ConfigError naming the file when it is not a JSON
     list (each entry is checked by :func:`kernels_from_entry`)."""
     entries = read_json_file(run.ops_file)
@@ -95,7 +96,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
     """Predict every kernel of the run's op list (module docstring): the pass time from the
     launch queue, its energy from the summed terms and idle power over the pass."""
     model = get_model(model_name)
-    entries = complete_entries(_op_list(run), run.family)
+    entries = complete_entries(op_list(run), run.family)
     kernel_s = tensor_s = 0.0
     ops = working_set = 0
     terms: dict[str, float] = dict.fromkeys(("tensor", "vector", "active"), 0.0)
