@@ -242,3 +242,10 @@ def test_a_broadcast_elementwise_op_is_quoted_as_unmeasured() -> None:
     same = add((8192, 4096))
     kept = summarize(same, model.predict(same, h100), h100).validated
     assert kept is not None and kept.rows > 0
+
+
+def test_a_where_computes_in_its_operands_dtype_not_its_conditions() -> None:
+    op = load_op(EXAMPLES / "causal_where.yaml")  # an int8 condition, then bf16 operands
+    hardware = load_hardware("h100_sxm")
+    summary = summarize(op, get_model("effective_roofline").predict(op, hardware), hardware)
+    assert summary.compute_dtype is DType.BF16

@@ -151,11 +151,13 @@ class OpSummary:
 
 
 def _compute_dtype(op: LocalOp) -> DType:
-    """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype; a
-    collective's: its reduction's (fp32 unless given)."""
+    """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype, past a
+    ``where``'s condition; a collective's: its reduction's (fp32 unless given)."""
     if isinstance(op.view, CollectiveView):
         return op.view.compute_dtype
     inputs = op.tensors_with(TensorRole.INPUT)
+    if op.attrs.get("function") == "where":
+        inputs = inputs[1:]  # the condition is a bool; the operands carry the data
     return compute_dtype(op, (inputs[0] if inputs else op.tensors[0]).dtype)
 
 
