@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import json
-from collections import Counter
-from dataclasses import replace as dataclass_replace
 from pathlib import Path
 
 import pytest
 
 from opmodel.cli import main
 from opmodel.hardware.energy_calibration import load_energy_calibration
-from opmodel.validation.artifact import WorkloadResult, WorkloadRun
-from opmodel.validation.energy_fit import fit_launch_gap, pass_time_s, training_split
+from opmodel.validation.artifact import WorkloadRun
+from opmodel.validation.energy_fit import pass_time_s, training_split
+from opmodel.validation.host_time import fit_host_time
 from opmodel.validation.nnls import nnls
 
 REPO = Path(__file__).resolve().parents[2]
@@ -106,6 +105,7 @@ def test_shipped_calibration_is_what_the_command_writes(
     for name in ("active_w", "tensor_j_per_flop", "hbm_j_per_byte", "l2_j_per_byte"):
         assert getattr(fresh.terms, name) == pytest.approx(getattr(shipped.terms, name), rel=1e-6)
     assert fresh.terms.launch_gap_s == pytest.approx(shipped.terms.launch_gap_s, rel=1e-9)
+    assert fresh.terms.module_call_s == pytest.approx(shipped.terms.module_call_s, rel=1e-9)
 
 
 def test_launch_gap_fit_by_hand() -> None:
@@ -117,18 +117,12 @@ def test_launch_gap_fit_by_hand() -> None:
     latencies = (1e-6, 2e-6, 50e-6, 100e-6)
     assert pass_time_s(latencies, 10e-6) == pytest.approx(180e-6)
     assert pass_time_s(latencies, 30e-6) == pytest.approx(240e-6)
-    run = _run("bert_0", "bert")
-    result = WorkloadResult(
-        run=dataclass_replace(run, time_s=240e-6),
-        ops=4,
-        skipped_ops=Counter(),
-        time_s=0.0,
-        energy_j=0.0,
-        working_set_bytes=0,
-        op_latencies_s=latencies,
+    # a family without a module count: the time per kernel alone, on the grid's 0.5 % steps
+    host = fit_host_time([(latencies, "unknown", 240e-6)])
+    assert host.launch_gap_s == pytest.approx(30e-6, rel=0.005)
+    assert fit_host_time([(latencies, "bert", 240e-6)], module_calls=False).launch_gap_s == (
+        pytest.approx(30e-6, rel=0.005)
     )
-    gap = fit_launch_gap([result], {"bert_0"})
-    assert gap == pytest.approx(30e-6, rel=0.01)  # the grid steps by 1 %
 
 
 @pytest.mark.parametrize(

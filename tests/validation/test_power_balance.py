@@ -29,7 +29,7 @@ def test_the_limit_brings_the_gemm_to_the_tdp() -> None:
     assert power_at_clock_w(A100_PCIE, 1.41e9) > 1.5 * tdp
     profile = get_model("effective_roofline").predict(REFERENCE_GEMM, A100_PCIE)
     assert 0.95 * tdp < profile.energy_j / profile.latency_s <= tdp
-    assert profile.diagnostics.sm_clock_hz == pytest.approx(1.06e9, abs=30e6)
+    assert profile.diagnostics.sm_clock_hz == pytest.approx(0.99e9, abs=30e6)
 
 
 def test_power_rises_with_the_clock() -> None:

@@ -38,6 +38,9 @@ class EnergyTerms:
     l2_j_per_byte: float = field(metadata=J_PER_BYTE)
     vector_j_per_flop: float | None = field(default=None, metadata=J_PER_FLOP)
     launch_gap_s: float | None = field(default=None, metadata=TIME_PER_KERNEL_S)
+    # host time per nn.Module call of an eager forward pass (opmodel.validation.host_time);
+    # read by validate-artifact's launch queue only
+    module_call_s: float | None = field(default=None, metadata=TIME_PER_KERNEL_S)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

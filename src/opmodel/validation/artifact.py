@@ -35,6 +35,7 @@ from opmodel.validation.artifact_runs import (
     WorkloadRun,
     load_runs,
 )
+from opmodel.validation.host_time import HostTime, host_gap_s
 from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
 
@@ -92,6 +93,13 @@ def op_list(run: WorkloadRun) -> list[Any]:
     return entries
 
 
+def _host_time(spec: HardwareSpec) -> HostTime:
+    """The config's host time per kernel and, from its energy calibration, per module call."""
+    terms = spec.calibration.terms if spec.calibration is not None else None
+    call = terms.module_call_s if terms is not None and terms.module_call_s is not None else 0.0
+    return HostTime(spec.overhead.kernel_launch_overhead_s, call)
+
+
 def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> WorkloadResult:
     """Predict every kernel of the run's op list (module docstring): the pass time from the
     launch queue, its energy from the summed terms and idle power over the pass."""
@@ -120,7 +128,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         latencies.append(entry_s)
         working_set += sum(t.nbytes for t in launched.op.tensors)
         ops += 1
-    time_s = pass_time_s(latencies, spec.overhead.kernel_launch_overhead_s)
+    time_s = pass_time_s(latencies, host_gap_s(_host_time(spec), run.family, len(latencies)))
     return WorkloadResult(
         run=run,
         ops=ops,

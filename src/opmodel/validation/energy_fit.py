@@ -34,11 +34,12 @@ from opmodel.core.jsonify import to_jsonable
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.spec import MemorySpec
 from opmodel.validation.artifact import WorkloadResult, WorkloadRun, load_runs, predict_runs
-from opmodel.validation.launch_queue import PassEnvelope, pass_time_s
+from opmodel.validation.host_time import HostTime, fit_host_time, host_gap_s
+from opmodel.validation.launch_queue import pass_time_s
 from opmodel.validation.metrics import error_metrics
 from opmodel.validation.nnls import nnls
 
-__all__ = ["TERMS", "calibrate_energy", "fit_launch_gap", "pass_time_s", "training_split"]
+__all__ = ["TERMS", "calibrate_energy", "pass_time_s", "training_split"]
 
 TERMS = ("active_w", "tensor_j_per_flop", "hbm_j_per_byte", "l2_j_per_byte")
 _FEATURES = ("active", "tensor", "hbm", "l2")
@@ -111,23 +112,21 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
         return _unit_spec(spec.without_calibration().at_clock(clock_hz))
 
     counts = predict_runs(runs, model, spec_of=unit)
-    gap = fit_launch_gap(counts, training)
+    trained = [r for r in counts if r.run.workload in training]
+    host = fit_host_time([(r.op_latencies_s, r.run.family, r.run.time_s) for r in trained])
     idle = _idle_w(hardware, runs[0].clock_hz)
-    coefficients = _fit_terms(counts, training, idle, gap)
-    terms: dict[str, float] = {**dict(zip(TERMS, coefficients, strict=True)), "launch_gap_s": gap}
+    coefficients = _fit_terms(counts, training, idle, host)
+    terms: dict[str, float] = {
+        **dict(zip(TERMS, coefficients, strict=True)),
+        "launch_gap_s": host.launch_gap_s,
+        "module_call_s": host.module_call_s,
+    }
     runs_in_training = sum(r.workload in training for r in runs)
     document = {
         "hardware": hardware,
         "clock_mhz": clock_mhz,
         "model": model,
-        "fitted_on": (
-            f"{workload_dir}: {runs_in_training} of {len(runs)} measured forward passes of "
-            f"'{hardware}' (every third run per model family, sorted by name); the rest is held "
-            "out; repeated runs of one workload stay on one side. launch_gap_s: the host time "
-            "per kernel minimising the training runs' pass-time MAPE. Then non-negative least "
-            "squares of relative errors on energy - idle power x predicted pass time - vector "
-            "and SMEM energy."
-        ),
+        "fitted_on": _fitted_on(workload_dir, hardware, runs_in_training, len(runs)),
         "terms": terms,
         "training_runs": sorted(training),
         "metrics": _metrics(counts, terms, idle, training),
@@ -138,8 +137,26 @@ def calibrate_energy(hardware: str, workload_dir: Path, model: str, output: Path
     return {"output": str(output), **document, "training_runs": runs_in_training}
 
 
+def _fitted_on(workload_dir: Path, hardware: str, trained: int, total: int) -> str:
+    return (
+        f"{workload_dir}: {trained} of {total} measured forward passes of "
+        f"'{hardware}' (every third run per model family, sorted by name); the rest is held "
+        "out; repeated runs of one workload stay on one side. launch_gap_s and "
+        "module_call_s: the host time per kernel and per nn.Module call "
+        "(opmodel.validation.host_time) minimising the training runs' pass-time MAPE. "
+        "Then non-negative least "
+        "squares of relative errors on energy - idle power x predicted pass time - vector "
+        "and SMEM energy."
+    )
+
+
+def _pass_s(result: WorkloadResult, host: HostTime) -> float:
+    latencies = result.op_latencies_s
+    return pass_time_s(latencies, host_gap_s(host, result.run.family, len(latencies)))
+
+
 def _fit_terms(
-    results: list[WorkloadResult], training: set[str], idle_w: float, gap_s: float
+    results: list[WorkloadResult], training: set[str], idle_w: float, host: HostTime
 ) -> list[float]:
     """Non-negative least squares, over the training runs, of each run's relative energy
     residual ``(measured - idle x pass time - unfitted terms) / measured`` on its activity
@@ -149,33 +166,9 @@ def _fit_terms(
         if result.run.workload in training:
             measured = result.run.energy_j
             rows.append([result.terms_j.get(f, 0.0) / measured for f in _FEATURES])
-            pass_s = pass_time_s(result.op_latencies_s, gap_s)
-            fixed = idle_w * pass_s + _unfitted_j(result.terms_j)
+            fixed = idle_w * _pass_s(result, host) + _unfitted_j(result.terms_j)
             target.append((measured - fixed) / measured)
     return list(nnls(rows, target))
-
-
-def fit_launch_gap(results: list[WorkloadResult], training: set[str]) -> float:
-    """The host time per kernel (on a log grid from 0.5 to 500 µs, 1 % steps) that minimises
-    the training runs' pass-time MAPE; each run's pass time as a function of the gap is built
-    once (:class:`~opmodel.validation.launch_queue.PassEnvelope`), so each candidate costs a
-    binary search per run."""
-    prepared = [
-        (PassEnvelope(result.op_latencies_s), result.run.time_s)
-        for result in results
-        if result.run.workload in training
-    ]
-    if not prepared:
-        msg = "calibrate-energy: no training runs"
-        raise ConfigError([msg])
-
-    def mape(gap: float) -> float:
-        return sum(abs(envelope(gap) / measured - 1) for envelope, measured in prepared) / len(
-            prepared
-        )
-
-    grid = [0.5e-6 * 1.01**i for i in range(695)]  # 0.5 µs .. ~500 µs
-    return min(grid, key=mape)
 
 
 def _metrics(
@@ -184,12 +177,12 @@ def _metrics(
     """Pass-time and energy errors on the training and held-out runs with the fitted terms,
     using the predicted pass time for the idle part (as ``validate-artifact`` does)."""
     out: dict[str, Any] = {}
-    gap = terms["launch_gap_s"]
+    host = HostTime(terms["launch_gap_s"], terms["module_call_s"])
     for label, chosen in (
         ("training", [r for r in counts if r.run.workload in training]),
         ("held_out", [r for r in counts if r.run.workload not in training]),
     ):
-        times = [pass_time_s(r.op_latencies_s, gap) for r in chosen]
+        times = [_pass_s(r, host) for r in chosen]
         predicted = [
             sum(terms[t] * r.terms_j.get(f, 0.0) for t, f in zip(TERMS, _FEATURES, strict=True))
             + idle * time_s
