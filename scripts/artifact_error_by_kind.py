@@ -15,8 +15,9 @@ set and locked clock it then fits the two factors that scale those parts to the 
 
 by least squares of relative errors (the 2 x 2 normal equations of
 ``sum((a_T T_i + a_M M_i) / measured_i - 1)^2``). ``a_T = 1.25`` says the GEMM kernels run 25 %
-longer than predicted on those passes. Only GPU-bound passes take part: those whose host time,
-kernels x the fitted host time per kernel (``launch_gap_s``), is at most ``--host-bound-share``
+longer than predicted on those passes. Only GPU-bound passes take part: those whose host time
+(the fitted time per kernel and per module call, :mod:`opmodel.validation.host_time`, over the
+pass) is at most ``--host-bound-share``
 of the predicted kernel time, so that the launch queue keeps the GPU busy and the pass time is
 the kernels' sum. The fit uses no host time and changes no model: it is a diagnostic for the
 calibration and the models (docs/validation.md, "Forward passes: where the time error is").
@@ -39,7 +40,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from opmodel.hardware import HardwareSpec, load_hardware
-from opmodel.validation.artifact import WorkloadResult, load_runs, predict_runs
+from opmodel.validation.artifact import WorkloadResult, host_time_of, load_runs, predict_runs
+from opmodel.validation.host_time import host_gap_s
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -53,7 +55,7 @@ class PassSplit:
     measured_s: float
     tensor_s: float  # GEMM and batched GEMM kernels
     memory_s: float  # every other kernel
-    host_s: float  # kernels x the config's host time per kernel
+    host_s: float  # the launch queue's host time: per kernel and per module call
 
 
 def split_of(result: WorkloadResult, spec: HardwareSpec) -> PassSplit:
@@ -69,7 +71,7 @@ def split_of(result: WorkloadResult, spec: HardwareSpec) -> PassSplit:
         measured_s=run.time_s,
         tensor_s=result.tensor_kernel_s,
         memory_s=result.kernel_s - result.tensor_kernel_s,
-        host_s=result.ops * spec.overhead.kernel_launch_overhead_s,
+        host_s=result.ops * host_gap_s(host_time_of(spec), run.family, result.ops),
     )
 
 

@@ -47,6 +47,7 @@ __all__ = [
     "WorkloadResult",
     "WorkloadRun",
     "calibration_split",
+    "host_time_of",
     "load_runs",
     "op_list",
     "predict_runs",
@@ -93,7 +94,7 @@ def op_list(run: WorkloadRun) -> list[Any]:
     return entries
 
 
-def _host_time(spec: HardwareSpec) -> HostTime:
+def host_time_of(spec: HardwareSpec) -> HostTime:
     """The config's host time per kernel and, from its energy calibration, per module call."""
     terms = spec.calibration.terms if spec.calibration is not None else None
     call = terms.module_call_s if terms is not None and terms.module_call_s is not None else 0.0
@@ -128,7 +129,7 @@ def _predict_run(run: WorkloadRun, spec: HardwareSpec, model_name: str) -> Workl
         latencies.append(entry_s)
         working_set += sum(t.nbytes for t in launched.op.tensors)
         ops += 1
-    time_s = pass_time_s(latencies, host_gap_s(_host_time(spec), run.family, len(latencies)))
+    time_s = pass_time_s(latencies, host_gap_s(host_time_of(spec), run.family, len(latencies)))
     return WorkloadResult(
         run=run,
         ops=ops,
