@@ -8,11 +8,12 @@ power and the core voltage's effect on switching energy when the config has thos
     pass latency = the launch queue's finish time (:mod:`opmodel.validation.launch_queue`)
     pass energy  = sum over ops of (op energy - idle power x op latency) + idle power x pass latency
 
-The launch gap is the config's ``kernel_launch_overhead_s`` plus, from its energy calibration,
-``module_call_s`` x the model's ``nn.Module`` calls per launch (:mod:`opmodel.validation.host_time`):
-eager PyTorch spends that much host time per kernel and queues the kernels, which the GPU runs
-in order, so the GPU idles only where the host falls behind. The runs, with their start-up taken off and failed runs
-excluded, are loaded by :mod:`opmodel.validation.artifact_runs`.
+The launch gap is the config's ``kernel_launch_overhead_s`` plus, from its energy
+calibration, ``module_call_s`` x the model's ``nn.Module`` calls per launch
+(:mod:`opmodel.validation.host_time`): eager PyTorch spends that much host time per kernel and
+queues the kernels, which the GPU runs in order, so the GPU idles only where the host falls
+behind. The runs, with their start-up taken off and failed runs excluded, are loaded by
+:mod:`opmodel.validation.artifact_runs`.
 """
 
 from __future__ import annotations
