@@ -68,19 +68,27 @@ def test_eager_attention_bmm_copies_its_operands_and_context() -> None:
 
 def test_gpt2_score_division_is_followed_by_the_causal_where() -> None:
     """The lists' 'unspecified_tensor' (GPT-2's division of the scores by a 0-dim CUDA tensor)
-    after a Q K^T bmm of its size: the division and the causal torch.where the lists leave out,
-    two broadcast kernels (ATen's non-contiguous kernel) in one slot."""
+    after a Q K^T bmm of its size: torch.full's fill, the division, the fill of the mask value
+    and the causal torch.where the lists leave out, four host calls, the division and the where
+    ATen's broadcast kernel."""
     qk = [{"batch": 24, "dimM": 128, "dimN": 128, "dimK": 64, "precM": "bf16"}, ["gemm"]]
     division = [
         {"dim": 24 * 128 * 128, "op": "unspecified_tensor", "prec": "bf16"},
         ["elementwise"],
     ]
     done = complete_entries([qk, division], "gpt2")
-    assert done[0] is qk and done[1][0]["score_queries"] == 128
-    launched = kernels_from_entry(done[1])
-    divide, where = launched.kernels
-    assert launched.op is divide and divide.attrs["function"] == "div"
+    assert done[0] is qk and [e[0]["op"] for e in done[1:]] == [
+        "fill",
+        "unspecified_tensor",
+        "fill",
+        "causal_where",
+    ]
+    launched = [kernels_from_entry(e) for e in done[1:]]
+    assert all(len(k.kernels) == 1 and k.op is k.kernels[0] for k in launched)
+    fill, divide, _, where = (k.op for k in launched)
+    assert fill.kind is OpKind.COPY and [t.shape for t in fill.tensors] == [(1,), (1,)]
     scores = (24, 128, 128)
+    assert divide.attrs["function"] == "div"
     assert [t.shape for t in divide.tensors] == [scores, (1,), scores]
     assert where.name == "causal_where" and where.attrs["function"] == "where"
     # the bool mask [1, queries, keys] every batch and head shares, the scores, the 0-dim fill
@@ -94,6 +102,11 @@ def test_gpt2_score_division_is_followed_by_the_causal_where() -> None:
     for op in kernels:
         assert op.kind is OpKind.ELEMENTWISE
         assert [t.shape for t in op.tensors] == [(1000,), (1000,)]
+    bad = [{"op": "causal_where", "prec": "bf16"}, ["elementwise"]]
+    with pytest.raises(ValueError, match="causal_where: needs score_batch"):
+        kernels_from_entry(bad)
+    with pytest.raises(ValueError, match="prec must be bf16, fp16 or fp32"):
+        kernels_from_entry([{"op": "fill", "prec": "int4"}, ["elementwise"]])
 
 
 def test_resnet_entries_gain_batch_norms_and_residual_adds() -> None:

@@ -11,12 +11,17 @@ ATen folds into the kernel: each operation runs ATen's non-contiguous elementwis
 dimension (the divisor broadcast everywhere), the ``where`` with two (the batch and heads,
 over which the mask broadcasts, and the queries and keys).
 
-The op lists record the division as ``unspecified_tensor`` with only its element count and
-leave the ``where`` out. :func:`annotate_scores` finds each division's shape from the scores'
-batched GEMM before it (``Q K^T``: ``batch`` = batch x heads, ``dimM`` queries, ``dimN``
-keys, the division's ``dim`` their product) and :func:`score_kernels` builds the two
-broadcast kernels from it. A division without a matching GEMM keeps the old reading: two
-one-input kernels over its elements. The mask is taken contiguous, ``queries x keys``: the
+Each ``torch.full`` launches a one-element fill kernel on the GPU, and each of the four calls
+(fill, division, fill, ``where``) is a host call of its own, a slot of the launch queue. The
+op lists record the division as ``unspecified_tensor`` with only its element count and leave
+the fills and the ``where`` out (the artifact's trace parser maps no ``full`` and no
+``where``). :func:`annotate_scores` finds each division's shape from the scores' batched GEMM
+before it (``Q K^T``: ``batch`` = batch x heads, ``dimM`` queries, ``dimN`` keys, the
+division's ``dim`` their product) and puts the four entries in its place: a fill
+(:data:`FILL`), the annotated division (:func:`score_kernels`: the broadcast ``div``), a fill
+and the ``where`` (:data:`WHERE`; :func:`fill_or_where` builds the two added kinds). A
+division without a matching GEMM keeps the old reading: two one-input kernels over its
+elements in one slot. The mask is taken contiguous, ``queries x keys``: the
 ``bias`` buffer's rows are ``n_positions`` long (1,024 in GPT2Config unless the harness raised
 it), so below 1,024 tokens the real slice has a row stride of its own and the kernel a third
 dimension (10-15 more instructions an element), which this leaves out.
@@ -31,11 +36,13 @@ from typing import Any
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.validation.artifact_ops import pytorch_op, well_formed
+from opmodel.validation.artifact_ops import copy_op, pytorch_op, well_formed
 
-__all__ = ["annotate_scores", "score_kernels"]
+__all__ = ["FILL", "WHERE", "annotate_scores", "fill_or_where", "score_kernels"]
 
 DIVISION = "unspecified_tensor"
+FILL = "fill"  # torch.full([], value) on the GPU: a one-element fill kernel, a host call of its own
+WHERE = "causal_where"
 # the fields annotate_scores adds to a division's params: its scores' [batch, queries, keys]
 SCORE_FIELDS = ("score_batch", "score_queries", "score_keys")
 
@@ -70,25 +77,48 @@ def annotate_scores(entries: list[Any]) -> list[Any]:
             scores = _scores_gemm(params)
         division = tags[0] == "elementwise" and params.get("op") == DIVISION
         if division and scores is not None and params.get("dim") == math.prod(scores):
-            out.append([{**params, **dict(zip(SCORE_FIELDS, scores, strict=True))}, tags])
+            annotated = {**params, **dict(zip(SCORE_FIELDS, scores, strict=True))}
+            fill = [{"dim": 1, "op": FILL, "prec": params.get("prec")}, ["elementwise"]]
+            out += [fill, [annotated, tags], fill, [{**annotated, "op": WHERE}, tags]]
         else:
             out.append(entry)
     return out
 
 
 def score_kernels(op: LocalOp, params: Mapping[str, Any]) -> tuple[LocalOp, ...]:
-    """The division's kernel and the causal ``where`` after it (module docstring); ``op`` is
-    the entry's one-input reading of the division."""
+    """The division's kernel (an annotated entry: the broadcast ``div``); an entry without its
+    scores' shape keeps the older reading, the one-input division ``op`` and the ``where``
+    after it as a one-input kernel in the same launch slot."""
     shape = _sizes(params, SCORE_FIELDS)
-    dtype = op.tensors[0].dtype
     if shape is None:
-        return (op, pytorch_op("causal_where", op.tensors, "scalar_mul"))
-    batch, queries, keys = shape
-    scores = TensorSpec(TensorRole.INPUT, (batch, queries, keys), dtype)
-    zero_dim = TensorSpec(TensorRole.INPUT, (1,), dtype)  # torch.full([], ...) on the GPU
-    out = TensorSpec(TensorRole.OUTPUT, (batch, queries, keys), dtype)
-    mask = TensorSpec(TensorRole.INPUT, (1, queries, keys), DType.INT8)  # bool, one byte
-    return (
-        pytorch_op(op.name, (scores, zero_dim, out), "div"),
-        pytorch_op("causal_where", (mask, scores, zero_dim, out), "where"),
-    )
+        return (op, pytorch_op(WHERE, op.tensors, "scalar_mul"))
+    scores, fill, out = _score_tensors(shape, op.tensors[0].dtype)
+    return (pytorch_op(op.name, (scores, fill, out), "div"),)
+
+
+def fill_or_where(params: Mapping[str, Any]) -> LocalOp:
+    """The kernel of an entry :func:`annotate_scores` added: the one-element fill of
+    ``torch.full``, or the causal ``where`` over the annotated scores; ValueError otherwise."""
+    prec = params.get("prec")
+    if prec not in ("bf16", "fp16", "fp32"):
+        msg = f"{params.get('op')}: prec must be bf16, fp16 or fp32 (got {prec!r})"
+        raise ValueError(msg)
+    dtype = DType(prec)
+    if params.get("op") == FILL:
+        return copy_op(FILL, 1, dtype)
+    shape = _sizes(params, SCORE_FIELDS)
+    if shape is None:
+        msg = f"{WHERE}: needs {', '.join(SCORE_FIELDS)}"
+        raise ValueError(msg)
+    scores, fill, out = _score_tensors(shape, dtype)
+    mask = TensorSpec(TensorRole.INPUT, (1, *shape[1:]), DType.INT8)  # bool, one byte
+    return pytorch_op(WHERE, (mask, scores, fill, out), "where")
+
+
+def _score_tensors(
+    shape: tuple[int, ...], dtype: DType
+) -> tuple[TensorSpec, TensorSpec, TensorSpec]:
+    """The scores ``[batch, queries, keys]``, the 0-dim fill (``[1]``) and the output."""
+    scores = TensorSpec(TensorRole.INPUT, shape, dtype)
+    fill = TensorSpec(TensorRole.INPUT, (1,), dtype)  # torch.full([], ...) on the GPU
+    return scores, fill, TensorSpec(TensorRole.OUTPUT, shape, dtype)

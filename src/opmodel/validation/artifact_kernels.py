@@ -16,7 +16,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from opmodel.core.op import LocalOp
-from opmodel.validation.artifact_gpt2 import DIVISION, annotate_scores, score_kernels
+from opmodel.validation.artifact_gpt2 import (
+    DIVISION,
+    FILL,
+    WHERE,
+    annotate_scores,
+    fill_or_where,
+    score_kernels,
+)
 from opmodel.validation.artifact_ops import (
     copy_op,
     entry_op,
@@ -193,6 +200,9 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     ``m``, ``rs``) is the GEMM alone.
     """
     params, tags = entry_parts(entry)
+    if tags[0] == "elementwise" and params.get("op") in (FILL, WHERE):
+        added = fill_or_where(params)
+        return EntryKernels(added, (added,))
     op = entry_op(params, tags)
     attention = _attention_kernels(op, params) if tags[0] == "gemm" else None
     if attention is not None:
