@@ -46,6 +46,7 @@ from sass_listing import (
     flow,
     functions,
     parse,
+    where_lambda,
     yaml_lines,
 )
 
@@ -58,8 +59,6 @@ FUNCTIONS = {
     # torch.where(cond, a, b): a bool and two operands, dispatched by element size
     "where": ("where_kernel_impl", "where_kernel_impl"),
 }
-# where_kernel_impl's lambda takes the operands as unsigned integers of their size
-_WHERE_TYPES = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 # dtype -> (its C++ type in kernel names, elements a thread handles: vt)
 DTYPES = {"bf16": ("c10::BFloat16", 4), "fp16": ("c10::Half", 4), "fp32": ("float", 2)}
 _OTHER_TYPES = ("BFloat16", "Half", "complex", "double", "bool")  # excluded from fp32
@@ -74,7 +73,7 @@ def _kernel(listings: dict[str, str], plain: dict[str, str], function: str, dtyp
     """The listing of ``elementwise_kernel<128, vt>`` for ``function`` on ``dtype``."""
     type_name, vt = DTYPES[dtype]
     if function == "where":
-        type_name = f"lambda(bool, {_WHERE_TYPES[dtype]}, {_WHERE_TYPES[dtype]})"
+        type_name = where_lambda(dtype)
     head = f"void at::native::elementwise_kernel<128, {vt}, at::native::gpu_kernel_impl_nocast<"
     needle = FUNCTIONS[function][0]
     for name, listing in listings.items():

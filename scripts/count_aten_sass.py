@@ -39,6 +39,7 @@ from sass_listing import (
     functions,
     parse,
     run,
+    where_lambda,
     yaml_lines,
 )
 
@@ -117,9 +118,6 @@ DTYPES = {
     "fp32": ("float", (4,)),
 }
 _OTHER_TYPES = ("BFloat16", "Half", "complex", "double")  # excluded from the fp32 kernels
-# where_kernel_impl dispatches on element size: its lambda takes the operands as unsigned
-# integers of their width
-_WHERE_TYPES = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 
 
 def _named(plain: str, function: str, dtype: str, vec: int, type_name: str) -> bool:
@@ -143,7 +141,7 @@ def _kernel(
     where it does not use it), the longest if several."""
     type_name, widths = DTYPES[dtype]
     if function == "where":
-        type_name = f"lambda(bool, {_WHERE_TYPES[dtype]}, {_WHERE_TYPES[dtype]})"
+        type_name = where_lambda(dtype)
     for vec in widths:
         found = []
         for name, listing in listings.items():

@@ -20,6 +20,9 @@ WriteStep = Callable[[Path, dict[str, T], Path], None]
 ARCHITECTURES = ("sm_80", "sm_86", "sm_90")  # the SASS the counters read (sm_89 runs sm_86's)
 
 _LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
+# torch.where's where_kernel_impl dispatches on element size: its lambda takes the condition
+# and the two operands as unsigned integers of their width
+_WHERE_OPERANDS = {"bf16": "unsigned short", "fp16": "unsigned short", "fp32": "unsigned int"}
 BRANCH = re.compile(r"^(@!?U?P\d+\s+)?BRA\s+(?:\S+\s+)?0x([0-9a-f]+)")
 
 
@@ -34,6 +37,12 @@ class Instruction:
     def opcode(self) -> str:
         words = self.text.split()
         return words[1] if words[0].startswith("@") else words[0]
+
+
+def where_lambda(dtype: str) -> str:
+    """The demangled lambda signature of ``where_kernel_impl``'s kernels on ``dtype``."""
+    operand = _WHERE_OPERANDS[dtype]
+    return f"lambda(bool, {operand}, {operand})"
 
 
 def parse(sass: str) -> list[Instruction]:
