@@ -43,6 +43,7 @@ __all__ = [
     "OptimizerView",
     "ReductionView",
     "RowView",
+    "broadcasts",
     "build_view",
 ]
 
@@ -186,7 +187,7 @@ def row_view_of(
     )
 
 
-def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
+def broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
     """True when ``shape`` broadcasts to ``target`` (NumPy's rule, trailing dims aligned)."""
     if shape == target:  # the common case, without the per-dim walk
         return True
@@ -202,7 +203,7 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
         raise fail(op, "needs at least one input tensor")
     y = one(op, TensorRole.OUTPUT, "y")
     for index, x in enumerate(inputs):
-        if not _broadcasts(x.shape, y.shape):
+        if not broadcasts(x.shape, y.shape):
             raise fail(
                 op,
                 f"input {index} shape {list(x.shape)} does not broadcast to output {list(y.shape)}",

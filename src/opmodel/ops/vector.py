@@ -15,7 +15,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.core.views import RESIDUAL
+from opmodel.core.views import RESIDUAL, broadcasts
 from opmodel.ops._common import assemble, dtype_of, flag, positive, tensor
 
 __all__ = [
@@ -189,18 +189,12 @@ def _input_shapes(
             msg = f"{where}: input_shapes must list {count or 'one or more'} shapes (got "
             raise OpValidationError(f"{msg}{len(shapes)})")
         for i, s in enumerate(shapes):
-            if not _broadcasts(s, dims):
+            if not broadcasts(s, dims):
                 msg = f"{where}: input_shapes[{i}] {list(s)} does not broadcast to {list(dims)}"
                 raise OpValidationError(msg)
     if function == "where" and len(shapes) != 3:
         raise OpValidationError(f"{where}: inputs must be 3 for where (got {len(shapes)})")
     return shapes
-
-
-def _broadcasts(shape: tuple[int, ...], target: tuple[int, ...]) -> bool:
-    """NumPy's rule, trailing dimensions aligned: each of ``shape``'s is 1 or ``target``'s."""
-    aligned = zip(reversed(shape), reversed(target), strict=False)
-    return len(shape) <= len(target) and all(a in (1, b) for a, b in aligned)
 
 
 def rope(
