@@ -5,8 +5,9 @@ The ones that launch more, and the kernels the measured program runs that its op
 are what this module adds, each with the source that says so: eager attention's operand and
 context copies, GPT-2's score division and causal ``where`` (:mod:`.artifact_gpt2`), cuDNN's
 layout transforms around NCHW convolutions (per entry, :func:`kernels_from_entry`), Qwen2's
-RMSNorm casts and mean, torchvision ResNet's batch norms and residual adds and the shape of
-GPT-2's score division (per workload, :func:`complete_entries`).
+RMSNorm casts and mean, torchvision ResNet's batch norms and residual adds, and GPT-2's
+``torch.full`` fills and causal ``where`` beside its score division, with the scores' shape
+(per workload, :func:`complete_entries`).
 """
 
 from __future__ import annotations
@@ -140,7 +141,8 @@ def complete_entries(entries: list[Any], family: str) -> list[Any]:
     """``entries`` with the kernels a family's model runs that its op list leaves out.
 
     ``qwen2``: each RMSNorm's casts and mean (:func:`_qwen2_rms_norms`).
-    ``gpt2``: each score division's shape (:func:`~.artifact_gpt2.annotate_scores`).
+    ``gpt2``: each score division with its shape, its two ``torch.full`` fills and the causal
+    ``where`` (:func:`~.artifact_gpt2.annotate_scores`).
     ``resnet101`` is torchvision's ``resnet101`` in eval mode (the artifact's ``run_model.py``).
     Its op list has the 104 convolutions, the ReLUs and the classifier, but every
     convolution is followed by a ``BatchNorm2d`` and every ``Bottleneck`` block adds its
@@ -188,8 +190,10 @@ def kernels_from_entry(entry: object) -> EntryKernels:
     """The kernels one entry launches from one host call; ValueError as :func:`op_from_entry`.
 
     Every entry is one kernel except an eager attention bmm (its operand and context copies:
-    :func:`_attention_kernels`), GPT-2's score division (and the causal ``where`` after it:
-    :func:`~.artifact_gpt2.score_kernels`) and a tensor-core ``conv2d``. PyTorch keeps
+    :func:`_attention_kernels`), a GPT-2 score division :func:`complete_entries` did not
+    annotate (with the causal ``where`` in its slot: :func:`~.artifact_gpt2.score_kernels`)
+    and a tensor-core ``conv2d``; the fills and ``where`` it adds are one kernel each
+    (:func:`~.artifact_gpt2.fill_or_where`). PyTorch keeps
     activations and filters contiguous (NCHW, KCRS) unless a model asks for ``channels_last``,
     and cuDNN's tensor-core convolutions read and write NHWC, so for each such convolution cuDNN
     runs layout transforms around the implicit GEMM: the input NCHW -> NHWC and the filter KCRS
