@@ -181,7 +181,7 @@ BAD_OPS = [
         lambda: _op(
             "elementwise", (_t("input", (4, 6)), _t("output", (4, 6))), function="gelu_and_muls"
         ),
-        "op 'x' (elementwise): attrs.function: must be one of add, sub, mul, div, maximum, minimum, scalar_add, scalar_mul, relu, relu_squared, neg, exp, tanh, sigmoid, silu, gelu, gelu_tanh, silu_and_mul, gelu_and_mul, fma, where, cast, rope, dropout, relu_backward, sigmoid_backward, tanh_backward, silu_backward, gelu_backward (got 'gelu_and_muls'); did you mean 'gelu_and_mul'?",
+        "op 'x' (elementwise): attrs.function: must be one of add, sub, mul, div, maximum, minimum, scalar_add, scalar_mul, relu, relu_squared, neg, exp, tanh, sigmoid, silu, gelu, gelu_tanh, silu_and_mul, gelu_and_mul, gelu_tanh_and_mul, fma, where, cast, rope, dropout, relu_backward, sigmoid_backward, tanh_backward, silu_backward, gelu_backward (got 'gelu_and_muls'); did you mean 'gelu_and_mul'?",
     ),
     (
         lambda: _op("elementwise", (_t("input", (4, 6)), _t("output", (4, 6))), function="where"),

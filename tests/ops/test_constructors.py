@@ -100,6 +100,10 @@ def test_defaults_and_options() -> None:
     assert len(ops.elementwise("add", 10).tensors) == 3  # two inputs, one output
     assert len(ops.elementwise("fma", 10).tensors) == 4
     assert len(ops.elementwise("gelu", 10).tensors) == 2
+    # GEGLU's gelu_tanh(a) * b (Liger's fused kernel, vLLM's gelu_tanh_and_mul): two inputs,
+    # 9 FLOPs for the tanh GELU and 1 for the product
+    geglu = ops.elementwise("gelu_tanh_and_mul", (4, 8), implementation="vllm")
+    assert len(geglu.tensors) == 3 and op_work(geglu).flops == 32 * 10
     # torch.where(cond, a, b): the condition one byte an element (a bool, stored as int8)
     select = ops.elementwise("where", (4, 8), "fp32")
     assert [t.dtype.value for t in select.tensors] == ["int8", "fp32", "fp32", "fp32"]

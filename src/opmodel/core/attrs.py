@@ -55,6 +55,7 @@ ELEMENTWISE_FLOPS_PER_ELEMENT: Mapping[str, int] = {
     "gelu_tanh": 9,  # the tanh approximation (torch's approximate="tanh", GPT-2's gelu_new)
     "silu_and_mul": 5,
     "gelu_and_mul": 10,
+    "gelu_tanh_and_mul": 10,  # gelu_tanh(a) * b: Liger's GEGLU, vLLM's gelu_tanh_and_mul
     "fma": 2,
     "where": 1,  # torch.where(cond, a, b): a select, one FLOP like a compare
     "cast": 1,

@@ -33,6 +33,7 @@ _IN, _W, _OUT = TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT
 # functions of two inputs (x and y, or the forward's x or output and dy), and of three
 _TWO_INPUTS = frozenset(
     {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul"}
+    | {"gelu_tanh_and_mul"}
     | {f for f in ELEMENTWISE_FLOPS_PER_ELEMENT if f.endswith("_backward")}
 )
 _THREE_INPUTS = frozenset({"fma", "where"})
@@ -136,8 +137,8 @@ def elementwise(
     **attrs: AttrValue,
 ) -> LocalOp:
     """``function`` over tensors of ``shape``: ``inputs`` of them (default: 2 for binary
-    functions, ``silu_and_mul``'s two halves and the ``*_backward`` functions, 3 for ``fma``
-    and ``where``, else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast``
+    functions, the ``*_and_mul`` functions' two halves and the ``*_backward`` functions, 3 for
+    ``fma`` and ``where``, else 1) into one output in ``out_dtype`` (default ``dtype``; ``cast``
     changes it). ``where`` (``torch.where(cond, a, b)``) takes exactly 3, the condition first,
     stored as ``int8`` (a bool's one byte). ``input_shapes`` gives each input its own shape,
     broadcast to ``shape`` by NumPy's rule (a bias ``[n]`` onto ``[m, n]``, a mask ``[1, s, s]``

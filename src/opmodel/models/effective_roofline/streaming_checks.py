@@ -11,7 +11,7 @@ __all__ = ["VLLM_FUNCTIONS", "check_vllm_function"]
 
 # the elementwise functions vLLM has a kernel for (csrc/activation_kernels.cu: act_and_mul_kernel
 # and activation_kernel; csrc/pos_encoding_kernels.cu: rotary_embedding_kernel)
-VLLM_FUNCTIONS = ("gelu", "gelu_and_mul", "gelu_tanh", "rope", "silu_and_mul")
+VLLM_FUNCTIONS = ("gelu", "gelu_and_mul", "gelu_tanh", "gelu_tanh_and_mul", "rope", "silu_and_mul")
 
 
 def check_vllm_function(op: LocalOp) -> None:

@@ -100,6 +100,7 @@ ELEMENTWISE_SFU_OPS = {
     "gelu": 1,  # erf form: one EX2 (ATen's erff, SASS below)
     "gelu_tanh": 2,  # its tanhf: EX2 and RCP
     "gelu_and_mul": 1,
+    "gelu_tanh_and_mul": 2,  # the tanh GELU's EX2 and RCP
     "div": 1,  # RCP, then a multiply and a Newton step
     "silu_backward": 2,  # the sigmoid's EX2 and RCP
     "gelu_backward": 1,  # MUFU.TANH
