@@ -26,7 +26,12 @@ from opmodel.hardware.clocking import CLOCK_STEP_HZ
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models import get_model
 
-__all__ = ["FIT_MODEL", "fit_power_limited_clock_hz", "with_power_limited_clock"]
+__all__ = [
+    "FIT_MODEL",
+    "fit_block_clock_hz",
+    "fit_power_limited_clock_hz",
+    "with_power_limited_clock",
+]
 
 FIT_MODEL = "effective_roofline"  # the model the fit runs (both GEMM models apply the clock)
 
@@ -66,10 +71,24 @@ def fit_power_limited_clock_hz(
     if len(ops) != len(measured_s):
         msg = f"fit_power_limited_clock_hz: {len(ops)} ops but {len(measured_s)} measurements"
         raise ValueError(msg)
+    return fit_block_clock_hz(spec, [(op,) for op in ops], measured_s, dtype)
+
+
+def fit_block_clock_hz(
+    spec: HardwareSpec,
+    blocks: Sequence[Sequence[LocalOp]],
+    measured_s: Sequence[float],
+    dtype: DType | None = None,
+) -> float:
+    """:func:`fit_power_limited_clock_hz` where each measurement times a sequence of kernels
+    run back to back (a block of a model: its predicted time is the sum of theirs)."""
+    if len(blocks) != len(measured_s):
+        msg = f"fit_block_clock_hz: {len(blocks)} blocks but {len(measured_s)} measurements"
+        raise ValueError(msg)
     if any(not m > 0 for m in measured_s):
         raise ValueError("fit_power_limited_clock_hz: measured times must be positive")
     top = spec.compute.clock_hz
-    if not ops:
+    if not blocks:
         return top
     model = get_model(FIT_MODEL)
     lowest = CLOCK_STEP_HZ * math.ceil(0.5 * top / CLOCK_STEP_HZ)
@@ -79,8 +98,8 @@ def fit_power_limited_clock_hz(
     for clock_hz in sorted(set(candidates), reverse=True):
         trial = with_power_limited_clock(spec, clock_hz, dtype)
         error = sum(
-            ((model.predict(op, trial).latency_s - m) / m) ** 2
-            for op, m in zip(ops, measured_s, strict=True)
+            ((sum(model.predict(op, trial).latency_s for op in block) - m) / m) ** 2
+            for block, m in zip(blocks, measured_s, strict=True)
         )
         if error < best_error:
             best, best_error = clock_hz, error
