@@ -44,7 +44,7 @@ def test_lighter_kernels_climb_as_the_cube_root_of_activity() -> None:
 
 
 def test_no_limit_or_no_activity_keeps_the_clock() -> None:
-    spec = load_hardware("b200")  # no sourced power-limited clock
+    spec = load_hardware("l40s")  # no sourced power-limited clock
     assert spec.compute.power_limited_clock_hz is None
     assert power_limited_clock_hz(spec, 1.0) == spec.compute.clock_hz
     assert power_limited_clock_hz(_limited(1.065e9), 0.0) == 1.41e9
@@ -96,7 +96,7 @@ def test_throttled_spec_from_a_kernels_activity() -> None:
     busy = throttled(spec, DType.BF16, peak * 1e-3, 1e-3)
     assert busy is not None and busy.compute.clock_hz == 1.065e9
     assert throttled(spec, DType.BF16, 0.1 * peak * 1e-3, 1e-3) is None  # 2.29 GHz > 1.41 GHz
-    free = load_hardware("b200")
+    free = load_hardware("l40s")
     assert throttled(free, DType.BF16, 1e15, 1e-3) is None  # no power-limited clock
 
 
