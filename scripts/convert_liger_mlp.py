@@ -7,9 +7,12 @@ LLaMA MLP block, ``down_proj(act(gate_proj(x)) * up_proj(x))``: three GEMMs and 
 activation (benchmark/scripts/benchmark_swiglu.py, benchmark_geglu.py, benchmark_tiled_mlp.py).
 Kept: the forward ``speed`` rows of the providers that run the block unsharded, ``huggingface``
 (transformers' ``LlamaMLP``: the activation and the product as two ATen kernels) and ``liger``
-/ ``liger_triton`` (``LigerSwiGLUMLP`` / ``LigerGEGLUMLP``: one Triton kernel for both), on
-the GPUs with a shipped config. Left out: the tiled providers (the sequence in shards, with
-copies and a concatenation around them), cuTile's kernels, the backward and full modes.
+/ ``liger_triton`` (``LigerSwiGLUMLP`` / ``LigerGEGLUMLP``: one Triton kernel for both), and
+the ``backward`` rows of ``huggingface`` (ATen's autograd kernels), on the GPUs with a shipped
+config. Left out: the tiled providers (the sequence in shards, with copies and a
+concatenation around them), cuTile's kernels, Liger's backward kernels (one Triton kernel for
+both gradients, a structure the model does not describe) and the full mode (forward, a
+``randn_like`` and backward).
 Numbers are copied, never edited (data/blocks/SOURCE.md).
 """
 
@@ -33,12 +36,14 @@ GPUS = {
 }
 BENCHMARKS = ("swiglu", "geglu", "tiled_swiglu", "tiled_geglu")
 PROVIDERS = ("huggingface", "liger", "liger_triton")  # the unsharded blocks
+MODES = {"forward": PROVIDERS, "backward": ("huggingface",)}  # mode -> providers kept
 ACTIVATIONS = {"silu": "silu", "gelu_pytorch_tanh": "gelu_tanh"}
 DTYPES = {"torch.bfloat16": "bf16", "torch.float16": "fp16", "torch.float32": "fp32"}
 COLUMNS = (
     "label",
     "hardware",
     "benchmark",
+    "mode",
     "provider",
     "activation",
     "tokens",
@@ -51,12 +56,12 @@ COLUMNS = (
 
 
 def block_row(record: dict[str, str]) -> dict[str, object] | None:
-    """The block of one benchmark record, or None when it is not a kept forward row."""
+    """The block of one benchmark record, or None when it is not a kept row."""
+    mode = record["kernel_operation_mode"]
     kept = (
         record["metric_name"] == "speed"
-        and record["kernel_operation_mode"] == "forward"
+        and record["kernel_provider"] in MODES.get(mode, ())
         and record["kernel_name"] in BENCHMARKS
-        and record["kernel_provider"] in PROVIDERS
         and record["gpu_name"] in GPUS
     )
     if not kept:
@@ -66,10 +71,12 @@ def block_row(record: dict[str, str]) -> dict[str, object] | None:
     tokens = batch * int(float(record["x_value"]))
     hardware = GPUS[record["gpu_name"]]
     kernel, provider = record["kernel_name"], record["kernel_provider"]
+    named = f"{provider}:backward" if mode == "backward" else provider
     return {
-        "label": f"{kernel}:{provider}:{hardware}:T{tokens}",
+        "label": f"{kernel}:{named}:{hardware}:T{tokens}",
         "hardware": hardware,
         "benchmark": kernel,
+        "mode": mode,
         "provider": "liger" if provider == "liger_triton" else provider,
         "activation": ACTIVATIONS[str(extra["hidden_act"])],
         "tokens": tokens,
