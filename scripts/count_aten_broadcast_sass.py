@@ -58,6 +58,8 @@ FUNCTIONS = {
     "div": ("BinaryFunctor<", "DivFunctor"),  # a / b, the IEEE division (a 0-dim CUDA divisor)
     # torch.where(cond, a, b): a bool and two operands, dispatched by element size
     "where": ("where_kernel_impl", "where_kernel_impl"),
+    # F.silu of a strided view (one half of torch.chunk(y, 2, -1), eager SwiGLU)
+    "silu": ("::silu_kernel(", "silu_kernel"),
 }
 # dtype -> (its C++ type in kernel names, elements a thread handles: vt)
 DTYPES = {"bf16": ("c10::BFloat16", 4), "fp16": ("c10::Half", 4), "fp32": ("float", 2)}

@@ -1,5 +1,5 @@
 """Builders of Liger-Kernel's Triton kernels (attr ``implementation: fused``), of row ops with
-a fused residual add and of ATen elementwise ops with a broadcast input for the conformance
+a fused residual add and of ATen elementwise ops with a broadcast or strided input for the conformance
 suite (:mod:`tests.conformance.builders`)."""
 
 from __future__ import annotations
@@ -25,14 +25,19 @@ def fused_elementwise(s: Sizes, d: DType) -> LocalOp:
 
 def broadcast_elementwise(s: Sizes, d: DType) -> LocalOp:
     """ATen's add, mul, div or where (``function`` 0-3) of ``rows x length`` and a broadcast
-    input: ``[length]``, ``[rows, 1]`` or ``[1]`` (``shape`` 0, 1, 2); where's condition is
-    that broadcast input, as int8, before the two operands."""
+    input: ``[length]``, ``[rows, 1]`` or ``[1]`` (``shape`` 0, 1, 2), or a strided view of
+    the output's shape (``shape`` 3, layout ``strided``); where's condition is that input, as
+    int8, before the two operands."""
     shape = (s["rows"], s["length"])
-    other = ((s["length"],), (s["rows"], 1), (1,))[s["shape"]]
+    other = ((s["length"],), (s["rows"], 1), (1,), shape)[s["shape"]]
+    layout = "strided" if s["shape"] == 3 else None
     function = ("add", "mul", "div", "where")[s["function"]]
-    tensors: tuple[TensorSpec, ...] = (TensorSpec("input", shape, d), TensorSpec("input", other, d))
+    tensors: tuple[TensorSpec, ...] = (
+        TensorSpec("input", shape, d),
+        TensorSpec("input", other, d, layout),
+    )
     if function == "where":
-        tensors = (TensorSpec("input", other, DType.INT8), *tensors)
+        tensors = (TensorSpec("input", other, DType.INT8, layout), *tensors)
     return _op(OpKind.ELEMENTWISE, (*tensors, TensorSpec("output", shape, d)), function=function)
 
 
@@ -95,7 +100,7 @@ FUSED: dict[
         ("rows", "length"),
     ),
     "elementwise_broadcast": (
-        {"rows": (1, 16384), "length": (1, 16384), "shape": (0, 2), "function": (0, 3)},
+        {"rows": (1, 16384), "length": (1, 16384), "shape": (0, 3), "function": (0, 3)},
         broadcast_elementwise,
         ("rows", "length"),
     ),

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "RESIDUAL",
+    "STRIDED",
     "AttentionView",
     "CollectiveView",
     "CopyView",
@@ -48,6 +49,10 @@ __all__ = [
 ]
 
 RESIDUAL = "residual"  # the layout tag of a row op's fused residual add (RowView.residual)
+# the layout tag of an elementwise input that is a non-contiguous view of the output's shape:
+# its innermost dimension contiguous, its rows not adjacent (one half of torch.chunk(y, 2, -1),
+# a column slice); ATen then runs its non-contiguous kernel (docs/models/streaming.md)
+STRIDED = "strided"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -208,6 +213,7 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
                 op,
                 f"input {index} shape {list(x.shape)} does not broadcast to output {list(y.shape)}",
             )
+    _check_strided(op, inputs, y)
     function = op.attrs.get("function")
     if function == "where" and len(inputs) != 3:
         problem = "function where needs 3 inputs, a condition and two operands"
@@ -219,6 +225,20 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
         function=function if isinstance(function, str) else None,
         compute_dtype=_vector_dtype(op, inputs[0]),
     )
+
+
+def _check_strided(op: LocalOp, inputs: tuple[TensorSpec, ...], y: TensorSpec) -> None:
+    """Layout ``strided`` marks an input of the output's shape, of at least two dimensions
+    (the rows it skips between); the output is written contiguously."""
+    if y.layout == STRIDED:
+        raise fail(op, "the output is written contiguously; layout strided marks an input view")
+    for index, x in enumerate(inputs):
+        if x.layout == STRIDED and (x.shape != y.shape or len(x.shape) < 2):
+            raise fail(
+                op,
+                f"input {index} has layout strided (a view with rows not adjacent): it needs the "
+                f"output's shape {list(y.shape)} of at least 2 dimensions (got {list(x.shape)})",
+            )
 
 
 def _reduction_view(op: LocalOp) -> ReductionView:
@@ -271,4 +291,6 @@ _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
 
 def build_view(op: LocalOp) -> OpView:
     """Parse ``op``'s tensors into the typed view of its kind (raises OpValidationError)."""
+    if op.kind is not OpKind.ELEMENTWISE and any(t.layout == STRIDED for t in op.tensors):
+        raise fail(op, "layout strided is for an elementwise op's inputs (ATen's strided views)")
     return _BUILDERS[op.kind](op)

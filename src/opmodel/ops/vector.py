@@ -10,13 +10,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from opmodel.core.attrs import ELEMENTWISE_FLOPS_PER_ELEMENT, AttrValue
+from opmodel.core.attrs import AttrValue
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
-from opmodel.core.errors import OpValidationError, did_you_mean
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.core.views import RESIDUAL, broadcasts
+from opmodel.core.views import RESIDUAL, STRIDED
 from opmodel.ops._common import assemble, dtype_of, flag, positive, tensor
+from opmodel.ops._elementwise_args import (
+    check_function,
+    input_shapes_of,
+    shape_of,
+    strided_indices,
+)
 
 __all__ = [
     "copy",
@@ -30,26 +35,6 @@ __all__ = [
 ]
 
 _IN, _W, _OUT = TensorRole.INPUT, TensorRole.WEIGHT, TensorRole.OUTPUT
-# functions of two inputs (x and y, or the forward's x or output and dy), and of three
-_TWO_INPUTS = frozenset(
-    {"add", "sub", "mul", "div", "maximum", "minimum", "silu_and_mul", "gelu_and_mul"}
-    | {"gelu_tanh_and_mul"}
-    | {f for f in ELEMENTWISE_FLOPS_PER_ELEMENT if f.endswith("_backward")}
-)
-_THREE_INPUTS = frozenset({"fma", "where"})
-
-
-def _shape(where: str, shape: int | Sequence[int], field: str = "shape") -> tuple[int, ...]:
-    """``shape`` (an element count, or a list, tuple or numpy array of dimensions) as a tuple
-    of positive ints; errors name it ``field``."""
-    listed = getattr(shape, "tolist", None)
-    if callable(listed) and not isinstance(shape, int):  # a numpy array (or scalar)
-        shape = listed()
-    if isinstance(shape, Sequence) and not isinstance(shape, str | bytes):
-        if not shape:
-            raise OpValidationError(f"{where}: {field} must have at least one dimension (got [])")
-        return tuple(positive(where, f"{field}[{i}]", dim) for i, dim in enumerate(shape))
-    return (positive(where, field, shape),)
 
 
 def _row_op(
@@ -131,6 +116,7 @@ def elementwise(
     *,
     inputs: int | None = None,
     input_shapes: Sequence[int | Sequence[int]] | None = None,
+    strided_inputs: Sequence[int] = (),
     out_dtype: DType | str | None = None,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
@@ -143,59 +129,27 @@ def elementwise(
     stored as ``int8`` (a bool's one byte). ``input_shapes`` gives each input its own shape,
     broadcast to ``shape`` by NumPy's rule (a bias ``[n]`` onto ``[m, n]``, a mask ``[1, s, s]``
     onto ``[b, s, s]``, a 0-dim tensor as ``[1]``): ATen runs such an op as its non-contiguous
-    kernel; the inputs are then ``len(input_shapes)``."""
+    kernel; the inputs are then ``len(input_shapes)``. ``strided_inputs`` lists the inputs
+    (by index) that are strided views of the output's shape, rows not adjacent (one half of
+    ``torch.chunk(y, 2, -1)``: layout ``strided``), which ATen runs the same way."""
     where = "ops.elementwise"
-    _check_function(where, function)
-    dims = _shape(where, shape)
+    check_function(where, function)
+    dims = shape_of(where, shape)
     d = dtype_of(where, "dtype", dtype)
-    shapes = _input_shapes(where, function, dims, inputs, input_shapes)
+    shapes = input_shapes_of(where, function, dims, inputs, input_shapes)
+    strided = strided_indices(where, strided_inputs, len(shapes))
     out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
     kinds = [DType.INT8 if function == "where" and i == 0 else d for i in range(len(shapes))]
     tensors = (
-        *(tensor(_IN, s, k) for s, k in zip(shapes, kinds, strict=True)),
+        *(
+            tensor(_IN, s, k, STRIDED if i in strided else None)
+            for i, (s, k) in enumerate(zip(shapes, kinds, strict=True))
+        ),
         tensor(_OUT, dims, out),
     )
     return assemble(
         OpKind.ELEMENTWISE, (name or function, phase), tensors, {"function": function}, attrs
     )
-
-
-def _check_function(where: str, function: object) -> None:
-    if not isinstance(function, str) or function not in ELEMENTWISE_FLOPS_PER_ELEMENT:
-        known = sorted(ELEMENTWISE_FLOPS_PER_ELEMENT)
-        hint = did_you_mean(function, known) if isinstance(function, str) else ""
-        msg = f"{where}: function must be one of {', '.join(known)} (got {function!r}){hint}"
-        raise OpValidationError(msg)
-
-
-def _input_shapes(
-    where: str,
-    function: str,
-    dims: tuple[int, ...],
-    inputs: int | None,
-    input_shapes: Sequence[int | Sequence[int]] | None,
-) -> list[tuple[int, ...]]:
-    """Each input's shape: ``input_shapes`` checked against ``dims``, else ``dims`` for the
-    function's default count or ``inputs``."""
-    count = None if inputs is None else positive(where, "inputs", inputs)
-    if input_shapes is None:
-        default = 3 if function in _THREE_INPUTS else 2 if function in _TWO_INPUTS else 1
-        shapes = [dims] * (default if count is None else count)
-    else:
-        if isinstance(input_shapes, str | bytes | int) or not isinstance(input_shapes, Sequence):
-            msg = f"{where}: input_shapes must be a list of shapes (got {input_shapes!r})"
-            raise OpValidationError(msg)
-        shapes = [_shape(where, s, f"input_shapes[{i}]") for i, s in enumerate(input_shapes)]
-        if not shapes or (count is not None and count != len(shapes)):
-            msg = f"{where}: input_shapes must list {count or 'one or more'} shapes (got "
-            raise OpValidationError(f"{msg}{len(shapes)})")
-        for i, s in enumerate(shapes):
-            if not broadcasts(s, dims):
-                msg = f"{where}: input_shapes[{i}] {list(s)} does not broadcast to {list(dims)}"
-                raise OpValidationError(msg)
-    if function == "where" and len(shapes) != 3:
-        raise OpValidationError(f"{where}: inputs must be 3 for where (got {len(shapes)})")
-    return shapes
 
 
 def rope(
@@ -279,7 +233,7 @@ def copy(
 ) -> LocalOp:
     """A copy of a tensor of ``shape``, cast to ``out_dtype`` when given."""
     where = "ops.copy"
-    dims = _shape(where, shape)
+    dims = shape_of(where, shape)
     d = dtype_of(where, "dtype", dtype)
     out = d if out_dtype is None else dtype_of(where, "out_dtype", out_dtype)
     tensors = (tensor(_IN, dims, d), tensor(_OUT, dims, out))

@@ -23,7 +23,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView
 from opmodel.models.gemm.overhead import GEMM_MODELS
-from opmodel.models.streaming.aten_broadcast import is_broadcast
+from opmodel.models.streaming.aten_broadcast import is_broadcast, is_strided
 from opmodel.parsing.textfile import read_json_file
 
 __all__ = ["TABLE_PATH", "Validated", "validated"]
@@ -84,9 +84,10 @@ def validated(op: LocalOp, implementation: str, hardware_name: str) -> Validated
         return Validated(f"{kind} {'/'.join(unmeasured)}", hardware_name, 0, None, None)
     view = op.view
     aten = implementation.endswith("/streaming/pytorch")
-    if aten and isinstance(view, ElementwiseView) and is_broadcast(view):
+    if aten and isinstance(view, ElementwiseView) and (is_broadcast(view) or is_strided(view)):
         # ATen's non-contiguous kernel: no measured table holds one (docs/models/streaming.md)
-        return Validated(f"{kind} (broadcast input)", hardware_name, 0, None, None)
+        shape = "broadcast input" if is_broadcast(view) else "strided input"
+        return Validated(f"{kind} ({shape})", hardware_name, 0, None, None)
     row = _table().get((model, kind, hardware_name))
     if row is None:
         return Validated(kind, hardware_name, 0, None, None)

@@ -1,4 +1,5 @@
-"""ATen's elementwise kernel for operands that are not all contiguous: a broadcast input.
+"""ATen's elementwise kernel for operands that are not all contiguous: a broadcast input, or a
+strided view (an input tagged layout ``strided``: one half of ``torch.chunk(y, 2, -1)``).
 
 An ATen elementwise op whose inputs are not all shaped as its output (``x + bias``, a mask
 added to attention scores, a row scale) does not run ``vectorized_elementwise_kernel``:
@@ -20,7 +21,10 @@ issues per element is counted from PyTorch's SASS
 (:func:`coalesced_dims`): the output's size-1 dimensions dropped, then adjacent dimensions
 merged wherever every operand's strides allow (the outer stride equals the inner stride times
 the inner size; a broadcast dimension has stride 0 in that operand). ``[B, H, S, S] +
-[B, 1, 1, S]`` keeps 3 (the inner ``S``, ``H x S`` merged, ``B``); ``[T, D] + [D]`` keeps 2.
+[B, 1, 1, S]`` keeps 3 (the inner ``S``, ``H x S`` merged, ``B``); ``[T, D] + [D]`` keeps 2. A
+strided input's rows are not adjacent, so its innermost dimension merges with none: SiLU of
+the first half of a ``[S, B, 2F]`` buffer keeps 2 (``F``, and ``S x B`` merged). Its bytes are
+its elements' (each row is a contiguous run).
 """
 
 from __future__ import annotations
@@ -33,7 +37,7 @@ from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
-from opmodel.core.views import ElementwiseView
+from opmodel.core.views import STRIDED, ElementwiseView
 from opmodel.models.shared.sass_code import is_rocm, sass_architecture
 from opmodel.models.streaming.kernels import aten_thread_loop
 from opmodel.models.streaming.structure import StreamKernel
@@ -47,6 +51,7 @@ __all__ = [
     "broadcast_kernel",
     "coalesced_dims",
     "is_broadcast",
+    "is_strided",
     "load_broadcast_counts",
     "runs_broadcast",
 ]
@@ -64,22 +69,34 @@ def is_broadcast(view: ElementwiseView) -> bool:
     return any(x.shape != view.y.shape for x in view.inputs)
 
 
-def _strides(shape: tuple[int, ...], output: tuple[int, ...]) -> list[int]:
+def is_strided(view: ElementwiseView) -> bool:
+    """True when an input is a strided view (layout ``strided``)."""
+    return any(x.layout == STRIDED for x in view.inputs)
+
+
+def _strides(shape: tuple[int, ...], output: tuple[int, ...], strided: bool = False) -> list[int]:
     """An operand's element strides over the output's dimensions: contiguous over its own
-    dimensions, 0 where it broadcasts (a size-1 or missing dimension)."""
+    dimensions, 0 where it broadcasts (a size-1 or missing dimension); a strided view's rows
+    twice as far apart as their length (any gap stops the merge its innermost dimension)."""
     aligned = (1,) * (len(output) - len(shape)) + shape
     strides, step = [0] * len(output), 1
     for i in reversed(range(len(output))):
         if aligned[i] != 1 or output[i] == 1:
             strides[i] = step if aligned[i] != 1 else 0
-            step *= aligned[i]
+            step *= aligned[i] * (2 if strided and i == len(output) - 1 else 1)
     return strides
 
 
-def coalesced_dims(output: tuple[int, ...], inputs: tuple[tuple[int, ...], ...]) -> int:
-    """The dimensions TensorIterator keeps for ``inputs`` broadcast to ``output`` (module
-    docstring); at least 1."""
-    operands = [_strides(output, output), *(_strides(shape, output) for shape in inputs)]
+def coalesced_dims(
+    output: tuple[int, ...],
+    inputs: tuple[tuple[int, ...], ...],
+    strided: tuple[bool, ...] = (),
+) -> int:
+    """The dimensions TensorIterator keeps for ``inputs`` broadcast to ``output``, those
+    flagged in ``strided`` being strided views (module docstring); at least 1."""
+    flags = strided or (False,) * len(inputs)
+    operands = [_strides(output, output)]
+    operands += [_strides(shape, output, flag) for shape, flag in zip(inputs, flags, strict=True)]
     kept = [d for d in range(len(output)) if output[d] != 1]
     if not kept:
         return 1
@@ -158,14 +175,15 @@ def broadcast_instructions(
 
 def runs_broadcast(kind: OpKind, view: object, implementation: object) -> bool:
     """True when ATen runs this kernel for the op: an elementwise op (``pytorch``, the
-    default for elementwise ops) with a broadcast input."""
+    default for elementwise ops) with a broadcast input or a strided view."""
     if kind is not OpKind.ELEMENTWISE or implementation not in (None, "pytorch"):
         return False
-    return isinstance(view, ElementwiseView) and is_broadcast(view)
+    return isinstance(view, ElementwiseView) and (is_broadcast(view) or is_strided(view))
 
 
 def broadcast_issue_cost(view: ElementwiseView, architecture: str | None) -> float:
     """The kernel's counted instructions per element for ``view`` (0 without a count)."""
-    dims = coalesced_dims(view.y.shape, tuple(x.shape for x in view.inputs))
+    strided = tuple(x.layout == STRIDED for x in view.inputs)
+    dims = coalesced_dims(view.y.shape, tuple(x.shape for x in view.inputs), strided)
     counted = broadcast_instructions(architecture, view.y.dtype, view.function, dims)
     return 0.0 if counted is None else counted
