@@ -79,6 +79,7 @@ class FakeTensor:
     def __init__(self, torch: FakeTorch, shape: tuple[int, ...], dtype: str) -> None:
         self.torch, self.shape, self.dtype = torch, tuple(shape), dtype
         self.values: list[int] = []  # what torch.tensor was given
+        self.base_shape: tuple[int, ...] | None = None  # a view's (narrow) buffer
 
     def transpose(self, a: int, b: int) -> FakeTensor:
         dims = list(self.shape)
@@ -93,6 +94,15 @@ class FakeTensor:
 
     def to(self, dtype: str) -> FakeTensor:
         return FakeTensor(self.torch, self.shape, dtype)
+
+    def narrow(self, dim: int, start: int, length: int) -> FakeTensor:
+        """A view of ``length`` along ``dim``; it remembers the shape it was cut from."""
+        dims = list(self.shape)
+        dims[dim] = length
+        view = FakeTensor(self.torch, tuple(dims), self.dtype)
+        view.base_shape = self.shape
+        self.torch.views.append((self.shape, view.shape))
+        return view
 
     def __gt__(self, other: object) -> FakeTensor:
         """A comparison, outside any timed call: a bool tensor of the shape, not logged."""
@@ -178,6 +188,7 @@ class FakeTorch:
         )
         self.autograd = SimpleNamespace(DeviceType=SimpleNamespace(CUDA="device"), grad=self._grad)
         self.calls: Counter[str] = Counter()
+        self.views: list[tuple[tuple[int, ...], tuple[int, ...]]] = []  # narrow: (buffer, view)
         self.kernels: list[tuple[str, tuple[tuple[int, ...], ...], dict[str, Any]]] = []
         props = SimpleNamespace(L2_cache_size=60 * 2**20, multi_processor_count=132)
         self.cuda = SimpleNamespace(

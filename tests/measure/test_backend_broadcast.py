@@ -45,3 +45,21 @@ def test_div_and_where_cases_broadcast_the_divisor_and_the_condition(tmp_path: P
         ((4, 8), "bf16"),
         ((4, 8), "bf16"),
     ]
+
+
+def test_strided_cases_hand_torch_one_half_of_a_wider_buffer(tmp_path: Path) -> None:
+    """``broadcast: [strided]``: the last operand (SiLU's only one, an add's second) is a
+    ``narrow`` view of a ``[rows, 2 x length]`` buffer, as torch.chunk gives; the op tags it
+    ``strided``."""
+    torch, backend, cases = _cases_on_a_fake(
+        tmp_path,
+        "  - kind: elementwise\n    sizes: {rows: [4], length: [8]}\n    functions: [silu, add]\n"
+        "    broadcast: [strided]\n",
+    )
+    for case in cases:
+        backend.kernel(case)()
+    calls = [(name, shapes) for name, shapes, _ in torch.kernels if name in ("silu", "add")]
+    assert calls == [("silu", ((4, 8),)), ("add", ((4, 8), (4, 8)))]
+    assert torch.views == [((4, 16), (4, 8)), ((4, 16), (4, 8))]  # made once, outside the call
+    assert [c.op().tensors[-2].layout for c in cases] == ["strided", "strided"]
+    assert [c.op().tensors[0].layout for c in cases] == ["strided", None]

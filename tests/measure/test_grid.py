@@ -158,12 +158,12 @@ def test_missing_file() -> None:
         (
             "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
             "    functions: [add, exp]\n    broadcast: [row]\n",
-            "ops[0].broadcast: elementwise add, mul, div, where only",
+            "ops[0].broadcast: row and column for add, mul, div, where",
         ),
         (
             "ops:\n  - kind: elementwise\n    sizes: {rows: [2], length: [8]}\n"
             "    functions: [add]\n    broadcast: [bias]\n",
-            "ops[0].broadcast: must be one of none, row, column (got 'bias')",
+            "ops[0].broadcast: must be one of none, row, column, strided (got 'bias')",
         ),
         (
             "flush_l2: false\nflush_idle_us: 20\nops:\n"
@@ -181,20 +181,26 @@ def test_grid_problems_are_named(tmp_path: Path, body: str, expected: str) -> No
     assert str(path) in text
 
 
-def test_h200_broadcast_grid_times_each_op_three_ways() -> None:
+def test_h200_broadcast_grid_times_each_op_four_ways() -> None:
     """h200_broadcast: add, mul, div and where, bf16 and fp32, over 3 x 2 sizes, each with its
-    second input (where: its condition) as the first, [length] and [rows, 1]; the model runs the
-    broadcast ones as ATen's non-contiguous kernel."""
+    second input (where: its condition) as the first, [length] and [rows, 1], or a strided view;
+    SiLU of a strided view beside the contiguous one; the model runs all but the contiguous
+    ones as ATen's non-contiguous kernel."""
     cases = expand(load_grid("h200_broadcast"))
-    assert len(cases) == 144
+    assert len(cases) == 144 + 48 + 24
     model, h200 = get_model("effective_roofline"), load_hardware("h200_sxm")
-    for case in cases[:6]:  # bf16 add and mul at 1,024 x 768, the three shapes each
+    for case in cases[:8]:  # bf16 add and mul at 1,024 x 768, the four shapes each
         shapes = [t.shape for t in case.op().tensors]
-        other = {"none": (1024, 768), "row": (768,), "column": (1024, 1)}[case.broadcast]
+        other = {"row": (768,), "column": (1024, 1)}.get(case.broadcast, (1024, 768))
         assert shapes == [(1024, 768), other, (1024, 768)]
+        layouts = [t.layout for t in case.op().tensors]
+        assert layouts == [None, "strided" if case.broadcast == "strided" else None, None]
         diagnostics = model.predict(case.op(), h200).diagnostics
         assert isinstance(diagnostics, StreamingEvaluation)
         assert (diagnostics.kernel.name == BROADCAST_KERNEL) == (case.broadcast != "none")
+    silu = [c for c in cases if c.function == "silu"]
+    assert len(silu) == 24 and {c.broadcast for c in silu} == {"none", "strided"}
+    assert silu[1].label == "elementwise bf16 rows=1024 length=768 silu strided view"
     where = next(c for c in cases if c.function == "where" and c.broadcast == "column")
     shapes = [t.shape for t in where.op().tensors]
     assert shapes == [(1024, 1), (1024, 768), (1024, 768), (1024, 768)]

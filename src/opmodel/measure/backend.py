@@ -29,6 +29,7 @@ from typing import Any
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
+from opmodel.core.views import STRIDED
 from opmodel.measure.case import Case
 from opmodel.measure.grid import FLUSH_L2_MULTIPLE, MEASURED_DTYPES, MeasureGrid
 from opmodel.measure.kernel_timing import KernelTiming, kernel_times_ms
@@ -156,7 +157,10 @@ class TorchBackend:
         torch, op = self._torch, dataclasses.replace(case, backward=False).op()
         dtype = self._dtype(case.dtype)
 
-        def make(shape: tuple[int, ...]) -> Any:
+        def make(shape: tuple[int, ...], layout: str | None = None) -> Any:
+            if layout == STRIDED:  # one half of a buffer twice as wide, as torch.chunk gives
+                wide = torch.randn((*shape[:-1], 2 * shape[-1]), dtype=dtype, device="cuda")
+                return wide.narrow(-1, 0, shape[-1])
             tensor = torch.randn(shape, dtype=dtype, device="cuda")
             if leaves is not None:
                 tensor.requires_grad_(True)
@@ -165,7 +169,9 @@ class TorchBackend:
 
         if case.kind in (OpKind.EMBEDDING, OpKind.CROSS_ENTROPY):
             return indexed_call(torch, case, make)
-        inputs = [make(t.shape) for t in op.tensors if t.role.value in ("input", "weight")]
+        inputs = [
+            make(t.shape, t.layout) for t in op.tensors if t.role.value in ("input", "weight")
+        ]
         if case.kind in (OpKind.GEMM, OpKind.BATCHED_GEMM):
             a, b = inputs
             a = a.transpose(-1, -2) if case.trans[0] == "T" else a

@@ -11,6 +11,7 @@ from opmodel.core.backward import backward_of
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
+from opmodel.core.views import STRIDED
 from opmodel.core.views_grouped import balanced_group_sizes
 
 __all__ = ["Case", "grouped_sizes"]
@@ -64,7 +65,9 @@ class Case:
             extra = f"{extra} {self.sdpa_backend}".strip()
         if self.backward:
             extra = f"{extra} backward".strip()
-        if self.broadcast != "none":
+        if self.broadcast == "strided":
+            extra = f"{extra} strided view".strip()
+        elif self.broadcast != "none":
             extra = f"{extra} {self.broadcast} broadcast".strip()
         return f"{self.kind.value} {self.dtype.value} {dims} {extra}".strip()
 
@@ -169,15 +172,21 @@ def _row_tensors(case: Case) -> _Built:
 def _elementwise_tensors(case: Case) -> _Built:
     """``rows x length`` inputs (an add's, mul's or div's second one broadcast as
     ``case.broadcast`` says: ``[length]`` or ``[rows, 1]``) and output; where's bool
-    condition (``int8``, one byte) so shaped, before its two operands."""
+    condition (``int8``, one byte) so shaped, before its two operands. ``strided``: the last
+    operand (a unary function's only one, where's second) a strided view, layout
+    ``strided``."""
     shape = (case.size["rows"], case.size["length"])
     other = {"row": shape[1:], "column": (shape[0], 1)}.get(case.broadcast, shape)
-    inputs = (shape, other) if case.function in _BINARY else (shape,)
+    inputs = [shape, other] if case.function in _BINARY else [shape]
+    if case.function == "where":
+        inputs.append(shape)
+    layouts: list[str | None] = [None] * len(inputs)
+    if case.broadcast == "strided":
+        layouts[-1] = STRIDED
     condition = (TensorSpec(TensorRole.INPUT, other, DType.INT8),)
     tensors = (
         *(condition if case.function == "where" else ()),
-        *(_tensor(case, TensorRole.INPUT, s) for s in inputs),
-        *((_tensor(case, TensorRole.INPUT, shape),) if case.function == "where" else ()),
+        *(_tensor(case, TensorRole.INPUT, s, x) for s, x in zip(inputs, layouts, strict=True)),
         _tensor(case, TensorRole.OUTPUT, shape),
     )
     function = case.function or "add"

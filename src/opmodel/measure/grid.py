@@ -125,10 +125,11 @@ MEASURED_FUNCTIONS = (
 silu_and_mul run as several kernels in eager PyTorch and are left out)."""
 
 _TRANS = ("NN", "NT", "TN", "TT")
-BROADCASTS = ("none", "row", "column")
+BROADCASTS = ("none", "row", "column", "strided")
 """An add's, mul's or div's second input (where's condition): shaped as the first, ``[length]``
-(a bias over the rows) or ``[rows, 1]`` (a per-row scale): ATen's non-contiguous kernel for the
-last two."""
+(a bias over the rows) or ``[rows, 1]`` (a per-row scale); or, for any function, its last
+operand a strided view (``strided``: one half of a ``[rows, 2 x length]`` buffer, as
+``torch.chunk`` hands it out): ATen's non-contiguous kernel for the last three."""
 
 BROADCAST_FUNCTIONS = ("add", "mul", "div", "where")
 """The functions a ``broadcast`` other than ``none`` applies to."""
@@ -232,8 +233,11 @@ def _op_problems(index: int, entry: OpGrid) -> list[str]:
         problems.append(f"{path}.sdpa_backends: attention_prefill and attention_decode only")
     problems += _choice_problems(path, "broadcast", entry.broadcast, BROADCASTS)
     binary = set(entry.functions) <= set(BROADCAST_FUNCTIONS)
-    if entry.broadcast != ("none",) and not (binary and entry.kind is OpKind.ELEMENTWISE):
-        problems.append(f"{path}.broadcast: elementwise {', '.join(BROADCAST_FUNCTIONS)} only")
+    shaped = set(entry.broadcast) & {"row", "column"}
+    if entry.broadcast != ("none",) and entry.kind is not OpKind.ELEMENTWISE:
+        problems.append(f"{path}.broadcast: elementwise ops only")
+    elif shaped and not binary:
+        problems.append(f"{path}.broadcast: row and column for {', '.join(BROADCAST_FUNCTIONS)}")
     if any(entry.backward) and entry.kind not in BACKWARD_KINDS:
         kinds = ", ".join(k.value for k in BACKWARD_KINDS)
         problems.append(f"{path}.backward: only {kinds} have a measured backward pass")
