@@ -231,3 +231,15 @@ def test_hardware_check_lists_what_a_variant_changes(capsys: pytest.CaptureFixtu
     shipped = str(REPO / "src" / "opmodel" / "configs" / "hardware" / "a10.yaml")
     assert main(["hardware", "check", shipped]) == 0
     assert "changes" not in json.loads(capsys.readouterr().out)  # it extends nothing
+
+
+def test_the_cache_evicts_the_least_recently_used_config() -> None:
+    """A config loaded again stays cached while more variants than the cache holds come and
+    go (it evicted the oldest insertion before, so a hot config could drop out between two
+    loads of one test)."""
+    from opmodel.hardware.loader import _CACHE_SIZE
+
+    base = load_hardware("a10")
+    for step in range(_CACHE_SIZE + 8):
+        load_hardware("a10", overrides={"power.static_w": 10.0 + step})
+        assert load_hardware("a10") is base

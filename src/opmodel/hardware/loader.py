@@ -95,13 +95,16 @@ def load_hardware(
     key = (str(path), *_stamp(path), _overrides_key(overrides))
     cached = _CACHE.get(key)  # the key holds this file's stamp; the files it extends are checked
     if cached is not None and all(_stamp(f) == stamp for f, stamp in cached[1]):
+        with _CACHE_LOCK:  # least recently used first: a hit moves its entry to the end
+            if _CACHE.get(key) is cached:
+                _CACHE[key] = _CACHE.pop(key)
         return cached[0]
     data, files = _raw_config(path)
     if overrides:
         data = apply_overrides(data, overrides, str(path))
     spec = _build(data, f"{path} (with overrides)" if overrides else str(path), files)
     stamps = tuple((f, _stamp(f)) for f, _ in files[:-1])  # the last is ``path`` itself
-    with _CACHE_LOCK:  # threads may load configs at once; evict the oldest entry
+    with _CACHE_LOCK:  # threads may load configs at once; evict the least recently used
         if len(_CACHE) >= _CACHE_SIZE:
             _CACHE.pop(next(iter(_CACHE)), None)
         _CACHE[key] = (spec, stamps)
