@@ -208,6 +208,7 @@ _KERNEL_KINDS = (
     "swiglu_liger",
     "rmsnorm_residual",
     *("embedding", "copy", "layernorm_backward", "all_reduce", "optimizer", "causal_where"),
+    "silu_strided",
     *(
         f"attention_{k}"
         for k in ("prefill", "prefill_packed", "decode", "decode_mla", "decode_varlen", "backward")

@@ -78,6 +78,9 @@ BUILT = {
         name="causal_where",
         phase="prefill",
     ),
+    "silu_strided": lambda: ops.elementwise(
+        "silu", (2048, 4, 14336), strided_inputs=[0], name="silu_strided", phase="train_fwd"
+    ),
 }
 
 
