@@ -21,9 +21,7 @@ computes the gradient in the forward) is left out.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ratio_summary import print_ratio_groups
+from ratio_summary import TwoKernels, print_two_kernels
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -40,27 +38,7 @@ PUBLISHED_MS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One published time and the model's two pieces."""
-
-    rows: int
-    measured_s: float
-    gemm_s: float
-    loss_s: float
-
-    @property
-    def model_s(self) -> float:
-        """The head's GEMM and the loss, one after the other."""
-        return self.gemm_s + self.loss_s
-
-    @property
-    def ratio(self) -> float:
-        """Model over published."""
-        return self.model_s / self.measured_s
-
-
-def compare() -> list[Row]:
+def compare() -> list[TwoKernels]:
     """Every published row under ``effective_roofline`` on ``CONFIG``."""
     model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
     rows = []
@@ -68,18 +46,14 @@ def compare() -> list[Row]:
         head = ops.gemm(bt, VOCAB, HIDDEN, transpose_b=True, name="lm_head", phase="train_fwd")
         loss = ops.cross_entropy(bt, VOCAB, "bf16", implementation="pytorch")
         gemm, ce = (model.predict(op, hardware).latency_s for op in (head, loss))
-        rows.append(Row(bt, ms * 1e-3, gemm, ce))
+        rows.append(TwoKernels(bt, ms * 1e-3, gemm, ce))
     return rows
 
 
 def main() -> int:
-    rows = compare()
-    print(f"Linear to {VOCAB} words and nn.CrossEntropyLoss on its bf16 logits, on {CONFIG}")
-    print(f"{'rows':>6} {'published ms':>12} {'model ms':>9}  ratio  GEMM ms  loss ms")
-    for r in rows:
-        print(f"{r.rows:>6} {r.measured_s * 1e3:12.2f} {r.model_s * 1e3:9.2f} {r.ratio:5.2f}x "
-              f"{r.gemm_s * 1e3:8.2f} {r.loss_s * 1e3:8.2f}")  # fmt: skip
-    print_ratio_groups({"all": [r.ratio for r in rows]}, 4)
+    title = f"Linear to {VOCAB} words and nn.CrossEntropyLoss on its bf16 logits, on {CONFIG}"
+    header = f"{'rows':>9} {'published ms':>12} {'model ms':>9}  ratio  GEMM ms  loss ms"
+    print_two_kernels((title, header), compare(), 1e3)
     return 0
 
 

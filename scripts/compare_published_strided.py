@@ -21,9 +21,7 @@ the flush's dirty lines on the first; the row is their sum. Nothing is fitted. T
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-from ratio_summary import print_ratio_groups
+from ratio_summary import TwoKernels, print_two_kernels
 
 from opmodel import ops
 from opmodel.hardware import load_hardware
@@ -43,27 +41,7 @@ PUBLISHED_MS = {
 }
 
 
-@dataclass(frozen=True, slots=True)
-class Row:
-    """One published time and the model's two kernels."""
-
-    ffn: int
-    measured_s: float
-    silu_s: float
-    mul_s: float
-
-    @property
-    def model_s(self) -> float:
-        """The two kernels' sum."""
-        return self.silu_s + self.mul_s
-
-    @property
-    def ratio(self) -> float:
-        """Model over published."""
-        return self.model_s / self.measured_s
-
-
-def compare() -> list[Row]:
+def compare() -> list[TwoKernels]:
     """Every published row under ``effective_roofline`` on ``CONFIG``."""
     model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
     rows = []
@@ -74,18 +52,14 @@ def compare() -> list[Row]:
         )
         product = ops.elementwise("mul", shape, strided_inputs=[1], phase="train_fwd")
         times = [model.predict(op, hardware).latency_s for op in (silu, product)]
-        rows.append(Row(ffn, ms * 1e-3, times[0], times[1]))
+        rows.append(TwoKernels(ffn, ms * 1e-3, times[0], times[1]))
     return rows
 
 
 def main() -> int:
-    rows = compare()
-    print(f"Eager SwiGLU on strided halves (Liger's megatron_swiglu, torch) on {CONFIG}")
-    print(f"{'ffn_local':>9} {'published us':>12} {'model us':>9}  ratio  silu us  mul us")
-    for r in rows:
-        print(f"{r.ffn:>9} {r.measured_s * 1e6:12.1f} {r.model_s * 1e6:9.1f} {r.ratio:5.2f}x "
-              f"{r.silu_s * 1e6:8.1f} {r.mul_s * 1e6:7.1f}")  # fmt: skip
-    print_ratio_groups({"all": [r.ratio for r in rows]}, 4)
+    title = f"Eager SwiGLU on strided halves (Liger's megatron_swiglu, torch) on {CONFIG}"
+    header = f"{'ffn_local':>9} {'published us':>12} {'model us':>9}  ratio  silu us   mul us"
+    print_two_kernels((title, header), compare(), 1e6)
     return 0
 
 

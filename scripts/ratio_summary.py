@@ -61,6 +61,27 @@ class GemmTiming:
         return self.model_s / self.measured_s
 
 
+@dataclass(frozen=True, slots=True)
+class TwoKernels:
+    """A published time (``size`` its row's sweep value) and the model's two kernels, run one
+    after the other."""
+
+    size: int
+    measured_s: float
+    first_s: float
+    second_s: float
+
+    @property
+    def model_s(self) -> float:
+        """The two kernels' sum."""
+        return self.first_s + self.second_s
+
+    @property
+    def ratio(self) -> float:
+        """Model over measured."""
+        return self.model_s / self.measured_s
+
+
 def timing_columns(row: TimedRow) -> str:
     """``measured us, model us, ratio, kernel`` of a printed row."""
     return f"{row.measured_s * 1e6:11.2f} {row.model_s * 1e6:10.2f} {row.ratio:6.2f}x  {row.kernel}"
@@ -100,3 +121,18 @@ def print_timing_report(
     for label, row in labelled:
         print(label, timing_columns(row))
     print_ratio_groups(groups, width)
+
+
+def print_two_kernels(heading: tuple[str, str], rows: Sequence[TwoKernels], unit: float) -> None:
+    """Print ``heading`` (title line, column header line), each row's size, published and
+    predicted time (seconds x ``unit``: 1e3 for ms, 1e6 for µs), ratio and the two kernels'
+    times, then the rows' MAPE and geometric mean."""
+    print(heading[0])
+    print(heading[1])
+    for r in rows:
+        times = (r.measured_s, r.model_s, r.first_s, r.second_s)
+        published, model, first, second = (t * unit for t in times)
+        print(
+            f"{r.size:>9} {published:12.2f} {model:9.2f} {r.ratio:5.2f}x {first:8.2f} {second:8.2f}"
+        )
+    print_ratio_groups({"all": [r.ratio for r in rows]}, 4)
