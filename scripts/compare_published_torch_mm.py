@@ -9,9 +9,9 @@ synchronisation around them, N from 1,024 to 10,240 (FP32 with TF32 off, then TF
 #185 (NVIDIA A40, PyTorch 2.11, 2026-07-22), #78 (NVIDIA GeForce RTX 4090, PyTorch 2.7,
 2025-10-17) and #108 (NVIDIA A100-PCIE-40GB, PyTorch 2.8, 2026-01-05), one community run each.
 The A40's FP16 and BF16 GEMMs of at least 1 TFLOP trained its shipped power-limited clock
-(scripts/fit_published_sustained.py) and are printed as training rows; every other row is held
-out, nothing fitted here. The model is too fast on FP32 (SIMT) GEMMs on GA102 and AD102
-(docs/validation.md, "Square torch.mm runs").
+(scripts/fit_published_sustained.py), its FP32 ones of that size the SIMT GEMMs' share of the
+FP32 peak on sm_86 and sm_89 (scripts/fit_simt_fraction.py); they are printed as training rows,
+every other row is held out (docs/validation.md, "Square torch.mm runs").
 """
 
 from __future__ import annotations
@@ -85,7 +85,8 @@ def compare() -> list[Row]:
             for n, tf in zip(SIZES, tflops, strict=True):
                 work = 2 * n**3
                 profile = model.predict(_op(n, dtype), hardware)
-                training = name == "a40" and dtype in ("fp16", "bf16") and work >= 1e12
+                # the A40's runs of >= 1 TFLOP trained its clock (FP16, BF16) and the SIMT share
+                training = name == "a40" and dtype != "tf32" and work >= 1e12
                 kernel = profile.implementation.rpartition("/")[2]
                 rows.append(Row(name, dtype, n, work / (tf * 1e12), profile.latency_s, kernel,
                                 training))  # fmt: skip
@@ -99,7 +100,7 @@ def main() -> int:
         f"{'config':<15} {'dtype':<5} {'n':>6} {'published us':>12} {'model us':>10}  ratio  kernel"
     )
     for r in rows:
-        mark = "  (training: the A40's clock)" if r.training else ""
+        mark = "  (training: the A40's clock or SIMT share)" if r.training else ""
         print(f"{r.hardware:<15} {r.dtype:<5} {r.n:>6} {r.measured_s * 1e6:12.1f} "
               f"{r.model_s * 1e6:10.1f} {r.ratio:5.2f}x  {r.kernel}{mark}")  # fmt: skip
     groups: dict[str, list[float]] = {}

@@ -15,6 +15,7 @@ from opmodel.core.errors import UnsupportedOpError
 from opmodel.hardware.spec import HardwareSpec, Instruction
 from opmodel.models.gemm.fp4_overhead import fp4_extra_cycles
 from opmodel.models.gemm.overhead import fixed_overhead_cycles
+from opmodel.models.gemm.simt_fraction import simt_fp32_fraction
 
 __all__ = ["TIMED_BY", "DeviceRates", "device_rates"]
 
@@ -56,11 +57,24 @@ def _require_levels(hardware: HardwareSpec) -> None:
             raise UnsupportedOpError(msg)
 
 
+def _math_fraction(hardware: HardwareSpec, dtype: DType, instruction: Instruction) -> float:
+    """The share of the engine's peak a GEMM's math sustains: the config's utilization, the
+    ``mma.sync`` share where the SM's native MMA is another, and FP32 SGEMM's share on the
+    SIMT path (GA102, AD102: :mod:`.simt_fraction`)."""
+    util, sm = hardware.utilization, hardware.compute.sm
+    assert sm is not None
+    if instruction is Instruction.SIMT:
+        return util.vector_fraction * simt_fp32_fraction(hardware, dtype)
+    if instruction is Instruction.MMA_SYNC:
+        return util.tensor_fraction * sm.mma_sync_tensor_fraction
+    return util.tensor_fraction
+
+
 def _build(
     hardware: HardwareSpec, dtype: DType, instruction: Instruction, overhead_cycles: int
 ) -> DeviceRates:
     _require_levels(hardware)
-    compute, util, clock = hardware.compute, hardware.utilization, hardware.compute.clock_hz
+    compute, clock = hardware.compute, hardware.compute.clock_hz
     sm = compute.sm
     assert sm is not None
     on_tensor = instruction is not Instruction.SIMT
@@ -69,9 +83,7 @@ def _build(
         engine = "tensor" if on_tensor else "vector"
         msg = f"hardware '{hardware.name}' has no {engine} peak for {dtype}"
         raise UnsupportedOpError(msg)
-    fraction = util.tensor_fraction if on_tensor else util.vector_fraction
-    if instruction is Instruction.MMA_SYNC:
-        fraction *= sm.mma_sync_tensor_fraction
+    fraction = _math_fraction(hardware, dtype, instruction)
     l2, smem, hbm = hardware.level("l2"), hardware.level("smem"), hardware.hbm
     return DeviceRates(
         clock_hz=clock,
