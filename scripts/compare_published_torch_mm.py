@@ -7,7 +7,8 @@ Source: torch-performance-test-data (github.com/zzc0721/torch-performance-test-d
 ``torch.mm`` of two ``torch.randn`` N x N matrices, 6 warm-up and 30 timed calls with a
 synchronisation around them, N from 1,024 to 10,240 (FP32 with TF32 off, then TF32 on): issue
 #185 (NVIDIA A40, PyTorch 2.11, 2026-07-22), #78 (NVIDIA GeForce RTX 4090, PyTorch 2.7,
-2025-10-17) and #108 (NVIDIA A100-PCIE-40GB, PyTorch 2.8, 2026-01-05), one community run each.
+2025-10-17), #108 (NVIDIA A100-PCIE-40GB, PyTorch 2.8, 2026-01-05) and #79 (NVIDIA H100 80GB
+HBM3, PyTorch 2.7, 2025-10-18, in a Docker container), one community run each.
 The A40's FP16 and BF16 GEMMs of at least 1 TFLOP trained its shipped power-limited clock
 (scripts/fit_published_sustained.py), its FP32 ones of that size the SIMT GEMMs' share of the
 FP32 peak on sm_86 and sm_89 (scripts/fit_simt_fraction.py); they are printed as training rows,
@@ -47,6 +48,12 @@ PUBLISHED: dict[str, dict[str, tuple[float, ...]]] = {
         "tf32": (61.02, 90.82, 108.32, 97.32, 102.05),
         "fp16": (83.66, 214.73, 241.49, 197.51, 205.66),
         "bf16": (94.89, 138.46, 234.14, 215.26, 211.72),
+    },
+    "h100_sxm": {  # issue #79
+        "fp32": (37.39, 49.58, 51.88, 51.81, 49.61),
+        "tf32": (119.60, 334.99, 402.15, 372.05, 376.66),
+        "fp16": (179.13, 645.12, 760.04, 736.19, 668.42),
+        "bf16": (176.62, 676.59, 788.72, 797.51, 719.72),
     },
 }
 TRAINING_TFLOP = 1.0  # the A40 clock's rule (fit_published_sustained.py --min-tflop)

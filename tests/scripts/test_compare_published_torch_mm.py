@@ -22,12 +22,13 @@ from tests.scripts.loader import load_script
 
 def test_published_rows_against_the_model(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/validation.md, "Square torch.mm runs": the tensor-core dtypes within 17 % on every
-    GPU and 0.95-1.06x, the RTX 4090 (held out entirely) within 7 %; FP32 SGEMM held out on the
-    A40 and the RTX 4090 within 5 % with the fitted share (0.66-0.68x without it), and 0.71x on
-    the A100, whose GA100 SM the share does not cover."""
+    GPU and 0.95-1.06x but the H100's TF32 (1.19x, a lead), the RTX 4090 (held out entirely)
+    within 7 %; FP32 SGEMM held out on the A40 and the RTX 4090 within 5 % with the fitted share
+    (0.66-0.68x without it), 0.71x on the A100 and 0.81x on the H100, whose SMs the share does
+    not cover."""
     script = load_script("compare_published_torch_mm")
     rows = script.compare()
-    assert len(rows) == 3 * 4 * 5 and sum(r.training for r in rows) == 6
+    assert len(rows) == 4 * 4 * 5 and sum(r.training for r in rows) == 6
     summary = load_script("ratio_summary").ratio_summary
     groups: dict[tuple[str, str], list[float]] = {}
     for r in rows:
@@ -37,6 +38,10 @@ def test_published_rows_against_the_model(capsys: pytest.CaptureFixture[str]) ->
         _, mape, geomean = summary(ratios)
         if (hardware, dtype) == ("a100_40gb_pcie", "fp32"):
             assert 0.65 < geomean < 0.75
+        elif (hardware, dtype) == ("h100_sxm", "fp32"):
+            assert 0.75 < geomean < 0.87
+        elif (hardware, dtype) == ("h100_sxm", "tf32"):
+            assert 1.1 < geomean < 1.3
         else:
             assert mape < 0.17 and 0.93 < geomean < 1.08, (hardware, dtype, mape, geomean)
     assert all(summary(groups[("rtx4090", d)])[1] < 0.07 for d in ("fp32", "tf32", "fp16", "bf16"))
