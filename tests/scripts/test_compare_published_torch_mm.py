@@ -22,7 +22,8 @@ from tests.scripts.loader import load_script
 
 def test_published_rows_against_the_model(capsys: pytest.CaptureFixture[str]) -> None:
     """docs/validation.md, "Square torch.mm runs": the tensor-core dtypes within 17 % on every
-    GPU and 0.95-1.06x but the H100's TF32 (1.19x, a lead), the RTX 4090 (held out entirely)
+    GPU and 0.95-1.06x but the H100's TF32 (1.19x: the clustered tf32 kernels the sm_90
+    catalogue leaves out), the RTX 4090 (held out entirely)
     within 7 %; FP32 SGEMM held out on the A40 and the RTX 4090 within 5 % with the fitted share
     (0.66-0.68x without it), 0.71x on the A100 and 0.81x on the H100, whose SMs the share does
     not cover."""
