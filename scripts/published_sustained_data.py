@@ -19,9 +19,21 @@ on.
   little more clock than a sustained load; the A40's value inherits that. It publishes no
   stream figures; gpu-benches' A40 read stream (679 GB/s; scripts/compare_published_streams.py)
   is above the model's, so there is no HBM fraction.
+- H100 PCIe: the same source's issue #95 ("NVIDIA H100 PCIe", 2025-12-14, PyTorch 2.9 with CUDA
+  12.8, a physical machine), the same ``torch.mm`` runs. The board's 350 W limit holds its
+  large FP16 and BF16 GEMMs at 58-66 % of the 756.5 TFLOPS rating (the model at the rating
+  clock: 93 %). Issue #112 ("NVIDIA H800 PCIe", 2026-01-05, PyTorch 2.8: GH100 with 114 SMs and
+  the same 350 W limit, NVLink cut) is held out on this config. No stream figure; gpu-benches'
+  H100 PCIe stream (scripts/compare_published_streams.py) is the config's bandwidth check.
+- L4: the same source's issue #120 ("NVIDIA L4", 2026-01-12, PyTorch 2.9, a physical machine).
+  The 72 W board holds its large FP16 and BF16 GEMMs at 43-49 % of the 121 TFLOPS rating; its
+  2,048^3 runs, 30 calls in 8 ms, reach 57-59 %. The only L4 run with every size: the split is
+  within it, as the A40's.
 """
 
 from __future__ import annotations
+
+from published_torch_mm_data import RUNS, SIZES
 
 from opmodel.core.dtypes import DType
 from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
@@ -35,6 +47,17 @@ STREAM: dict[str, tuple[float, float, float, float, float]] = {
     "h100_sxm": (2.90, 2.90, 2.97, 2.97, 3.18),
     "h200_sxm": (4.01, 4.00, 4.15, 4.15, 4.48),
 }
+
+
+def _torch_mm(run: str) -> dict[DType, tuple[tuple[int, int, int, float], ...]]:
+    """The FP16 and BF16 rows of a published ``torch.mm`` run (published_torch_mm_data.py)."""
+    tables = RUNS[run].tflops
+    return {
+        dtype: tuple((n, n, n, tf) for n, tf in zip(SIZES, tables[dtype.value], strict=True))
+        for dtype in (DType.FP16, DType.BF16)
+    }
+
+
 # config -> (clock dtype: None for the general clock, rows of (m, n, k, TFLOP/s)) per input dtype
 GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, float], ...]]]] = {
     "a100_80gb_sxm": (
@@ -100,25 +123,9 @@ GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, floa
             )
         },
     ),
-    "a40": (
-        None,
-        {
-            DType.FP16: (
-                (1024, 1024, 1024, 85.02),
-                (2048, 2048, 2048, 94.31),
-                (4096, 4096, 4096, 113.51),
-                (8192, 8192, 8192, 108.47),
-                (10240, 10240, 10240, 119.18),
-            ),
-            DType.BF16: (
-                (1024, 1024, 1024, 82.35),
-                (2048, 2048, 2048, 95.47),
-                (4096, 4096, 4096, 115.16),
-                (8192, 8192, 8192, 110.64),
-                (10240, 10240, 10240, 122.29),
-            ),
-        },
-    ),
+    "h100_pcie": (None, _torch_mm("h100_pcie")),
+    "a40": (None, _torch_mm("a40")),
+    "l4": (None, _torch_mm("l4")),
 }
 
 
@@ -136,6 +143,18 @@ FITTED_ON: dict[str, tuple[str, ...]] = {
         "Azure AI benchmarking guide (github.com/Azure/AI-benchmarking-guide), ND GB200 v6:",
         "  published cuBLASLt FP8 GEMMs of >= 1 TFLOP with random inputs (the FP8",
         "  power-limited clock); no stream figure is published; no validation dataset of opmodel",
+    ),
+    "h100_pcie": (
+        "torch-performance-test-data issue #95 (github.com/zzc0721/torch-performance-test-data),",
+        "  NVIDIA H100 PCIe: torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30",
+        "  timed calls (the power-limited clock); held out: its smaller, TF32 and FP32 GEMMs",
+        "  and issue #112's H800 PCIe (scripts/compare_published_torch_mm.py)",
+    ),
+    "l4": (
+        "torch-performance-test-data issue #120 (github.com/zzc0721/torch-performance-test-data),",
+        "  NVIDIA L4: torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed",
+        "  calls (the power-limited clock); held out: its smaller, TF32 and FP32 GEMMs",
+        "  (scripts/compare_published_torch_mm.py)",
     ),
     "a40": (
         "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",

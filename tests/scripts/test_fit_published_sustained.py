@@ -136,3 +136,49 @@ def test_a40_clock_from_the_community_gemm_table(
     written = tmp_path / "a40_sustained.yaml"
     assert written.read_text() == (shipped / written.name).read_text()
     assert load_sustained_calibration(written, "a40").power_limited_clock_hz == 1.395e9
+
+
+def test_h100_pcie_clock_from_the_community_gemm_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/validation.md, "Square torch.mm runs": the H100 PCIe's four FP16/BF16 GEMMs of
+    >= 1 TFLOP (issue #95) give 1035 MHz, the value h100_pcie_sustained.yaml ships (the model
+    at the 1,620 MHz rating clock was 0.61-0.69x on them), and are then within 8 %; the
+    held-out H800 PCIe's are checked by compare_published_torch_mm.py. No stream figure, no HBM
+    fraction; the file written is the one shipped."""
+    script = load_script("fit_published_sustained")
+    result = script.fit("h100_pcie")
+    assert result.power_limited_clock_hz == 1.035e9 and result.clock_dtype is None
+    assert result.hbm_fraction is None and result.fraction_rows == 0
+    assert load_hardware("h100_pcie").compute.power_limited_clock_hz == 1.035e9
+    train = [r for r in result.gemms if r.training]
+    assert len(train) == 4 and all(0.92 <= r.ratio <= 1.08 for r in train)
+    monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
+    assert script.main(["--hardware", "h100_pcie", "--write"]) == 0
+    shipped = Path(script.__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
+    written = tmp_path / "h100_pcie_sustained.yaml"
+    assert written.read_text() == (shipped / written.name).read_text()
+
+
+def test_l4_clock_from_the_community_gemm_table(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/hardware.md: the L4's four FP16/BF16 GEMMs of >= 1 TFLOP (issue #120) give
+    1020 MHz, the value l4_sustained.yaml ships (the model at the 2,040 MHz boost clock ran
+    them about twice as fast as the 72 W board), then within 13 %; held out, 4,096^3 within
+    10 % and the 1-8 ms runs of 1,024^3 and 2,048^3 0.66-0.76x in throughput (bursts); the
+    file written is the one shipped."""
+    script = load_script("fit_published_sustained")
+    result = script.fit("l4")
+    assert result.power_limited_clock_hz == 1.02e9 and result.hbm_fraction is None
+    assert load_hardware("l4").compute.power_limited_clock_hz == 1.02e9
+    train = [r for r in result.gemms if r.training]
+    assert len(train) == 4 and all(0.95 <= r.ratio <= 1.13 for r in train)
+    held = {(r.m, r.dtype): r.ratio for r in result.gemms if not r.training}
+    assert all(0.95 <= held[(4096, d)] <= 1.1 for d in (DType.FP16, DType.BF16))
+    assert all(0.6 <= held[(s, d)] <= 0.8 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
+    monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
+    assert script.main(["--hardware", "l4", "--write"]) == 0
+    shipped = Path(script.__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
+    written = tmp_path / "l4_sustained.yaml"
+    assert written.read_text() == (shipped / written.name).read_text()

@@ -3,13 +3,15 @@ GPU architecture, applied to the GEMM models' SIMT math rate for FP32 (TF32 off)
 
 GA102 and AD102 SMs double GA100's FP32 lanes with a second datapath that also runs INT32
 (NVIDIA's GA102 whitepaper), and cuBLAS's SGEMM reaches about two thirds of that doubled peak
-on them, where GA100's reaches about 90 % of its own: published square ``torch.mm`` runs
-(docs/validation.md, "Square torch.mm runs"). Which limit binds (register-file bandwidth for
-three operands a cycle on both datapaths is the likely one) no public source measures, so the
-share is one fitted number per architecture, by ``python scripts/fit_simt_fraction.py --write``
-on the declared training rows its file lists, and checked on the held-out rest (``python
-scripts/compare_published_torch_mm.py``). Architectures the file does not list keep the whole
-vector peak (``utilization.vector_fraction`` of it).
+on them; GH100's, about 84 % of its peak (its 32-lane FP32 datapaths take a warp's FMA each
+clock, so the loop's loads take FMA issue slots); GA100's, all of it on an SXM4 board:
+published square ``torch.mm`` runs (docs/validation.md, "Square torch.mm runs"). Which limit
+binds on GA102 (register-file bandwidth for three operands a cycle on both datapaths is the
+likely one) no public source measures, so the share is one fitted number per architecture, by
+``python scripts/fit_simt_fraction.py --write`` on the declared training rows its file lists,
+and checked on the held-out rest (``python scripts/compare_published_torch_mm.py``).
+Architectures the file does not list keep the whole vector peak (``utilization.vector_fraction``
+of it).
 """
 
 from __future__ import annotations
