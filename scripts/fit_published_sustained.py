@@ -22,8 +22,9 @@ Published figures: the sources and their numbers are in ``published_sustained_da
    inputs, 10,000 warm-up and 1,000 timed runs: FP16 on the A100 (the general clock,
    ``power_limited_clock_hz``), FP8 (e4m3) on H100 and H200 (``power_limited_clock_hz_by_dtype``
    for ``fp8``: FP8 MMAs run at twice the 16-bit rate and draw more per cycle, so the 16-bit
-   clock measured on the H200 does not hold for them); FP16 and BF16 on the A40 (the general
-   clock). Training rows: the GEMMs of at least ``--min-tflop`` TFLOP (8192^3 and up, and
+   clock measured on the H200 does not hold for them); FP16 and BF16 on the A40, the H100 PCIe
+   and the L4 (``torch.mm`` runs of torch-performance-test-data; the general clock). Training
+   rows: the GEMMs of at least ``--min-tflop`` TFLOP (8192^3 and up, and
    6144 x 12288 x 12288), long enough to hold the board at its power limit; the others are
    held out. The fit is
    ``fit_power_limited_clock_hz`` (15 MHz bins, least squared relative error of
