@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from published_torch_mm_data import BEST, RUNS, SIZES, training
+from published_torch_mm_data import BEST, RUNS, SIZES, TRAINING_TFLOP, training
 from ratio_summary import print_ratio_groups
 
 from opmodel import ops
@@ -74,7 +74,8 @@ def large_16bit(rows: list[Row]) -> dict[str, list[float]]:
     last long enough (70-150 ms at 8,192^3-10,240^3) to hold a board at its power limit."""
     groups: dict[str, list[float]] = {}
     for r in rows:
-        if not r.training and r.dtype in ("fp16", "bf16") and 2 * r.n**3 >= 1e12:
+        large = 2 * r.n**3 >= TRAINING_TFLOP * 1e12
+        if not r.training and r.dtype in ("fp16", "bf16") and large:
             groups.setdefault(f"{r.run} 16-bit >= 1 TFLOP", []).append(r.ratio)
     return groups
 

@@ -31,7 +31,6 @@ from opmodel import ops
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
 from opmodel.models.gemm.simt_fraction import (
-    NO_SIMT_FRACTION,
     SIMT_CALIBRATION_FILE,
     SimtCalibration,
     simt_overridden,
@@ -67,9 +66,8 @@ def fit_group(architectures: tuple[str, ...]) -> float:
         rows = ratios(dict.fromkeys(architectures, fraction), run)
         return sum((r - 1) ** 2 for n, r in rows if training(run, "fp32", n))
 
-    with simt_overridden(NO_SIMT_FRACTION):
-        grid = [round(0.30 + 0.01 * i, 2) for i in range(71)]
-        return min(grid, key=lambda f: (error(f), -f))
+    grid = [round(0.30 + 0.01 * i, 2) for i in range(71)]
+    return min(grid, key=lambda f: (error(f), -f))
 
 
 def fit() -> dict[str, float]:
