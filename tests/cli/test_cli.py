@@ -207,7 +207,8 @@ _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     "swiglu_liger",
     "rmsnorm_residual",
-    *("embedding", "copy", "layernorm_backward", "all_reduce", "optimizer", "causal_where"),
+    *("embedding", "embedding_backward", "copy", "layernorm_backward", "all_reduce", "optimizer"),
+    "causal_where",
     "silu_strided",
     *(
         f"attention_{k}"

@@ -22,8 +22,11 @@ from tests.conformance.builders_collective import COLLECTIVE_SIZES, collective
 from tests.conformance.builders_fused import (
     CROSS_ENTROPY_SIZES,
     FUSED,
+    GROWS,
     OPTIMIZER_SIZES,
     cross_entropy,
+    embedding,
+    embedding_backward,
     optimizer,
 )
 
@@ -147,17 +150,6 @@ def _reduction(s: Sizes, d: DType) -> LocalOp:
     )
 
 
-def _embedding(s: Sizes, d: DType) -> LocalOp:
-    return _op(
-        OpKind.EMBEDDING,
-        (
-            TensorSpec("input", (s["tokens"],), "int32"),
-            TensorSpec("weight", (s["vocab"], s["hidden"]), d),
-            TensorSpec("output", (s["tokens"], s["hidden"]), d),
-        ),
-    )
-
-
 def _copy(s: Sizes, d: DType) -> LocalOp:
     return _op(OpKind.COPY, (TensorSpec("input", (s["n"],), d), TensorSpec("output", (s["n"],), d)))
 
@@ -203,7 +195,7 @@ BUILDERS: dict[OpKind, Builder] = {
     OpKind.REDUCTION: Builder(_ints(**_ROWS), _reduction, ("rows", "length")),
     OpKind.EMBEDDING: Builder(
         _ints(tokens=(1, 16384), vocab=(1, 262144), hidden=(1, 16384)),
-        _embedding,
+        embedding,
         ("tokens", "hidden"),
     ),
     OpKind.COPY: Builder(_ints(n=(1, 1 << 28)), _copy, ("n",)),
@@ -291,6 +283,7 @@ VARIANTS: dict[str, Builder] = {
         attention_backward,
         ("b", "hkv", "sq"),
     ),
+    "embedding_backward": Builder(BUILDERS[OpKind.EMBEDDING].sizes, embedding_backward, GROWS),
     **{
         f"{kind.value}_backward": Builder(
             _ints(**_ROWS), _row_backward(kind, weights), ("rows", "length")

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from opmodel import DType, LocalOp, OpKind, TensorSpec
+from opmodel import DType, LocalOp, OpKind, TensorSpec, backward_of
 from opmodel.core.attrs_optimizer import OPTIMIZER_STATES
 
 Sizes = dict[str, int]
@@ -143,3 +143,26 @@ def optimizer(s: Sizes, d: DType) -> LocalOp:
             "implementation": implementation,
         },
     )
+
+
+# what embedding_backward's sizes may grow: not "vocab", whose extra rows spread a hot row's
+# partial sums over more threads (one row named 3,073 times sums 308 partials in a chain);
+# tests/models/streaming/test_embedding_backward.py checks the vocabulary's effect
+GROWS = ("tokens", "hidden")
+
+
+def embedding(s: Sizes, d: DType) -> LocalOp:
+    """A gather of ``tokens`` int32 ids from a ``vocab x hidden`` table."""
+    return _op(
+        OpKind.EMBEDDING,
+        (
+            TensorSpec("input", (s["tokens"],), "int32"),
+            TensorSpec("weight", (s["vocab"], s["hidden"]), d),
+            TensorSpec("output", (s["tokens"], s["hidden"]), d),
+        ),
+    )
+
+
+def embedding_backward(s: Sizes, d: DType) -> LocalOp:
+    """The backward op of :func:`embedding`'s gather: the table's gradient."""
+    return backward_of(embedding(s, d))

@@ -279,3 +279,22 @@ def test_flush_idle_waits_after_each_flush(tmp_path: Path) -> None:
     assert torch.calls["flush"] == 5 and torch.sleep_cycles == [99000] * 5
     backend.measure(cases[0], load_grid(tmp_path / "b.yaml"))
     assert torch.calls["flush"] == 10 and torch.calls["sleep"] == 5
+
+
+def test_an_embedding_backward_case_times_the_tables_gradient(tmp_path: Path) -> None:
+    """The gather run once, untimed; each timed run is the table's gradient (backward_of)."""
+    torch, backend, (case,) = _cases_on_a_fake(
+        tmp_path,
+        "  - {kind: embedding, sizes: {tokens: [16], hidden: [128], vocab: [1000]},"
+        " backward: [true]}\n",
+    )
+    assert case.label == "embedding bf16 tokens=16 hidden=128 vocab=1000 backward"
+    run = backend.kernel(case)
+    run()
+    name, shapes, kwargs = torch.kernels[-1]
+    assert (name, kwargs) == ("autograd.grad", {"retain_graph": True})
+    # the output, then the one leaf: the table (the fake's gather keeps the ids' shape)
+    assert len(shapes) == 3 and shapes[1] == (1000, 128)
+    op = case.op(flush_bytes=1000)
+    assert [t.role.value for t in op.tensors] == ["input", "grad", "output"]
+    assert dict(op.attrs) == {"l2_dirty_bytes": 1000}

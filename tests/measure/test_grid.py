@@ -130,8 +130,8 @@ def test_missing_file() -> None:
         ),
         (
             "ops:\n  - {kind: gemm, sizes: {m: [16], n: [16], k: [8]}, backward: [true]}\n",
-            "ops[0].backward: only attention_prefill, softmax, layernorm, rmsnorm have a measured "
-            "backward pass",
+            "ops[0].backward: only attention_prefill, softmax, layernorm, rmsnorm, embedding have a "
+            "measured backward pass",
         ),
         (
             "repeats: 0\nops:\n  - {kind: softmax, sizes: {rows: [2], length: [8]}}\n",

@@ -240,6 +240,10 @@ _LOSS_REDUCTION = AttrSpec(
     "one-element loss output is reduced",
 )
 
+_DISTINCT_INDICES = AttrSpec(name="distinct_indices", kind=int, minimum=1, doc="an embedding's "
+    "backward pass: the distinct rows its indices name (default: the expectation of a uniform "
+    "draw; docs/models/streaming.md, 'Embedding backward')")  # fmt: skip
+
 _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
     kind: {spec.name: spec for spec in (*_COMMON, *extra)}
     for kind, extra in (
@@ -253,7 +257,7 @@ _BY_KIND: dict[OpKind, dict[str, AttrSpec]] = {
         (OpKind.RMSNORM, (*_ROW, _L2_DIRTY)),
         (OpKind.ELEMENTWISE, (*_ELEMENTWISE, _L2_DIRTY)),
         (OpKind.REDUCTION, (*_REDUCTION, _L2_DIRTY)),
-        (OpKind.EMBEDDING, (_IMPLEMENTATION, *_WARM, _L2_DIRTY)),
+        (OpKind.EMBEDDING, (_IMPLEMENTATION, *_WARM, _L2_DIRTY, _DISTINCT_INDICES)),
         (OpKind.COPY, (_ATEN_VECTORS, *_WARM, _L2_DIRTY)),
         (OpKind.CROSS_ENTROPY, (_LOSS_IMPLEMENTATION, _LOSS_REDUCTION, _L2_DIRTY)),
         (OpKind.COLLECTIVE, COLLECTIVE),

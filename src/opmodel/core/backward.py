@@ -4,6 +4,7 @@ A backward op is the same kind in phase ``train_bwd`` with a ``grad`` tensor, th
 gradient, shaped as the forward's output. It reads the forward's inputs and weights (attention
 also its output O, tagged ``o``) and writes a gradient per input and weight, shaped as it.
 Attention's tensors are tagged ``q``/``k``/``v``/``o`` whether or not the forward tagged them.
+An embedding's backward op writes the table's gradient only (its integer indices have none).
 """
 
 from __future__ import annotations
@@ -13,14 +14,36 @@ import dataclasses
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
 from opmodel.core.op import LocalOp, TensorSpec
-from opmodel.core.views import RowView
+from opmodel.core.views import EmbeddingView, RowView
 from opmodel.core.views_matmul import AttentionView
 
 __all__ = ["BACKWARD_KINDS", "backward_of", "is_backward", "kind_label"]
 
-BACKWARD_KINDS = (OpKind.ATTENTION_PREFILL, OpKind.SOFTMAX, OpKind.LAYERNORM, OpKind.RMSNORM)
+BACKWARD_KINDS = (
+    OpKind.ATTENTION_PREFILL,
+    OpKind.SOFTMAX,
+    OpKind.LAYERNORM,
+    OpKind.RMSNORM,
+    OpKind.EMBEDDING,
+)
 """Kinds with a backward op; a GEMM's or an elementwise op's backward kernels are ops of their
 own kind (README, "A training step's ops")."""
+# attrs of a forward embedding its backward op does not take: the gather's kernel and inputs
+_EMBEDDING_FORWARD_ATTRS = frozenset(
+    {"implementation", "warm_l2", "warm_input", "producer_bytes", "producer_waves"}
+)
+
+
+def _embedding_backward(op: LocalOp, view: EmbeddingView) -> LocalOp:
+    """The table's gradient: the indices, dy shaped as the output, dw shaped as the table (in
+    the output's dtype), ATen's kernels (the forward's kernel and warm-input attrs dropped)."""
+    tensors = (
+        view.indices,
+        dataclasses.replace(view.y, role=TensorRole.GRAD),
+        TensorSpec(TensorRole.OUTPUT, view.table.shape, view.y.dtype),
+    )
+    attrs = {k: v for k, v in op.attrs.items() if k not in _EMBEDDING_FORWARD_ATTRS}
+    return LocalOp(name=op.name, kind=op.kind, phase=Phase.TRAIN_BWD, tensors=tensors, attrs=attrs)
 
 
 def _read(op: LocalOp) -> tuple[tuple[TensorSpec, ...], TensorSpec]:
@@ -53,6 +76,8 @@ def backward_of(op: LocalOp) -> LocalOp:
         )
     if op.tensors_with(TensorRole.GRAD):
         raise OpValidationError(f"op '{op.name}' ({op.kind.value}): is a backward op already")
+    if isinstance(op.view, EmbeddingView):
+        return _embedding_backward(op, op.view)
     read, output = _read(op)
     saved = (dataclasses.replace(output, role=TensorRole.INPUT),)
     tensors = (

@@ -20,7 +20,7 @@ from opmodel.core.enums import OpKind, TensorRole
 from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
 from opmodel.core.views_attention import attention_view
 from opmodel.core.views_collective import CollectiveView, collective_view
-from opmodel.core.views_embedding import EmbeddingView, embedding_view
+from opmodel.core.views_embedding import EmbeddingBackwardView, EmbeddingView, embedding_view
 from opmodel.core.views_grouped import grouped_gemm_view
 from opmodel.core.views_loss import CrossEntropyView, cross_entropy_view
 from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
@@ -38,6 +38,7 @@ __all__ = [
     "CopyView",
     "CrossEntropyView",
     "ElementwiseView",
+    "EmbeddingBackwardView",
     "EmbeddingView",
     "GemmView",
     "OpView",
@@ -119,6 +120,7 @@ OpView = (
     | ElementwiseView
     | ReductionView
     | EmbeddingView
+    | EmbeddingBackwardView
     | CopyView
     | CrossEntropyView
     | CollectiveView

@@ -13,12 +13,14 @@ from opmodel.core.dtypes import DType, nbytes_of
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.values import FastValue, value_type
+from opmodel.core.viewcheck import compute_dtype
 from opmodel.core.views import (
     AttentionView,
     CollectiveView,
     CopyView,
     CrossEntropyView,
     ElementwiseView,
+    EmbeddingBackwardView,
     EmbeddingView,
     GemmView,
     OptimizerView,
@@ -157,6 +159,15 @@ def _embedding_work(op: LocalOp, view: EmbeddingView, read: int, write: int) -> 
     return _vector(0, None, view.indices.nbytes + table_read, write)
 
 
+def _embedding_backward_work(
+    op: LocalOp, view: EmbeddingBackwardView, read: int, write: int
+) -> OpWork:
+    """One add per element of dy into the row its index names; the indices and dy read once,
+    the whole gradient table written once (its zeroing and the scattered rows: the rows land
+    on lines the zeroing wrote)."""
+    return _vector(view.tokens * view.hidden, compute_dtype(op, DType.FP32), read, write)
+
+
 def _copy_work(op: LocalOp, view: CopyView, read: int, write: int) -> OpWork:
     return _vector(0, None, read, write)
 
@@ -190,6 +201,7 @@ _RULES: dict[type, Callable[[LocalOp, Any, int, int], OpWork]] = {
     ElementwiseView: _elementwise_work,
     ReductionView: _reduction_work,
     EmbeddingView: _embedding_work,
+    EmbeddingBackwardView: _embedding_backward_work,
     CopyView: _copy_work,
     CrossEntropyView: _cross_entropy_work,
     CollectiveView: _collective_work,

@@ -16,7 +16,7 @@ ops:
     trans: [NN, NT]
   - kind: attention_prefill
     sizes: {batch: [1], heads: [32], kv_heads: [8], seq: [2048], head_dim: [128]}
-    backward: [false, true]   # also its backward pass (attention_prefill and the row ops)
+    backward: [false, true]   # also its backward pass (attention_prefill, row ops, embedding)
     sdpa_backends: [default, flash]   # also PyTorch's FlashAttention-2 (attention only)
 ```
 

@@ -3,7 +3,7 @@ RoPE, reduction, embedding and copy (README, "Conventions of the op kinds").
 
 Extra keyword arguments are op attrs (``implementation``, ``warm_l2``, ``producer_bytes``,
 ...), checked against the kind's schema. The backward pass of a row op is
-``opmodel.backward_of(op)``.
+``opmodel.backward_of(op)``, and so is an embedding's (the table's gradient).
 """
 
 from __future__ import annotations

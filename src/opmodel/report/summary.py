@@ -35,7 +35,7 @@ from opmodel.core.jsonify import to_jsonable
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.viewcheck import compute_dtype
-from opmodel.core.views import CollectiveView
+from opmodel.core.views import CollectiveView, EmbeddingBackwardView
 from opmodel.hardware import HardwareSpec
 from opmodel.models.gemm.fp4_overhead import FP4_CALIBRATION_FILE, fp4_extra_cycles
 from opmodel.models.gemm.overhead import GEMM_MODELS, overhead_source
@@ -152,9 +152,12 @@ class OpSummary:
 
 def _compute_dtype(op: LocalOp) -> DType:
     """The ``compute_dtype`` attr, else the first input's (first tensor's) dtype, past a
-    ``where``'s condition; a collective's: its reduction's (fp32 unless given)."""
+    ``where``'s condition; a collective's: its reduction's (fp32 unless given); an
+    embedding's backward pass: fp32 unless given (its adds, not its integer indices)."""
     if isinstance(op.view, CollectiveView):
         return op.view.compute_dtype
+    if isinstance(op.view, EmbeddingBackwardView):  # the adds into dw run in fp32
+        return compute_dtype(op, DType.FP32)
     inputs = op.tensors_with(TensorRole.INPUT)
     if op.attrs.get("function") == "where":
         inputs = inputs[1:]  # the condition is a bool; the operands carry the data

@@ -26,6 +26,7 @@ from opmodel.models.effective_roofline.attention_op import predict_attention, ru
 from opmodel.models.effective_roofline.collective_op import predict_collective
 from opmodel.models.effective_roofline.cross_entropy_op import predict_cross_entropy
 from opmodel.models.effective_roofline.diagnostics import EffectiveRooflineDiagnostics
+from opmodel.models.effective_roofline.embedding_backward_op import predict_embedding
 from opmodel.models.effective_roofline.optimizer_op import predict_optimizer
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
@@ -43,6 +44,7 @@ __all__ = ["EffectiveRooflineModel"]
 _ATTENTION_KINDS = frozenset({OpKind.ATTENTION_PREFILL, OpKind.ATTENTION_DECODE})
 # the kinds whose kernel-level model runs on any GPU with SMs: kind -> its predictor
 _SM_KERNELS = {kind: predict_streaming for kind in STREAMING_KINDS} | {
+    OpKind.EMBEDDING: predict_embedding,  # the gather's streaming kernel, or the backward pass
     OpKind.CROSS_ENTROPY: predict_cross_entropy,
     OpKind.OPTIMIZER: predict_optimizer,
 }

@@ -1,0 +1,242 @@
+"""The embedding's backward pass: ATen's embedding_dense_backward as kernels (segments,
+grids and chains by hand), the op's view and its errors, backward_of, and the published
+Liger-Kernel rows' comparison."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec, backward_of, ops
+from opmodel.core.errors import OpValidationError
+from opmodel.core.views import EmbeddingBackwardView
+from opmodel.formulas.work import op_work
+from opmodel.hardware import load_hardware
+from opmodel.models import get_model
+from opmodel.models.effective_roofline.embedding_backward_op import (
+    EmbeddingBackwardEvaluation,
+    zero_fill,
+)
+from opmodel.models.streaming.embedding_backward import (
+    FEATURE_KERNEL_MAX_TOKENS,
+    HOST_SYNCS,
+    INDEX_KERNELS,
+    feature_kernel,
+    fill_kernel,
+    partial_sums_kernel,
+    scatter_kernel,
+    segments,
+)
+from tests.scripts.loader import load_script
+
+A100 = load_hardware("a100_80gb_sxm")
+MODEL = get_model("effective_roofline")
+
+
+def _backward(
+    tokens: int, vocab: int, hidden: int, dtype: str = "fp32", **attrs: object
+) -> LocalOp:
+    forward = ops.embedding(tokens, vocab, hidden, dtype, phase="train_fwd")
+    op = backward_of(forward)
+    if not attrs:
+        return op
+    return LocalOp(name=op.name, kind=op.kind, phase=op.phase, tensors=op.tensors, attrs=attrs)  # type: ignore[arg-type]
+
+
+def _evaluation(op: LocalOp) -> EmbeddingBackwardEvaluation:
+    e = MODEL.predict(op, A100).diagnostics
+    assert isinstance(e, EmbeddingBackwardEvaluation)
+    return e
+
+
+def test_segments_of_a_uniform_draw_by_hand() -> None:
+    """16,384 tokens over 1,024 rows: every row named (1,024 (1 - e^-16)), partials
+    max(1,024, ceil((16,384 + 4.5 x 1,024) / 10)) = 2,100; over 131,072 rows: 131,072 (1 -
+    (1 - 1/131,072)^16,384) = 15,401.4 rows, nearly all once, so 15,401 partials."""
+    few = segments(16384, 1024)
+    assert (few.distinct, few.partial) == (1024, 2100)
+    many = segments(16384, 131072)
+    expected = 131072 * (1 - (1 - 1 / 131072) ** 16384)
+    assert many.distinct == round(expected) == 15401
+    assert many.partial == 15401
+    assert (segments(5, 1).distinct, segments(5, 1).partial) == (1, 1)  # ceil(9.5 / 10) = 1
+
+
+def test_segments_with_the_distinct_rows_given() -> None:
+    """100 tokens naming 10 rows: max(10, ceil((100 + 45) / 10)) = 15 partial segments; the
+    partials never exceed the tokens."""
+    given = segments(100, 1000, 10)
+    assert (given.distinct, given.partial) == (10, 15)
+    assert segments(100, 1000, 100).partial == 100
+    for bad in (0, 101):
+        with pytest.raises(ValueError, match=r"distinct must be in 1\.\.100"):
+            segments(100, 1000, bad)
+    with pytest.raises(ValueError, match="must be >= 1"):
+        segments(0, 10)
+
+
+def test_kernel_grids_by_hand() -> None:
+    """compute_grad_weight over 2,100 partials of 4,096 columns: 1,024-thread CTAs, four per
+    partial (8,400), ceil(16,384 / 2,100) = 8 rows each, each after its position (L2), plus the
+    partial's start; sum_and_scatter over 1,024 segments: 4,096 CTAs summing ceil(2,100 / 1,024)
+    = 3 partials; the feature kernel over 3,072 tokens: ceil(4,096 / 32) = 128 CTAs of 32 x 32
+    threads, 96 chunks of two dependent round trips; the fill: 128-thread CTAs of 512
+    elements."""
+    sums = partial_sums_kernel(16384, 4096, 2100)
+    assert (sums.ctas, sums.threads_per_cta, sums.serial_loads, sums.l2_serial_loads) == (
+        8400, 1024, 8, 9,
+    )  # fmt: skip
+    scatter = scatter_kernel(4096, 1024, 2100)
+    assert (scatter.ctas, scatter.threads_per_cta, scatter.serial_loads) == (4096, 1024, 3)
+    narrow = partial_sums_kernel(16384, 100, 2100)  # 100 columns: rounded up to 128 per CTA
+    assert (narrow.threads_per_cta, narrow.ctas) == (128, 2100)
+    feature = feature_kernel(3072, 4096)
+    assert (feature.ctas, feature.threads_per_cta, feature.serial_loads) == (128, 1024, 192)
+    assert feature.l2_serial_loads == 3 and feature.serial_arithmetic
+    fill = fill_kernel(1000)
+    assert (fill.ctas, fill.threads_per_cta, fill.elements_per_cta) == (2, 128, 512)
+
+
+def test_the_sorting_path_above_3072_tokens_and_its_parts_sum() -> None:
+    """Over 3,072 tokens: the fill, INDEX_KERNELS index kernels, the two segment kernels and
+    the host's gaps, their latencies summed; at 3,072 the fill and the feature kernel."""
+    big = _evaluation(_backward(16384, 32768, 4096))
+    assert big.feature is None and big.index_kernels is not None
+    assert big.partial_sums is not None and big.scatter is not None
+    launch = A100.overhead.kernel_launch_overhead_s
+    host = INDEX_KERNELS * max(0.0, launch - big.index_kernels.latency_s) + HOST_SYNCS * launch
+    assert big.host_s == pytest.approx(host)
+    parts = (big.fill.latency_s + INDEX_KERNELS * big.index_kernels.latency_s
+             + big.partial_sums.latency_s + big.scatter.latency_s + host)  # fmt: skip
+    assert big.latency_s == pytest.approx(parts)
+    small = _evaluation(_backward(FEATURE_KERNEL_MAX_TOKENS, 32768, 4096))
+    assert small.feature is not None and small.partial_sums is None and small.host_s == 0
+    assert small.latency_s == pytest.approx(small.fill.latency_s + small.feature.latency_s)
+
+
+def test_traffic_holds_the_fill_dy_and_the_partial_sums() -> None:
+    """DRAM: the zeroed gradient written, dy read, the fp32 partial sums written (and read back
+    where they left L2) and the segments' rows written; at least the compulsory bytes."""
+    op = _backward(16384, 32768, 4096)
+    profile = MODEL.predict(op, A100)
+    hbm = profile.traffic["hbm"]
+    e = _evaluation(op)
+    table, dy = 32768 * 4096 * 4, 16384 * 4096 * 4
+    partials = e.partial_segments * 4096 * 4
+    assert hbm.write_bytes >= table + partials + e.distinct_rows * 4096 * 4
+    assert hbm.read_bytes >= dy
+    work = op_work(op)
+    assert (work.vector_flops, work.vector_dtype) == (16384 * 4096, DType.FP32)
+    assert work.read_bytes == 16384 * 8 + dy and work.write_bytes == table
+
+
+@pytest.mark.parametrize("tokens", [1000, 16384])
+def test_a_larger_vocabulary_or_width_is_never_faster(tokens: int) -> None:
+    """The fill grows with the vocabulary (above a few rows, where a hot row's chain of partial
+    sums shortens as rows are added); every kernel with the width."""
+    times = [MODEL.predict(_backward(tokens, v, 1024), A100).latency_s for v in (64, 4096, 131072)]
+    assert times == sorted(times)
+    wide = [MODEL.predict(_backward(tokens, 4096, h), A100).latency_s for h in (256, 1024, 8192)]
+    assert wide == sorted(wide)
+
+
+def test_a_zero_fill_is_a_store_stream() -> None:
+    """zero_fill reads nothing and writes every byte; half the bytes never take longer."""
+    e = zero_fill(1 << 28, DType.FP32, A100)
+    assert (e.dram_read_bytes, e.dram_write_bytes) == (0, 4 << 28)
+    assert zero_fill(1 << 27, DType.FP32, A100).latency_s <= e.latency_s
+
+
+def test_distinct_indices_changes_the_segments() -> None:
+    """Attr distinct_indices: 16,384 tokens naming 1,000 rows make 2,089 partial segments."""
+    e = _evaluation(_backward(16384, 131072, 1024, distinct_indices=1000))
+    assert (e.distinct_rows, e.partial_segments) == (1000, math.ceil((16384 + 4500) / 10))
+
+
+def test_backward_of_an_embedding_writes_the_tables_gradient() -> None:
+    """backward_of: the indices, dy shaped as the output (a grad), dw shaped as the table in
+    the output's dtype; the forward's kernel and warm-input attrs dropped, the flush's kept."""
+    forward = ops.embedding(512, 32000, 4096, "bf16", phase="train_fwd", implementation="fused",
+                            warm_l2=True, l2_dirty_bytes=1 << 20)  # fmt: skip
+    op = backward_of(forward)
+    view = op.view
+    assert isinstance(view, EmbeddingBackwardView) and view.backward
+    assert (op.phase, view.tokens, view.vocab, view.hidden) == (Phase.TRAIN_BWD, 512, 32000, 4096)
+    assert view.dy.role is TensorRole.GRAD and view.dy.shape == (512, 4096)
+    assert view.dw.shape == (32000, 4096) and view.dw.dtype is DType.BF16
+    assert dict(op.attrs) == {"l2_dirty_bytes": 1 << 20}
+    with pytest.raises(OpValidationError, match="is a backward op already"):
+        backward_of(op)
+
+
+def _op(tensors: tuple[TensorSpec, ...], phase: str = "train_bwd", **attrs: object) -> LocalOp:
+    return LocalOp(name="e", kind=OpKind.EMBEDDING, phase=phase, tensors=tensors, attrs=attrs)  # type: ignore[arg-type]
+
+
+_IDX = TensorSpec(TensorRole.INPUT, (8, 16), DType.INT64)
+_DY = TensorSpec(TensorRole.GRAD, (8, 16, 64), DType.BF16)
+_DW = TensorSpec(TensorRole.OUTPUT, (100, 64), DType.BF16)
+
+
+@pytest.mark.parametrize(
+    ("tensors", "phase", "attrs", "message"),
+    [
+        ((_IDX, _DY, _DW), "prefill", {}, "phase must be train_bwd"),
+        ((_IDX, TensorSpec(TensorRole.GRAD, (8, 64), DType.BF16), _DW), "train_bwd", {},
+         r"dy must be \[\*indices.shape, 64\]"),
+        ((_IDX, _DY, TensorSpec(TensorRole.OUTPUT, (6400,), DType.BF16)), "train_bwd", {},
+         r"dw must be \[vocab, hidden\]"),
+        ((_IDX, _DY, TensorSpec(TensorRole.OUTPUT, (100, 64), DType.FP32)), "train_bwd", {},
+         "dy and dw must share one float dtype"),
+        ((TensorSpec(TensorRole.INPUT, (8, 16), DType.FP16), _DY, _DW), "train_bwd", {},
+         "indices must have an integer dtype"),
+        ((_IDX, _DY, _DW, TensorSpec(TensorRole.WEIGHT, (100, 64), DType.BF16)), "train_bwd", {},
+         "role weight not accepted"),
+        ((_IDX, _DY, _DW), "train_bwd", {"distinct_indices": 101},
+         r"distinct_indices must be at most min\(tokens, vocab\) = 100"),
+        ((_IDX, _DY, _DW), "train_bwd", {"warm_l2": True}, "attr warm_l2 is not modelled"),
+    ],
+)  # fmt: skip
+def test_bad_backward_ops_are_one_line_errors(
+    tensors: tuple[TensorSpec, ...], phase: str, attrs: dict[str, object], message: str
+) -> None:
+    with pytest.raises(OpValidationError, match=message) as caught:
+        _op(tensors, phase, **attrs)
+    assert "\n" not in str(caught.value)
+
+
+def test_distinct_indices_on_a_forward_gather_is_an_error() -> None:
+    with pytest.raises(OpValidationError, match="backward pass only"):
+        ops.embedding(16, 100, 64, phase="train_fwd", distinct_indices=4)
+
+
+def test_only_atens_backward_is_modelled() -> None:
+    op = _backward(16384, 1024, 64, implementation="fused")
+    with pytest.raises(OpValidationError, match="implementation pytorch only"):
+        MODEL.predict(op, A100)
+
+
+def test_every_model_predicts_it() -> None:
+    """The roofline: dy and the indices read, the table's gradient written, one add per
+    element of dy; the kernel model is slower than that bound."""
+    op = _backward(16384, 32768, 4096)
+    roofline = get_model("roofline").predict(op, A100)
+    assert roofline.traffic["hbm"].write_bytes == 32768 * 4096 * 4
+    for name in ("extended_roofline", "effective_roofline"):
+        assert get_model(name).predict(op, A100).latency_s >= roofline.latency_s * (1 - 1e-12)
+
+
+def test_published_comparison_sums_the_calls_kernels() -> None:
+    """scripts/compare_published_embedding.py: a full call is the forward, randn_like, the
+    backward op and the accumulation; Liger's 16 A100 sizes pair up, and the model's backward
+    part stays between the roofline's and the published time (0.5-1.0x)."""
+    script = load_script("compare_published_embedding")
+    pairs = script.load_pairs()
+    assert len(pairs) == 16 and {p.hidden for p in pairs} == {768, 4096}
+    rows = script.compare(pairs)
+    for r in rows:
+        assert r.roofline_ratio < r.backward_ratio
+        assert 0.5 < r.backward_ratio < 1.0 and 0.6 < r.full_ratio < 1.05
+        total = r.forward_s + r.randn_s + r.backward_s + r.accumulate_s
+        assert total == pytest.approx(r.full_ratio * r.pair.full_s)
