@@ -22,6 +22,7 @@ import csv
 import json
 from pathlib import Path
 
+from csv_table import write_table
 from script_errors import require_sources
 
 TABLE = "liger_kernel_benchmarks/all_benchmark_data.csv"
@@ -76,12 +77,7 @@ def convert(shared: Path, out: Path) -> list[dict[str, object]]:
     """Every kept row, written to ``out/liger_embedding.csv``."""
     with (shared / TABLE).open(newline="") as handle:
         rows = [r for r in map(embedding_row, csv.DictReader(handle)) if r is not None]
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "liger_embedding.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"{out / 'liger_embedding.csv'}: {len(rows)} rows")
+    write_table(out / "liger_embedding.csv", COLUMNS, rows)
     return rows
 
 

@@ -23,6 +23,7 @@ import csv
 import json
 from pathlib import Path
 
+from csv_table import write_table
 from script_errors import require_sources
 
 TABLES = (
@@ -94,12 +95,7 @@ def convert(shared: Path, out: Path) -> list[dict[str, object]]:
     for table in TABLES:
         with (shared / table).open(newline="") as handle:
             rows += [r for r in map(block_row, csv.DictReader(handle)) if r is not None]
-    out.mkdir(parents=True, exist_ok=True)
-    with (out / "liger_mlp.csv").open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(rows)
-    print(f"{out / 'liger_mlp.csv'}: {len(rows)} rows")
+    write_table(out / "liger_mlp.csv", COLUMNS, rows)
     return rows
 
 

@@ -94,15 +94,14 @@ def segments(tokens: int, vocab: int, distinct: int | None = None) -> EmbeddingS
     return EmbeddingSegments(distinct=distinct, partial=min(partial, tokens))
 
 
-def fill_kernel(elements: int) -> StreamKernel:
-    """ATen's fill (``at::zeros``, ``zero_``): 128-thread CTAs of 4 elements per thread,
-    stores only."""
-    per_cta = _FILL_THREADS * _FILL_PER_THREAD
+def _flat(name: str, elements: int, threads: int, per_thread: int) -> StreamKernel:
+    """A grid of ``threads``-thread CTAs, ``per_thread`` elements each, one pass."""
+    per_cta = threads * per_thread
     return StreamKernel(
-        name="vectorized_elementwise_kernel (fill)",
+        name=name,
         implementation="pytorch",
         ctas=max(1, math.ceil(elements / per_cta)),
-        threads_per_cta=_FILL_THREADS,
+        threads_per_cta=threads,
         registers_per_thread=_REGISTERS,
         elements_per_cta=per_cta,
         serial_loads=1,
@@ -111,21 +110,17 @@ def fill_kernel(elements: int) -> StreamKernel:
     )
 
 
+def fill_kernel(elements: int) -> StreamKernel:
+    """ATen's fill (``at::zeros``, ``zero_``): 128-thread CTAs of 4 elements per thread,
+    stores only."""
+    name = "vectorized_elementwise_kernel (fill)"
+    return _flat(name, elements, _FILL_THREADS, _FILL_PER_THREAD)
+
+
 def index_kernel(tokens: int) -> StreamKernel:
     """One of the small kernels over the indices (a sort pass, a scan): one thread per index
     in 256-thread CTAs, each a load and a store."""
-    threads = 256
-    return StreamKernel(
-        name="index kernels (sort, unique, scans)",
-        implementation="pytorch",
-        ctas=max(1, math.ceil(tokens / threads)),
-        threads_per_cta=threads,
-        registers_per_thread=_REGISTERS,
-        elements_per_cta=threads,
-        serial_loads=1,
-        global_passes=1,
-        reductions=0,
-    )
+    return _flat("index kernels (sort, unique, scans)", tokens, 256, 1)
 
 
 def _block(hidden: int) -> tuple[int, int]:
