@@ -9,13 +9,13 @@ after the column-parallel ones' input gradients in the backward), data paralleli
 nodes, one GPU of each in a group (ZeRO-1: each rank keeps ``1 / dp`` of the optimizer state).
 The 32 decoder layers forward and backward (their GEMMs and both of each GEMM's gradients,
 FlashAttention and its backward, the norms and their backward, RoPE, SiLU-and-mul and its
-gradient, the all-reduces), the embedding, the LM head split over the vocabulary and its loss
-(the softmax's backward pass over the logits for the loss's gradient), then the gradients'
-reduce-scatter across the nodes, the fused fp32 AdamW step on the rank's shard, the cast of the
-updated parameters to bf16 and their all-gather. One line per part: its ops, latency and
-energy, then the step. A simulator would overlap the data-parallel collectives with the
-backward pass; the sum here is the serial time. The hardware needs an ``interconnect`` with a
-``network`` for ``dp > 1`` (h100_sxm, h200_sxm, b200, a100_80gb_sxm).
+gradient, the all-reduces), the embedding and its gradient, the LM head split over the
+vocabulary and its loss (the softmax's backward pass over the logits for the loss's gradient),
+then the gradients' reduce-scatter across the nodes, the fused fp32 AdamW step on the rank's
+shard, the cast of the updated parameters to bf16 and their all-gather. One line per part: its
+ops, latency and energy, then the step. A simulator would overlap the data-parallel
+collectives with the backward pass; the sum here is the serial time. The hardware needs an
+``interconnect`` with a ``network`` for ``dp > 1`` (h100_sxm, h200_sxm, b200, a100_80gb_sxm).
 """
 
 from __future__ import annotations
@@ -107,8 +107,10 @@ def step_parts(tokens: int, tp: int, dp: int) -> dict[str, list[tuple[LocalOp, i
     logits = ops.softmax(
         tokens, vocab, "fp32", name="loss_grad", phase="train_fwd", log_softmax=True
     )
+    embedding = ops.embedding(tokens, vocab, HIDDEN, name="embedding", phase=TRAIN)
     loss = [
-        (ops.embedding(tokens, vocab, HIDDEN, name="embedding", phase=TRAIN), 1),
+        (embedding, 1),
+        (backward_of(embedding), 1),  # the rank's vocabulary shard's gradient
         (head, 1),
         (ops.cross_entropy(tokens, vocab, name="loss"), 1),
         (backward_of(logits), 1),

@@ -14,11 +14,12 @@ def test_the_step_s_parts_and_their_sum(
 ) -> None:
     """At TP 8 and DP 16 on H100s: 9 forward ops a layer, 15 backward ones (two GEMMs for each
     of the four projections, the others one, SiLU-and-mul's three), four all-reduces a layer,
+    the embedding, its gradient, the head, its two gradients, the loss and its gradient,
     the DP reduce-scatter and all-gather of the rank's parameters across 16 nodes, and the
     optimizer step on its sixteenth; the step is the parts' sum."""
     module = load_example("llama3_8b_training_step")
     parts = module.step_parts(4096, 8, 16)
-    assert [sum(n for _, n in ops) for ops in parts.values()] == [288, 480, 128, 6, 2, 2]
+    assert [sum(n for _, n in ops) for ops in parts.values()] == [288, 480, 128, 7, 2, 2]
     reduce_scatter = parts["data-parallel collectives"][0][0]
     assert reduce_scatter.attrs["ranks_per_node"] == 1 and reduce_scatter.attrs["ranks"] == 16
     per_rank = module.parameters_per_rank(8)
