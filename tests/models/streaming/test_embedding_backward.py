@@ -20,13 +20,16 @@ from opmodel.models.effective_roofline.embedding_backward_op import (
 )
 from opmodel.models.streaming.embedding_backward import (
     FEATURE_KERNEL_MAX_TOKENS,
-    HOST_SYNCS,
     INDEX_KERNELS,
+    atomic_sums_kernel,
     feature_kernel,
     fill_kernel,
     partial_sums_kernel,
+    registers,
+    runs_atomic_path,
     scatter_kernel,
     segments,
+    sorted_grid,
 )
 from tests.scripts.loader import load_script
 
@@ -78,40 +81,80 @@ def test_segments_with_the_distinct_rows_given() -> None:
 
 def test_kernel_grids_by_hand() -> None:
     """compute_grad_weight over 2,100 partials of 4,096 columns: 1,024-thread CTAs, four per
-    partial (8,400), ceil(16,384 / 2,100) = 8 rows each, each after its position (L2), plus the
-    partial's start; sum_and_scatter over 1,024 segments: 4,096 CTAs summing ceil(2,100 / 1,024)
-    = 3 partials; the feature kernel over 3,072 tokens: ceil(4,096 / 32) = 128 CTAs of 32 x 32
-    threads, 96 chunks of two dependent round trips; the fill: 128-thread CTAs of 512
+    partial (8,400), ceil(16,384 / 2,100) = 8 rows each, each after its position (L2), after
+    the count and the bounds; sum_and_scatter over 1,024 segments: 4,096 CTAs summing
+    ceil(2,100 / 1,024) = 3 partials; on ROCm 256-thread CTAs; the feature kernel over 3,072
+    tokens: ceil(4,096 / 32) = 128 CTAs of 32 x 32 threads, 96 chunks of two dependent round
+    trips (64 x 16 threads and 192 chunks on ROCm); the fill: 128-thread CTAs of 512
     elements."""
-    sums = partial_sums_kernel(16384, 4096, 2100)
+    grid = sorted_grid(4096, 32, False, "sm80")
+    assert (grid.columns, grid.block) == (4096, 1024)
+    sums = partial_sums_kernel(16384, 2100, grid)
     assert (sums.ctas, sums.threads_per_cta, sums.serial_loads, sums.l2_serial_loads) == (
-        8400, 1024, 8, 9,
+        8400, 1024, 8, 10,
     )  # fmt: skip
-    scatter = scatter_kernel(4096, 1024, 2100)
+    scatter = scatter_kernel(1024, 2100, grid)
     assert (scatter.ctas, scatter.threads_per_cta, scatter.serial_loads) == (4096, 1024, 3)
-    narrow = partial_sums_kernel(16384, 100, 2100)  # 100 columns: rounded up to 128 per CTA
-    assert (narrow.threads_per_cta, narrow.ctas) == (128, 2100)
-    feature = feature_kernel(3072, 4096)
+    atomic = atomic_sums_kernel(16384, 2100, grid)
+    assert (atomic.ctas, atomic.serial_loads, atomic.l2_serial_loads) == (8400, 8, 13)
+    narrow = partial_sums_kernel(16384, 2100, sorted_grid(100, 32, False, "sm80"))
+    assert (narrow.threads_per_cta, narrow.ctas) == (128, 2100)  # 100 columns: 128 threads
+    assert sorted_grid(4096, 64, True, "cdna3").block == 256  # MAX_BLOCK_SIZE on ROCm
+    feature = feature_kernel(3072, 4096, 32, False, "sm90")
     assert (feature.ctas, feature.threads_per_cta, feature.serial_loads) == (128, 1024, 192)
     assert feature.l2_serial_loads == 3 and feature.serial_arithmetic
+    rocm = feature_kernel(3072, 4096, 64, True, "cdna3")
+    assert (rocm.ctas, rocm.threads_per_cta, rocm.serial_loads) == (64, 1024, 384)
     fill = fill_kernel(1000)
     assert (fill.ctas, fill.threads_per_cta, fill.elements_per_cta) == (2, 128, 512)
 
 
+def test_registers_are_the_counted_ones() -> None:
+    """PyTorch 2.14.1's cubins (scripts/count_embedding_registers.py): compute_grad_weight 32 on
+    sm_80, sm_90 and sm_100 (two 1,024-thread CTAs per SM), 40 on sm_86, whose SASS sm_89 runs;
+    an architecture without a count takes the estimate, 32."""
+    grid = sorted_grid(4096, 32, False, "sm89")
+    assert partial_sums_kernel(16384, 2100, grid).registers_per_thread == 40
+    assert registers("compute_grad_weight", "sm90") == 32
+    assert registers("sum_and_scatter", "sm80") == 22
+    assert registers("compute_grad_weight", "cdna3") == registers("any", None) == 32
+
+
+def test_the_atomic_path_serves_a_vocabulary_of_a_few_rows() -> None:
+    """sum_and_scatter's grid over min(tokens, vocab) segments under 4 CTAs per SM and over a
+    quarter of the partial segments' bound: BERT's two token types (2 CTAs of 768 threads
+    against 432 on an A100, 1,640 partials bound), not Llama's 128,256 rows."""
+    bert = sorted_grid(768, 32, False, "sm80")
+    assert runs_atomic_path(16384, 2, bert, 108)
+    assert not runs_atomic_path(16384, 128256, sorted_grid(4096, 32, False, "sm80"), 108)
+    assert not runs_atomic_path(16384, 1024, bert, 108)  # 1,024 CTAs: the two passes
+    fp32 = _evaluation(_backward(16384, 2, 768))
+    assert fp32.path == "atomic" and fp32.index_count == INDEX_KERNELS + 1
+    assert fp32.accumulator_fill is None and fp32.scatter is None  # fp32: adds into dw itself
+    bf16 = _evaluation(_backward(16384, 2, 768, "bf16"))
+    assert bf16.accumulator_fill is not None and bf16.scatter is not None  # fp32 copy, cast
+    assert bf16.scatter.dram_read_bytes == 2 * 768 * 4  # the fp32 copy read by the cast
+
+
 def test_the_sorting_path_above_3072_tokens_and_its_parts_sum() -> None:
-    """Over 3,072 tokens: the fill, INDEX_KERNELS index kernels, the two segment kernels and
-    the host's gaps, their latencies summed; at 3,072 the fill and the feature kernel."""
+    """Over 3,072 tokens: the fill, INDEX_KERNELS index kernels and the two segment kernels,
+    their latencies summed with the host's wait: none behind a long fill (the host queues
+    every launch while it runs), max(0, 19 L - fill - 18 index kernels) behind a short one; at
+    3,072 tokens the fill and the feature kernel."""
     big = _evaluation(_backward(16384, 32768, 4096))
-    assert big.feature is None and big.index_kernels is not None
-    assert big.partial_sums is not None and big.scatter is not None
-    launch = A100.overhead.kernel_launch_overhead_s
-    host = INDEX_KERNELS * max(0.0, launch - big.index_kernels.latency_s) + HOST_SYNCS * launch
-    assert big.host_s == pytest.approx(host)
+    assert big.path == "two_pass" and big.feature is None and big.index_kernels is not None
+    assert big.partial_sums is not None and big.scatter is not None and big.host_s == 0
     parts = (big.fill.latency_s + INDEX_KERNELS * big.index_kernels.latency_s
-             + big.partial_sums.latency_s + big.scatter.latency_s + host)  # fmt: skip
+             + big.partial_sums.latency_s + big.scatter.latency_s)  # fmt: skip
     assert big.latency_s == pytest.approx(parts)
+    short = _evaluation(_backward(16384, 1024, 64))
+    assert short.index_kernels is not None
+    launch = A100.overhead.kernel_launch_overhead_s
+    busy = short.fill.latency_s + INDEX_KERNELS * short.index_kernels.latency_s
+    assert short.host_s == pytest.approx((INDEX_KERNELS + 1) * launch - busy) and short.host_s > 0
     small = _evaluation(_backward(FEATURE_KERNEL_MAX_TOKENS, 32768, 4096))
-    assert small.feature is not None and small.partial_sums is None and small.host_s == 0
+    assert small.path == "feature" and small.feature is not None and small.host_s == 0
+    assert small.partial_sums is None
     assert small.latency_s == pytest.approx(small.fill.latency_s + small.feature.latency_s)
 
 

@@ -2,17 +2,17 @@
 launches (:mod:`opmodel.models.streaming.embedding_backward`), each timed by
 :func:`~opmodel.models.streaming.evaluate_streaming` with its fixed overhead, the times added.
 
-Over 3,072 tokens: the gradient's zero fill, ``INDEX_KERNELS`` small kernels over the indices,
-``compute_grad_weight`` (dy's rows into fp32 partial sums) and ``sum_and_scatter`` (the partial
-sums into the gradient's rows; it reads the partial sums the kernel before it wrote, warm in
-L2 as far as they survive). The index kernels run between ``HOST_SYNCS`` reads of a count by
-the host, so the host launches each of them after the GPU has drained: each takes at least the
-config's ``kernel_launch_overhead_s`` (the host's time per launch), and each sync adds one
-more. Up to 3,072 tokens: the zero fill and ``embedding_backward_feature_kernel``. Only ATen's
-kernels are modelled (``implementation: pytorch``, the default). Energy as
-:mod:`.streaming_op`: the roofline's arithmetic energy (one add per element of dy), DRAM and
-L2 bytes x J/byte, static power x the summed latency. docs/models/streaming.md, "Embedding
-backward".
+Up to 3,072 tokens: the gradient's zero fill and ``embedding_backward_feature_kernel``. Over
+3,072: the zero fill, ``INDEX_KERNELS`` small kernels over the indices, then the two-pass
+or the atomic partial sums (:mod:`.embedding_sorted`). No count goes to the host, so the host
+enqueues the kernels as fast as it launches them: while the fill runs it queues the index
+kernels; what the GPU has not yet been given when it finishes them waits for the host, at the
+config's ``kernel_launch_overhead_s`` per launch: ``max(0, (k + 1) L - (fill + the k small
+kernels' time))`` before the partial sums (``host_s``; the board idles at its static power
+meanwhile). Only ATen's kernels are modelled (``implementation: pytorch``, the default).
+Energy as :mod:`.streaming_op`: the roofline's arithmetic energy (one add per element of dy),
+DRAM and L2 bytes x J/byte, static power x the summed latency. docs/models/streaming.md,
+"Embedding backward".
 """
 
 from __future__ import annotations
@@ -28,21 +28,13 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.core.views import EmbeddingBackwardView
 from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.effective_roofline.embedding_sorted import SortedPath, sorted_path, zero_fill
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
+from opmodel.models.shared.sass_code import is_rocm
 from opmodel.models.streaming import StreamWork, evaluate_streaming
-from opmodel.models.streaming.embedding_backward import (
-    FEATURE_KERNEL_MAX_TOKENS,
-    HOST_SYNCS,
-    INDEX_KERNELS,
-    feature_kernel,
-    fill_kernel,
-    index_kernel,
-    partial_sums_kernel,
-    scatter_kernel,
-    segments,
-)
+from opmodel.models.streaming.embedding_backward import FEATURE_KERNEL_MAX_TOKENS, feature_kernel
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 
 __all__ = [
@@ -52,20 +44,23 @@ __all__ = [
     "zero_fill",
 ]
 
-_ACC_BYTES = 4  # the partial sums are fp32 (acc_type) whatever dy's dtype
-
 
 @value_type
 class EmbeddingBackwardEvaluation(FastValue):
-    """The kernels of an embedding's backward pass: the gradient's zero ``fill``; over 3,072
-    tokens one of the ``index_kernels`` (each of ``INDEX_KERNELS``), ``partial_sums``
-    (``compute_grad_weight``) and ``scatter`` (``sum_and_scatter``), else ``feature``
-    (``embedding_backward_feature_kernel``); the segments counted (0 on the feature kernel's
-    path, which counts none); ``host_s``, the time the
-    GPU waits for the host (the syncs and the host-paced index kernels); the summed latency."""
+    """The kernels of an embedding's backward pass: ``path`` (``feature``, ``two_pass`` or
+    ``atomic``), the gradient's zero ``fill``; on the sorting path one of the
+    ``index_kernels`` (each of ``index_count``), the atomic path's ``accumulator_fill`` (its
+    fp32 copy zeroed, for a 16-bit gradient), ``partial_sums`` (``compute_grad_weight`` or its
+    atomic form) and ``scatter`` (``sum_and_scatter``, or the atomic path's cast copy), else
+    ``feature`` (``embedding_backward_feature_kernel``); the segments counted (0 on the
+    feature kernel's path, which counts none); ``host_s``, the time the GPU waits for the
+    host's launches; the summed latency."""
 
+    path: str
     fill: StreamingEvaluation
     index_kernels: StreamingEvaluation | None
+    index_count: int
+    accumulator_fill: StreamingEvaluation | None
     partial_sums: StreamingEvaluation | None
     scatter: StreamingEvaluation | None
     feature: StreamingEvaluation | None
@@ -77,26 +72,9 @@ class EmbeddingBackwardEvaluation(FastValue):
     @property
     def limiter(self) -> str:
         """The limiter of the kernel that takes longest."""
-        parts = (self.fill, self.partial_sums, self.scatter, self.feature)
+        parts = (self.fill, self.accumulator_fill, self.partial_sums, self.scatter, self.feature)
         longest = max((p for p in parts if p is not None), key=lambda e: e.latency_s)
         return longest.limiter
-
-
-def zero_fill(
-    elements: int, dtype: DType, hardware: HardwareSpec, dirty_bytes: int = 0
-) -> StreamingEvaluation:
-    """ATen's fill of ``elements`` elements of ``dtype`` (``at::zeros``, ``zero_``): a
-    stream of stores."""
-    work = StreamWork(
-        read_bytes=0,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=nbytes_of(elements, dtype),
-        flops=0,
-        vector_flops_per_s=0.0,
-        dirty_bytes=dirty_bytes,
-    )
-    return evaluate_streaming(fill_kernel(elements), hardware, work)
 
 
 def _check(op: LocalOp) -> EmbeddingBackwardView:
@@ -111,47 +89,6 @@ def _check(op: LocalOp) -> EmbeddingBackwardView:
     return view
 
 
-def _sorted_path(
-    view: EmbeddingBackwardView, hardware: HardwareSpec
-) -> tuple[StreamingEvaluation, StreamingEvaluation, StreamingEvaluation, int, int]:
-    """(one index kernel, compute_grad_weight, sum_and_scatter, distinct rows, partial
-    segments) of the sorting path."""
-    n, hidden, e = view.tokens, view.hidden, view.dy.dtype
-    seg = segments(n, view.vocab, view.distinct_indices)
-    fp32 = hardware.compute.vector_peak(DType.FP32) or 0.0
-    index_bytes = view.indices.nbytes
-    index = StreamWork(  # keys and positions, read and written
-        read_bytes=2 * index_bytes, shared_read_bytes=0, reread_bytes=0,
-        write_bytes=2 * index_bytes, flops=0, vector_flops_per_s=0.0,
-    )  # fmt: skip
-    partial_bytes = seg.partial * hidden * _ACC_BYTES
-    sums = StreamWork(
-        read_bytes=view.dy.nbytes + index_bytes,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=partial_bytes,
-        flops=n * hidden,
-        vector_flops_per_s=fp32,
-    )
-    scatter = StreamWork(
-        read_bytes=partial_bytes,
-        shared_read_bytes=0,
-        reread_bytes=0,
-        write_bytes=nbytes_of(seg.distinct * hidden, e),
-        flops=seg.partial * hidden,
-        vector_flops_per_s=fp32,
-        warm_read_bytes=partial_bytes,  # compute_grad_weight just wrote them
-        producer_bytes=sums.read_bytes + partial_bytes,
-    )
-    return (
-        evaluate_streaming(index_kernel(n), hardware, index),
-        evaluate_streaming(partial_sums_kernel(n, hidden, seg.partial), hardware, sums),
-        evaluate_streaming(scatter_kernel(hidden, seg.distinct, seg.partial), hardware, scatter),
-        seg.distinct,
-        seg.partial,
-    )
-
-
 def _feature(view: EmbeddingBackwardView, hardware: HardwareSpec) -> StreamingEvaluation:
     """The feature kernel: dy and the gradient rows it adds to read, those rows written."""
     rows = nbytes_of(view.tokens * view.hidden, view.dy.dtype)
@@ -163,7 +100,11 @@ def _feature(view: EmbeddingBackwardView, hardware: HardwareSpec) -> StreamingEv
         flops=view.tokens * view.hidden,
         vector_flops_per_s=hardware.compute.vector_peak(DType.FP32) or 0.0,
     )
-    return evaluate_streaming(feature_kernel(view.tokens, view.hidden), hardware, work)
+    sm = hardware.compute.sm
+    assert sm is not None  # GPUs only
+    rocm, arch = is_rocm(hardware.architecture), hardware.architecture
+    kernel = feature_kernel(view.tokens, view.hidden, sm.warp_size, rocm, arch)
+    return evaluate_streaming(kernel, hardware, work)
 
 
 def _cost(
@@ -188,6 +129,34 @@ def _cost(
     return latency, traffic, energy
 
 
+def _host_s(path: SortedPath, fill: StreamingEvaluation, launch_s: float) -> float:
+    """The GPU's wait for the host before the partial sums (module docstring): the host
+    launches the index kernels, the atomic path's fill and the sums one ``launch_s`` apart
+    from the gradient's fill on, while the GPU runs the fill and those kernels."""
+    small = path.index_count + (path.before is not None)
+    busy = fill.latency_s + path.index_count * path.index.latency_s
+    busy += path.before.latency_s if path.before is not None else 0.0
+    return max(0.0, (small + 1) * launch_s - busy)
+
+
+def _evaluation(
+    fill: StreamingEvaluation, path: SortedPath | StreamingEvaluation, host_s: float, total: float
+) -> EmbeddingBackwardEvaluation:
+    """The diagnostics of either path (``path``: the sorting path, or the feature kernel)."""
+    if isinstance(path, StreamingEvaluation):
+        return EmbeddingBackwardEvaluation(
+            path="feature", fill=fill, index_kernels=None, index_count=0, accumulator_fill=None,
+            partial_sums=None, scatter=None, feature=path, distinct_rows=0, partial_segments=0,
+            host_s=host_s, latency_s=total,
+        )  # fmt: skip
+    return EmbeddingBackwardEvaluation(
+        path="atomic" if path.atomic else "two_pass", fill=fill, index_kernels=path.index,
+        index_count=path.index_count, accumulator_fill=path.before, partial_sums=path.sums,
+        scatter=path.after, feature=None, distinct_rows=path.seg.distinct,
+        partial_segments=path.seg.partial, host_s=host_s, latency_s=total,
+    )  # fmt: skip
+
+
 def predict_embedding_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     """The profile of an embedding's backward pass on a GPU (module docstring), at the
     device's boost clock as the other streaming kernels."""
@@ -196,31 +165,18 @@ def predict_embedding_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile
     base = roofline_setup(op, hardware)
     dirty = int_attr(op.attrs, "l2_dirty_bytes")
     fill = zero_fill(view.vocab * view.hidden, view.dw.dtype, hardware, dirty)
+    path: SortedPath | StreamingEvaluation
     if view.tokens <= FEATURE_KERNEL_MAX_TOKENS:
-        feature = _feature(view, hardware)
-        kernels: tuple[StreamingEvaluation, ...] = (fill, feature)
-        counts: tuple[int, ...] = (1, 1)
-        parts: tuple[StreamingEvaluation | None, ...] = (None, None, None, feature)
-        distinct, partial, host = 0, 0, 0.0
+        path = _feature(view, hardware)
+        run: tuple[tuple[StreamingEvaluation, ...], tuple[int, ...]] = ((fill, path), (1, 1))
+        host = 0.0
     else:
-        index, sums, scatter, distinct, partial = _sorted_path(view, hardware)
-        launch = hardware.overhead.kernel_launch_overhead_s
-        # each index kernel waits for its launch; each sync for the host's next launch
-        host = INDEX_KERNELS * max(0.0, launch - index.latency_s) + HOST_SYNCS * launch
-        kernels, counts = (fill, index, sums, scatter), (1, INDEX_KERNELS, 1, 1)
-        parts = (index, sums, scatter, None)
-    latency, traffic, energy = _cost(base, hardware, (kernels, counts), host)
-    evaluation = EmbeddingBackwardEvaluation(
-        fill=fill,
-        index_kernels=parts[0],
-        partial_sums=parts[1],
-        scatter=parts[2],
-        feature=parts[3],
-        distinct_rows=distinct,
-        partial_segments=partial,
-        host_s=host,
-        latency_s=latency,
-    )
+        path = sorted_path(view, hardware)
+        rest = tuple(k for k in (path.before, path.sums, path.after) if k is not None)
+        run = ((fill, path.index, *rest), (1, path.index_count, *(1 for _ in rest)))
+        host = _host_s(path, fill, hardware.overhead.kernel_launch_overhead_s)
+    latency, traffic, energy = _cost(base, hardware, run, host)
+    evaluation = _evaluation(fill, path, host, latency)
     return streaming_profile(op, base, (latency, traffic, energy), "pytorch", evaluation)
 
 
