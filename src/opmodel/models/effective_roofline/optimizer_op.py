@@ -7,9 +7,9 @@ kernel of 512-thread CTAs, one 64 Ki-element chunk each, walked in serial iterat
 elements per thread (ATen's MultiTensorApply.cuh), timed by
 :func:`~opmodel.models.streaming.evaluate_streaming` with its waves, occupancy, latency chain
 and fixed overhead, and the launches' times are added. At the device's boost clock, as the
-other streaming kernels. Registers per thread: 64 for fused Adam and AdamW (PyTorch pull
-request #117872's sm_90 table, bf16, fp16 and fp32 without amsgrad), an estimate of 32 for the
-simpler fused SGD and foreach kernels. Energy: the roofline's arithmetic energy, DRAM and L2
+other streaming kernels. Registers per thread: counted per pass and architecture from PyTorch
+2.14.1's cubins (:mod:`~opmodel.models.streaming.multi_tensor`: fused Adam(W) 64, fused SGD
+39-62, the foreach kernels 27-40). Energy: the roofline's arithmetic energy, DRAM and L2
 bytes x J/byte, static power x the summed latency. docs/models/streaming.md, "Optimizer step".
 """
 
@@ -37,12 +37,10 @@ from opmodel.models.effective_roofline.streaming_cost import streaming_cost, str
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.evaluate import StreamingEvaluation
+from opmodel.models.streaming.multi_tensor import mta_registers
 from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["OptimizerEvaluation", "PassEvaluation", "predict_optimizer"]
-
-_FUSED_ADAM_REGISTERS = 64  # PyTorch #117872: fused adam(w) on sm_90 after its register cut
-_SIMPLE_REGISTERS = 32  # estimate: fused SGD and the one-operation foreach kernels
 
 
 @value_type
@@ -107,12 +105,11 @@ def _launch(
 ) -> StreamingEvaluation:
     """One launch of ``ctas`` CTAs of ``step``'s kernel."""
     chunk, sizes = context.chunk, context.sizes
-    fused_adam = step.name in ("fused_adam", "fused_adamw")
     kernel = StreamKernel(
         implementation="multi_tensor_apply",
         ctas=ctas,
         threads_per_cta=MTA_THREADS,
-        registers_per_thread=_FUSED_ADAM_REGISTERS if fused_adam else _SIMPLE_REGISTERS,
+        registers_per_thread=mta_registers(step.name, step.depth, context.hardware.architecture),
         elements_per_cta=chunk,
         serial_loads=math.ceil(chunk / (MTA_THREADS * MTA_ILP)),
         global_passes=1,
