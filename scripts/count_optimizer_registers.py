@@ -16,13 +16,10 @@ SM (``src/opmodel/models/streaming/multi_tensor.py``, ``REGISTERS``).
 
 from __future__ import annotations
 
-import argparse
 import re
-import subprocess
 from collections.abc import Sequence
-from pathlib import Path
 
-from sass_listing import cuobjdump
+from sass_listing import cuobjdump, demangle, register_arguments, res_usage
 
 # the model's pass (formulas/optimizer.py: its name and tensor-list depth) -> the ATen
 # instance that runs it: functor, depth, and the op it applies (None: the fused steps)
@@ -40,8 +37,6 @@ PASSES = {
     ("foreach_div_", 1): ("BinaryOpScalarListFunctor", 1, "divides"),
 }
 ARCHITECTURES = ("sm_80", "sm_86", "sm_90", "sm_100")
-_FUNCTION = re.compile(r"Function (\S+):")
-_REGISTERS = re.compile(r"REG:(\d+)")
 # TensorListMetadata<depth> (or its scalar-list form), then the functor and its element type
 _INSTANCE = re.compile(
     r"TensorList\w*Metadata<(?:[^<>]*?,\s*)?(\d+)>, (?:\w+::|\(anonymous namespace\)::)*"
@@ -51,13 +46,7 @@ _INSTANCE = re.compile(
 
 def instances(listing: str) -> list[tuple[str, int]]:
     """(mangled name, registers) of every multi_tensor_apply_kernel in a -res-usage listing."""
-    lines = listing.splitlines()
-    out = []
-    for line, following in zip(lines, [*lines[1:], ""], strict=True):
-        function, count = _FUNCTION.search(line), _REGISTERS.search(following)
-        if function and count and "multi_tensor_apply_kernel" in function.group(1):
-            out.append((function.group(1), int(count.group(1))))
-    return out
+    return [(n, r) for n, r in res_usage(listing) if "multi_tensor_apply_kernel" in n]
 
 
 def registers(demangled: Sequence[str], counts: Sequence[int]) -> dict[tuple[str, int], int]:
@@ -77,27 +66,15 @@ def registers(demangled: Sequence[str], counts: Sequence[int]) -> dict[tuple[str
     return out
 
 
-def _demangle(names: Sequence[str]) -> list[str]:
-    done = subprocess.run(
-        ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
-    )
-    return done.stdout.splitlines()
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--library", type=Path, required=True, help="libtorch_cuda.so")
-    parser.add_argument("--cuobjdump", default="cuobjdump")
-    parser.add_argument("--arch", nargs="+", default=list(ARCHITECTURES))
-    args = parser.parse_args(argv)
-    if not args.library.exists():
-        raise SystemExit(f"count_optimizer_registers: --library {args.library}: no such file")
+    name = "count_optimizer_registers"
+    args = register_arguments(__doc__.splitlines()[0], argv, ARCHITECTURES, name)
     table = {}
     for arch in args.arch:
         found = instances(
             cuobjdump(args.cuobjdump, ["-res-usage", "-arch", arch, str(args.library)])
         )
-        table[arch] = registers(_demangle([n for n, _ in found]), [c for _, c in found])
+        table[arch] = registers(demangle([n for n, _ in found]), [c for _, c in found])
     print(f"{'pass':<18} depth " + " ".join(f"{a:>7}" for a in args.arch))
     for step in PASSES:
         cells = " ".join(f"{table[a].get(step, 0):>7}" for a in args.arch)

@@ -68,6 +68,37 @@ def functions(sass: str) -> dict[str, str]:
     return {part.split("\n", 1)[0].strip(): part for part in parts[1:]}
 
 
+_RES_FUNCTION = re.compile(r"Function (\S+):")
+_RES_REGISTERS = re.compile(r"REG:(\d+)")
+
+
+def res_usage(listing: str) -> list[tuple[str, int]]:
+    """(mangled name, registers per thread) of every function in a ``cuobjdump -res-usage``
+    listing (a ``Function NAME:`` line, then its ``REG:n ...`` line)."""
+    lines = listing.splitlines()
+    out = []
+    for line, following in zip(lines, [*lines[1:], ""], strict=True):
+        function, count = _RES_FUNCTION.search(line), _RES_REGISTERS.search(following)
+        if function and count:
+            out.append((function.group(1), int(count.group(1))))
+    return out
+
+
+def register_arguments(
+    description: str, argv: Sequence[str] | None, architectures: Sequence[str], name: str
+) -> argparse.Namespace:
+    """The register counters' command line: ``--library`` (libtorch_cuda.so, which must
+    exist), ``--cuobjdump`` and ``--arch``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--library", type=Path, required=True, help="libtorch_cuda.so")
+    parser.add_argument("--cuobjdump", default="cuobjdump")
+    parser.add_argument("--arch", nargs="+", default=list(architectures))
+    args = parser.parse_args(argv)
+    if not args.library.exists():
+        raise SystemExit(f"{name}: --library {args.library}: no such file")
+    return args
+
+
 def demangle(names: Sequence[str]) -> list[str]:
     done = subprocess.run(
         ["c++filt"], input="\n".join(names), capture_output=True, text=True, check=True
