@@ -17,13 +17,11 @@ Numbers are copied, never edited (data/blocks/SOURCE.md).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 from pathlib import Path
 
-from csv_table import write_table
-from script_errors import require_sources
+from csv_table import converter_main, write_table
 
 TABLE = "liger_kernel_benchmarks/all_benchmark_data.csv"
 GPUS = {"NVIDIA A100-SXM4-80GB": "a100_80gb_sxm"}
@@ -82,13 +80,9 @@ def convert(shared: Path, out: Path) -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=Path("data/blocks"))
-    args = parser.parse_args(argv)
-    require_sources("convert_liger_embedding", args.shared_dir, (TABLE,))
-    convert(args.shared_dir, args.out)
-    return 0
+    return converter_main(
+        "convert_liger_embedding", __doc__.splitlines()[0], argv, (TABLE,), convert
+    )
 
 
 if __name__ == "__main__":

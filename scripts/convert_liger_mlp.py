@@ -18,13 +18,11 @@ Numbers are copied, never edited (data/blocks/SOURCE.md).
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 from pathlib import Path
 
-from csv_table import write_table
-from script_errors import require_sources
+from csv_table import converter_main, write_table
 
 TABLES = (
     "liger_kernel_benchmarks/all_benchmark_data.csv",
@@ -100,13 +98,7 @@ def convert(shared: Path, out: Path) -> list[dict[str, object]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
-    parser.add_argument("--out", type=Path, default=Path("data/blocks"))
-    args = parser.parse_args(argv)
-    require_sources("convert_liger_mlp", args.shared_dir, TABLES)
-    convert(args.shared_dir, args.out)
-    return 0
+    return converter_main("convert_liger_mlp", __doc__.splitlines()[0], argv, TABLES, convert)
 
 
 if __name__ == "__main__":

@@ -3,9 +3,12 @@ its folder made first, and a line saying how many rows it holds."""
 
 from __future__ import annotations
 
+import argparse
 import csv
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from script_errors import require_sources
 
 
 def write_table(path: Path, columns: Sequence[str], rows: Sequence[dict[str, object]]) -> None:
@@ -16,3 +19,21 @@ def write_table(path: Path, columns: Sequence[str], rows: Sequence[dict[str, obj
         writer.writeheader()
         writer.writerows(rows)
     print(f"{path}: {len(rows)} rows")
+
+
+def converter_main(
+    name: str,
+    description: str,
+    argv: Sequence[str] | None,
+    sources: Sequence[str],
+    convert: Callable[[Path, Path], object],
+) -> int:
+    """A converter's command line: ``--shared-dir`` (which must hold ``sources``) and
+    ``--out`` (default data/blocks); then ``convert(shared_dir, out)``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--shared-dir", type=Path, default=Path("../shared/data"))
+    parser.add_argument("--out", type=Path, default=Path("data/blocks"))
+    args = parser.parse_args(argv)
+    require_sources(name, args.shared_dir, sources)
+    convert(args.shared_dir, args.out)
+    return 0
