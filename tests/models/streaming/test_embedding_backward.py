@@ -145,8 +145,8 @@ def test_the_sorting_path_above_3072_tokens_and_its_parts_sum() -> None:
     assert big.path == "two_pass" and big.feature is None and big.index_kernels is not None
     assert big.partial_sums is not None and big.scatter is not None and big.host_s == 0
     parts = (big.fill.latency_s + INDEX_KERNELS * big.index_kernels.latency_s
-             + big.partial_sums.latency_s + big.scatter.latency_s)  # fmt: skip
-    assert big.latency_s == pytest.approx(parts)
+             + big.partial_sums.latency_s + big.scatter.latency_s + big.empty_ctas_s)  # fmt: skip
+    assert big.latency_s == pytest.approx(parts) and big.empty_ctas_s > 0
     short = _evaluation(_backward(16384, 1024, 64))
     assert short.index_kernels is not None
     launch = A100.overhead.kernel_launch_overhead_s
@@ -156,6 +156,28 @@ def test_the_sorting_path_above_3072_tokens_and_its_parts_sum() -> None:
     assert small.path == "feature" and small.feature is not None and small.host_s == 0
     assert small.partial_sums is None
     assert small.latency_s == pytest.approx(small.fill.latency_s + small.feature.latency_s)
+
+
+def test_the_grids_empty_ctas_by_hand() -> None:
+    """16,384 tokens over 1,024 rows of 4,096: compute_grad_weight's grid covers 16,384 // 10 +
+    1,024 = 2,662 partial segments, 10,648 CTAs, of which the 2,100 real ones fill 8,400; the
+    2,248 others each load the count and exit: ceil(2,248 / 216) = 11 waves of an L2 round trip
+    and a CTA turnaround on the A100's 108 SMs (two per SM); sum_and_scatter's grid covers
+    min(16,384, 1,024) = 1,024 segments, all real."""
+    from opmodel.hardware.clocking import boosted
+    from opmodel.models.effective_roofline.embedding_sorted import _empty_ctas_s, _empty_s
+    from opmodel.models.streaming.embedding_backward import segments
+
+    op = _backward(16384, 1024, 4096)
+    view = op.view
+    assert isinstance(view, EmbeddingBackwardView)
+    grid = sorted_grid(4096, 32, False, "sm80")
+    sums, scatter = _empty_ctas_s(view, grid, segments(16384, 1024), boosted(A100))
+    assert scatter == 0.0
+    e = _evaluation(op)
+    assert e.empty_ctas_s == sums > 0
+    one_wave = _empty_s(216, grid, boosted(A100))
+    assert sums == pytest.approx(11 * one_wave)  # 11 waves, each one L2 load and a turnaround
 
 
 def test_traffic_holds_the_fill_dy_and_the_partial_sums() -> None:

@@ -54,7 +54,8 @@ class EmbeddingBackwardEvaluation(FastValue):
     atomic form) and ``scatter`` (``sum_and_scatter``, or the atomic path's cast copy), else
     ``feature`` (``embedding_backward_feature_kernel``); the segments counted (0 on the
     feature kernel's path, which counts none); ``host_s``, the time the GPU waits for the
-    host's launches; the summed latency."""
+    host's launches; ``empty_ctas_s``, the segment kernels' CTAs past the real counts (their
+    grids are sized for the most segments); the summed latency."""
 
     path: str
     fill: StreamingEvaluation
@@ -67,6 +68,7 @@ class EmbeddingBackwardEvaluation(FastValue):
     distinct_rows: int
     partial_segments: int
     host_s: float
+    empty_ctas_s: float
     latency_s: float
 
     @property
@@ -147,13 +149,14 @@ def _evaluation(
         return EmbeddingBackwardEvaluation(
             path="feature", fill=fill, index_kernels=None, index_count=0, accumulator_fill=None,
             partial_sums=None, scatter=None, feature=path, distinct_rows=0, partial_segments=0,
-            host_s=host_s, latency_s=total,
+            host_s=host_s, empty_ctas_s=0.0, latency_s=total,
         )  # fmt: skip
     return EmbeddingBackwardEvaluation(
         path="atomic" if path.atomic else "two_pass", fill=fill, index_kernels=path.index,
         index_count=path.index_count, accumulator_fill=path.before, partial_sums=path.sums,
         scatter=path.after, feature=None, distinct_rows=path.seg.distinct,
-        partial_segments=path.seg.partial, host_s=host_s, latency_s=total,
+        partial_segments=path.seg.partial, host_s=host_s, empty_ctas_s=path.empty_s,
+        latency_s=total,
     )  # fmt: skip
 
 
@@ -176,6 +179,12 @@ def predict_embedding_backward(op: LocalOp, hardware: HardwareSpec) -> OpProfile
         run = ((fill, path.index, *rest), (1, path.index_count, *(1 for _ in rest)))
         host = _host_s(path, fill, hardware.overhead.kernel_launch_overhead_s)
     latency, traffic, energy = _cost(base, hardware, run, host)
+    if isinstance(path, SortedPath) and path.empty_s:  # busy SMs, no bytes: static energy only
+        latency += path.empty_s
+        energy = EnergyBreakdown.make(
+            tensor_j=energy.tensor_j, vector_j=energy.vector_j, memory_j=energy.memory_j,
+            static_j=energy.static_j + hardware.power.busy_w * path.empty_s,
+        )  # fmt: skip
     evaluation = _evaluation(fill, path, host, latency)
     return streaming_profile(op, base, (latency, traffic, energy), "pytorch", evaluation)
 

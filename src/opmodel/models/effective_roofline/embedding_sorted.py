@@ -2,6 +2,8 @@
 timed by :func:`~opmodel.models.streaming.evaluate_streaming`, in launch order
 (:mod:`opmodel.models.streaming.embedding_backward` describes them).
 
+Both segment kernels' grids are sized for the most segments the indices could make; the CTAs
+past the real counts load the count and exit, in waves after the real ones (``empty_s``).
 Two-pass: ``INDEX_KERNELS`` index kernels, ``compute_grad_weight`` (dy's rows into fp32
 partial sums, written out) and ``sum_and_scatter`` (the partial sums read back, warm in L2 as
 far as they survive the partial sums' kernel, and the segments' rows stored). Atomic (a
@@ -12,6 +14,7 @@ and the cast copy of the fp32 rows into the gradient (fp32: the adds go to the g
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from opmodel.core.dtypes import DType, nbytes_of
@@ -21,6 +24,7 @@ from opmodel.models.shared.sass_code import is_rocm
 from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.embedding_backward import (
     INDEX_KERNELS,
+    NROWS_PER_THREAD,
     EmbeddingSegments,
     SortedGrid,
     atomic_sums_kernel,
@@ -39,6 +43,7 @@ from opmodel.models.streaming.structure import StreamKernel
 __all__ = ["SortedPath", "sorted_path", "zero_fill"]
 
 _ACC = DType.FP32  # the partial sums and the atomic path's copy: fp32 (acc_type, opmath_type)
+_EMPTY_REGISTERS = 32  # an empty CTA's registers are its kernel's: at most 32 on sm_80/sm_90
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,38 @@ class SortedPath:
     after: StreamingEvaluation | None
     seg: EmbeddingSegments
     atomic: bool
+    empty_s: float  # the sums' and scatter's CTAs past the real counts
+
+
+def _empty_s(ctas: int, grid: SortedGrid, hardware: HardwareSpec) -> float:
+    """The CTAs a grid sized for the most segments launches past the real counts: each loads
+    the count (an L2 round trip) and exits, its slot's turnaround paid; in waves after the
+    real CTAs, within the same launch (no fixed overhead of its own)."""
+    if ctas <= 0:
+        return 0.0
+    kernel = StreamKernel(
+        implementation="pytorch", ctas=ctas, threads_per_cta=grid.block,
+        registers_per_thread=_EMPTY_REGISTERS, elements_per_cta=1, serial_loads=0,
+        l2_serial_loads=1, global_passes=1, reductions=0, name="CTAs past the counts",
+    )  # fmt: skip
+    e = _stream(kernel, hardware, (0, 0))
+    return e.latency_s - e.fixed_s
+
+
+def _grid_ctas(rows: int, grid: SortedGrid) -> int:
+    return math.ceil(rows * grid.columns / grid.block)
+
+
+def _empty_ctas_s(
+    view: EmbeddingBackwardView, grid: SortedGrid, seg: EmbeddingSegments, hardware: HardwareSpec
+) -> tuple[float, float]:
+    """(the partial sums' empty CTAs' time, the scatter's): grids over ``tokens // 10 +
+    min(tokens, vocab)`` partial segments and ``min(tokens, vocab)`` segments."""
+    most = min(view.tokens, view.vocab)
+    partials = _grid_ctas(view.tokens // NROWS_PER_THREAD + most, grid)
+    sums = _empty_s(partials - _grid_ctas(seg.partial, grid), grid, hardware)
+    scatter = _empty_s(_grid_ctas(most, grid) - _grid_ctas(seg.distinct, grid), grid, hardware)
+    return sums, scatter
 
 
 def zero_fill(
@@ -116,7 +153,8 @@ def sorted_path(view: EmbeddingBackwardView, hardware: HardwareSpec) -> SortedPa
     index = _stream(index_kernel(view.tokens), hardware, (index_bytes, index_bytes))
     if not runs_atomic_path(view.tokens, view.vocab, grid, sm.sm_count):
         sums, scatter = _two_pass(view, grid, seg, hardware)
-        return SortedPath(index, INDEX_KERNELS, None, sums, scatter, seg, atomic=False)
+        empty = sum(_empty_ctas_s(view, grid, seg, hardware))
+        return SortedPath(index, INDEX_KERNELS, None, sums, scatter, seg, False, empty)
     elements = view.vocab * view.hidden
     copied = view.dw.dtype is not _ACC  # 16-bit (and fp64's own path aside): an fp32 copy
     before = zero_fill(elements, _ACC, hardware) if copied else None
@@ -126,4 +164,5 @@ def sorted_path(view: EmbeddingBackwardView, hardware: HardwareSpec) -> SortedPa
     sums = evaluate_streaming(kernel, hardware, _sums_work(view, rows, fp32))
     cast = (nbytes_of(elements, _ACC), view.dw.nbytes)
     after = _stream(cast_kernel(elements), hardware, cast) if copied else None
-    return SortedPath(index, INDEX_KERNELS + 1, before, sums, after, seg, atomic=True)
+    empty = _empty_ctas_s(view, grid, seg, hardware)[0]
+    return SortedPath(index, INDEX_KERNELS + 1, before, sums, after, seg, True, empty)
