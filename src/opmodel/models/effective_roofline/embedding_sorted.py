@@ -40,10 +40,9 @@ from opmodel.models.streaming.embedding_backward import (
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 from opmodel.models.streaming.structure import StreamKernel
 
-__all__ = ["SortedPath", "sorted_path", "zero_fill"]
+__all__ = ["SortedPath", "empty_ctas_s", "sorted_path", "zero_fill"]
 
 _ACC = DType.FP32  # the partial sums and the atomic path's copy: fp32 (acc_type, opmath_type)
-_EMPTY_REGISTERS = 32  # an empty CTA's registers are its kernel's: at most 32 on sm_80/sm_90
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,19 +62,18 @@ class SortedPath:
     empty_s: float  # the sums' and scatter's CTAs past the real counts
 
 
-def _empty_s(ctas: int, grid: SortedGrid, hardware: HardwareSpec) -> float:
-    """The CTAs a grid sized for the most segments launches past the real counts: each loads
-    the count (an L2 round trip) and exits, its slot's turnaround paid; in waves after the
-    real CTAs, within the same launch (no fixed overhead of its own)."""
-    if ctas <= 0:
+def empty_ctas_s(ctas: int, resident_per_sm: int, hardware: HardwareSpec) -> float:
+    """The time of ``ctas`` CTAs of a kernel that each load one value from L2 and exit (a grid
+    sized past its work), ``resident_per_sm`` of them at a time on each SM: a wave per
+    ``resident x SMs`` CTAs, each an L2 round trip (DRAM without an L2) and a CTA turnaround
+    (``cta_turnaround_cycles``), as the streaming chain prices them."""
+    sm = hardware.compute.sm
+    if ctas <= 0 or sm is None:
         return 0.0
-    kernel = StreamKernel(
-        implementation="pytorch", ctas=ctas, threads_per_cta=grid.block,
-        registers_per_thread=_EMPTY_REGISTERS, elements_per_cta=1, serial_loads=0,
-        l2_serial_loads=1, global_passes=1, reductions=0, name="CTAs past the counts",
-    )  # fmt: skip
-    e = _stream(kernel, hardware, (0, 0))
-    return e.latency_s - e.fixed_s
+    l2 = hardware.levels_by_name.get("l2")
+    trip = l2.latency_s if l2 is not None else hardware.hbm.latency_s
+    waves = math.ceil(ctas / (max(1, resident_per_sm) * sm.sm_count))
+    return waves * (trip + sm.cta_turnaround_cycles / hardware.compute.clock_hz)
 
 
 def _grid_ctas(rows: int, grid: SortedGrid) -> int:
@@ -83,15 +81,26 @@ def _grid_ctas(rows: int, grid: SortedGrid) -> int:
 
 
 def _empty_ctas_s(
-    view: EmbeddingBackwardView, grid: SortedGrid, seg: EmbeddingSegments, hardware: HardwareSpec
-) -> tuple[float, float]:
-    """(the partial sums' empty CTAs' time, the scatter's): grids over ``tokens // 10 +
-    min(tokens, vocab)`` partial segments and ``min(tokens, vocab)`` segments."""
+    view: EmbeddingBackwardView,
+    grid: SortedGrid,
+    seg: EmbeddingSegments,
+    kernels: tuple[StreamingEvaluation, StreamingEvaluation | None],
+    hardware: HardwareSpec,
+) -> float:
+    """The time of the CTAs past the real counts of the partial sums' grid (over ``tokens //
+    10 + min(tokens, vocab)`` partial segments) and the scatter's (``min(tokens, vocab)``
+    segments), each at its kernel's residency (``kernels``: the two evaluations; the atomic
+    path has no scatter)."""
     most = min(view.tokens, view.vocab)
+    sums, scatter = kernels
     partials = _grid_ctas(view.tokens // NROWS_PER_THREAD + most, grid)
-    sums = _empty_s(partials - _grid_ctas(seg.partial, grid), grid, hardware)
-    scatter = _empty_s(_grid_ctas(most, grid) - _grid_ctas(seg.distinct, grid), grid, hardware)
-    return sums, scatter
+    out = empty_ctas_s(
+        partials - _grid_ctas(seg.partial, grid), sums.resident_ctas_per_sm, hardware
+    )
+    if scatter is not None:
+        extra = _grid_ctas(most, grid) - _grid_ctas(seg.distinct, grid)
+        out += empty_ctas_s(extra, scatter.resident_ctas_per_sm, hardware)
+    return out
 
 
 def zero_fill(
@@ -153,7 +162,7 @@ def sorted_path(view: EmbeddingBackwardView, hardware: HardwareSpec) -> SortedPa
     index = _stream(index_kernel(view.tokens), hardware, (index_bytes, index_bytes))
     if not runs_atomic_path(view.tokens, view.vocab, grid, sm.sm_count):
         sums, scatter = _two_pass(view, grid, seg, hardware)
-        empty = sum(_empty_ctas_s(view, grid, seg, hardware))
+        empty = _empty_ctas_s(view, grid, seg, (sums, scatter), hardware)
         return SortedPath(index, INDEX_KERNELS, None, sums, scatter, seg, False, empty)
     elements = view.vocab * view.hidden
     copied = view.dw.dtype is not _ACC  # 16-bit (and fp64's own path aside): an fp32 copy
@@ -164,5 +173,5 @@ def sorted_path(view: EmbeddingBackwardView, hardware: HardwareSpec) -> SortedPa
     sums = evaluate_streaming(kernel, hardware, _sums_work(view, rows, fp32))
     cast = (nbytes_of(elements, _ACC), view.dw.nbytes)
     after = _stream(cast_kernel(elements), hardware, cast) if copied else None
-    empty = _empty_ctas_s(view, grid, seg, hardware)[0]
+    empty = _empty_ctas_s(view, grid, seg, (sums, None), hardware)
     return SortedPath(index, INDEX_KERNELS + 1, before, sums, after, seg, True, empty)
