@@ -232,9 +232,17 @@ def test_backward_of_an_embedding_writes_the_tables_gradient() -> None:
 
 
 def test_only_atens_backward_is_modelled() -> None:
+    """Liger's atomic kernel, and dtypes ATen's kernels are not compiled for (fp8), are
+    one-line errors; the roofline still predicts an fp8 op."""
     op = _backward(16384, 1024, 64, implementation="fused")
     with pytest.raises(OpValidationError, match="implementation pytorch only"):
         MODEL.predict(op, A100)
+    fp8 = _backward(16384, 1024, 64, "fp8_e4m3")
+    with pytest.raises(OpValidationError, match="takes dy in fp64, fp32, fp16, bf16"):
+        MODEL.predict(fp8, A100)
+    assert get_model("roofline").predict(fp8, A100).latency_s > 0
+    fp64 = _evaluation(_backward(16384, 2, 768, "fp64"))
+    assert fp64.path == "atomic" and fp64.accumulator_fill is None  # fp64 adds into dw itself
 
 
 def test_every_model_predicts_it() -> None:

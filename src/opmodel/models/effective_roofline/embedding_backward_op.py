@@ -37,6 +37,9 @@ from opmodel.models.streaming import StreamWork, evaluate_streaming
 from opmodel.models.streaming.embedding_backward import FEATURE_KERNEL_MAX_TOKENS, feature_kernel
 from opmodel.models.streaming.evaluate import StreamingEvaluation
 
+# AT_DISPATCH_FLOATING_TYPES_AND2(Half, BFloat16) in Embedding.cu and EmbeddingBackwardKernel.cu
+_ATEN_DTYPES = (DType.FP64, DType.FP32, DType.FP16, DType.BF16)
+
 __all__ = [
     "EmbeddingBackwardEvaluation",
     "predict_embedding",
@@ -87,6 +90,12 @@ def _check(op: LocalOp) -> EmbeddingBackwardView:
         raise OpValidationError(
             f"op '{op.name}' (embedding): its backward pass is modelled for implementation "
             f"pytorch only (ATen's embedding_dense_backward; got {implementation})"
+        )
+    if view.dy.dtype not in _ATEN_DTYPES:
+        accepted = ", ".join(d.value for d in _ATEN_DTYPES)
+        raise OpValidationError(
+            f"op '{op.name}' (embedding): ATen's embedding backward takes dy in {accepted} "
+            f"(got {view.dy.dtype.value})"
         )
     return view
 

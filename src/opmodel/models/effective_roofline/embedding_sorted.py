@@ -43,6 +43,7 @@ from opmodel.models.streaming.structure import StreamKernel
 __all__ = ["SortedPath", "empty_ctas_s", "sorted_path", "zero_fill"]
 
 _ACC = DType.FP32  # the partial sums and the atomic path's copy: fp32 (acc_type, opmath_type)
+_SIXTEEN_BIT = (DType.FP16, DType.BF16)  # whose opmath_type is fp32: the atomic path's copy
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,7 +166,7 @@ def sorted_path(view: EmbeddingBackwardView, hardware: HardwareSpec) -> SortedPa
         empty = _empty_ctas_s(view, grid, seg, (sums, scatter), hardware)
         return SortedPath(index, INDEX_KERNELS, None, sums, scatter, seg, False, empty)
     elements = view.vocab * view.hidden
-    copied = view.dw.dtype is not _ACC  # 16-bit (and fp64's own path aside): an fp32 copy
+    copied = view.dw.dtype in _SIXTEEN_BIT  # opmath is fp32: fp32 and fp64 add into dw itself
     before = zero_fill(elements, _ACC, hardware) if copied else None
     rows = nbytes_of(seg.distinct * view.hidden, _ACC if copied else view.dw.dtype)
     fp32 = hardware.compute.vector_peak(DType.FP32) or 0.0
