@@ -9,7 +9,8 @@ partial sums, written out) and ``sum_and_scatter`` (the partial sums read back, 
 far as they survive the partial sums' kernel, and the segments' rows stored). Atomic (a
 vocabulary of a few rows): one more index kernel, for a 16-bit gradient the zero fill of an fp32
 copy, the atomic partial sums (whose adds meet in L2: each row of the copy is written back once)
-and the cast copy of the fp32 rows into the gradient (fp32: the adds go to the gradient).
+and the cast copy of the fp32 rows into the gradient (fp32 and fp64, their own opmath types:
+the adds go to the gradient).
 """
 
 from __future__ import annotations
