@@ -204,7 +204,9 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
                 tensors, attrs = norm_columns(kind, count, length, dtype, implementation)
                 shape = f":M{count}:N{length}"
             attrs = with_attrs(attrs, {"implementation": implementation})
-            if backward:  # y.backward(dy) under do_bench; the multiply's 16-byte vectors:
+            if backward and kind == "layernorm":  # dx, dgamma and dbeta, as the H100's rows
+                tensors = backward_tensors(count, length, dtype)
+            elif backward:  # y.backward(dy) under do_bench; the multiply's 16-byte vectors:
                 # a 2026 run postdates ATen's 128-bit vectorization (PR #145746, 2025)
                 tensors = softmax_backward_tensors(count, length, dtype)
                 attrs = with_attrs(attrs, {"aten_128bit_vectors": True})

@@ -130,8 +130,12 @@ LIGER_CUTILE_KERNELS = {
 }
 # backward rows kept from the cuTile file (added 2026-12-07): nn.Softmax's backward is one
 # ATen node, its grad * output multiply and then the backward kernel (SoftMax.cu,
-# softmax_backward_cuda_out); Liger's and cuTile's backward kernels are left out as above
-LIGER_CUTILE_BACKWARD_KERNELS = {("softmax", "torch"): ("softmax", "pytorch")}
+# softmax_backward_cuda_out); nn.LayerNorm's, as the A100/H100 file's, the grad-input and
+# gamma/beta kernels; Liger's and cuTile's backward kernels are left out as above
+LIGER_CUTILE_BACKWARD_KERNELS = {
+    ("softmax", "torch"): ("softmax", "pytorch"),
+    ("layer_norm", "torch"): ("layernorm", "pytorch"),
+}
 
 
 def softmax_backward_tensors(count: int, length: int, dtype: str) -> str:
