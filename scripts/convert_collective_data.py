@@ -18,7 +18,7 @@ import json
 import sys
 from pathlib import Path
 
-from convert_op_data import COLUMNS
+from csv_table import OP_TABLE_COLUMNS as COLUMNS
 
 SYSTEMS = {"h100_dgx": "h100_sxm", "a100_dgx": "a100_80gb_sxm"}
 """Vidur's system folders and the opmodel configs of their GPUs."""

@@ -18,6 +18,7 @@ import csv
 import json
 from pathlib import Path
 
+from csv_table import OP_TABLE_COLUMNS
 from liger_columns import (
     LIGER_BACKWARD_KERNELS,
     LIGER_CUTILE_BACKWARD_KERNELS,
@@ -37,20 +38,6 @@ from liger_columns import (
 from script_errors import require_sources
 from vidur_layer_ops import GemmWaves, norm_columns, vidur_ops, with_attrs
 
-COLUMNS = (
-    "name",
-    "kind",
-    "phase",
-    "tensors",
-    "attrs",
-    "time",
-    "hardware",
-    "clock_mhz",
-    "source",
-    "implementation",
-    "label",
-    "timing_scope",
-)
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 # what the converters read under --shared-dir
 VIDUR_ROOT = "vidur_profiling/data/profiling/compute"
@@ -60,7 +47,7 @@ SOURCES = (VIDUR_ROOT, LIGER_TABLE, LIGER_CUTILE_TABLE)
 
 
 def _row(**values: object) -> dict[str, object]:
-    return {column: values.get(column, "") for column in COLUMNS}
+    return {column: values.get(column, "") for column in OP_TABLE_COLUMNS}
 
 
 DO_BENCH_FLUSH_BYTES = 256 * 1024 * 1024  # the buffer Triton's do_bench writes before each call
@@ -233,7 +220,7 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
 def _write(path: Path, rows: list[dict[str, object]]) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(handle, fieldnames=OP_TABLE_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
     print(f"{path}: {len(rows)} rows")

@@ -10,6 +10,22 @@ from pathlib import Path
 
 from script_errors import require_sources
 
+OP_TABLE_COLUMNS = (
+    "name",
+    "kind",
+    "phase",
+    "tensors",
+    "attrs",
+    "time",
+    "hardware",
+    "clock_mhz",
+    "source",
+    "implementation",
+    "label",
+    "timing_scope",
+)
+"""The columns of an op table (docs/sweeps.md), as ``validate-ops`` reads them."""
+
 
 def write_table(path: Path, columns: Sequence[str], rows: Sequence[dict[str, object]]) -> None:
     """Write ``rows`` (dicts keyed by ``columns``) to ``path``."""
