@@ -9,8 +9,8 @@ Published figures: the sources and their numbers are in ``published_sustained_da
    runs). Its Dot kernel only reads (537 MB), so it is the published ceiling of a read stream;
    Copy, Mul, Add and Triad also write, and BabelStream's one-element-per-thread Copy is slower
    than PyTorch's vectorised copy (this project's H200 copies: 4.19-4.26 TB/s; its Copy: 4.01),
-   so they are printed, not used. The model predicts a read stream of Dot's bytes (a sum over
-   the last axis of an fp64 [2, 2^25] tensor, ATen's reduction kernel) without an HBM fraction;
+   so they are printed, not used. The model predicts a read stream of Dot's bytes (its generic
+   full-occupancy stream, ``read_stream_s``) without an HBM fraction;
    where it is faster than Dot, ``hbm_fraction = Dot / predicted`` (3 decimals), else none.
    The A40 has no published stream of the board its validation rows ran on (gpu-benches' A40s
    stream at 94-97 % of the datasheet; Vidur's levels off near 82 %), so its fraction is fitted
@@ -50,6 +50,7 @@ from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.hardware import load_hardware
+from opmodel.hardware.clocking import boosted
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.hardware.sustained_calibration import (
     SustainedCalibration,
@@ -57,6 +58,7 @@ from opmodel.hardware.sustained_calibration import (
     with_hbm_fraction,
 )
 from opmodel.models import get_model
+from opmodel.models.streaming import StreamWork, evaluate_streaming, streaming_kernel
 from opmodel.validation.hbm_split import HBM_FRACTION_SPLITS
 from opmodel.validation.op_latency import load_op_rows
 from opmodel.validation.power_clock_fit import (
@@ -103,18 +105,25 @@ class Sustained:
     fraction_mape: float | None = None
 
 
-def read_stream_op() -> LocalOp:
-    """Sum over the last axis of an fp64 [2, 2^25] tensor: Dot's bytes, read once."""
-    return LocalOp(
-        name="dot_bytes",
-        kind=OpKind.REDUCTION,
-        phase=Phase.INFERENCE,
-        attrs={"function": "sum"},
-        tensors=(
-            TensorSpec(TensorRole.INPUT, (2, ELEMENTS), DType.FP64),
-            TensorSpec(TensorRole.OUTPUT, (2,), DType.FP64),
-        ),
+def read_stream_s(spec: HardwareSpec) -> float:
+    """Dot's bytes (2 x 2^25 doubles) read once by the model's generic full-occupancy stream:
+    ATen's vectorized elementwise structure over them (128 threads x 4 elements a CTA, one
+    block reduction per CTA; ``streaming_kernel``), at the device's boost clock. Until
+    2026-12-07 every reduction op ran that structure and this read the same figure as a sum
+    over the last axis of an fp64 [2, 2^25] tensor; reductions now run ATen's own
+    ``reduce_kernel`` launch, which for that shape ends in a 19 %-full second wave on 108 SMs.
+    Dot is BabelStream's own grid-stride kernel, so the reference stays the full stream."""
+    device = boosted(spec)
+    kernel = streaming_kernel(OpKind.REDUCTION, None, 2, ELEMENTS, 8)
+    work = StreamWork(
+        read_bytes=2 * ELEMENTS * 8,
+        shared_read_bytes=0,
+        reread_bytes=0,
+        write_bytes=2 * 8,
+        flops=2 * ELEMENTS,
+        vector_flops_per_s=device.compute.vector_flops_per_s[DType.FP64],
     )
+    return evaluate_streaming(kernel, device, work).latency_s
 
 
 def gemm_op(m: int, n: int, k: int, dtype: DType = DType.FP16) -> LocalOp:
@@ -199,7 +208,7 @@ def fit(name: str, min_tflop: float = 1.0, data_dir: Path = ROOT / "data") -> Su
     if not min_tflop > 0:
         raise SystemExit(f"--min-tflop must be positive (got {min_tflop})")
     spec = with_hbm_fraction(load_hardware(name), None)
-    latency_s = get_model(FIT_MODEL).predict(read_stream_op(), spec).latency_s
+    latency_s = read_stream_s(spec)
     predicted = DOT_BYTES / latency_s / 1e12
     stream = STREAM.get(name, ())
     ratio = round(stream[-1] / predicted, 3) if stream else None

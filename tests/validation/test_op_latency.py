@@ -128,6 +128,9 @@ def test_shipped_accuracy_does_not_regress(shipped: OpLatencyResult) -> None:
     assert result.training is not None and result.training.count == 29604 + 30 + 192
     assert result.event_training is not None and result.event_training.count == 42
     assert result.overall.count == 104345 - 29604 - 30 - 192 - 42
+    # FlagPerf's ATen reductions on an A100 40GB (13 held out): 3.2 %, 1.03x (21.8 %, 1.21x,
+    # before ATen's reduce kernel had its own launch)
+    assert result.by_kind["reduction:a100_40gb_sxm"].mape <= 0.04
     assert 1.7e-6 < result.event_offset_s["h200_sxm"] < 3.0e-6
     assert result.by_hardware["h200_sxm"].mape <= 0.105
     # 7.1 %: 6.4 % with the offset fitted before ATen's norm and softmax kernels were counted

@@ -24,6 +24,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
 from opmodel.models.effective_roofline.streaming_checks import check_vllm_function
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
+from opmodel.models.effective_roofline.streaming_launch import launch_by_sms
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_broadcast import (
@@ -45,7 +46,6 @@ from opmodel.models.streaming.counted import (
     counted_register_softmax,
     counted_warp_softmax_registers,
 )
-from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import (
     calibrated_instructions,
     counted_issue_cost,
@@ -112,17 +112,16 @@ def _sfu_ops(op: LocalOp) -> int:
 def _kernel_of(
     op: LocalOp, rows: int, length: int, element_bytes: int, hardware: HardwareSpec
 ) -> StreamKernel:
-    """The kernel structure the op's ``implementation`` attr names (vLLM's and Liger's RoPE
-    and ATen's index_select, every embedding but a ``fused`` one, have their own)."""
+    """The kernel structure the op's ``implementation`` attr names (RoPE, ATen's index_select
+    for every embedding but a ``fused`` one, and ATen's reduce_kernel have their own)."""
     implementation = op.attrs.get("implementation")
     view = op.view
     rope = isinstance(view, ElementwiseView) and view.function == "rope"
     if rope and implementation in ("vllm", "fused"):
         return rope_kernel(rows, length, str(implementation))
-    if op.kind is OpKind.EMBEDDING and implementation != "fused":
-        sm = hardware.compute.sm
-        assert sm is not None  # predict_streaming serves GPUs
-        return index_select_kernel(rows, length, sm.sm_count)
+    own = launch_by_sms(op, rows, length, element_bytes, hardware)
+    if own is not None:
+        return own
     vllm_rms = op.kind is OpKind.RMSNORM and implementation == "vllm"
     if isinstance(view, RowView) and view.residual and vllm_rms:
         # csrc/layernorm_kernels.cu: rms_norm_kernel's loops with the residual's load and store

@@ -1,0 +1,30 @@
+"""The streaming kernels of ATen whose launch reads the GPU's SMs: ``reduce_kernel`` for a
+reduction (:mod:`~opmodel.models.streaming.aten_reduce`) and ``index_select`` for an
+embedding but a ``fused`` one (:mod:`~opmodel.models.streaming.gather`)."""
+
+from __future__ import annotations
+
+from opmodel.core.enums import OpKind
+from opmodel.core.op import LocalOp
+from opmodel.core.views import ReductionView
+from opmodel.hardware.spec import HardwareSpec
+from opmodel.models.streaming.aten_reduce import aten_reduce_kernel
+from opmodel.models.streaming.gather import index_select_kernel
+from opmodel.models.streaming.structure import StreamKernel
+
+__all__ = ["launch_by_sms"]
+
+
+def launch_by_sms(
+    op: LocalOp, rows: int, length: int, element_bytes: int, hardware: HardwareSpec
+) -> StreamKernel | None:
+    """The kernel of ``op`` (``rows`` x ``length`` elements of ``element_bytes``) when ATen
+    sizes its launch by the SMs, else None."""
+    sm, view = hardware.compute.sm, op.view
+    if sm is None:
+        return None
+    if isinstance(view, ReductionView):
+        return aten_reduce_kernel(rows, length, element_bytes, view.function, sm)
+    if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
+        return index_select_kernel(rows, length, sm.sm_count)
+    return None
