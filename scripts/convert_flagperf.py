@@ -1,5 +1,5 @@
-"""Write FlagPerf's published ATen reduction timings on an A100-40GiB-SXM into
-data/ops/flagperf/flagperf_a100.csv (an op table, docs/sweeps.md).
+"""Write FlagPerf's published ATen reduction and elementwise timings on an A100-40GiB-SXM
+into data/ops/flagperf/flagperf_a100.csv (an op table, docs/sweeps.md).
 
 Usage: python scripts/convert_flagperf.py [--out data/ops/flagperf]
 
@@ -12,8 +12,13 @@ op's ``main.py``: ``torch.sum``, ``mean``, ``max`` and ``min`` of ``randn(1024, 
 (``Melements: 1024``; the READMEs' TFLOPS column, ``elements / kerneltime``, gives the same
 2^30 elements) and ``torch.amax(a, 1)`` of ``randn(81920, 81920)`` (``M x 80, N x 80``; the
 TFLOPS column gives 6.7e9 elements, the memory column 64 % of 40 GiB in fp32). Each is one
-ATen ``reduce_kernel`` launch. The numbers are copied from the READMEs at the commits named
-beside them, never edited.
+ATen ``reduce_kernel`` launch. Elementwise: ``torch.add`` and ``torch.sub`` of two
+``randn(1024, 1024, 1024)``, ``torch.nn.GELU()`` of one, ``torch.mul(a, 2)``,
+``torch.div(a, 0.5)`` and ``torch.exp(a)`` of ``randn(2**30)``: one ATen elementwise kernel
+each (a division by a Python scalar multiplies by its reciprocal); their READMEs' TFLOPS
+columns give 2^30 elements with the FLOPs ``main.py`` counts forward only (operators whose
+``main.py`` has run their backward too, such as SiLU, are left out). The numbers are copied
+from the READMEs at the commits named beside them, never edited.
 """
 
 from __future__ import annotations
@@ -66,24 +71,66 @@ PUBLISHED = (
     Published("amax", "FP16", 10046.46, 10025.23, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
     Published("amax", "BF16", 10165.25, 10144.45, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
 )
+# elementwise: (function, inputs, shape); mul and div by a Python scalar run ATen's multiply
+# by a scalar (BinaryDivTrueKernel.cu multiplies by the reciprocal of a CPU scalar)
+ELEMENTWISE = {
+    "add": ("add", 2, (1024, 1024, 1024)),
+    "sub": ("sub", 2, (1024, 1024, 1024)),
+    "mul": ("scalar_mul", 1, (2**30,)),
+    "div": ("scalar_mul", 1, (2**30,)),
+    "gelu": ("gelu", 1, (1024, 1024, 1024)),
+    "exp": ("exp", 1, (2**30,)),
+}
+PUBLISHED_ELEMENTWISE = (
+    Published("add", "FP32", 9479.17, 9473.41, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
+    Published("add", "FP16", 4747.26, 4734.18, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("add", "BF16", 4746.24, 4740.34, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
+    Published("sub", "FP32", 9479.17, 9477.43, "572fd7d8d2401132019bd1b145df521ab324ef94"),
+    Published("sub", "FP16", 4748.29, 4729.07, "19dc383943108a681f75788de43368ffafc1438c"),
+    Published("sub", "BF16", 4749.31, 4745.56, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("mul", "FP32", 6197.25, 6195.24, "19dc383943108a681f75788de43368ffafc1438c"),
+    Published("mul", "FP16", 3086.34, 3079.73, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("mul", "BF16", 3087.36, 3081.14, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("div", "FP32", 6197.25, 6195.3, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
+    Published("div", "FP16", 3086.34, 3079.71, "572fd7d8d2401132019bd1b145df521ab324ef94"),
+    Published("div", "BF16", 3087.36, 3081.16, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("gelu", "FP32", 6140.93, 6137.1, "19dc383943108a681f75788de43368ffafc1438c"),
+    Published("gelu", "FP16", 3280.9, 3277.56, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
+    Published("gelu", "BF16", 3274.75, 3269.93, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("exp", "FP32", 6193.15, 6191.55, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
+    Published("exp", "FP16", 3113.98, 3108.24, "02a89b9bcd6b76bf761db5fc29625e8a490ac3d7"),
+    Published("exp", "BF16", 3115.01, 3109.29, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+)
 
 
 def _shape(dims: tuple[int, ...]) -> str:
     return "x".join(str(d) for d in dims)
 
 
+def _tensors(p: Published) -> tuple[str, str, tuple[int, ...]]:
+    """(kind, tensors, input shape) of a published op."""
+    dtype = DTYPES[p.dtype]
+    if p.op in SHAPES:
+        _, x, y = SHAPES[p.op]
+        return "reduction", f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{dtype}", x
+    _, inputs, x = ELEMENTWISE[p.op]
+    tensor = f"{_shape(x)}:{dtype}"
+    return "elementwise", ";".join([f"input:{tensor}"] * inputs + [f"output:{tensor}"]), x
+
+
 def op_row(p: Published) -> dict[str, object]:
     """The op-table row of one published timing (``time`` in ms, the kernel time)."""
-    function, x, y = SHAPES[p.op]
+    function = SHAPES[p.op][0] if p.op in SHAPES else ELEMENTWISE[p.op][0]
     dtype = DTYPES[p.dtype]
+    kind, tensors, x = _tensors(p)
     attrs = {"function": function, "l2_dirty_bytes": FLUSH_BYTES}
     return {
         "name": p.op,
-        "kind": "reduction",
+        "kind": kind,
         "phase": "inference",
-        "tensors": f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{dtype}",
+        "tensors": tensors,
         "attrs": json.dumps(attrs),
-        "time": p.kernel_us / 1000.0,
+        "time": round(p.kernel_us / 1000.0, 8),
         "hardware": HARDWARE,
         "clock_mhz": "",
         "source": "flagperf",
@@ -97,7 +144,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path("data/ops/flagperf"))
     args = parser.parse_args(argv)
-    write_table(args.out / "flagperf_a100.csv", OP_TABLE_COLUMNS, [op_row(p) for p in PUBLISHED])
+    rows = [op_row(p) for p in (*PUBLISHED, *PUBLISHED_ELEMENTWISE)]
+    write_table(args.out / "flagperf_a100.csv", OP_TABLE_COLUMNS, rows)
     return 0
 
 

@@ -1,4 +1,4 @@
-"""FlagPerf's transcribed reductions: the shipped table is what the converter writes, and its
+"""FlagPerf's transcribed reductions and elementwise ops: the shipped table is what the converter writes, and its
 rows are the ops the READMEs describe."""
 
 from __future__ import annotations
@@ -18,13 +18,20 @@ def test_converter_writes_the_shipped_table(tmp_path: Path) -> None:
     assert (tmp_path / "flagperf_a100.csv").read_bytes() == SHIPPED.read_bytes()
 
 
-def test_rows_are_the_published_reductions(tmp_path: Path) -> None:
+def test_rows_are_the_published_ops(tmp_path: Path) -> None:
     (tmp_path / "ops").mkdir()
     (tmp_path / "ops" / SHIPPED.name).write_bytes(SHIPPED.read_bytes())
     rows, skipped = load_op_rows(tmp_path)
-    assert len(rows) == 15 and not skipped
+    assert len(rows) == 33 and not skipped
     assert {r.hardware for r in rows} == {"a100_40gb_sxm"}
-    whole = [r for r in rows if r.op.view.y.num_elements == 1]  # type: ignore[union-attr]
+    # every elementwise op is one of 2^30 elements; mul and div by a scalar are one multiply
+    elementwise = [r for r in rows if r.op.kind.value == "elementwise"]
+    assert len(elementwise) == 18
+    assert all(r.op.view.num_elements == 2**30 for r in elementwise)  # type: ignore[union-attr]
+    scalar = [r for r in elementwise if r.op.attrs["function"] == "scalar_mul"]
+    assert sorted({r.op.name for r in scalar}) == ["div", "mul"]
+    reductions = [r for r in rows if r.op.kind.value == "reduction"]
+    whole = [r for r in reductions if r.op.view.y.num_elements == 1]  # type: ignore[union-attr]
     assert len(whole) == 12
     assert all(r.op.view.x.num_elements == 2**30 for r in whole)  # type: ignore[union-attr]
     # the fp32 sum: 2^32 bytes in 2.9737 ms, 1.44 TB/s (93 % of the HBM2's 1,555 GB/s)
