@@ -150,6 +150,11 @@ def _reduction(s: Sizes, d: DType) -> LocalOp:
     )
 
 
+def _reduction_leading(s: Sizes, d: DType) -> LocalOp:
+    x = TensorSpec("input", (s["rows"], s["length"]), d)
+    return _op(OpKind.REDUCTION, (x, TensorSpec("output", (s["length"],), d)), dim=[0])
+
+
 def _copy(s: Sizes, d: DType) -> LocalOp:
     return _op(OpKind.COPY, (TensorSpec("input", (s["n"],), d), TensorSpec("output", (s["n"],), d)))
 
@@ -284,6 +289,8 @@ VARIANTS: dict[str, Builder] = {
         ("b", "hkv", "sq"),
     ),
     "embedding_backward": Builder(BUILDERS[OpKind.EMBEDDING].sizes, embedding_backward, GROWS),
+    # dy.sum(0): the reduced axis leads (attr dim), ATen's outputs-across-lanes launch
+    "reduction_leading": Builder(_ints(**_ROWS), _reduction_leading, ("rows", "length")),
     **{
         f"{kind.value}_backward": Builder(
             _ints(**_ROWS), _row_backward(kind, weights), ("rows", "length")

@@ -241,3 +241,12 @@ def test_the_llama_example_rejects_bad_input_in_one_line(
     with pytest.raises(SystemExit, match=message) as raised:
         module.main()
     assert "\n" not in str(raised.value)
+
+
+def test_reduction_over_the_rows_is_a_leading_axis_sum() -> None:
+    op = ops.reduction(8192, 4096, "bf16", dim=0, name="bias_grad", phase="train_bwd")
+    assert [t.shape for t in op.tensors] == [(8192, 4096), (4096,)]
+    assert op.attrs["dim"] == (0,)
+    assert "dim" not in ops.reduction(8192, 4096, dim=-1).attrs
+    with pytest.raises(OpValidationError, match=r"ops.reduction: dim must be 0 or 1 .* \(got 2\)"):
+        ops.reduction(8192, 4096, dim=2)

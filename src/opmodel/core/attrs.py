@@ -2,9 +2,7 @@
 
 ``LocalOp.attrs`` is free-form at the API boundary but checked here once, at construction:
 unknown names are errors with a did-you-mean, booleans must be real booleans, integers must be
-integers within range and strings must be one of the accepted values. Models then read typed
-values through the op's view or their own parameter objects, never raw lookups with aliases.
-"""
+integers within range and strings one of the accepted values; models read typed values."""
 
 from __future__ import annotations
 
@@ -188,6 +186,7 @@ _ROW = (
 )
 _REDUCTION = (
     AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
+    AttrSpec(name="dim", kind=tuple, doc="axes to reduce (torch's dim); default: trailing"),
     *_WARM,
 )
 _ATEN_VECTORS = AttrSpec(

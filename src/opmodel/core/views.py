@@ -25,6 +25,7 @@ from opmodel.core.views_grouped import grouped_gemm_view
 from opmodel.core.views_loss import CrossEntropyView, cross_entropy_view
 from opmodel.core.views_matmul import AttentionView, GemmView, gemm_view
 from opmodel.core.views_optimizer import OptimizerView, optimizer_view
+from opmodel.core.views_reduction import ReductionView, reduction_view
 from opmodel.core.views_row_bwd import row_backward_view
 
 if TYPE_CHECKING:
@@ -90,17 +91,6 @@ class ElementwiseView:
     inputs: tuple[TensorSpec, ...]
     y: TensorSpec
     function: str | None
-    compute_dtype: DType
-
-
-@dataclass(frozen=True, slots=True, kw_only=True)
-class ReductionView:
-    """``y[r] = reduce(x[r, :])``: ``output elements`` rows of ``reduce_length`` each."""
-
-    reduce_length: int
-    x: TensorSpec
-    y: TensorSpec
-    function: str
     compute_dtype: DType
 
 
@@ -243,24 +233,6 @@ def _check_strided(op: LocalOp, inputs: tuple[TensorSpec, ...], y: TensorSpec) -
             )
 
 
-def _reduction_view(op: LocalOp) -> ReductionView:
-    only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
-    x = one(op, TensorRole.INPUT, "x")
-    y = one(op, TensorRole.OUTPUT, "y")
-    if x.num_elements % y.num_elements:
-        raise fail(
-            op, f"output {list(y.shape)} elements must divide input {list(x.shape)} elements"
-        )
-    function = op.attrs.get("function", "sum")
-    return ReductionView(
-        reduce_length=x.num_elements // y.num_elements,
-        x=x,
-        y=y,
-        function=str(function),
-        compute_dtype=_vector_dtype(op, x),
-    )
-
-
 def _copy_view(op: LocalOp) -> CopyView:
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT))
     x = one(op, TensorRole.INPUT, "x")
@@ -282,7 +254,7 @@ _BUILDERS: dict[OpKind, Callable[[LocalOp], OpView]] = {
     OpKind.LAYERNORM: _row_view,
     OpKind.RMSNORM: _row_view,
     OpKind.ELEMENTWISE: _elementwise_view,
-    OpKind.REDUCTION: _reduction_view,
+    OpKind.REDUCTION: reduction_view,
     OpKind.EMBEDDING: embedding_view,
     OpKind.COPY: _copy_view,
     OpKind.CROSS_ENTROPY: cross_entropy_view,

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from opmodel.core.attrs import AttrValue
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
+from opmodel.core.errors import OpValidationError
 from opmodel.core.op import LocalOp, TensorSpec
 from opmodel.core.views import RESIDUAL, STRIDED
 from opmodel.ops._common import assemble, dtype_of, flag, positive, tensor
@@ -185,17 +186,23 @@ def reduction(
     dtype: DType | str = DType.BF16,
     *,
     function: str | None = None,
+    dim: int = -1,
     name: str | None = None,
     phase: Phase | str = Phase.INFERENCE,
     **attrs: AttrValue,
 ) -> LocalOp:
-    """``function`` (sum, mean, max or min; default sum) over each of ``rows`` rows of
-    ``length`` elements into ``[rows]``."""
+    """``function`` (sum, mean, max or min; default sum) of a ``[rows, length]`` tensor over
+    ``dim``: each row into ``[rows]`` (-1 or 1, the default), or over the rows into
+    ``[length]`` (0 or -2: attr ``dim: [0]``, a bias gradient's ``dy.sum(0)``)."""
     where = "ops.reduction"
     r, n = positive(where, "rows", rows), positive(where, "length", length)
     d = dtype_of(where, "dtype", dtype)
-    tensors = (tensor(_IN, (r, n), d), tensor(_OUT, (r,), d))
-    return assemble(OpKind.REDUCTION, (name, phase), tensors, {"function": function}, attrs)
+    if dim not in (-2, -1, 0, 1) or isinstance(dim, bool):
+        raise OpValidationError(f"{where}: dim must be 0 or 1 (or -2, -1) (got {dim!r})")
+    leading = dim in (0, -2)
+    tensors = (tensor(_IN, (r, n), d), tensor(_OUT, (n,) if leading else (r,), d))
+    options: dict[str, AttrValue | None] = {"function": function, "dim": (0,) if leading else None}
+    return assemble(OpKind.REDUCTION, (name, phase), tensors, options, attrs)
 
 
 def embedding(

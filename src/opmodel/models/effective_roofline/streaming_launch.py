@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
-from opmodel.core.views import ReductionView
+from opmodel.core.views_reduction import ReductionView
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.streaming.aten_reduce import aten_reduce_kernel
+from opmodel.models.streaming.aten_reduce import ReduceShape, aten_reduce_kernel
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.structure import StreamKernel
 
@@ -24,7 +24,10 @@ def launch_by_sms(
     if sm is None:
         return None
     if isinstance(view, ReductionView):
-        return aten_reduce_kernel(rows, length, element_bytes, view.function, sm)
+        shape = ReduceShape(
+            rows, length, element_bytes, view.function, view.inner_outputs, view.reduced_block
+        )
+        return aten_reduce_kernel(shape, sm)
     if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
         return index_select_kernel(rows, length, sm.sm_count)
     return None

@@ -1,10 +1,10 @@
-"""ATen's reduce kernel (``reduce_kernel`` in aten/src/ATen/native/cuda/Reduce.cuh) for a
-reduction over the innermost, contiguous axis: ``torch.sum``, ``mean``, ``max`` and ``min`` of
-a whole tensor or of each row.
+"""ATen's reduce kernel (``reduce_kernel`` in aten/src/ATen/native/cuda/Reduce.cuh):
+``torch.sum``, ``mean``, ``max`` and ``min`` of a whole tensor, of each row, or over leading
+axes.
 
 ``setReduceConfig`` picks the launch from the tensor's shape and the GPU, and this module
-follows it in closed form for ``outputs`` rows of ``length`` elements (a whole-tensor
-reduction is one row):
+follows it in closed form. For ``outputs`` rows of ``length`` elements reduced over the
+innermost axis (a whole-tensor reduction is one row):
 
 - the block: ``dim0`` is the row (divided by the input vector width when the loads are
   vectorized), ``dim1`` the outputs; with ``p(d) = min(512, last power of two <= d)``,
@@ -31,18 +31,29 @@ threads, 256 elements (64 round trips) per thread. Registers: ``cuobjdump -res-u
 PyTorch 2.14.1's ``reduce_kernel<512, 1>`` instances for float, Half and BFloat16 sum, mean,
 max and min gives 26-32 on sm_80, sm_90 and sm_100 and 26-36 on sm_86 (whose SMs hold 1,536
 threads, three 512-thread CTAs either way), so four CTAs of 512 threads share an SM of 2,048:
-``REGISTERS = 32``. Only the innermost-axis layout is described: the op kind's view reduces
-the trailing axes (docs/op_files.md).
+``REGISTERS = 32``. Reduced axes that lead (attr ``dim``, a bias gradient's ``dy.sum(0)``) take
+``setReduceConfig``'s other branch (:func:`aten_reduce_kernel`): lanes across the outputs,
+``get_output_vec_size`` outputs a load, the same splits over warps and CTAs.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from opmodel.hardware.structure import SmSpec
 from opmodel.models.streaming.structure import StreamKernel
 
-__all__ = ["MAX_THREADS", "REGISTERS", "VALUES_PER_STEP", "aten_reduce_kernel"]
+__all__ = [
+    "LAUNCHES",
+    "MAX_THREADS",
+    "REGISTERS",
+    "VALUES_PER_STEP",
+    "ReduceShape",
+    "aten_reduce_kernel",
+    "output_vector",
+    "vectorized",
+]
 
 MAX_THREADS = 512  # Reduce.cuh: max_reduce_threads (256 only for complex double)
 REGISTERS = 32  # counted: PyTorch 2.14.1 reduce_kernel<512, 1> instances (module docstring)
@@ -51,20 +62,55 @@ _MIN_VALUES = 16  # setReduceConfig: min_values_per_thread
 _MAX_VALUES = 256  # setReduceConfig: max_values_per_thread
 _VECTOR_FROM = 128  # vectorized input needs dim0 > 128
 _WARP = 32
+LAUNCHES = (
+    "reduce_kernel (a row of lanes per output)",
+    "reduce_kernel (the block's warps split each output's values)",
+    "reduce_kernel (CTAs split each output's values, the last sums their partials)",
+)
+"""The kernel's name in the diagnostics by how ``setReduceConfig`` splits each output's values:
+over one row of lanes, over the block's warps too, or over CTAs as well."""
+
+
+def _launch(split_warps: bool, ctas_per_output: int) -> str:
+    return LAUNCHES[2 if ctas_per_output > 1 else int(split_warps)]
 
 
 def _pow2_floor(value: int) -> int:
     return 1 << (max(1, value).bit_length() - 1)
 
 
-def _block(dim0: int, dim1: int) -> tuple[int, int]:
-    """``set_block_dimension``: (width, height) of the block."""
-    p0 = _pow2_floor(dim0) if dim0 < MAX_THREADS else MAX_THREADS
-    p1 = _pow2_floor(dim1) if dim1 < MAX_THREADS else MAX_THREADS
+def _block(dim0: int, dim1: int, most: int = MAX_THREADS) -> tuple[int, int]:
+    """``set_block_dimension``: (width, height) of a block of at most ``most`` threads."""
+    p0 = _pow2_floor(dim0) if dim0 < most else most
+    p1 = _pow2_floor(dim1) if dim1 < most else most
     width = min(p0, _WARP)
-    height = min(p1, MAX_THREADS // width)
-    width = min(p0, MAX_THREADS // height)
+    height = min(p1, most // width)
+    width = min(p0, most // height)
     return width, height
+
+
+@dataclass(frozen=True, slots=True)
+class ReduceShape:
+    """What ``setReduceConfig`` reads of a reduction: ``outputs`` results of ``length`` values
+    each, of ``element_bytes``; ``inner_outputs`` outputs next to each other in the input after
+    its last reduced axis (1: the last axis is reduced); ``reduced_block``: the reduced axes
+    coalesce into one (a contiguous block of axes)."""
+
+    outputs: int
+    length: int
+    element_bytes: int
+    function: str = "sum"
+    inner_outputs: int = 1
+    reduced_block: bool = True
+
+
+def output_vector(inner_outputs: int) -> int:
+    """``get_output_vec_size``: outputs one load brings when the reduced axes lead, 4, 2 or 1,
+    the most that divides the run of ``inner_outputs`` (an aligned tensor assumed)."""
+    vec = 4
+    while inner_outputs % vec:
+        vec //= 2
+    return vec
 
 
 def vectorized(length: int, element_bytes: int, function: str) -> bool:
@@ -93,37 +139,62 @@ def _ctas_per_output(values: int, grid: int, target: int) -> int:
     )
 
 
-def aten_reduce_kernel(
-    outputs: int, length: int, element_bytes: int, function: str, sm: SmSpec
-) -> StreamKernel:
-    """The structure ATen's ``setReduceConfig`` gives ``outputs`` reductions of ``length``
-    contiguous elements each on a GPU of ``sm``'s SMs (their count and threads per SM, which
-    ATen reads as ``multiProcessorCount`` and ``maxThreadsPerMultiProcessor``)."""
-    sm_count, threads_per_sm = sm.sm_count, sm.max_warps_per_sm * sm.warp_size
-    _check(outputs, length, element_bytes, sm_count, threads_per_sm)
-    dim0 = length // VALUES_PER_STEP if vectorized(length, element_bytes, function) else length
-    width, height = _block(dim0, outputs)
-    threads = width * height
-    values = math.ceil(length / width)
-    split_warps = values >= min(height * _MIN_VALUES, _MAX_VALUES)
-    outputs_per_cta = 1
+@dataclass(frozen=True, slots=True)
+class _Block:
+    """A launch's block: ``width`` lanes a row, ``height`` rows; ``lane_values`` each lane
+    would hold alone; ``row_outputs`` the outputs one row of lanes covers; ``lane_reduce``:
+    the row's lanes reduce together (the reduced axis is innermost)."""
+
+    width: int
+    height: int
+    lane_values: int
+    row_outputs: int
+    lane_reduce: bool
+
+
+def _split(shape: ReduceShape, block: _Block, sms: tuple[int, int]) -> StreamKernel:
+    """The warps split each output's values when a lane would hold ``min(16 height, 256)`` or
+    more (a shared-memory reduction), else each row of lanes takes its own outputs; then CTAs
+    split them (:func:`_ctas_per_output`; the last CTA sums the partials)."""
+    threads = block.width * block.height
+    values = block.lane_values
+    split_warps = values >= min(block.height * _MIN_VALUES, _MAX_VALUES)
+    outputs_per_cta = block.row_outputs * (1 if split_warps else block.height)
     if split_warps:
-        values = math.ceil(values / height)
-    else:
-        outputs_per_cta = height
-    grid = math.ceil(outputs / outputs_per_cta)
-    target = sm_count * max(1, threads_per_sm // threads)
+        values = math.ceil(values / block.height)
+    grid = math.ceil(shape.outputs / outputs_per_cta)
+    target = sms[0] * max(1, sms[1] // threads)
     ctas_per_output = _ctas_per_output(values, grid, target) if split_warps else 1
     values = math.ceil(values / ctas_per_output)
+    reduce_across = block.lane_reduce or split_warps  # a reduction in the block
     return StreamKernel(
-        name="reduce_kernel",
+        name=_launch(split_warps, ctas_per_output),
         implementation="pytorch",
         ctas=grid * ctas_per_output,
         threads_per_cta=threads,
         registers_per_thread=REGISTERS,
-        elements_per_cta=max(1, math.ceil(outputs_per_cta * length / ctas_per_output)),
+        elements_per_cta=max(1, math.ceil(outputs_per_cta * shape.length / ctas_per_output)),
         serial_loads=math.ceil(values / VALUES_PER_STEP),
         global_passes=1,
-        # the block's reduction; the last CTA of a row split over CTAs sums their partials
-        reductions=2 if ctas_per_output > 1 else 1,
+        reductions=int(reduce_across) + int(ctas_per_output > 1),
     )
+
+
+def aten_reduce_kernel(shape: ReduceShape, sm: SmSpec) -> StreamKernel:
+    """The structure ATen's ``setReduceConfig`` gives ``shape`` on a GPU of ``sm``'s SMs (their
+    count and threads per SM, ATen's ``multiProcessorCount`` and
+    ``maxThreadsPerMultiProcessor``). The reduced axis innermost: the block's lanes split each
+    output's values. The reduced axes leading (``dy.sum(0)``): its lanes take runs of outputs,
+    ``output_vector`` of them a load (the block at most 512 / that many threads), and a lane
+    walks all of an output's values. Either way a thread's step brings four values (``vt0``)."""
+    threads_per_sm = sm.max_warps_per_sm * sm.warp_size
+    _check(shape.outputs, shape.length, shape.element_bytes, sm.sm_count, threads_per_sm)
+    sms = (sm.sm_count, threads_per_sm)
+    if shape.inner_outputs > 1:
+        vec = output_vector(shape.inner_outputs)
+        width, height = _block(shape.outputs // vec, shape.length, MAX_THREADS // vec)
+        return _split(shape, _Block(width, height, shape.length, width * vec, False), sms)
+    vector = shape.reduced_block and vectorized(shape.length, shape.element_bytes, shape.function)
+    dim0 = shape.length // VALUES_PER_STEP if vector else shape.length
+    width, height = _block(dim0, shape.outputs)
+    return _split(shape, _Block(width, height, math.ceil(shape.length / width), 1, True), sms)
