@@ -25,6 +25,14 @@ on.
   clock: 93 %). Issue #112 ("NVIDIA H800 PCIe", 2026-01-05, PyTorch 2.8: GH100 with 114 SMs and
   the same 350 W limit, NVLink cut) is held out on this config. No stream figure; gpu-benches'
   H100 PCIe stream (scripts/compare_published_streams.py) is the config's bandwidth check.
+- A100 40GB SXM (``a100_40gb_sxm``): BAAI FlagPerf (github.com/FlagOpen/FlagPerf, Apache-2.0),
+  ``operation/benchmarks/mm/nvidia/A100_40_SXM/{FP16,BF16}_README.md`` (commits 66eb17e4 and
+  10c7afd3): ``torch.mm`` of two ``randn(8192, 8192)`` on one A100-40GiB-SXM of a DGX A100, the
+  ``nativetorch`` row's Triton ``do_bench`` median of 1,000 calls after 10 warm-ups (4268.03
+  and 4146.18 us: 257.6 and 265.2 TFLOP/s, the board at 393-397 W of its 400 W). Held out: the
+  same suite's ``torch.bmm`` of 2 x 4096^3 (scripts/compare_published_flagperf_gemm.py). No
+  stream figure; its reductions and elementwise rows are held-out validation rows
+  (data/ops/flagperf), not a fraction's split.
 - L4: the same source's issue #120 ("NVIDIA L4", 2026-01-12, PyTorch 2.9, a physical machine).
   The 72 W board holds its large FP16 and BF16 GEMMs at 43-49 % of the 121 TFLOPS rating; its
   2,048^3 runs, 30 calls in 8 ms, reach 57-59 %. The only L4 run with every size: the split is
@@ -126,6 +134,13 @@ GEMMS: dict[str, tuple[DType | None, dict[DType, tuple[tuple[int, int, int, floa
     "h100_pcie": (None, _torch_mm("h100_pcie")),
     "a40": (None, _torch_mm("a40")),
     "l4": (None, _torch_mm("l4")),
+    "a100_40gb_sxm": (
+        None,
+        {
+            DType.FP16: ((8192, 8192, 8192, 257.62),),  # FlagPerf mm FP16_README.md
+            DType.BF16: ((8192, 8192, 8192, 265.19),),  # 2 x 8192^3 / 4146.18 us
+        },
+    ),
 }
 
 
@@ -155,6 +170,11 @@ FITTED_ON: dict[str, tuple[str, ...]] = {
         "  NVIDIA L4: torch.mm FP16 and BF16 GEMMs of >= 1 TFLOP with random inputs, 30 timed",
         "  calls (the power-limited clock); held out: its smaller, TF32 and FP32 GEMMs",
         "  (scripts/compare_published_torch_mm.py)",
+    ),
+    "a100_40gb_sxm": (
+        "BAAI FlagPerf (github.com/FlagOpen/FlagPerf), A100_40_SXM: torch.mm FP16 and BF16 of",
+        "  8192^3 with random inputs, do_bench medians (the power-limited clock); held out:",
+        "  its torch.bmm rows (scripts/compare_published_flagperf_gemm.py)",
     ),
     "a40": (
         "torch-performance-test-data issue #185 (github.com/zzc0721/torch-performance-test-data),",
