@@ -35,14 +35,66 @@ class Row(NamedTuple):
     kernel_us: float
     commit: str
     split: str
+    cpu_us: float = 0.0  # wall clock per call over back-to-back calls
+    power_w: float = 0.0  # the card's average power over them
 
 
 ROWS = (
-    Row("mm", "fp16", 1, 8192, 4268.03, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", "training"),
-    Row("mm", "bf16", 1, 8192, 4146.18, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", "training"),
-    Row("bmm", "fp16", 2, 4096, 1094.66, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", "held-out"),
-    Row("bmm", "bf16", 2, 4096, 1069.06, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", "held-out"),
-    Row("bmm", "fp32", 2, 4096, 14369.79, "19dc383943108a681f75788de43368ffafc1438c", "held-out"),
+    Row(
+        "mm",
+        "fp16",
+        1,
+        8192,
+        4268.03,
+        "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee",
+        "training",
+        4296.02,
+        396.67,
+    ),
+    Row(
+        "mm",
+        "bf16",
+        1,
+        8192,
+        4146.18,
+        "10c7afd3c6cbaea2b530d57baccc9155e23f2414",
+        "training",
+        4177.02,
+        392.9,
+    ),
+    Row(
+        "bmm",
+        "fp16",
+        2,
+        4096,
+        1094.66,
+        "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b",
+        "held-out",
+        1139.21,
+        395.78,
+    ),
+    Row(
+        "bmm",
+        "bf16",
+        2,
+        4096,
+        1069.06,
+        "10c7afd3c6cbaea2b530d57baccc9155e23f2414",
+        "held-out",
+        1109.81,
+        396.18,
+    ),
+    Row(
+        "bmm",
+        "fp32",
+        2,
+        4096,
+        14369.79,
+        "19dc383943108a681f75788de43368ffafc1438c",
+        "held-out",
+        14366.06,
+        339.56,
+    ),
 )
 
 

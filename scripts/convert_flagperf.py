@@ -37,13 +37,15 @@ DTYPES = {"FP32": "fp32", "FP16": "fp16", "BF16": "bf16"}
 
 
 class Published(NamedTuple):
-    """One README's nativetorch row: ``kerneltime`` and ``cputime`` in microseconds."""
+    """One README's nativetorch row: ``kerneltime`` and ``cputime`` in microseconds and the
+    card's average power over the run (W; scripts/compare_published_flagperf_energy.py)."""
 
     op: str
     dtype: str
     kernel_us: float
     cpu_us: float
     commit: str
+    power_w: float = 0.0
 
 
 # (op folder, function, input shape, output shape)
@@ -55,21 +57,27 @@ SHAPES = {
     "amax": ("max", (81920, 81920), (81920,)),
 }
 PUBLISHED = (
-    Published("sum", "FP32", 2973.7, 2952.23, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("sum", "FP16", 1567.74, 1546.68, "19dc383943108a681f75788de43368ffafc1438c"),
-    Published("sum", "BF16", 1568.77, 1548.04, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("mean", "FP32", 2973.7, 2951.85, "572fd7d8d2401132019bd1b145df521ab324ef94"),
-    Published("mean", "FP16", 1576.96, 1555.63, "19dc383943108a681f75788de43368ffafc1438c"),
-    Published("mean", "BF16", 1576.96, 1556.52, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
-    Published("max", "FP32", 2982.91, 2961.98, "02a89b9bcd6b76bf761db5fc29625e8a490ac3d7"),
-    Published("max", "FP16", 1612.8, 1590.38, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("max", "BF16", 1629.18, 1608.7, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("min", "FP32", 2983.94, 2962.03, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("min", "FP16", 1611.78, 1590.4, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
-    Published("min", "BF16", 1629.18, 1608.85, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
-    Published("amax", "FP32", 19630.08, 19601.09, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("amax", "FP16", 10046.46, 10025.23, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("amax", "BF16", 10165.25, 10144.45, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("sum", "FP32", 2973.7, 2952.23, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 265.3),
+    Published("sum", "FP16", 1567.74, 1546.68, "19dc383943108a681f75788de43368ffafc1438c", 280.13),
+    Published("sum", "BF16", 1568.77, 1548.04, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 269.0),
+    Published("mean", "FP32", 2973.7, 2951.85, "572fd7d8d2401132019bd1b145df521ab324ef94", 265.62),
+    Published("mean", "FP16", 1576.96, 1555.63, "19dc383943108a681f75788de43368ffafc1438c", 278.62),
+    Published("mean", "BF16", 1576.96, 1556.52, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", 267.38),
+    Published("max", "FP32", 2982.91, 2961.98, "02a89b9bcd6b76bf761db5fc29625e8a490ac3d7", 278.13),
+    Published("max", "FP16", 1612.8, 1590.38, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 310.59),
+    Published("max", "BF16", 1629.18, 1608.7, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 307.06),
+    Published("min", "FP32", 2983.94, 2962.03, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 276.53),
+    Published("min", "FP16", 1611.78, 1590.4, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", 316.38),
+    Published("min", "BF16", 1629.18, 1608.85, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", 308.19),
+    Published(
+        "amax", "FP32", 19630.08, 19601.09, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 268.39
+    ),
+    Published(
+        "amax", "FP16", 10046.46, 10025.23, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 319.51
+    ),
+    Published(
+        "amax", "BF16", 10165.25, 10144.45, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 312.16
+    ),
 )
 # elementwise: (function, inputs, shape); mul and div by a Python scalar run ATen's multiply
 # by a scalar (BinaryDivTrueKernel.cu multiplies by the reciprocal of a CPU scalar)
@@ -82,24 +90,24 @@ ELEMENTWISE = {
     "exp": ("exp", 1, (2**30,)),
 }
 PUBLISHED_ELEMENTWISE = (
-    Published("add", "FP32", 9479.17, 9473.41, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
-    Published("add", "FP16", 4747.26, 4734.18, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("add", "BF16", 4746.24, 4740.34, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("sub", "FP32", 9479.17, 9477.43, "572fd7d8d2401132019bd1b145df521ab324ef94"),
-    Published("sub", "FP16", 4748.29, 4729.07, "19dc383943108a681f75788de43368ffafc1438c"),
-    Published("sub", "BF16", 4749.31, 4745.56, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("mul", "FP32", 6197.25, 6195.24, "19dc383943108a681f75788de43368ffafc1438c"),
-    Published("mul", "FP16", 3086.34, 3079.73, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("mul", "BF16", 3087.36, 3081.14, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("div", "FP32", 6197.25, 6195.3, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("div", "FP16", 3086.34, 3079.71, "572fd7d8d2401132019bd1b145df521ab324ef94"),
-    Published("div", "BF16", 3087.36, 3081.16, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("gelu", "FP32", 6140.93, 6137.1, "19dc383943108a681f75788de43368ffafc1438c"),
-    Published("gelu", "FP16", 3280.9, 3277.56, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee"),
-    Published("gelu", "BF16", 3274.75, 3269.93, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
-    Published("exp", "FP32", 6193.15, 6191.55, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b"),
-    Published("exp", "FP16", 3113.98, 3108.24, "02a89b9bcd6b76bf761db5fc29625e8a490ac3d7"),
-    Published("exp", "BF16", 3115.01, 3109.29, "10c7afd3c6cbaea2b530d57baccc9155e23f2414"),
+    Published("add", "FP32", 9479.17, 9473.41, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", 255.59),
+    Published("add", "FP16", 4747.26, 4734.18, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 268.62),
+    Published("add", "BF16", 4746.24, 4740.34, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 254.6),
+    Published("sub", "FP32", 9479.17, 9477.43, "572fd7d8d2401132019bd1b145df521ab324ef94", 252.32),
+    Published("sub", "FP16", 4748.29, 4729.07, "19dc383943108a681f75788de43368ffafc1438c", 260.7),
+    Published("sub", "BF16", 4749.31, 4745.56, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 250.0),
+    Published("mul", "FP32", 6197.25, 6195.24, "19dc383943108a681f75788de43368ffafc1438c", 261.31),
+    Published("mul", "FP16", 3086.34, 3079.73, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 277.06),
+    Published("mul", "BF16", 3087.36, 3081.14, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 265.39),
+    Published("div", "FP32", 6197.25, 6195.3, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 261.55),
+    Published("div", "FP16", 3086.34, 3079.71, "572fd7d8d2401132019bd1b145df521ab324ef94", 277.1),
+    Published("div", "BF16", 3087.36, 3081.16, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 265.39),
+    Published("gelu", "FP32", 6140.93, 6137.1, "19dc383943108a681f75788de43368ffafc1438c", 325.82),
+    Published("gelu", "FP16", 3280.9, 3277.56, "66eb17e4f4f1282c03f2f2ec17f61dba41cb3cee", 395.03),
+    Published("gelu", "BF16", 3274.75, 3269.93, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 382.0),
+    Published("exp", "FP32", 6193.15, 6191.55, "0c1e8ea424e7e0cb0c154f6b31a92691b7fa0f7b", 280.1),
+    Published("exp", "FP16", 3113.98, 3108.24, "02a89b9bcd6b76bf761db5fc29625e8a490ac3d7", 317.84),
+    Published("exp", "BF16", 3115.01, 3109.29, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 306.0),
 )
 
 
