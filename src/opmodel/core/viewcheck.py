@@ -36,6 +36,12 @@ def compute_dtype(op: LocalOp, default: DType) -> DType:
     return DType(value) if isinstance(value, str) else default
 
 
+def vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
+    """The vector engine's dtype for arithmetic on ``source``: the ``compute_dtype`` attr when
+    given, else fp64 for an fp64 tensor and fp32 otherwise (kernels accumulate in fp32)."""
+    return compute_dtype(op, DType.FP64 if source.dtype is DType.FP64 else DType.FP32)
+
+
 def only_roles(op: LocalOp, allowed: tuple[TensorRole, ...]) -> None:
     """Reject tensors whose role the kind does not use."""
     for index, tensor in enumerate(op.tensors):

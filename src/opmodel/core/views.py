@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, TensorRole
-from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.viewcheck import fail, one, only_roles, vector_dtype
 from opmodel.core.views_attention import attention_view
 from opmodel.core.views_collective import CollectiveView, collective_view
 from opmodel.core.views_embedding import EmbeddingBackwardView, EmbeddingView, embedding_view
@@ -118,10 +118,6 @@ OpView = (
 )
 
 
-def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
-    return compute_dtype(op, DType.FP64 if source.dtype is DType.FP64 else DType.FP32)
-
-
 def _row_view(op: LocalOp) -> RowView:
     if op.tensors_with(TensorRole.GRAD):
         return row_backward_view(op, row_view_of)
@@ -180,7 +176,7 @@ def row_view_of(
         x=x,
         y=y,
         weights=weights,
-        compute_dtype=_vector_dtype(op, x),
+        compute_dtype=vector_dtype(op, x),
     )
 
 
@@ -215,7 +211,7 @@ def _elementwise_view(op: LocalOp) -> ElementwiseView:
         inputs=inputs,
         y=y,
         function=function if isinstance(function, str) else None,
-        compute_dtype=_vector_dtype(op, inputs[0]),
+        compute_dtype=vector_dtype(op, inputs[0]),
     )
 
 

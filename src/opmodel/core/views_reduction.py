@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import TensorRole
-from opmodel.core.viewcheck import compute_dtype, fail, one, only_roles
+from opmodel.core.viewcheck import fail, one, only_roles, vector_dtype
 
 if TYPE_CHECKING:
     from opmodel.core.op import LocalOp, TensorSpec
@@ -57,29 +57,20 @@ def _axes(op: LocalOp, dims: object, rank: int) -> tuple[int, ...]:
     return tuple(sorted(axes))
 
 
-def _by_axes(op: LocalOp, x: TensorSpec, y: TensorSpec, dims: object) -> ReductionView:
+def _by_axes(op: LocalOp, x: TensorSpec, y: TensorSpec, dims: object) -> tuple[int, int, bool]:
+    """(values reduced per output, ``inner_outputs``, ``reduced_block``) for attr ``dim``,
+    after checking ``y`` against x's shape without the axes or with them 1."""
     axes = _axes(op, dims, len(x.shape))
     kept = [n for i, n in enumerate(x.shape) if i not in axes]
     keepdim = [1 if i in axes else n for i, n in enumerate(x.shape)]
-    if list(y.shape) not in (kept, keepdim) and not (not kept and list(y.shape) == [1]):
+    if list(y.shape) not in (kept, keepdim, kept or [1]):
         raise fail(
             op,
             f"output shape {list(y.shape)} must be the input's {list(x.shape)} without axes "
             f"{list(axes)} ({kept or [1]}) or with them 1 ({keepdim})",
         )
-    return ReductionView(
-        reduce_length=math.prod(x.shape[i] for i in axes),
-        x=x,
-        y=y,
-        function=str(op.attrs.get("function", "sum")),
-        compute_dtype=_vector_dtype(op, x),
-        inner_outputs=math.prod(x.shape[axes[-1] + 1 :]),
-        reduced_block=axes == tuple(range(axes[0], axes[-1] + 1)),
-    )
-
-
-def _vector_dtype(op: LocalOp, source: TensorSpec) -> DType:
-    return compute_dtype(op, DType.FP64 if source.dtype is DType.FP64 else DType.FP32)
+    inner = math.prod(x.shape[axes[-1] + 1 :])
+    return math.prod(x.shape[i] for i in axes), inner, axes == tuple(range(axes[0], axes[-1] + 1))
 
 
 def reduction_view(op: LocalOp) -> ReductionView:
@@ -89,15 +80,19 @@ def reduction_view(op: LocalOp) -> ReductionView:
     y = one(op, TensorRole.OUTPUT, "y")
     dims = op.attrs.get("dim")
     if dims is not None:
-        return _by_axes(op, x, y, dims)
-    if x.num_elements % y.num_elements:
+        length, inner, block = _by_axes(op, x, y, dims)
+    elif x.num_elements % y.num_elements:
         raise fail(
             op, f"output {list(y.shape)} elements must divide input {list(x.shape)} elements"
         )
+    else:  # the trailing axes
+        length, inner, block = x.num_elements // y.num_elements, 1, True
     return ReductionView(
-        reduce_length=x.num_elements // y.num_elements,
+        reduce_length=length,
         x=x,
         y=y,
         function=str(op.attrs.get("function", "sum")),
-        compute_dtype=_vector_dtype(op, x),
+        compute_dtype=vector_dtype(op, x),
+        inner_outputs=inner,
+        reduced_block=block,
     )
