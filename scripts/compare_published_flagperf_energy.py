@@ -24,6 +24,7 @@ import argparse
 import json
 import statistics
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from compare_published_flagperf_gemm import ROWS, op_of
 from convert_flagperf import ELEMENTWISE, PUBLISHED, PUBLISHED_ELEMENTWISE, op_row
@@ -37,8 +38,19 @@ from opmodel.models import get_model
 TRAINING = ("mul", "div")  # the declared training rows of --derive (derive_j_per_byte)
 
 
-def streaming_ops() -> list[tuple[str, str, LocalOp, float]]:
-    """(group, label, op run back to back, measured joules per call) of the streaming rows."""
+class Measured(NamedTuple):
+    """One published row: its group, label and op (run back to back), its wall clock per call
+    (``cputime``, s) and its energy per call (the card's average power over it, J)."""
+
+    group: str
+    label: str
+    op: LocalOp
+    seconds: float
+    joules: float
+
+
+def streaming_ops() -> list[Measured]:
+    """The reduction and elementwise rows."""
     out = []
     for p in (*PUBLISHED, *PUBLISHED_ELEMENTWISE):
         row = op_row(p)
@@ -46,22 +58,19 @@ def streaming_ops() -> list[tuple[str, str, LocalOp, float]]:
         attrs.pop("l2_dirty_bytes")  # back to back: no flush between the calls
         op = op_from_row({**row, "attrs": json.dumps(attrs)}, "flagperf")
         group = "elementwise" if p.op in ELEMENTWISE else "reduction"
-        out.append((group, str(row["label"]), op, p.power_w * p.cpu_us * 1e-6))
+        seconds = p.cpu_us * 1e-6
+        out.append(Measured(group, str(row["label"]), op, seconds, p.power_w * seconds))
     return out
 
 
-def gemm_ops() -> list[tuple[str, str, LocalOp, float]]:
-    """The same for the mm and bmm rows."""
-    return [("gemm", f"{r.op}:{r.dtype}", op_of(r), r.power_w * r.cpu_us * 1e-6) for r in ROWS]
-
-
-def _seconds(label: str) -> float:
-    """A row's measured wall clock per call (its ``cputime``)."""
-    cpu_us: dict[str, float] = {
-        str(op_row(p)["label"]): p.cpu_us for p in (*PUBLISHED, *PUBLISHED_ELEMENTWISE)
-    }
-    cpu_us.update({f"{r.op}:{r.dtype}": r.cpu_us for r in ROWS})
-    return cpu_us[label] * 1e-6
+def gemm_ops() -> list[Measured]:
+    """The mm and bmm rows."""
+    return [
+        Measured(
+            "gemm", f"{r.op}:{r.dtype}", op_of(r), r.cpu_us * 1e-6, r.power_w * r.cpu_us * 1e-6
+        )
+        for r in ROWS
+    ]
 
 
 def _predicted(profile: OpProfile, spec: HardwareSpec, seconds: float) -> float:
@@ -75,9 +84,9 @@ def ratios(hardware: str) -> list[tuple[str, str, float, float]]:
     """(group, label, measured J per call, modelled / measured energy) of every row."""
     spec, model = load_hardware(hardware), get_model("effective_roofline")
     out = []
-    for group, label, op, joules in (*streaming_ops(), *gemm_ops()):
-        predicted = _predicted(model.predict(op, spec), spec, _seconds(label))
-        out.append((group, label, joules, predicted / joules))
+    for m in (*streaming_ops(), *gemm_ops()):
+        predicted = _predicted(model.predict(m.op, spec), spec, m.seconds)
+        out.append((m.group, m.label, m.joules, predicted / m.joules))
     return out
 
 
@@ -90,14 +99,14 @@ def derive_j_per_byte(hardware: str) -> tuple[float, list[tuple[str, float]]]:
     spec, model = load_hardware(hardware), get_model("effective_roofline")
     level = next(level for level in spec.memory.levels if level.name == "hbm")
     values = []
-    for _, label, op, joules in streaming_ops():
-        if op.name not in TRAINING:
+    for m in streaming_ops():
+        if m.op.name not in TRAINING:
             continue
-        profile = model.predict(op, spec)
+        profile = model.predict(m.op, spec)
         traffic = profile.traffic["hbm"]
         moved = traffic.read_bytes + traffic.write_bytes
-        predicted = _predicted(profile, spec, _seconds(label))
-        values.append((label, level.energy_j_per_byte + (joules - predicted) / moved))
+        predicted = _predicted(profile, spec, m.seconds)
+        values.append((m.label, level.energy_j_per_byte + (m.joules - predicted) / moved))
     return statistics.median(v for _, v in values), values
 
 

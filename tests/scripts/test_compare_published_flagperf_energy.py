@@ -10,10 +10,10 @@ from tests.scripts.loader import load_script
 
 def test_measured_energy_is_power_times_cputime() -> None:
     script = load_script("compare_published_flagperf_energy")
-    rows = {label: joules for _, label, _, joules in script.streaming_ops()}
+    rows = {m.label: m.joules for m in script.streaming_ops()}
     # the fp32 sum: 265.3 W over 2952.23 us a call
     assert rows["sum:flagperf:fp32:1024x1024x1024"] == pytest.approx(265.3 * 2952.23e-6)
-    ops = [op for _, _, op, _ in script.streaming_ops()]
+    ops = [m.op for m in script.streaming_ops()]
     assert all("l2_dirty_bytes" not in op.attrs for op in ops)  # back to back: no flush
     assert len(ops) == 33 and len(script.gemm_ops()) == 5
 
