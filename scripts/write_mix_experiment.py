@@ -17,6 +17,7 @@ MAPE of ``effective_roofline`` by hardware and op kind (the groups that move by 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -38,20 +39,10 @@ def mix_factor(read_bytes: float, written_bytes: float, penalty: float) -> float
 def _with_penalty(penalty: float) -> Any:
     def bounds(kernel: Any, dev: Any, work: Any, use: Any, waves: int) -> Any:
         factor = mix_factor(use.dram_reads, use.written_back, penalty)
-        slower: Any = _Slower(dev, factor)
+        slower = dataclasses.replace(dev, hbm_rate=dev.hbm_rate / factor)
         return _SHIPPED_BOUNDS(kernel, slower, work, use, waves)
 
     return bounds
-
-
-class _Slower:
-    """The device with its HBM rate divided by ``factor`` (every other field as it is)."""
-
-    def __init__(self, dev: Any, factor: float) -> None:
-        self._dev, self.hbm_rate = dev, dev.hbm_rate / factor
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self._dev, name)
 
 
 def _groups(result: OpLatencyResult) -> dict[str, tuple[int, float]]:
