@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sass_listing import cuobjdump, register_arguments, res_usage
+from sass_listing import register_arguments, res_usage, res_usage_listings
 
 KERNELS = (
     "compute_grad_weight",
@@ -53,8 +53,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = "count_embedding_registers"
     args = register_arguments(__doc__.splitlines()[0], argv, ARCHITECTURES, name)
     print(f"{'kernel':<40} " + " ".join(f"{a:>7}" for a in args.arch))
-    table = {a: registers(cuobjdump(args.cuobjdump, ["-res-usage", "-arch", a, str(args.library)]))
-             for a in args.arch}  # fmt: skip
+    table = {a: registers(listing) for a, listing in res_usage_listings(args).items()}
     for kernel in KERNELS:
         cells = " ".join(f"{table[a].get(kernel, 0):>7}" for a in args.arch)
         print(f"{kernel:<40} {cells}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from sass_listing import cuobjdump, demangle, register_arguments, res_usage
+from sass_listing import demangle, register_arguments, res_usage, res_usage_listings
 
 # the model's pass (formulas/optimizer.py: its name and tensor-list depth) -> the ATen
 # instance that runs it: functor, depth, and the op it applies (None: the fused steps)
@@ -70,10 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     name = "count_optimizer_registers"
     args = register_arguments(__doc__.splitlines()[0], argv, ARCHITECTURES, name)
     table = {}
-    for arch in args.arch:
-        found = instances(
-            cuobjdump(args.cuobjdump, ["-res-usage", "-arch", arch, str(args.library)])
-        )
+    for arch, listing in res_usage_listings(args).items():
+        found = instances(listing)
         table[arch] = registers(demangle([n for n, _ in found]), [c for _, c in found])
     print(f"{'pass':<18} depth " + " ".join(f"{a:>7}" for a in args.arch))
     for step in PASSES:

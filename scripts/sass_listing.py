@@ -84,6 +84,13 @@ def res_usage(listing: str) -> list[tuple[str, int]]:
     return out
 
 
+def res_usage_listings(args: argparse.Namespace) -> dict[str, str]:
+    """``cuobjdump -res-usage`` of ``args.library`` for each of ``args.arch`` (the register
+    counters' command line, :func:`register_arguments`)."""
+    command = ("-res-usage", "-arch")
+    return {a: cuobjdump(args.cuobjdump, [*command, a, str(args.library)]) for a in args.arch}
+
+
 def register_arguments(
     description: str, argv: Sequence[str] | None, architectures: Sequence[str], name: str
 ) -> argparse.Namespace:
