@@ -115,22 +115,23 @@ def _shape(dims: tuple[int, ...]) -> str:
     return "x".join(str(d) for d in dims)
 
 
-def _tensors(p: Published) -> tuple[str, str, tuple[int, ...]]:
-    """(kind, tensors, input shape) of a published op."""
+def _tensors(p: Published) -> tuple[str, str, str, tuple[int, ...]]:
+    """(kind, function, tensors, input shape) of a published op."""
     dtype = DTYPES[p.dtype]
     if p.op in SHAPES:
-        _, x, y = SHAPES[p.op]
-        return "reduction", f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{dtype}", x
-    _, inputs, x = ELEMENTWISE[p.op]
+        function, x, y = SHAPES[p.op]
+        tensors = f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{dtype}"
+        return "reduction", function, tensors, x
+    function, inputs, x = ELEMENTWISE[p.op]
     tensor = f"{_shape(x)}:{dtype}"
-    return "elementwise", ";".join([f"input:{tensor}"] * inputs + [f"output:{tensor}"]), x
+    tensors = ";".join([f"input:{tensor}"] * inputs + [f"output:{tensor}"])
+    return "elementwise", function, tensors, x
 
 
 def op_row(p: Published) -> dict[str, object]:
     """The op-table row of one published timing (``time`` in ms, the kernel time)."""
-    function = SHAPES[p.op][0] if p.op in SHAPES else ELEMENTWISE[p.op][0]
     dtype = DTYPES[p.dtype]
-    kind, tensors, x = _tensors(p)
+    kind, function, tensors, x = _tensors(p)
     attrs = {"function": function, "l2_dirty_bytes": FLUSH_BYTES}
     return {
         "name": p.op,
