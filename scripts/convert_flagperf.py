@@ -10,15 +10,16 @@ FlagPerf (BAAI, github.com/FlagOpen/FlagPerf, Apache-2.0) publishes, per operato
 L2) and ``cputime`` (wall clock over 50,000 back-to-back calls). The tensors come from each
 op's ``main.py``: ``torch.sum``, ``mean``, ``max`` and ``min`` of ``randn(1024, 1024, 1024)``
 (``Melements: 1024``; the READMEs' TFLOPS column, ``elements / kerneltime``, gives the same
-2^30 elements) and ``torch.amax(a, 1)`` of ``randn(81920, 81920)`` (``M x 80, N x 80``; the
-TFLOPS column gives 6.7e9 elements, the memory column 64 % of 40 GiB in fp32). Each is one
-ATen ``reduce_kernel`` launch. Elementwise: ``torch.add`` and ``torch.sub`` of two
-``randn(1024, 1024, 1024)``, ``torch.nn.GELU()`` of one, ``torch.mul(a, 2)``,
-``torch.div(a, 0.5)`` and ``torch.exp(a)`` of ``randn(2**30)``: one ATen elementwise kernel
-each (a division by a Python scalar multiplies by its reciprocal); their READMEs' TFLOPS
-columns give 2^30 elements with the FLOPs ``main.py`` counts forward only (operators whose
-``main.py`` has run their backward too, such as SiLU, are left out). The numbers are copied
-from the READMEs at the commits named beside them, never edited.
+2^30 elements) and ``torch.amax(a, 1)`` and ``torch.argmax(a, 1)`` of ``randn(81920, 81920)``
+(``M x 80, N x 80``; the TFLOPS column gives 6.7e9 elements, the memory column 64 % of 40 GiB
+in fp32; argmax writes int64 indices). Each is one ATen ``reduce_kernel`` launch.
+Elementwise: ``torch.add`` and ``torch.sub`` of two ``randn(1024, 1024, 1024)``,
+``torch.nn.GELU()`` of one, ``torch.mul(a, 2)``, ``torch.div(a, 0.5)`` and ``torch.exp(a)`` of
+``randn(2**30)``: one ATen elementwise kernel each (a division by a Python scalar multiplies by
+its reciprocal); their READMEs' TFLOPS columns give 2^30 elements with the FLOPs ``main.py``
+counts forward only (operators whose ``main.py`` has run their backward too, such as SiLU, are
+left out). The numbers are copied from the READMEs at the commits named beside them, never
+edited.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ SHAPES = {
     "max": ("max", (1024, 1024, 1024), (1,)),
     "min": ("min", (1024, 1024, 1024), (1,)),
     "amax": ("max", (81920, 81920), (81920,)),
+    "argmax": ("argmax", (81920, 81920), (81920,)),
 }
 PUBLISHED = (
     Published("sum", "FP32", 2973.7, 2952.23, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 265.3),
@@ -77,6 +79,15 @@ PUBLISHED = (
     ),
     Published(
         "amax", "BF16", 10165.25, 10144.45, "10c7afd3c6cbaea2b530d57baccc9155e23f2414", 312.16
+    ),
+    Published(
+        "argmax", "FP32", 19640.32, 19617.96, "572fd7d8d2401132019bd1b145df521ab324ef94", 323.32
+    ),
+    Published(
+        "argmax", "FP16", 12191.74, 12174.38, "572fd7d8d2401132019bd1b145df521ab324ef94", 352.22
+    ),
+    Published(
+        "argmax", "BF16", 12666.88, 12650.3, "572fd7d8d2401132019bd1b145df521ab324ef94", 330.6
     ),
 )
 # elementwise: (function, inputs, shape); mul and div by a Python scalar run ATen's multiply
@@ -120,7 +131,8 @@ def _tensors(p: Published) -> tuple[str, str, str, tuple[int, ...]]:
     dtype = DTYPES[p.dtype]
     if p.op in SHAPES:
         function, x, y = SHAPES[p.op]
-        tensors = f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{dtype}"
+        out = "int64" if function == "argmax" else dtype  # torch.argmax returns int64 indices
+        tensors = f"input:{_shape(x)}:{dtype};output:{_shape(y)}:{out}"
         return "reduction", function, tensors, x
     function, inputs, x = ELEMENTWISE[p.op]
     tensor = f"{_shape(x)}:{dtype}"

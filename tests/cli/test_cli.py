@@ -206,6 +206,7 @@ def test_validate_gemm_traffic(capsys: pytest.CaptureFixture[str]) -> None:
 _KERNEL_KINDS = (
     *("softmax", "layernorm", "rmsnorm", "rmsnorm_warm", "rope", "elementwise", "reduction"),
     "bias_grad",
+    "argmax",
     "swiglu_liger",
     "rmsnorm_residual",
     *("embedding", "embedding_backward", "copy", "layernorm_backward", "all_reduce", "optimizer"),

@@ -29,6 +29,7 @@ from tests.conformance.builders_fused import (
     embedding_backward,
     optimizer,
 )
+from tests.conformance.builders_reduction import argmax, reduction, reduction_leading
 
 Sizes = dict[str, int]
 
@@ -143,18 +144,6 @@ def _warm_elementwise(s: Sizes, d: DType) -> LocalOp:
     return _warm(_elementwise(s, d), s["n"] * d.bits // 8, s)
 
 
-def _reduction(s: Sizes, d: DType) -> LocalOp:
-    return _op(
-        OpKind.REDUCTION,
-        (TensorSpec("input", (s["rows"], s["length"]), d), TensorSpec("output", (s["rows"],), d)),
-    )
-
-
-def _reduction_leading(s: Sizes, d: DType) -> LocalOp:
-    x = TensorSpec("input", (s["rows"], s["length"]), d)
-    return _op(OpKind.REDUCTION, (x, TensorSpec("output", (s["length"],), d)), dim=[0])
-
-
 def _copy(s: Sizes, d: DType) -> LocalOp:
     return _op(OpKind.COPY, (TensorSpec("input", (s["n"],), d), TensorSpec("output", (s["n"],), d)))
 
@@ -197,7 +186,7 @@ BUILDERS: dict[OpKind, Builder] = {
     OpKind.LAYERNORM: Builder(_ints(**_ROWS), _row(OpKind.LAYERNORM, 2), ("rows", "length")),
     OpKind.RMSNORM: Builder(_ints(**_ROWS), _row(OpKind.RMSNORM, 1), ("rows", "length")),
     OpKind.ELEMENTWISE: Builder(_ints(n=(1, 1 << 26), inputs=(1, 3)), _elementwise, ("n",)),
-    OpKind.REDUCTION: Builder(_ints(**_ROWS), _reduction, ("rows", "length")),
+    OpKind.REDUCTION: Builder(_ints(**_ROWS), reduction, ("rows", "length")),
     OpKind.EMBEDDING: Builder(
         _ints(tokens=(1, 16384), vocab=(1, 262144), hidden=(1, 16384)),
         embedding,
@@ -290,7 +279,9 @@ VARIANTS: dict[str, Builder] = {
     ),
     "embedding_backward": Builder(BUILDERS[OpKind.EMBEDDING].sizes, embedding_backward, GROWS),
     # dy.sum(0): the reduced axis leads (attr dim), ATen's outputs-across-lanes launch
-    "reduction_leading": Builder(_ints(**_ROWS), _reduction_leading, ("rows", "length")),
+    "reduction_leading": Builder(_ints(**_ROWS), reduction_leading, ("rows", "length")),
+    # logits.argmax(-1): int64 indices, the reduce kernel with its counted arithmetic
+    "argmax": Builder(_ints(**_ROWS), argmax, ("rows", "length")),
     **{
         f"{kind.value}_backward": Builder(
             _ints(**_ROWS), _row_backward(kind, weights), ("rows", "length")

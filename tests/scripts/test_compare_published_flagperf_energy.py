@@ -15,7 +15,7 @@ def test_measured_energy_is_power_times_cputime() -> None:
     assert rows["sum:flagperf:fp32:1024x1024x1024"] == pytest.approx(265.3 * 2952.23e-6)
     ops = [m.op for m in script.streaming_ops()]
     assert all("l2_dirty_bytes" not in op.attrs for op in ops)  # back to back: no flush
-    assert len(ops) == 33 and len(script.gemm_ops()) == 5
+    assert len(ops) == 36 and len(script.gemm_ops()) == 5
 
 
 def test_derived_energy_per_byte_is_the_shipped_one() -> None:
@@ -28,6 +28,10 @@ def test_derived_energy_per_byte_is_the_shipped_one() -> None:
 
 def test_held_out_rows_within_a_quarter() -> None:
     rows = load_script("compare_published_flagperf_energy").ratios("a100_40gb_sxm")
-    # docs/validation.md: reductions 7.2 % (0.94x), elementwise 8.9 % (0.92x), GEMMs 6.9 %;
-    # the lowest the 16-bit GELU (0.76x), the highest the FP32 SGEMM (1.20x)
-    assert all(0.7 < ratio < 1.25 for _, _, _, ratio in rows)
+    # docs/validation.md: reductions 10.7 % (0.90x; 7.2 %, 0.94x, without argmax), elementwise
+    # 8.9 % (0.92x), GEMMs 6.9 %; the lowest the 16-bit GELU (0.76x), the highest the FP32
+    # SGEMM (1.20x); argmax's integer-pipe work is not charged: 0.65-0.81x
+    others = [ratio for _, label, _, ratio in rows if not label.startswith("argmax")]
+    argmax = [ratio for _, label, _, ratio in rows if label.startswith("argmax")]
+    assert len(argmax) == 3 and all(0.6 < ratio < 0.85 for ratio in argmax)
+    assert all(0.7 < ratio < 1.25 for ratio in others)

@@ -22,7 +22,7 @@ def test_rows_are_the_published_ops(tmp_path: Path) -> None:
     (tmp_path / "ops").mkdir()
     (tmp_path / "ops" / SHIPPED.name).write_bytes(SHIPPED.read_bytes())
     rows, skipped = load_op_rows(tmp_path)
-    assert len(rows) == 33 and not skipped
+    assert len(rows) == 36 and not skipped
     assert {r.hardware for r in rows} == {"a100_40gb_sxm"}
     # every elementwise op is one of 2^30 elements; mul and div by a scalar are one multiply
     elementwise = [r for r in rows if r.op.kind.value == "elementwise"]
@@ -37,3 +37,8 @@ def test_rows_are_the_published_ops(tmp_path: Path) -> None:
     # the fp32 sum: 2^32 bytes in 2.9737 ms, 1.44 TB/s (93 % of the HBM2's 1,555 GB/s)
     fp32_sum = next(r for r in rows if r.label == "sum:flagperf:fp32:1024x1024x1024")
     assert abs(2**32 / fp32_sum.time_s / 1.4443e12 - 1) < 1e-3
+    # argmax over 81,920 rows writes one int64 index per row; amax over the same rows the value
+    argmax = [r for r in reductions if r.op.attrs["function"] == "argmax"]
+    assert len(argmax) == 3
+    assert all(r.op.view.y.dtype.value == "int64" for r in argmax)  # type: ignore[union-attr]
+    assert all(r.op.view.reduce_length == 81920 for r in argmax)  # type: ignore[union-attr]

@@ -16,5 +16,5 @@ def shipped() -> OpLatencyResult:
     """effective_roofline on every shipped op row (about 15 s; shared by test_op_latency.py
     and test_op_latency_liger.py)."""
     rows, skipped = load_op_rows(REPO / "data")
-    assert len(rows) == 104363 and not skipped
+    assert len(rows) == 104366 and not skipped
     return validate_op_latency(rows, "effective_roofline")

@@ -12,6 +12,7 @@ from opmodel.core.attr_spec import AttrSpec
 from opmodel.core.attrs_attention import ATTENTION, KV_LENGTHS, PREFILL_LENGTHS
 from opmodel.core.attrs_collective import COLLECTIVE
 from opmodel.core.attrs_optimizer import OPTIMIZER
+from opmodel.core.attrs_reduction import REDUCTION
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind
 from opmodel.core.errors import did_you_mean
@@ -184,11 +185,7 @@ _ROW = (
     _IMPLEMENTATION,
     *_WARM,
 )
-_REDUCTION = (
-    AttrSpec(name="function", kind=str, choices=("sum", "mean", "max", "min"), doc="reduction"),
-    AttrSpec(name="dim", kind=tuple, doc="axes to reduce (torch's dim); default: trailing"),
-    *_WARM,
-)
+_REDUCTION = (*REDUCTION, *_WARM)
 _ATEN_VECTORS = AttrSpec(
     name="aten_128bit_vectors",
     kind=bool,

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from opmodel.core.attrs_reduction import INDEX_FUNCTIONS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import TensorRole
 from opmodel.core.viewcheck import fail, one, only_roles, vector_dtype
@@ -73,6 +74,27 @@ def _by_axes(op: LocalOp, x: TensorSpec, y: TensorSpec, dims: object) -> tuple[i
     return math.prod(x.shape[i] for i in axes), inner, axes == tuple(range(axes[0], axes[-1] + 1))
 
 
+def _check_dtypes(op: LocalOp, x: TensorSpec, y: TensorSpec, function: str) -> None:
+    """An index reduction writes int64 and reads numbers; a value reduction reads floats and
+    writes a float (``torch.sum`` of an integer tensor is not modelled)."""
+    if function in INDEX_FUNCTIONS:
+        if y.dtype is not DType.INT64:
+            raise fail(
+                op,
+                f"{function} writes int64 indices: output dtype must be int64 "
+                f"(got {y.dtype.value})",
+            )
+        if not x.dtype.is_float:
+            raise fail(op, f"{function}: input dtype must be a float type (got {x.dtype.value})")
+        return
+    if not (x.dtype.is_float and y.dtype.is_float):
+        raise fail(
+            op,
+            f"function {function}: input and output dtypes must be float types (got "
+            f"{x.dtype.value} and {y.dtype.value}; argmax and argmin write int64)",
+        )
+
+
 def reduction_view(op: LocalOp) -> ReductionView:
     """The view of a reduction op (module docstring)."""
     only_roles(op, (TensorRole.INPUT, TensorRole.OUTPUT, TensorRole.WORKSPACE))
@@ -87,11 +109,13 @@ def reduction_view(op: LocalOp) -> ReductionView:
         )
     else:  # the trailing axes
         length, inner, block = x.num_elements // y.num_elements, 1, True
+    function = str(op.attrs.get("function", "sum"))
+    _check_dtypes(op, x, y, function)
     return ReductionView(
         reduce_length=length,
         x=x,
         y=y,
-        function=str(op.attrs.get("function", "sum")),
+        function=function,
         compute_dtype=vector_dtype(op, x),
         inner_outputs=inner,
         reduced_block=block,

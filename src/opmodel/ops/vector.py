@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from opmodel.core.attrs import AttrValue
+from opmodel.core.attrs_reduction import INDEX_FUNCTIONS
 from opmodel.core.dtypes import DType
 from opmodel.core.enums import OpKind, Phase, TensorRole
 from opmodel.core.errors import OpValidationError
@@ -191,16 +192,18 @@ def reduction(
     phase: Phase | str = Phase.INFERENCE,
     **attrs: AttrValue,
 ) -> LocalOp:
-    """``function`` (sum, mean, max or min; default sum) of a ``[rows, length]`` tensor over
-    ``dim``: each row into ``[rows]`` (-1 or 1, the default), or over the rows into
-    ``[length]`` (0 or -2: attr ``dim: [0]``, a bias gradient's ``dy.sum(0)``)."""
+    """``function`` (sum, mean, max, min, argmax or argmin; default sum) of a ``[rows,
+    length]`` tensor over ``dim``: each row into ``[rows]`` (-1 or 1, the default), or over the
+    rows into ``[length]`` (0 or -2: attr ``dim: [0]``, a bias gradient's ``dy.sum(0)``).
+    argmax and argmin write int64 indices (greedy decoding's ``logits.argmax(-1)``)."""
     where = "ops.reduction"
     r, n = positive(where, "rows", rows), positive(where, "length", length)
     d = dtype_of(where, "dtype", dtype)
     if dim not in (-2, -1, 0, 1) or isinstance(dim, bool):
         raise OpValidationError(f"{where}: dim must be 0 or 1 (or -2, -1) (got {dim!r})")
     leading = dim in (0, -2)
-    tensors = (tensor(_IN, (r, n), d), tensor(_OUT, (n,) if leading else (r,), d))
+    out = DType.INT64 if function in INDEX_FUNCTIONS else d
+    tensors = (tensor(_IN, (r, n), d), tensor(_OUT, (n,) if leading else (r,), out))
     options: dict[str, AttrValue | None] = {"function": function, "dim": (0,) if leading else None}
     return assemble(OpKind.REDUCTION, (name, phase), tensors, options, attrs)
 

@@ -8,11 +8,16 @@ from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.views_reduction import ReductionView
 from opmodel.hardware.spec import HardwareSpec
-from opmodel.models.streaming.aten_reduce import ReduceShape, aten_reduce_kernel
+from opmodel.models.streaming.aten_reduce import (
+    LAUNCHES,
+    ReduceShape,
+    aten_reduce_kernel,
+    reduce_issue_cycles,
+)
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.structure import StreamKernel
 
-__all__ = ["launch_by_sms"]
+__all__ = ["launch_by_sms", "reduce_issue_cost"]
 
 
 def launch_by_sms(
@@ -31,3 +36,14 @@ def launch_by_sms(
     if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
         return index_select_kernel(rows, length, sm.sm_count)
     return None
+
+
+def reduce_issue_cost(op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec) -> float | None:
+    """``I`` of ATen's reduce kernel for a reduction op: its loop's issue cycles per element
+    counted from SASS, 0 where uncounted (:func:`~opmodel.models.streaming.aten_reduce.
+    reduce_issue_cycles`); ``None`` for any other op or kernel."""
+    view = op.view
+    if not isinstance(view, ReductionView) or kernel.name not in LAUNCHES:
+        return None
+    innermost = view.inner_outputs == 1 and view.reduced_block
+    return reduce_issue_cycles(hardware.architecture, view.x.dtype, view.function, innermost)

@@ -24,7 +24,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.row_backward_op import predict_row_backward
 from opmodel.models.effective_roofline.streaming_checks import check_vllm_function
 from opmodel.models.effective_roofline.streaming_cost import streaming_cost, streaming_profile
-from opmodel.models.effective_roofline.streaming_launch import launch_by_sms
+from opmodel.models.effective_roofline.streaming_launch import launch_by_sms, reduce_issue_cost
 from opmodel.models.shared.roofline_estimate import RooflineSetup, roofline_setup
 from opmodel.models.streaming import StreamWork, evaluate_streaming, rope_kernel, streaming_kernel
 from opmodel.models.streaming.aten_broadcast import (
@@ -186,15 +186,17 @@ def _register_softmax(
 def _issue_cost(
     op: LocalOp, kernel: StreamKernel, length: int, element_bytes: int, hardware: HardwareSpec
 ) -> float:
-    """Instructions per element: an ATen row kernel counted from its SASS its count
-    (:func:`_row_count`); ATen's block softmax (and its register softmax without a count) its
+    """Instructions per element: a kernel counted from its SASS its count (ATen's
+    non-contiguous elementwise kernel; its reduce kernel, ``reduce_issue_cost``; an ATen row
+    kernel, :func:`_row_count`); ATen's block softmax (and its register softmax without a count) its
     own calibration (:mod:`~opmodel.models.streaming.aten_softmax`); every other kernel the
     issue calibration's value for its implementation and function or kind; where that lists
     none, an ATen elementwise function the count from its SASS for the architecture and dtype
     (:mod:`~opmodel.models.streaming.counted`), else none."""
     if kernel.name == BROADCAST_KERNEL and isinstance(op.view, ElementwiseView):
         return broadcast_issue_cost(op.view, hardware.architecture)
-    counted = _row_count(op, kernel, hardware)
+    counted = reduce_issue_cost(op, kernel, hardware)
+    counted = _row_count(op, kernel, hardware) if counted is None else counted
     if counted is not None:
         return counted
     aten_softmax = op.kind is OpKind.SOFTMAX and kernel.implementation == "pytorch"

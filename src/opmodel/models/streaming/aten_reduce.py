@@ -34,26 +34,50 @@ threads, three 512-thread CTAs either way), so four CTAs of 512 threads share an
 ``REGISTERS = 32``. Reduced axes that lead (attr ``dim``, a bias gradient's ``dy.sum(0)``) take
 ``setReduceConfig``'s other branch (:func:`aten_reduce_kernel`): lanes across the outputs,
 ``get_output_vec_size`` outputs a load, the same splits over warps and CTAs.
+
+``argmax`` and ``argmin`` (``ArgMaxOps<float>``: a value and its int64 index per accumulator,
+16-bit inputs compared in fp32) are instantiated with ``input_vec_size = 4``, so their loads are
+vectorized in every dtype, with the same 32 registers (``cuobjdump -res-usage``, PyTorch 2.14.1,
+sm_80 to sm_100).
+
+Issue cost (:func:`reduce_issue_cycles`): ``configs/instructions/aten_reduce.yaml`` holds, per
+architecture, dtype and function, the issue cycles per element of the loop a thread walks its
+row with (``scripts/count_reduce_sass.py``: one iteration's common path over its 4 elements,
+the busiest of the SMSP's issue slot and pipes; no fit). A thread issues that arithmetic
+between one step's load and the next, so the structure sets ``serial_arithmetic``. Reductions
+over leading or scattered axes run other loops (vectorized over outputs, or through an offset
+calculator) and have no count (0).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
 
+from opmodel.configs import INSTRUCTIONS_DIR
+from opmodel.core.dtypes import DType
 from opmodel.hardware.structure import SmSpec
+from opmodel.models.shared.sass_code import sass_architecture
+from opmodel.models.streaming.counted import Counts, load_counts
 from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = [
+    "COUNTS_FILE",
     "LAUNCHES",
     "MAX_THREADS",
     "REGISTERS",
     "VALUES_PER_STEP",
     "ReduceShape",
     "aten_reduce_kernel",
+    "load_reduce_counts",
     "output_vector",
+    "reduce_issue_cycles",
     "vectorized",
 ]
+
+COUNTS_FILE = INSTRUCTIONS_DIR / "aten_reduce.yaml"
 
 MAX_THREADS = 512  # Reduce.cuh: max_reduce_threads (256 only for complex double)
 REGISTERS = 32  # counted: PyTorch 2.14.1 reduce_kernel<512, 1> instances (module docstring)
@@ -177,6 +201,8 @@ def _split(shape: ReduceShape, block: _Block, sms: tuple[int, int]) -> StreamKer
         serial_loads=math.ceil(values / VALUES_PER_STEP),
         global_passes=1,
         reductions=int(reduce_across) + int(ctas_per_output > 1),
+        # a thread folds each step's values in before it issues the next step's load
+        serial_arithmetic=True,
     )
 
 
@@ -198,3 +224,26 @@ def aten_reduce_kernel(shape: ReduceShape, sm: SmSpec) -> StreamKernel:
     dim0 = shape.length // VALUES_PER_STEP if vector else shape.length
     width, height = _block(dim0, shape.outputs)
     return _split(shape, _Block(width, height, math.ceil(shape.length / width), 1, True), sms)
+
+
+def load_reduce_counts(path: Path) -> Counts:
+    """Read a reduce-kernel counts file (module docstring): ``cycles_per_element`` by
+    architecture, dtype and function; errors name the file and field."""
+    return load_counts(path, "cycles_per_element")
+
+
+@cache
+def _shipped() -> Counts:
+    return load_reduce_counts(COUNTS_FILE)
+
+
+def reduce_issue_cycles(
+    architecture: str | None, dtype: DType, function: str, innermost: bool
+) -> float:
+    """Issue cycles per element of ATen's reduce kernel for ``function`` on ``dtype`` for a GPU
+    of ``architecture``, reducing the ``innermost`` axis (or a trailing block of axes): the
+    counted loop's (module docstring); 0 without a count or over other axes."""
+    arch = sass_architecture(architecture)
+    if arch is None or not innermost:
+        return 0.0
+    return _shipped().get((arch, dtype.value, function), 0.0)

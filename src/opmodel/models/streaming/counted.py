@@ -90,8 +90,7 @@ def _by_arch_dtype(
     return out
 
 
-def _entries(raw: Any, path: Path) -> Counts:
-    field = "instructions_per_element"
+def _entries(raw: Any, path: Path, field: str = "instructions_per_element") -> Counts:
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: {field}: must map architectures to dtypes"])
 
@@ -109,12 +108,13 @@ def _entries(raw: Any, path: Path) -> Counts:
     return {(arch, dtype, name): v for (arch, dtype), f in table.items() for name, v in f.items()}
 
 
-def load_counts(path: Path) -> Counts:
-    """Read and validate a counts file (module docstring); errors name the file and field."""
+def load_counts(path: Path, field: str = "instructions_per_element") -> Counts:
+    """Read and validate a counts file (module docstring) whose ``field`` maps architectures,
+    dtypes and functions to numbers; errors name the file and field."""
     data = read_yaml_mapping(path)
-    if "instructions_per_element" not in data or not isinstance(data.get("source"), str):
-        raise ConfigError([f"{path}: needs the fields source (a string), instructions_per_element"])
-    return _entries(data["instructions_per_element"], path)
+    if field not in data or not isinstance(data.get("source"), str):
+        raise ConfigError([f"{path}: needs the fields source (a string), {field}"])
+    return _entries(data[field], path, field)
 
 
 @cache

@@ -1,0 +1,174 @@
+"""Count what ATen's reduce kernel issues per element, from its SASS.
+
+Usage:
+    python scripts/count_reduce_sass.py --library torch/lib/libtorch_cuda.so \
+        [--arch sm_90 ...] [--cuobjdump cuobjdump] [--workdir DIR] [--write FILE]
+
+Tools and inputs as ``scripts/count_aten_sass.py`` (no GPU). The kernel is ``reduce_kernel<512,
+1, ReduceOp<T, ops, unsigned int, out, 4, input_vec_size>>`` (aten/src/ATen/native/cuda/
+Reduce.cuh), the launch of a reduction over the innermost axis, for each function the model
+names (``FUNCTIONS``: sum, mean, max, min, argmax, argmin; ``torch.max(x)`` and ``amax`` run
+``MaxNanFunctor``, ``torch.argmax`` ``ArgMaxOps<float>`` with a 64-bit index) and dtype.
+
+Each thread walks its share of the row in a loop, one step per round trip:
+
+- vectorized (``input_vec_size = 4``: every function but 16-bit sum and mean, which PyTorch
+  instantiates with 8 and so cannot vectorize): the loop whose body loads one 4-element vector
+  (``LDG.E.64`` for a 16-bit dtype, ``LDG.E.128`` for fp32), then folds its 4 values into 4
+  accumulators (``input_vectorized_thread_reduce_impl``);
+- 16-bit sum and mean: ``thread_reduce_impl`` on a contiguous input, four scalar loads a step;
+  the kernel holds that loop three times (contiguous, one stride, a general offset
+  calculator), and the contiguous one is the shortest of those with four 16-bit loads.
+
+One iteration's common path (``count_layer_norm_sass.loop_path``: a conditional forward branch
+falls through unless it skips a library call's slow path; of an if/else the longer arm, here
+the comparison of a number with the accumulator over the arm for a NaN accumulator) over its 4
+elements gives the instructions per element and the issue cycles per element: the busiest of
+the SMSP's issue slot and pipes (``count_layer_norm_sass.issue_cycles``; the comparisons and
+selects of max, min and argmax run on the integer ALU pipe, 16 lanes an SMSP). ``--write``
+writes the YAML file the project ships as ``src/opmodel/configs/instructions/aten_reduce.yaml``.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from count_layer_norm_sass import PIPE_RATE, issue_cycles, loop_path
+from sass_listing import (
+    BRANCH,
+    Instruction,
+    arch_cubins,
+    count_main,
+    cuobjdump,
+    demangle,
+    functions,
+    parse,
+    res_usage,
+    yaml_lines,
+)
+
+DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
+STEP_ELEMENTS = 4  # vt0 and input_vec_size: the elements one loop iteration folds in
+# function -> the ReduceOp's operation for scalar type T (demangled)
+FUNCTIONS = {
+    "sum": "at::native::func_wrapper_t<{T}, at::native::sum_functor<{T}, float, {T}>::",
+    "mean": "at::native::MeanOps<{T}, float, float, {T}>, ",
+    "max": "at::native::func_wrapper_t<{T}, at::native::MaxNanFunctor<{T}> >, ",
+    "min": "at::native::func_wrapper_t<{T}, at::native::MinNanFunctor<{T}> >, ",
+    "argmax": "at::native::ArgMaxOps<float>, ",
+    "argmin": "at::native::ArgMinOps<float>, ",
+}
+_SCALAR_LOADS = "LDG.E.U16"
+
+
+def kernel_name(function: str, dtype: str) -> str:
+    """The demangled prefix of the 512-thread kernel of ``function`` on ``dtype``."""
+    scalar = DTYPES[dtype]
+    operation = FUNCTIONS[function].format(T=scalar)
+    return f"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<{scalar}, {operation}"
+
+
+def vectorized(function: str, dtype: str) -> bool:
+    """ATen vectorizes the loads unless ``input_vec_size`` (8 for 16-bit sum and mean) > 4."""
+    return not (dtype != "fp32" and function in ("sum", "mean"))
+
+
+def _loops(code: Sequence[Instruction]) -> list[tuple[int, int]]:
+    """(first, last) indices of every loop: a backward branch and its target."""
+    index = {ins.address: i for i, ins in enumerate(code)}
+    out = []
+    for i, ins in enumerate(code):
+        match = BRANCH.match(ins.text)
+        if match and int(match.group(2), 16) <= ins.address:
+            out.append((index[int(match.group(2), 16)], i))
+    return out
+
+
+def _loads(body: Sequence[Instruction]) -> list[str]:
+    return [ins.opcode for ins in body if ins.opcode.startswith("LDG")]
+
+
+def step_loop(code: Sequence[Instruction], vector: bool, dtype: str) -> list[Instruction]:
+    """One iteration of the loop a contiguous row runs (module docstring), on its common path."""
+    wide = "LDG.E.128" if dtype == "fp32" else "LDG.E.64"
+    found = []
+    for first, last in _loops(code):
+        loads = _loads(code[first : last + 1])
+        if vector and loads == [wide]:
+            found.append((last - first, first, last))
+        if not vector and loads == [_SCALAR_LOADS] * STEP_ELEMENTS:
+            found.append((last - first, first, last))
+    if not found:
+        raise SystemExit(f"no {'vector' if vector else 'scalar'} loop over the row")
+    _, first, last = min(found)
+    return loop_path(code, first, last)
+
+
+def count_kernel(code: Sequence[Instruction], arch: str, vector: bool, dtype: str) -> float:
+    """Issue cycles per element of the row loop's iteration (module docstring)."""
+    return issue_cycles(step_loop(code, vector, dtype), arch) / STEP_ELEMENTS
+
+
+def _mangled(library: Path, arch: str, tool: str) -> dict[str, str]:
+    """Demangled name -> mangled name of the library's 512-thread reduce kernels on ``arch``."""
+    listing = cuobjdump(tool, ["-res-usage", "-arch", arch, str(library)])
+    names = sorted({name for name, _ in res_usage(listing) if "13reduce_kernelILi512ELi1E" in name})
+    return dict(zip(demangle(names), names, strict=True))
+
+
+def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, float]]:
+    """Each dtype's and function's issue cycles per element on ``arch``."""
+    by_name = _mangled(library, arch, tool)
+    wanted = {(d, f): kernel_name(f, d) for d in DTYPES for f in FUNCTIONS}
+    mangled = {}
+    for key, prefix in wanted.items():
+        found = [m for plain, m in by_name.items() if plain.startswith(prefix)]
+        if not found:
+            raise SystemExit(f"{arch} {key[0]} {key[1]}: no kernel {prefix}...")
+        mangled[key] = found[0]
+    holders: dict[str, Path] = {}
+    for cubin in arch_cubins(library, arch, tool, workdir):
+        data = cubin.read_bytes()
+        holders.update({m: cubin for m in mangled.values() if m.encode() in data})
+    out: dict[str, dict[str, float]] = {dtype: {} for dtype in DTYPES}
+    for (dtype, function), name in mangled.items():
+        sass = functions(cuobjdump(tool, ["-sass", "-fun", name, str(holders[name])]))
+        code = parse(next(iter(sass.values())))
+        out[dtype][function] = count_kernel(code, arch, vectorized(function, dtype), dtype)
+    return out
+
+
+def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: Path) -> None:
+    lines = [
+        "# Issue cycles per element of ATen's reduce_kernel<512, 1> (a reduction over the",
+        "# innermost axis), counted from SASS, not fitted: one iteration of the loop a thread",
+        "# walks its row with (a 4-element vector, or for 16-bit sum and mean four scalar",
+        "# loads), its common path, over its 4 elements; the busiest of the SMSP's issue slot",
+        "# and pipes at the CUDA C++ Programming Guide's throughputs.",
+        f"# From {library.name}. Written by `python scripts/count_reduce_sass.py --write FILE`",
+        "# (see its docstring); read by opmodel.models.streaming.counted_reduce. sm_89 runs",
+        "# the sm_86 code; other architectures have no counts.",
+        "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
+        " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
+        "cycles_per_element:",
+        *yaml_lines(counts),
+    ]
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+    return [
+        f"{arch:6s} {dtype:4s} " + " ".join(f"{f} {v:5.2f}" for f, v in by_function.items())
+        for arch, by_dtype in counts.items()
+        for dtype, by_function in by_dtype.items()
+    ]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return count_main(__doc__ or "", argv, tuple(PIPE_RATE), (count, _report, _write))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
