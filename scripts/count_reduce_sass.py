@@ -23,7 +23,8 @@ Each thread walks its share of the row in a loop, one step per round trip:
 One iteration's common path (``count_layer_norm_sass.loop_path``: a conditional forward branch
 falls through unless it skips a library call's slow path; of an if/else the longer arm, here
 the comparison of a number with the accumulator over the arm for a NaN accumulator) over its 4
-elements gives the instructions per element and the issue cycles per element: the busiest of
+elements gives the instructions per element (the report's first figure) and the issue cycles
+per element (its second): the busiest of
 the SMSP's issue slot and pipes (``count_layer_norm_sass.issue_cycles``; the comparisons and
 selects of max, min and argmax run on the integer ALU pipe, 16 lanes an SMSP). ``--write``
 writes the YAML file the project ships as ``src/opmodel/configs/instructions/aten_reduce.yaml``.
@@ -106,9 +107,17 @@ def step_loop(code: Sequence[Instruction], vector: bool, dtype: str) -> list[Ins
     return loop_path(code, first, last)
 
 
-def count_kernel(code: Sequence[Instruction], arch: str, vector: bool, dtype: str) -> float:
-    """Issue cycles per element of the row loop's iteration (module docstring)."""
-    return issue_cycles(step_loop(code, vector, dtype), arch) / STEP_ELEMENTS
+def count_kernel(
+    code: Sequence[Instruction], arch: str, vector: bool, dtype: str
+) -> tuple[float, float]:
+    """(instructions, issue cycles) per element of the row loop's iteration (module
+    docstring)."""
+    path = step_loop(code, vector, dtype)
+    return len(path) / STEP_ELEMENTS, issue_cycles(path, arch) / STEP_ELEMENTS
+
+
+Table = dict[str, dict[str, dict[str, float]]]  # field -> dtype -> function -> per element
+FIELDS = ("instructions_per_element", "cycles_per_element")
 
 
 def _mangled(library: Path, arch: str, tool: str) -> dict[str, str]:
@@ -118,8 +127,8 @@ def _mangled(library: Path, arch: str, tool: str) -> dict[str, str]:
     return dict(zip(demangle(names), names, strict=True))
 
 
-def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[str, float]]:
-    """Each dtype's and function's issue cycles per element on ``arch``."""
+def count(library: Path, arch: str, tool: str, workdir: Path) -> Table:
+    """Each dtype's and function's instructions and issue cycles per element on ``arch``."""
     by_name = _mangled(library, arch, tool)
     wanted = {(d, f): kernel_name(f, d) for d in DTYPES for f in FUNCTIONS}
     mangled = {}
@@ -132,37 +141,46 @@ def count(library: Path, arch: str, tool: str, workdir: Path) -> dict[str, dict[
     for cubin in arch_cubins(library, arch, tool, workdir):
         data = cubin.read_bytes()
         holders.update({m: cubin for m in mangled.values() if m.encode() in data})
-    out: dict[str, dict[str, float]] = {dtype: {} for dtype in DTYPES}
+    out: Table = {field: {dtype: {} for dtype in DTYPES} for field in FIELDS}
     for (dtype, function), name in mangled.items():
         sass = functions(cuobjdump(tool, ["-sass", "-fun", name, str(holders[name])]))
         code = parse(next(iter(sass.values())))
-        out[dtype][function] = count_kernel(code, arch, vectorized(function, dtype), dtype)
+        values = count_kernel(code, arch, vectorized(function, dtype), dtype)
+        for field, value in zip(FIELDS, values, strict=True):
+            out[field][dtype][function] = value
     return out
 
 
-def _write(path: Path, counts: dict[str, dict[str, dict[str, float]]], library: Path) -> None:
+def _write(path: Path, counts: dict[str, Table], library: Path) -> None:
     lines = [
-        "# Issue cycles per element of ATen's reduce_kernel<512, 1> (a reduction over the",
-        "# innermost axis), counted from SASS, not fitted: one iteration of the loop a thread",
-        "# walks its row with (a 4-element vector, or for 16-bit sum and mean four scalar",
-        "# loads), its common path, over its 4 elements; the busiest of the SMSP's issue slot",
-        "# and pipes at the CUDA C++ Programming Guide's throughputs.",
-        f"# From {library.name}. Written by `python scripts/count_reduce_sass.py --write FILE`",
-        "# (see its docstring); read by opmodel.models.streaming.counted_reduce. sm_89 runs",
+        "# ATen's reduce_kernel<512, 1> (a reduction over the innermost axis), counted from",
+        "# SASS, not fitted: one iteration of the loop a thread walks its row with (a 4-element",
+        "# vector, or for 16-bit sum and mean four scalar loads), its common path, over its 4",
+        "# elements: the instructions per element, and the issue cycles per element (the",
+        "# busiest of the SMSP's issue slot and pipes at the CUDA C++ Programming Guide's",
+        f"# throughputs). From {library.name}. Written by `python scripts/count_reduce_sass.py",
+        "# --write FILE` (see its docstring); read by opmodel.models.streaming.aten_reduce",
+        "# (the cycles) and scripts/issue_energy_experiment.py (the instructions). sm_89 runs",
         "# the sm_86 code; other architectures have no counts.",
         "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
-        "cycles_per_element:",
-        *yaml_lines(counts),
     ]
+    for field in FIELDS:
+        lines += [f"{field}:", *yaml_lines({arch: table[field] for arch, table in counts.items()})]
     path.write_text("\n".join(lines) + "\n")
 
 
-def _report(counts: dict[str, dict[str, dict[str, float]]]) -> list[str]:
+def _report(counts: dict[str, Table]) -> list[str]:
     return [
-        f"{arch:6s} {dtype:4s} " + " ".join(f"{f} {v:5.2f}" for f, v in by_function.items())
-        for arch, by_dtype in counts.items()
-        for dtype, by_function in by_dtype.items()
+        f"{arch:6s} {dtype:4s} "
+        + " ".join(
+            f"{f} {n:5.2f}/{c:5.2f}"
+            for (f, n), c in zip(
+                table[FIELDS[0]][dtype].items(), table[FIELDS[1]][dtype].values(), strict=True
+            )
+        )
+        for arch, table in counts.items()
+        for dtype in DTYPES
     ]
 
 
