@@ -120,7 +120,7 @@ def test_the_shipped_counts_are_the_written_form(tmp_path: Path) -> None:
     for (kernel, arch, dtype), value in shipped.items():
         by_kernel = table.setdefault(f"sm_{arch[2:]}", {"layer_norm": {}, "rms_norm": {}})
         by_kernel[kernel][dtype] = {
-            "instructions_per_element": value.cycles_per_element,
+            "instructions_per_element": value.instructions_per_element,
             "cycles_per_element": value.cycles_per_element,
             "row_instructions": value.row_instructions,
         }

@@ -33,7 +33,7 @@ def test_shipped_counts() -> None:
     counts = load_layer_norm_counts(LAYER_NORM_FILE)
     # sm_90 bf16: 72 instructions per Welford iteration and 47 per normalise iteration, each
     # over a thread's 4 elements; issue-bound (its FP32 work fills half the fma pipe)
-    assert counts[("layer_norm", "sm90", "bf16")] == RowKernelCount(29.75, 364)
+    assert counts[("layer_norm", "sm90", "bf16")] == RowKernelCount(29.75, 364, 29.75)
     # sm_80 fp16: the A100's FP32 pipe completes half a warp instruction per clock, so its
     # conversions and Welford arithmetic bind above the issue slot
     sm80 = counts[("layer_norm", "sm80", "fp16")]
@@ -41,7 +41,7 @@ def test_shipped_counts() -> None:
     # sm_89 runs sm_86 code: PyTorch's wheels carry no sm_89 SASS
     assert counted_layer_norm("sm89", DType.FP16) == counts[("layer_norm", "sm86", "fp16")]
     # the RMS variant: a sum of squares, no Welford update: 12.25 per element on sm_90
-    assert counted_layer_norm("sm90", DType.BF16, rms=True) == RowKernelCount(12.25, 148)
+    assert counted_layer_norm("sm90", DType.BF16, rms=True) == RowKernelCount(12.25, 148, 12.25)
     for (kernel, arch, dtype), count in counts.items():
         # a thread issues a hundred or more instructions per row outside its loops (the
         # statistics' reduction across 32 lanes and 4 warps)

@@ -16,9 +16,11 @@ from opmodel.models.streaming.aten_reduce import (
     ReduceShape,
     aten_reduce_kernel,
     load_reduce_counts,
+    reduce_instructions,
     reduce_issue_cycles,
     vectorized,
 )
+from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
 
 A100_SXM = load_hardware("a100_40gb_sxm")  # sm_80, 108 SMs, 1.41 GHz, 4 SMSPs of 32 lanes
 MODEL = get_model("effective_roofline")
@@ -117,3 +119,19 @@ def test_dtype_errors_are_one_line(x: str, y: str, fn: str, message: str) -> Non
     with pytest.raises(OpModelError, match=message) as raised:
         _ = _reduction((64, 128), (64,), x, y, fn).view
     assert "\n" not in str(raised.value)
+
+
+def test_instruction_counts_beside_the_cycles() -> None:
+    # an argmax step issues 78 instructions for 4 elements (19.5 each) that take 114 cycles
+    # of the integer pipe (28.5); the layer norm's file carries its instructions too
+    assert reduce_instructions("sm80", DType.FP16, "argmax", True) == 19.5
+    assert reduce_instructions("sm80", DType.FP16, "argmax", False) is None
+    assert reduce_instructions("cdna3", DType.FP16, "sum", True) is None
+    norm = counted_layer_norm("sm80", DType.FP16)
+    assert norm is not None and (norm.instructions_per_element, norm.cycles_per_element) == (
+        29.5,
+        34.5,
+    )
+    # ATen's sub is add_stub with -alpha: the add kernel's count
+    add = counted_instructions("sm80", DType.BF16, "add")
+    assert add is not None and counted_instructions("sm80", DType.BF16, "sub") == add

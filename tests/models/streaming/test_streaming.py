@@ -107,7 +107,7 @@ def test_lone_warps_wait_out_their_dependent_arithmetic_by_hand() -> None:
     # I: sm_80's counted fp16 kernel, 34.5 cycles per element and 323 instructions per row
     # over its 2048 elements, times the fitted stall factor
     count = counted_layer_norm("sm80", DType.FP16)
-    assert count == RowKernelCount(34.5, 323.0)
+    assert count == RowKernelCount(34.5, 323.0, 29.5)  # fp16 on sm_80: 29.5 instructions
     i = issue_calibration().stall_factors[("pytorch", "layernorm")] * (34.5 + 323 * 128 / 2048)
     issue = i * 2048 / (4 * 32) / 1.41e9
     # ceil(2048 / (128 x 4)) = 4 serial vector loads per pass, two passes, two reductions

@@ -73,6 +73,7 @@ __all__ = [
     "aten_reduce_kernel",
     "load_reduce_counts",
     "output_vector",
+    "reduce_instructions",
     "reduce_issue_cycles",
     "vectorized",
 ]
@@ -237,6 +238,11 @@ def _shipped() -> Counts:
     return load_reduce_counts(COUNTS_FILE)
 
 
+@cache
+def _shipped_instructions() -> Counts:
+    return load_counts(COUNTS_FILE, "instructions_per_element")
+
+
 def reduce_issue_cycles(
     architecture: str | None, dtype: DType, function: str, innermost: bool
 ) -> float:
@@ -247,3 +253,14 @@ def reduce_issue_cycles(
     if arch is None or not innermost:
         return 0.0
     return _shipped().get((arch, dtype.value, function), 0.0)
+
+
+def reduce_instructions(
+    architecture: str | None, dtype: DType, function: str, innermost: bool
+) -> float | None:
+    """Instructions per element of the same counted loop (``scripts/issue_energy_experiment.py``
+    prices them); ``None`` without a count or over other axes."""
+    arch = sass_architecture(architecture)
+    if arch is None or not innermost:
+        return None
+    return _shipped_instructions().get((arch, dtype.value, function))

@@ -5,22 +5,20 @@ fp32) and function, the instructions one thread of ``vectorized_elementwise_kern
 element on a full CTA's path (``scripts/count_aten_sass.py`` walks the disassembled kernels of
 a PyTorch wheel; no GPU and no fit). They are the issue cost ``I`` of
 :mod:`~opmodel.models.streaming.issue` for ATen's elementwise functions where the fitted
-calibration lists none. sm_89 runs the sm_86 code: PyTorch's wheels carry no sm_89 SASS, and
-CUDA runs sm_86 binaries on sm_89 (same major version). Other architectures, other dtypes and
-other functions have no count (``None``).
+calibration lists none. sm_89 runs the sm_86 code (PyTorch's wheels carry no sm_89 SASS).
+Other architectures, dtypes and functions have no count (``None``).
 
-``configs/instructions/aten_layer_norm.yaml`` holds the same kind of facts for ATen's
-``vectorized_layer_norm_kernel`` (``scripts/count_layer_norm_sass.py``), for the layer norm and
-its RMS variant, per architecture and dtype: the issue cycles per element of its statistics
-and normalise loops (the busiest of the SMSP's issue slot and arithmetic pipes) and the
-instructions a thread issues once per row (:func:`counted_layer_norm`).
+``configs/instructions/aten_layer_norm.yaml`` holds, for ATen's ``vectorized_layer_norm_kernel``
+(``scripts/count_layer_norm_sass.py``; the layer norm and its RMS variant) per architecture and
+dtype, the instructions and issue cycles per element of its loops (the busiest of the SMSP's
+issue slot and pipes) and the instructions a thread issues once per row
+(:func:`counted_layer_norm`).
 
 ``configs/instructions/aten_softmax.yaml`` holds, for ATen's register softmax
 (``cunn_SoftMaxForwardReg``, ``scripts/count_softmax_sass.py``) with 1-9 elements per thread,
-the issue cycles one thread takes for a whole row and the kernel's registers
+the issue cycles a thread takes for a row and the kernel's registers
 (:func:`counted_register_softmax`), and the registers of ATen's warp softmax
-(``softmax_warp_forward``) for rows of 2^0 to 2^11 elements
-(:func:`counted_warp_softmax_registers`).
+(``softmax_warp_forward``) for rows of 2^0-2^11 elements (:func:`counted_warp_softmax_registers`).
 """
 
 from __future__ import annotations
@@ -69,8 +67,7 @@ T = TypeVar("T")
 
 def _is_positive(value: Any) -> bool:
     """A finite number > 0 (not a bool)."""
-    number = isinstance(value, int | float) and not isinstance(value, bool)
-    return number and math.isfinite(value) and value > 0
+    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
 
 
 def _by_arch_dtype(
@@ -124,18 +121,20 @@ def _shipped() -> Counts:
 
 def counted_instructions(architecture: str | None, dtype: DType, function: str) -> float | None:
     """ATen's counted instructions per element of ``function`` on ``dtype`` for a GPU of
-    ``architecture`` (a hardware config's ``architecture``), or ``None`` without a count."""
-    arch = sass_architecture(architecture)
-    return None if arch is None else _shipped().get((arch, dtype.value, function))
+    ``architecture``, or ``None`` without a count (``sub`` runs the add's kernel: ``add_stub``
+    with ``-alpha``, BinaryOps.cpp)."""
+    arch, key = sass_architecture(architecture), "add" if function == "sub" else function
+    return None if arch is None else _shipped().get((arch, dtype.value, key))
 
 
 @dataclass(frozen=True, slots=True)
 class RowKernelCount:
-    """A row kernel's counted cost: issue cycles of its loops per element (one lane's share)
-    and the instructions each thread issues once per row."""
+    """A row kernel's counted cost: issue cycles and instructions of its loops per element (one
+    lane's share) and the instructions each thread issues once per row."""
 
     cycles_per_element: float
     row_instructions: float
+    instructions_per_element: float = 0.0
 
 
 def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
@@ -146,7 +145,8 @@ def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
             raise ConfigError(
                 [f"{path}: {where}.{name}: must be a finite number > 0 (got {value!r})"]
             )
-    return RowKernelCount(float(raw["cycles_per_element"]), float(raw["row_instructions"]))
+    instructions, cycles, row = (float(raw[name]) for name in _ROW_FIELDS)
+    return RowKernelCount(cycles, row, instructions)
 
 
 _NORM_KERNELS = ("layer_norm", "rms_norm")
