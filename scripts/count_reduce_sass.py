@@ -64,11 +64,19 @@ FUNCTIONS = {
 _SCALAR_LOADS = "LDG.E.U16"
 
 
-def kernel_name(function: str, dtype: str) -> str:
-    """The demangled prefix of the 512-thread kernel of ``function`` on ``dtype``."""
+OUTPUT_VECTORS = (1, 2, 4)  # reduce_kernel<512 / v, v>: v outputs a load (leading axes)
+
+
+def kernel_name(function: str, dtype: str, output_vector: int = 1) -> str:
+    """The demangled prefix of the kernel of ``function`` on ``dtype`` that loads
+    ``output_vector`` outputs at once (``512 / output_vector`` threads)."""
     scalar = DTYPES[dtype]
     operation = FUNCTIONS[function].format(T=scalar)
-    return f"void at::native::reduce_kernel<512, 1, at::native::ReduceOp<{scalar}, {operation}"
+    threads = 512 // output_vector
+    return (
+        f"void at::native::reduce_kernel<{threads}, {output_vector}, "
+        f"at::native::ReduceOp<{scalar}, {operation}"
+    )
 
 
 def vectorized(function: str, dtype: str) -> bool:
@@ -116,38 +124,50 @@ def count_kernel(
     return len(path) / STEP_ELEMENTS, issue_cycles(path, arch) / STEP_ELEMENTS
 
 
-Table = dict[str, dict[str, dict[str, float]]]  # field -> dtype -> function -> per element
+# field -> dtype -> function -> a count per element, or registers per output vector (1, 2, 4)
+Table = dict[str, dict[str, dict[str, float | list[int]]]]
 FIELDS = ("instructions_per_element", "cycles_per_element")
 
 
-def _mangled(library: Path, arch: str, tool: str) -> dict[str, str]:
-    """Demangled name -> mangled name of the library's 512-thread reduce kernels on ``arch``."""
+def _mangled(library: Path, arch: str, tool: str) -> dict[str, tuple[str, int]]:
+    """Demangled name -> (mangled name, registers per thread) of the library's reduce kernels
+    on ``arch`` (``cuobjdump -res-usage``)."""
     listing = cuobjdump(tool, ["-res-usage", "-arch", arch, str(library)])
-    names = sorted({name for name, _ in res_usage(listing) if "13reduce_kernelILi512ELi1E" in name})
-    return dict(zip(demangle(names), names, strict=True))
+    found = dict(res_usage(listing))
+    names = sorted(name for name in found if "13reduce_kernelILi" in name)
+    return {plain: (m, found[m]) for plain, m in zip(demangle(names), names, strict=True)}
+
+
+def _find(by_name: dict[str, tuple[str, int]], prefix: str, where: str) -> tuple[str, int]:
+    found = [value for plain, value in by_name.items() if plain.startswith(prefix)]
+    if not found:
+        raise SystemExit(f"{where}: no kernel {prefix}...")
+    return found[0]
 
 
 def count(library: Path, arch: str, tool: str, workdir: Path) -> Table:
     """Each dtype's and function's instructions and issue cycles per element on ``arch``."""
     by_name = _mangled(library, arch, tool)
-    wanted = {(d, f): kernel_name(f, d) for d in DTYPES for f in FUNCTIONS}
-    mangled = {}
-    for key, prefix in wanted.items():
-        found = [m for plain, m in by_name.items() if plain.startswith(prefix)]
-        if not found:
-            raise SystemExit(f"{arch} {key[0]} {key[1]}: no kernel {prefix}...")
-        mangled[key] = found[0]
+    mangled = {
+        (d, f): _find(by_name, kernel_name(f, d), f"{arch} {d} {f}")[0]
+        for d in DTYPES
+        for f in FUNCTIONS
+    }
     holders: dict[str, Path] = {}
     for cubin in arch_cubins(library, arch, tool, workdir):
         data = cubin.read_bytes()
         holders.update({m: cubin for m in mangled.values() if m.encode() in data})
-    out: Table = {field: {dtype: {} for dtype in DTYPES} for field in FIELDS}
+    out: Table = {field: {dtype: {} for dtype in DTYPES} for field in (*FIELDS, "registers")}
     for (dtype, function), name in mangled.items():
         sass = functions(cuobjdump(tool, ["-sass", "-fun", name, str(holders[name])]))
         code = parse(next(iter(sass.values())))
         values = count_kernel(code, arch, vectorized(function, dtype), dtype)
         for field, value in zip(FIELDS, values, strict=True):
             out[field][dtype][function] = value
+        out["registers"][dtype][function] = [
+            _find(by_name, kernel_name(function, dtype, v), f"{arch} {dtype} {function}")[1]
+            for v in OUTPUT_VECTORS
+        ]
     return out
 
 
@@ -161,27 +181,28 @@ def _write(path: Path, counts: dict[str, Table], library: Path) -> None:
         f"# throughputs). From {library.name}. Written by `python scripts/count_reduce_sass.py",
         "# --write FILE` (see its docstring); read by opmodel.models.streaming.aten_reduce",
         "# (the cycles) and scripts/issue_energy_experiment.py (the instructions). sm_89 runs",
-        "# the sm_86 code; other architectures have no counts.",
+        "# the sm_86 code; other architectures have no counts. registers: per thread (cuobjdump",
+        "# -res-usage) of reduce_kernel<512, 1>, <256, 2> and <128, 4>, the launches that load",
+        "# 1, 2 or 4 outputs at once (leading axes reduced, get_output_vec_size).",
         "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
     ]
-    for field in FIELDS:
+    for field in (*FIELDS, "registers"):
         lines += [f"{field}:", *yaml_lines({arch: table[field] for arch, table in counts.items()})]
     path.write_text("\n".join(lines) + "\n")
 
 
 def _report(counts: dict[str, Table]) -> list[str]:
-    return [
-        f"{arch:6s} {dtype:4s} "
-        + " ".join(
-            f"{f} {n:5.2f}/{c:5.2f}"
-            for (f, n), c in zip(
-                table[FIELDS[0]][dtype].items(), table[FIELDS[1]][dtype].values(), strict=True
-            )
-        )
-        for arch, table in counts.items()
-        for dtype in DTYPES
-    ]
+    lines = []
+    for arch, table in counts.items():
+        for dtype in DTYPES:
+            cells = [
+                f"{f} {table[FIELDS[0]][dtype][f]:5.2f}/{table[FIELDS[1]][dtype][f]:5.2f} "
+                f"{table['registers'][dtype][f]}"
+                for f in FUNCTIONS
+            ]
+            lines.append(f"{arch:6s} {dtype:4s} " + " ".join(cells))
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -45,8 +45,8 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import ElementwiseView, ReductionView, RowView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
-from opmodel.models.streaming.aten_reduce import reduce_instructions
 from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
+from opmodel.models.streaming.counted_reduce import reduce_instructions
 from opmodel.validation.artifact_perop import load_measured_ops, predict_measured_ops
 
 HARDWARE = "a100_40gb_sxm"

@@ -11,16 +11,16 @@ from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec, ops
 from opmodel.core.errors import ConfigError, OpModelError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
-from opmodel.models.streaming.aten_reduce import (
+from opmodel.models.streaming.aten_reduce import ReduceShape, aten_reduce_kernel, vectorized
+from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
+from opmodel.models.streaming.counted_reduce import (
     COUNTS_FILE,
-    ReduceShape,
-    aten_reduce_kernel,
     load_reduce_counts,
+    load_reduce_registers,
     reduce_instructions,
     reduce_issue_cycles,
-    vectorized,
+    reduce_registers,
 )
-from opmodel.models.streaming.counted import counted_instructions, counted_layer_norm
 
 A100_SXM = load_hardware("a100_40gb_sxm")  # sm_80, 108 SMs, 1.41 GHz, 4 SMSPs of 32 lanes
 MODEL = get_model("effective_roofline")
@@ -135,3 +135,38 @@ def test_instruction_counts_beside_the_cycles() -> None:
     # ATen's sub is add_stub with -alpha: the add kernel's count
     add = counted_instructions("sm80", DType.BF16, "add")
     assert add is not None and counted_instructions("sm80", DType.BF16, "sub") == add
+
+
+def test_counted_registers_by_outputs_per_load() -> None:
+    # cuobjdump -res-usage of PyTorch 2.14.1, sm_80: a bf16 sum's reduce_kernel<512, 1>,
+    # <256, 2> and <128, 4> hold 30, 32 and 47 registers; an argmax's 32, 48 and 80
+    table = load_reduce_registers(COUNTS_FILE)
+    assert table[("sm80", "bf16", "sum")] == (30, 32, 47)
+    assert reduce_registers("sm80", DType.FP32, "argmax", 4) == 80
+    assert reduce_registers("sm89", DType.FP16, "argmax", 1) == 38  # runs sm_86's
+    assert reduce_registers("sm80", DType.FP32, "sum", 3) is None
+    assert reduce_registers(None, DType.FP32, "sum", 1) is None
+
+
+def test_leading_axis_launch_takes_its_counted_registers() -> None:
+    """dy.sum(0) of [8192, 4096] fp32 on the A100 SXM: 4,096 outputs in runs of 4
+    (get_output_vec_size 4), so reduce_kernel<128, 4>: 48 registers, 4 warps a CTA,
+    ceil(48 x 32 / 256) x 256 = 1,536 a warp: 65,536 / (1,536 x 4) = 10 CTAs an SM, where 32
+    registers would let 16 (the 32-CTA and 64-warp limits are not reached)."""
+    x = TensorSpec(TensorRole.INPUT, (8192, 4096), DType.FP32)
+    y = TensorSpec(TensorRole.OUTPUT, (4096,), DType.FP32)
+    op = LocalOp(
+        name="bias_grad", kind=OpKind.REDUCTION, phase=Phase.TRAIN_BWD, tensors=(x, y),
+        attrs={"function": "sum", "dim": [0]},
+    )  # fmt: skip
+    e = MODEL.predict(op, A100_SXM).diagnostics
+    assert e.kernel.threads_per_cta == 128
+    assert e.kernel.registers_per_thread == 48
+    assert (e.resident_ctas_per_sm, e.occupancy_limiter) == (10, "registers")
+
+
+def test_a_bad_registers_table_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "reduce.yaml"
+    bad.write_text("source: x\nregisters:\n  sm80:\n    fp16: {sum: [30, 32]}\n")
+    with pytest.raises(ConfigError, match=r"registers.sm80.fp16.sum: must be 3 integers in 1-255"):
+        load_reduce_registers(bad)

@@ -4,6 +4,8 @@ embedding but a ``fused`` one (:mod:`~opmodel.models.streaming.gather`)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.views_reduction import ReductionView
@@ -12,8 +14,9 @@ from opmodel.models.streaming.aten_reduce import (
     LAUNCHES,
     ReduceShape,
     aten_reduce_kernel,
-    reduce_issue_cycles,
+    output_vector,
 )
+from opmodel.models.streaming.counted_reduce import reduce_issue_cycles, reduce_registers
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.structure import StreamKernel
 
@@ -32,7 +35,11 @@ def launch_by_sms(
         shape = ReduceShape(
             rows, length, element_bytes, view.function, view.inner_outputs, view.reduced_block
         )
-        return aten_reduce_kernel(shape, sm)
+        kernel = aten_reduce_kernel(shape, sm)
+        # the launch loading v outputs at once (reduce_kernel<512 / v, v>) holds its own count
+        per_load = output_vector(view.inner_outputs) if view.inner_outputs > 1 else 1
+        counted = reduce_registers(hardware.architecture, view.x.dtype, view.function, per_load)
+        return kernel if counted is None else replace(kernel, registers_per_thread=counted)
     if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
         return index_select_kernel(rows, length, sm.sm_count)
     return None
@@ -40,7 +47,7 @@ def launch_by_sms(
 
 def reduce_issue_cost(op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec) -> float | None:
     """``I`` of ATen's reduce kernel for a reduction op: its loop's issue cycles per element
-    counted from SASS, 0 where uncounted (:func:`~opmodel.models.streaming.aten_reduce.
+    counted from SASS, 0 where uncounted (:func:`~opmodel.models.streaming.counted_reduce.
     reduce_issue_cycles`); ``None`` for any other op or kernel."""
     view = op.view
     if not isinstance(view, ReductionView) or kernel.name not in LAUNCHES:

@@ -37,10 +37,14 @@ threads, three 512-thread CTAs either way), so four CTAs of 512 threads share an
 
 ``argmax`` and ``argmin`` (``ArgMaxOps<float>``: a value and its int64 index per accumulator,
 16-bit inputs compared in fp32) are instantiated with ``input_vec_size = 4``, so their loads are
-vectorized in every dtype, with the same 32 registers (``cuobjdump -res-usage``, PyTorch 2.14.1,
-sm_80 to sm_100).
+vectorized in every dtype, with 32-38 registers (``cuobjdump -res-usage``, PyTorch 2.14.1,
+sm_80 to sm_100). Where reduced axes lead, the launch that loads ``v`` = 2 or 4 outputs at once
+is ``reduce_kernel<512 / v, v>``, which holds more: 30-62 and 44-92 registers. The launch here
+keeps ``REGISTERS``; the op's route puts in the counted registers
+(:func:`~opmodel.models.streaming.counted_reduce.reduce_registers`).
 
-Issue cost (:func:`reduce_issue_cycles`): ``configs/instructions/aten_reduce.yaml`` holds, per
+Issue cost (:mod:`~opmodel.models.streaming.counted_reduce`):
+``configs/instructions/aten_reduce.yaml`` holds, per
 architecture, dtype and function, the issue cycles per element of the loop a thread walks its
 row with (``scripts/count_reduce_sass.py``: one iteration's common path over its 4 elements,
 the busiest of the SMSP's issue slot and pipes; no fit). A thread issues that arithmetic
@@ -53,32 +57,21 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from functools import cache
-from pathlib import Path
 
-from opmodel.configs import INSTRUCTIONS_DIR
-from opmodel.core.dtypes import DType
 from opmodel.hardware.structure import SmSpec
-from opmodel.models.shared.sass_code import sass_architecture
-from opmodel.models.streaming.counted import Counts, load_counts
 from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = [
-    "COUNTS_FILE",
     "LAUNCHES",
     "MAX_THREADS",
     "REGISTERS",
     "VALUES_PER_STEP",
     "ReduceShape",
     "aten_reduce_kernel",
-    "load_reduce_counts",
     "output_vector",
-    "reduce_instructions",
-    "reduce_issue_cycles",
     "vectorized",
 ]
 
-COUNTS_FILE = INSTRUCTIONS_DIR / "aten_reduce.yaml"
 
 MAX_THREADS = 512  # Reduce.cuh: max_reduce_threads (256 only for complex double)
 REGISTERS = 32  # counted: PyTorch 2.14.1 reduce_kernel<512, 1> instances (module docstring)
@@ -225,42 +218,3 @@ def aten_reduce_kernel(shape: ReduceShape, sm: SmSpec) -> StreamKernel:
     dim0 = shape.length // VALUES_PER_STEP if vector else shape.length
     width, height = _block(dim0, shape.outputs)
     return _split(shape, _Block(width, height, math.ceil(shape.length / width), 1, True), sms)
-
-
-def load_reduce_counts(path: Path) -> Counts:
-    """Read a reduce-kernel counts file (module docstring): ``cycles_per_element`` by
-    architecture, dtype and function; errors name the file and field."""
-    return load_counts(path, "cycles_per_element")
-
-
-@cache
-def _shipped() -> Counts:
-    return load_reduce_counts(COUNTS_FILE)
-
-
-@cache
-def _shipped_instructions() -> Counts:
-    return load_counts(COUNTS_FILE, "instructions_per_element")
-
-
-def reduce_issue_cycles(
-    architecture: str | None, dtype: DType, function: str, innermost: bool
-) -> float:
-    """Issue cycles per element of ATen's reduce kernel for ``function`` on ``dtype`` for a GPU
-    of ``architecture``, reducing the ``innermost`` axis (or a trailing block of axes): the
-    counted loop's (module docstring); 0 without a count or over other axes."""
-    arch = sass_architecture(architecture)
-    if arch is None or not innermost:
-        return 0.0
-    return _shipped().get((arch, dtype.value, function), 0.0)
-
-
-def reduce_instructions(
-    architecture: str | None, dtype: DType, function: str, innermost: bool
-) -> float | None:
-    """Instructions per element of the same counted loop (``scripts/issue_energy_experiment.py``
-    prices them); ``None`` without a count or over other axes."""
-    arch = sass_architecture(architecture)
-    if arch is None or not innermost:
-        return None
-    return _shipped_instructions().get((arch, dtype.value, function))
