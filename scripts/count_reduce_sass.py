@@ -115,6 +115,25 @@ def step_loop(code: Sequence[Instruction], vector: bool, dtype: str) -> list[Ins
     return loop_path(code, first, last)
 
 
+_LOAD_WIDTH = {4: "LDG.E", 8: "LDG.E.64", 16: "LDG.E.128"}  # bytes a load brings
+
+
+def leading_loop(code: Sequence[Instruction], dtype: str, outputs: int) -> list[Instruction]:
+    """One iteration, on its common path, of the loop a thread of ``reduce_kernel<512 / v,
+    v>`` walks the reduced (leading) axis with: ``vt0 = 4`` loads of ``v = outputs`` outputs
+    each (the shortest such loop: the contiguous one of its three)."""
+    width = _LOAD_WIDTH[outputs * (4 if dtype == "fp32" else 2)]
+    found = [
+        (last - first, first, last)
+        for first, last in _loops(code)
+        if _loads(code[first : last + 1]) == [width] * STEP_ELEMENTS
+    ]
+    if not found:
+        raise SystemExit(f"no loop of four {width} loads over the reduced axis")
+    _, first, last = min(found)
+    return loop_path(code, first, last)
+
+
 def count_kernel(
     code: Sequence[Instruction], arch: str, vector: bool, dtype: str
 ) -> tuple[float, float]:
@@ -125,8 +144,9 @@ def count_kernel(
 
 
 # field -> dtype -> function -> a count per element, or registers per output vector (1, 2, 4)
-Table = dict[str, dict[str, dict[str, float | list[int]]]]
+Table = dict[str, dict[str, dict[str, float | list[int] | list[float]]]]
 FIELDS = ("instructions_per_element", "cycles_per_element")
+LEADING = "leading_cycles_per_element"  # the <256, 2> and <128, 4> launches' loops
 
 
 def _mangled(library: Path, arch: str, tool: str) -> dict[str, tuple[str, int]]:
@@ -145,29 +165,41 @@ def _find(by_name: dict[str, tuple[str, int]], prefix: str, where: str) -> tuple
     return found[0]
 
 
+def _code(tool: str, name: str, holder: Path) -> list[Instruction]:
+    """The SASS of kernel ``name`` in the cubin ``holder``."""
+    sass = functions(cuobjdump(tool, ["-sass", "-fun", name, str(holder)]))
+    return parse(next(iter(sass.values())))
+
+
 def count(library: Path, arch: str, tool: str, workdir: Path) -> Table:
-    """Each dtype's and function's instructions and issue cycles per element on ``arch``."""
+    """Each dtype's and function's instructions and issue cycles per element on ``arch``,
+    the registers of its three launches and the cycles of the two that load 2 or 4 outputs."""
     by_name = _mangled(library, arch, tool)
-    mangled = {
-        (d, f): _find(by_name, kernel_name(f, d), f"{arch} {d} {f}")[0]
+    kernels = {
+        (d, f, v): _find(by_name, kernel_name(f, d, v), f"{arch} {d} {f} <{512 // v}, {v}>")
         for d in DTYPES
         for f in FUNCTIONS
+        for v in OUTPUT_VECTORS
     }
     holders: dict[str, Path] = {}
     for cubin in arch_cubins(library, arch, tool, workdir):
         data = cubin.read_bytes()
-        holders.update({m: cubin for m in mangled.values() if m.encode() in data})
-    out: Table = {field: {dtype: {} for dtype in DTYPES} for field in (*FIELDS, "registers")}
-    for (dtype, function), name in mangled.items():
-        sass = functions(cuobjdump(tool, ["-sass", "-fun", name, str(holders[name])]))
-        code = parse(next(iter(sass.values())))
-        values = count_kernel(code, arch, vectorized(function, dtype), dtype)
-        for field, value in zip(FIELDS, values, strict=True):
-            out[field][dtype][function] = value
-        out["registers"][dtype][function] = [
-            _find(by_name, kernel_name(function, dtype, v), f"{arch} {dtype} {function}")[1]
-            for v in OUTPUT_VECTORS
-        ]
+        holders.update({m: cubin for m, _ in kernels.values() if m.encode() in data})
+    fields = (*FIELDS, "registers", LEADING)
+    out: Table = {field: {dtype: {} for dtype in DTYPES} for field in fields}
+    for dtype in DTYPES:
+        for function in FUNCTIONS:
+            name = kernels[(dtype, function, 1)][0]
+            code = _code(tool, name, holders[name])
+            values = count_kernel(code, arch, vectorized(function, dtype), dtype)
+            for field, value in zip(FIELDS, values, strict=True):
+                out[field][dtype][function] = value
+            row = [kernels[(dtype, function, v)] for v in OUTPUT_VECTORS]
+            out["registers"][dtype][function] = [registers for _, registers in row]
+            out[LEADING][dtype][function] = [
+                issue_cycles(leading_loop(_code(tool, m, holders[m]), dtype, v), arch) / (4 * v)
+                for (m, _), v in zip(row[1:], OUTPUT_VECTORS[1:], strict=True)
+            ]
     return out
 
 
@@ -183,11 +215,13 @@ def _write(path: Path, counts: dict[str, Table], library: Path) -> None:
         "# (the cycles) and scripts/issue_energy_experiment.py (the instructions). sm_89 runs",
         "# the sm_86 code; other architectures have no counts. registers: per thread (cuobjdump",
         "# -res-usage) of reduce_kernel<512, 1>, <256, 2> and <128, 4>, the launches that load",
-        "# 1, 2 or 4 outputs at once (leading axes reduced, get_output_vec_size).",
+        "# 1, 2 or 4 outputs at once (leading axes reduced, get_output_vec_size);",
+        "# leading_cycles_per_element: the issue cycles per element of the <256, 2> and <128, 4>",
+        "# launches' loop over the reduced axis (four loads of 2 or 4 outputs a step).",
         "source: PyTorch 2.14.1 (torch-2.14.1-cp311-cp311-manylinux_2_28_x86_64.whl),"
         " torch/lib/libtorch_cuda.so, disassembled with cuobjdump and nvdisasm 13.5.37",
     ]
-    for field in (*FIELDS, "registers"):
+    for field in (*FIELDS, "registers", LEADING):
         lines += [f"{field}:", *yaml_lines({arch: table[field] for arch, table in counts.items()})]
     path.write_text("\n".join(lines) + "\n")
 

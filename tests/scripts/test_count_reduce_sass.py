@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.scripts.loader import load_script
 
 count = load_script("count_reduce_sass")
@@ -90,3 +92,34 @@ def test_vectorization_and_kernel_names() -> None:
         "at::native::ArgMaxOps<float>, "
     )
     assert "MaxNanFunctor<float> >, " in count.kernel_name("max", "fp32")
+
+
+# a <128, 4> kernel's two loops over a leading axis of fp32: the general one (an IMAD more per
+# load) and the contiguous one, four 16-byte loads of 4 outputs a step
+_LEADING = """
+        /*0000*/                   IMAD R8, R8, R9, RZ ;
+        /*0010*/                   LDG.E.128 R12, [R8.64] ;
+        /*0020*/                   LDG.E.128 R16, [R8.64+0x10] ;
+        /*0030*/                   LDG.E.128 R20, [R8.64+0x20] ;
+        /*0040*/                   LDG.E.128 R24, [R8.64+0x30] ;
+        /*0050*/                   IMAD R10, R10, R9, RZ ;
+        /*0060*/             @!P0 BRA 0x0 ;
+        /*0070*/                   LDG.E.128 R12, [R8.64] ;
+        /*0080*/                   LDG.E.128 R16, [R8.64+0x10] ;
+        /*0090*/                   LDG.E.128 R20, [R8.64+0x20] ;
+        /*00a0*/                   LDG.E.128 R24, [R8.64+0x30] ;
+        /*00b0*/                   FADD R4, R4, R12 ;
+        /*00c0*/             @!P0 BRA 0x70 ;
+        /*00d0*/                   EXIT ;
+"""
+
+
+def test_leading_loop_is_the_shortest_of_four_output_vector_loads() -> None:
+    code = count.parse(_LEADING)
+    path = count.leading_loop(code, "fp32", 4)
+    assert [ins.address for ins in path] == [0x70, 0x80, 0x90, 0xA0, 0xB0, 0xC0]
+    # 16 outputs a step (4 loads of 4): 6 instructions, 6 issue cycles, 0.375 an element
+    assert count.issue_cycles(path, "sm_80") / 16 == 6 / 16
+    # 2 outputs a load in fp32 are 8-byte loads: none here
+    with pytest.raises(SystemExit, match=r"no loop of four LDG\.E\.64 loads"):
+        count.leading_loop(code, "fp32", 2)

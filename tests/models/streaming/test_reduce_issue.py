@@ -16,7 +16,7 @@ from opmodel.models.streaming.counted import counted_instructions, counted_layer
 from opmodel.models.streaming.counted_reduce import (
     COUNTS_FILE,
     load_reduce_counts,
-    load_reduce_registers,
+    load_reduce_lists,
     reduce_instructions,
     reduce_issue_cycles,
     reduce_registers,
@@ -140,7 +140,7 @@ def test_instruction_counts_beside_the_cycles() -> None:
 def test_counted_registers_by_outputs_per_load() -> None:
     # cuobjdump -res-usage of PyTorch 2.14.1, sm_80: a bf16 sum's reduce_kernel<512, 1>,
     # <256, 2> and <128, 4> hold 30, 32 and 47 registers; an argmax's 32, 48 and 80
-    table = load_reduce_registers(COUNTS_FILE)
+    table = load_reduce_lists(COUNTS_FILE, "registers")
     assert table[("sm80", "bf16", "sum")] == (30, 32, 47)
     assert reduce_registers("sm80", DType.FP32, "argmax", 4) == 80
     assert reduce_registers("sm89", DType.FP16, "argmax", 1) == 38  # runs sm_86's
@@ -169,4 +169,23 @@ def test_a_bad_registers_table_is_a_one_line_error(tmp_path: Path) -> None:
     bad = tmp_path / "reduce.yaml"
     bad.write_text("source: x\nregisters:\n  sm80:\n    fp16: {sum: [30, 32]}\n")
     with pytest.raises(ConfigError, match=r"registers.sm80.fp16.sum: must be 3 integers in 1-255"):
-        load_reduce_registers(bad)
+        load_reduce_lists(bad, "registers")
+
+
+def test_leading_axis_loops_are_counted() -> None:
+    # reduce_kernel<128, 4> walks a leading axis in steps of four 4-output loads: an fp32 sum's
+    # step costs 2.625 cycles an element on sm_80, an argmax's 25.75; <256, 2> 3.375 and 27.5
+    assert reduce_issue_cycles("sm80", DType.FP32, "sum", False, 4) == 2.625
+    assert reduce_issue_cycles("sm80", DType.FP32, "sum", False, 2) == 3.375
+    assert reduce_issue_cycles("sm80", DType.FP32, "argmax", False, 4) == 25.75
+    assert reduce_issue_cycles("sm80", DType.FP32, "sum", False, 1) == 0.0  # not counted
+    assert reduce_issue_cycles("cdna3", DType.FP32, "sum", False, 4) == 0.0
+
+
+def test_a_bad_leading_list_is_a_one_line_error(tmp_path: Path) -> None:
+    bad = tmp_path / "reduce.yaml"
+    text = "source: x\nleading_cycles_per_element:\n  sm80:\n    fp32: {sum: [3.375, -1]}\n"
+    bad.write_text(text)
+    section = "leading_cycles_per_element"
+    with pytest.raises(ConfigError, match=rf"{section}.sm80.fp32.sum: must be 2 numbers > 0"):
+        load_reduce_lists(bad, section)

@@ -53,4 +53,6 @@ def reduce_issue_cost(op: LocalOp, kernel: StreamKernel, hardware: HardwareSpec)
     if not isinstance(view, ReductionView) or kernel.name not in LAUNCHES:
         return None
     innermost = view.inner_outputs == 1 and view.reduced_block
-    return reduce_issue_cycles(hardware.architecture, view.x.dtype, view.function, innermost)
+    per_load = output_vector(view.inner_outputs) if view.reduced_block else 0
+    arch, dtype = hardware.architecture, view.x.dtype
+    return reduce_issue_cycles(arch, dtype, view.function, innermost, per_load)

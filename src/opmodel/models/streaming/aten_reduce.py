@@ -49,8 +49,8 @@ architecture, dtype and function, the issue cycles per element of the loop a thr
 row with (``scripts/count_reduce_sass.py``: one iteration's common path over its 4 elements,
 the busiest of the SMSP's issue slot and pipes; no fit). A thread issues that arithmetic
 between one step's load and the next, so the structure sets ``serial_arithmetic``. Reductions
-over leading or scattered axes run other loops (vectorized over outputs, or through an offset
-calculator) and have no count (0).
+over a leading block of axes run the launches' loops over outputs, counted too; over scattered
+axes a loop through an offset calculator, not counted (0).
 """
 
 from __future__ import annotations

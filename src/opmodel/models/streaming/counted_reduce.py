@@ -2,8 +2,9 @@
 aten_reduce.yaml``, written by ``scripts/count_reduce_sass.py``; no GPU, no fit): per
 architecture, dtype and function, the issue cycles and instructions per element of the loop a
 thread walks its row with over the innermost axis (:func:`reduce_issue_cycles`, the structure's
-issue cost; :func:`reduce_instructions`), and the registers per thread of the launches that
-load 1, 2 or 4 outputs at once (:func:`reduce_registers`; the structure,
+issue cost; :func:`reduce_instructions`), the issue cycles per element of the loops the launches
+that load 2 or 4 outputs at once walk a leading reduced axis with, and the registers per thread
+of the launches that load 1, 2 or 4 outputs at once (:func:`reduce_registers`; the structure,
 :mod:`~opmodel.models.streaming.aten_reduce`). sm_89 runs sm_86's code; other architectures
 have no counts.
 """
@@ -22,14 +23,18 @@ from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
     "COUNTS_FILE",
+    "LEADING",
+    "REGISTERS",
     "load_reduce_counts",
-    "load_reduce_registers",
+    "load_reduce_lists",
     "reduce_instructions",
     "reduce_issue_cycles",
     "reduce_registers",
 ]
 
 COUNTS_FILE = INSTRUCTIONS_DIR / "aten_reduce.yaml"
+REGISTERS, LEADING = "registers", "leading_cycles_per_element"
+_VECTORS = (1, 2, 4)  # the lists' order: reduce_kernel<512, 1>, <256, 2>, <128, 4>
 
 
 def load_reduce_counts(path: Path) -> Counts:
@@ -49,15 +54,25 @@ def _shipped_instructions() -> Counts:
 
 
 def reduce_issue_cycles(
-    architecture: str | None, dtype: DType, function: str, innermost: bool
+    architecture: str | None,
+    dtype: DType,
+    function: str,
+    innermost: bool,
+    outputs_per_load: int = 1,
 ) -> float:
     """Issue cycles per element of ATen's reduce kernel for ``function`` on ``dtype`` for a GPU
-    of ``architecture``, reducing the ``innermost`` axis (or a trailing block of axes): the
-    counted loop's (module docstring); 0 without a count or over other axes."""
+    of ``architecture``: reducing the ``innermost`` axis (or a trailing block of axes), the
+    counted row loop's; over a leading block of axes with ``outputs_per_load`` 2 or 4, the
+    ``<256, 2>`` or ``<128, 4>`` launch's loop (module docstring); else, or without a count, 0."""
     arch = sass_architecture(architecture)
-    if arch is None or not innermost:
+    if arch is None:
         return 0.0
-    return _shipped().get((arch, dtype.value, function), 0.0)
+    if innermost:
+        return _shipped().get((arch, dtype.value, function), 0.0)
+    leading = _shipped_lists(LEADING).get((arch, dtype.value, function))
+    if leading is None or outputs_per_load not in _VECTORS[1:]:
+        return 0.0
+    return float(leading[_VECTORS.index(outputs_per_load) - 1])
 
 
 def reduce_instructions(
@@ -71,31 +86,36 @@ def reduce_instructions(
     return _shipped_instructions().get((arch, dtype.value, function))
 
 
-_VECTORS = (1, 2, 4)  # the registers' order: reduce_kernel<512, 1>, <256, 2>, <128, 4>
-
-
-def load_reduce_registers(path: Path) -> dict[tuple[str, str, str], tuple[int, ...]]:
-    """The ``registers`` section of a reduce-kernel counts file: per architecture, dtype and
-    function, the registers per thread of the kernels loading 1, 2 and 4 outputs at once;
+def load_reduce_lists(path: Path, section: str) -> dict[tuple[str, str, str], tuple[float, ...]]:
+    """A section of a reduce-kernel counts file that holds a list per architecture, dtype and
+    function: ``registers`` (3 integers in 1-255: the launches loading 1, 2 and 4 outputs at
+    once) or ``leading_cycles_per_element`` (2 numbers > 0: the launches loading 2 and 4);
     errors name the file and field."""
-    raw = read_yaml_mapping(path).get("registers")
+    raw = read_yaml_mapping(path).get(section)
     if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: needs the field registers (architecture: dtype: function)"])
+        raise ConfigError([f"{path}: needs the field {section} (architecture: dtype: function)"])
+    count, whole, top = (3, True, 255.0) if section == "registers" else (2, False, 1e6)
     out = {}
     for arch, by_dtype in raw.items():
         for dtype, by_function in (by_dtype or {}).items():
             for function, values in (by_function or {}).items():
-                ok = isinstance(values, list) and len(values) == len(_VECTORS)
-                if not ok or not all(isinstance(v, int) and 0 < v <= 255 for v in values):
-                    where = f"registers.{arch}.{dtype}.{function}"
-                    raise ConfigError([f"{path}: {where}: must be 3 integers in 1-255"])
+                kinds = (int,) if whole else (int, float)
+                ok = isinstance(values, list) and len(values) == count
+                valid = ok and all(
+                    isinstance(v, kinds) and not isinstance(v, bool) and 0 < v <= top
+                    for v in values
+                )
+                if not valid:
+                    what = "integers in 1-255" if whole else "numbers > 0"
+                    where = f"{section}.{arch}.{dtype}.{function}"
+                    raise ConfigError([f"{path}: {where}: must be {count} {what}"])
                 out[(str(arch), str(dtype), str(function))] = tuple(values)
     return out
 
 
 @cache
-def _shipped_registers() -> dict[tuple[str, str, str], tuple[int, ...]]:
-    return load_reduce_registers(COUNTS_FILE)
+def _shipped_lists(section: str) -> dict[tuple[str, str, str], tuple[float, ...]]:
+    return load_reduce_lists(COUNTS_FILE, section)
 
 
 def reduce_registers(
@@ -104,7 +124,7 @@ def reduce_registers(
     """Registers per thread of the launch loading ``outputs_per_load`` (1, 2 or 4) outputs at
     once, counted from the cubins (module docstring); ``None`` without a count."""
     arch = sass_architecture(architecture)
-    counted = None if arch is None else _shipped_registers().get((arch, dtype.value, function))
+    counted = None if arch is None else _shipped_lists(REGISTERS).get((arch, dtype.value, function))
     if counted is None or outputs_per_load not in _VECTORS:
         return None
-    return counted[_VECTORS.index(outputs_per_load)]
+    return int(counted[_VECTORS.index(outputs_per_load)])
