@@ -39,6 +39,7 @@ from opmodel.core.enums import OpKind
 from opmodel.core.errors import ConfigError
 from opmodel.core.views import STRIDED, ElementwiseView
 from opmodel.models.shared.sass_code import is_rocm, sass_architecture
+from opmodel.models.streaming.count_tables import function_table
 from opmodel.models.streaming.kernels import aten_thread_loop
 from opmodel.models.streaming.structure import StreamKernel
 from opmodel.parsing.yamlfile import read_yaml_mapping
@@ -59,7 +60,6 @@ __all__ = [
 BROADCAST_FILE = INSTRUCTIONS_DIR / "aten_broadcast.yaml"
 BROADCAST_KERNEL = "elementwise_kernel (ATen, non-contiguous operands)"
 _FIELDS = ("element_instructions", "dim_instructions")
-_DTYPES = ("bf16", "fp16", "fp32")
 
 BroadcastCounts = dict[tuple[str, str, str], tuple[float, float]]
 
@@ -124,14 +124,14 @@ def broadcast_kernel(
     return aten_thread_loop(elements, 2 if output_bytes >= 4 else 4, BROADCAST_KERNEL)
 
 
-def _pair(value: Any, where: str, path: Path) -> tuple[float, float]:
+def _pair(value: Any, where: str) -> tuple[float, float]:
     if not isinstance(value, dict) or set(value) != set(_FIELDS):
-        raise ConfigError([f"{path}: {where}: must give {' and '.join(_FIELDS)}"])
+        raise ConfigError([f"{where}: must give {' and '.join(_FIELDS)}"])
     numbers = []
     for field in _FIELDS:
         number = value[field]
         if isinstance(number, bool) or not isinstance(number, int | float) or not number > 0:
-            raise ConfigError([f"{path}: {where}.{field}: must be a number > 0 (got {number!r})"])
+            raise ConfigError([f"{where}.{field}: must be a number > 0 (got {number!r})"])
         numbers.append(float(number))
     return numbers[0], numbers[1]
 
@@ -143,18 +143,7 @@ def load_broadcast_counts(path: Path) -> BroadcastCounts:
     table = data.get("broadcast")
     if not isinstance(table, dict) or not isinstance(data.get("source"), str):
         raise ConfigError([f"{path}: needs the fields source (a string), broadcast"])
-    out: BroadcastCounts = {}
-    for arch, by_dtype in table.items():
-        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-            raise ConfigError([f"{path}: broadcast.{arch}: must map dtypes ({', '.join(_DTYPES)})"])
-        for dtype, by_function in by_dtype.items():
-            where = f"broadcast.{arch}.{dtype}"
-            if not isinstance(by_function, dict):
-                raise ConfigError([f"{path}: {where}: must map functions to counts"])
-            for function, value in by_function.items():
-                pair = _pair(value, f"{where}.{function}", path)
-                out[(str(arch), dtype, str(function))] = pair
-    return out
+    return function_table(table, path, "broadcast", _pair)
 
 
 @cache

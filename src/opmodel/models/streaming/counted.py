@@ -23,8 +23,6 @@ the issue cycles a thread takes for a row and the kernel's registers
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -34,6 +32,11 @@ from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.models.shared.sass_code import sass_architecture
+from opmodel.models.streaming.count_tables import (
+    by_arch_dtype,
+    function_table,
+    positive_count,
+)
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
 __all__ = [
@@ -59,50 +62,9 @@ SOFTMAX_FILE = _FOLDER / "aten_softmax.yaml"
 _PER_THREAD = 9  # the register softmax's instances: 1-9 elements per thread
 _WARP_SIZES = 12  # the warp softmax's instances: rows of 2^0 to 2^11 elements
 _ROW_FIELDS = ("instructions_per_element", "cycles_per_element", "row_instructions")
-_DTYPES = ("bf16", "fp16", "fp32")
 
 Counts = dict[tuple[str, str, str], float]
 T = TypeVar("T")
-
-
-def _is_positive(value: Any) -> bool:
-    """A finite number > 0 (not a bool)."""
-    return isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
-
-
-def _by_arch_dtype(
-    raw: dict[Any, Any], path: Path, section: str, contents: str, entry: Callable[[Any, str], T]
-) -> dict[tuple[str, str], T]:
-    """``section``'s architectures -> dtypes -> ``entry(value, where)``, keyed by (architecture,
-    dtype); a one-line error naming the file and field where an architecture maps anything but
-    the counted dtypes (``contents``: what the dtypes map to, for the message)."""
-    out = {}
-    for arch, by_dtype in raw.items():
-        if not isinstance(by_dtype, dict) or any(d not in _DTYPES for d in by_dtype):
-            raise ConfigError(
-                [f"{path}: {section}.{arch}: must map dtypes ({', '.join(_DTYPES)}){contents}"]
-            )
-        for dtype, value in by_dtype.items():
-            out[(str(arch), dtype)] = entry(value, f"{section}.{arch}.{dtype}")
-    return out
-
-
-def _entries(raw: Any, path: Path, field: str = "instructions_per_element") -> Counts:
-    if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: {field}: must map architectures to dtypes"])
-
-    def functions(value: Any, where: str) -> dict[str, float]:
-        if not isinstance(value, dict):
-            raise ConfigError([f"{path}: {where}: must map functions to counts"])
-        for name, count in value.items():
-            if not _is_positive(count):
-                raise ConfigError(
-                    [f"{path}: {where}.{name}: must be a finite number > 0 (got {count!r})"]
-                )
-        return {str(name): float(count) for name, count in value.items()}
-
-    table = _by_arch_dtype(raw, path, field, " to functions", functions)
-    return {(arch, dtype, name): v for (arch, dtype), f in table.items() for name, v in f.items()}
 
 
 def load_counts(path: Path, field: str = "instructions_per_element") -> Counts:
@@ -111,7 +73,7 @@ def load_counts(path: Path, field: str = "instructions_per_element") -> Counts:
     data = read_yaml_mapping(path)
     if field not in data or not isinstance(data.get("source"), str):
         raise ConfigError([f"{path}: needs the fields source (a string), {field}"])
-    return _entries(data[field], path, field)
+    return function_table(data[field], path, field, positive_count)
 
 
 @cache
@@ -140,13 +102,10 @@ class RowKernelCount:
 def _row_entry(raw: Any, path: Path, where: str) -> RowKernelCount:
     if not isinstance(raw, dict) or set(raw) != set(_ROW_FIELDS):
         raise ConfigError([f"{path}: {where}: needs exactly the fields {', '.join(_ROW_FIELDS)}"])
-    for name, value in raw.items():
-        if not _is_positive(value):
-            raise ConfigError(
-                [f"{path}: {where}.{name}: must be a finite number > 0 (got {value!r})"]
-            )
-    instructions, cycles, row = (float(raw[name]) for name in _ROW_FIELDS)
-    return RowKernelCount(cycles, row, instructions)
+    n = {name: positive_count(value, f"{path}: {where}.{name}") for name, value in raw.items()}
+    return RowKernelCount(
+        n["cycles_per_element"], n["row_instructions"], n["instructions_per_element"]
+    )
 
 
 _NORM_KERNELS = ("layer_norm", "rms_norm")
@@ -166,7 +125,7 @@ def load_layer_norm_counts(path: Path) -> dict[tuple[str, str, str], RowKernelCo
     counts = {}
     for kernel, raw in sections.items():
         assert isinstance(raw, dict)
-        table = _by_arch_dtype(
+        table = by_arch_dtype(
             raw, path, kernel, " to counts", lambda v, where: _row_entry(v, path, where)
         )
         counts.update({(kernel, arch, dtype): v for (arch, dtype), v in table.items()})
@@ -234,7 +193,7 @@ def _register_softmax_table(data: dict[str, Any], path: Path) -> _RegisterTable:
         raise ConfigError(
             [f"{path}: needs the fields source (a string), register_softmax (a mapping)"]
         )
-    return _by_arch_dtype(
+    return by_arch_dtype(
         raw, path, "register_softmax", "", lambda v, where: _softmax_entry(v, path, where)
     )
 
@@ -287,7 +246,7 @@ def _warp_registers_table(data: dict[str, Any], path: Path) -> _WarpTable:
     raw = data.get("warp_softmax")
     if not isinstance(raw, dict):
         raise ConfigError([f"{path}: warp_softmax: must map architectures to dtypes"])
-    return _by_arch_dtype(
+    return by_arch_dtype(
         raw, path, "warp_softmax", " to registers", lambda v, where: _warp_entry(v, path, where)
     )
 

@@ -13,11 +13,13 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from opmodel.configs import INSTRUCTIONS_DIR
 from opmodel.core.dtypes import DType
 from opmodel.core.errors import ConfigError
 from opmodel.models.shared.sass_code import sass_architecture
+from opmodel.models.streaming.count_tables import function_table
 from opmodel.models.streaming.counted import Counts, load_counts
 from opmodel.parsing.yamlfile import read_yaml_mapping
 
@@ -91,26 +93,21 @@ def load_reduce_lists(path: Path, section: str) -> dict[tuple[str, str, str], tu
     function: ``registers`` (3 integers in 1-255: the launches loading 1, 2 and 4 outputs at
     once) or ``leading_cycles_per_element`` (2 numbers > 0: the launches loading 2 and 4);
     errors name the file and field."""
-    raw = read_yaml_mapping(path).get(section)
-    if not isinstance(raw, dict):
-        raise ConfigError([f"{path}: needs the field {section} (architecture: dtype: function)"])
-    count, whole, top = (3, True, 255.0) if section == "registers" else (2, False, 1e6)
-    out = {}
-    for arch, by_dtype in raw.items():
-        for dtype, by_function in (by_dtype or {}).items():
-            for function, values in (by_function or {}).items():
-                kinds = (int,) if whole else (int, float)
-                ok = isinstance(values, list) and len(values) == count
-                valid = ok and all(
-                    isinstance(v, kinds) and not isinstance(v, bool) and 0 < v <= top
-                    for v in values
-                )
-                if not valid:
-                    what = "integers in 1-255" if whole else "numbers > 0"
-                    where = f"{section}.{arch}.{dtype}.{function}"
-                    raise ConfigError([f"{path}: {where}: must be {count} {what}"])
-                out[(str(arch), str(dtype), str(function))] = tuple(values)
-    return out
+    count, whole = (3, True) if section == REGISTERS else (2, False)
+    what = "integers in 1-255" if whole else "numbers > 0"
+
+    def values(raw: Any, where: str) -> tuple[float, ...]:
+        ok = isinstance(raw, list) and len(raw) == count
+        if not ok or not all(
+            isinstance(v, int if whole else int | float)
+            and not isinstance(v, bool)
+            and 0 < v <= (255 if whole else 1e6)
+            for v in raw
+        ):
+            raise ConfigError([f"{where}: must be {count} {what}"])
+        return tuple(raw)
+
+    return function_table(read_yaml_mapping(path).get(section), path, section, values)
 
 
 @cache
