@@ -99,23 +99,30 @@ def _loads(body: Sequence[Instruction]) -> list[str]:
     return [ins.opcode for ins in body if ins.opcode.startswith("LDG")]
 
 
-def step_loop(code: Sequence[Instruction], vector: bool, dtype: str) -> list[Instruction]:
-    """One iteration of the loop a contiguous row runs (module docstring), on its common path."""
-    wide = "LDG.E.128" if dtype == "fp32" else "LDG.E.64"
-    found = []
-    for first, last in _loops(code):
-        loads = _loads(code[first : last + 1])
-        if vector and loads == [wide]:
-            found.append((last - first, first, last))
-        if not vector and loads == [_SCALAR_LOADS] * STEP_ELEMENTS:
-            found.append((last - first, first, last))
+_LOAD_WIDTH = {2: _SCALAR_LOADS, 4: "LDG.E", 8: "LDG.E.64", 16: "LDG.E.128"}  # bytes a load
+
+
+def _shortest_loop(code: Sequence[Instruction], loads: list[str], what: str) -> list[Instruction]:
+    """One iteration, on its common path, of the shortest loop whose global loads are
+    ``loads`` (of a kernel's variants of one loop, the contiguous one)."""
+    found = [
+        (last - first, first, last)
+        for first, last in _loops(code)
+        if _loads(code[first : last + 1]) == loads
+    ]
     if not found:
-        raise SystemExit(f"no {'vector' if vector else 'scalar'} loop over the row")
+        raise SystemExit(f"no {what}")
     _, first, last = min(found)
     return loop_path(code, first, last)
 
 
-_LOAD_WIDTH = {4: "LDG.E", 8: "LDG.E.64", 16: "LDG.E.128"}  # bytes a load brings
+def step_loop(code: Sequence[Instruction], vector: bool, dtype: str) -> list[Instruction]:
+    """One iteration of the loop a contiguous row runs (module docstring), on its common path:
+    one 4-element vector load, or four scalar 16-bit loads."""
+    element = 4 if dtype == "fp32" else 2
+    if vector:
+        return _shortest_loop(code, [_LOAD_WIDTH[4 * element]], "vector loop over the row")
+    return _shortest_loop(code, [_SCALAR_LOADS] * STEP_ELEMENTS, "scalar loop over the row")
 
 
 def leading_loop(code: Sequence[Instruction], dtype: str, outputs: int) -> list[Instruction]:
@@ -123,15 +130,8 @@ def leading_loop(code: Sequence[Instruction], dtype: str, outputs: int) -> list[
     v>`` walks the reduced (leading) axis with: ``vt0 = 4`` loads of ``v = outputs`` outputs
     each (the shortest such loop: the contiguous one of its three)."""
     width = _LOAD_WIDTH[outputs * (4 if dtype == "fp32" else 2)]
-    found = [
-        (last - first, first, last)
-        for first, last in _loops(code)
-        if _loads(code[first : last + 1]) == [width] * STEP_ELEMENTS
-    ]
-    if not found:
-        raise SystemExit(f"no loop of four {width} loads over the reduced axis")
-    _, first, last = min(found)
-    return loop_path(code, first, last)
+    what = f"loop of four {width} loads over the reduced axis"
+    return _shortest_loop(code, [width] * STEP_ELEMENTS, what)
 
 
 def count_kernel(

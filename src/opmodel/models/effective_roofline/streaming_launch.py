@@ -37,7 +37,7 @@ def launch_by_sms(
         )
         kernel = aten_reduce_kernel(shape, sm)
         # the launch loading v outputs at once (reduce_kernel<512 / v, v>) holds its own count
-        per_load = output_vector(view.inner_outputs) if view.inner_outputs > 1 else 1
+        per_load = output_vector(view.inner_outputs)  # 1 when the innermost axis is reduced
         counted = reduce_registers(hardware.architecture, view.x.dtype, view.function, per_load)
         return kernel if counted is None else replace(kernel, registers_per_thread=counted)
     if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
