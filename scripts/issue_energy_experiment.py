@@ -19,14 +19,13 @@ lane-instruction in place of its FLOPs' energy, with
     e_slot = J/FLOP(fp32) x FP32 peak / (SMs x SMSPs per SM x warp size x clock),
 
 the config's energy per FP32 FLOP (an op at the FP32 peak draws the TDP above static power)
-spread over its issue slots instead (17.07 pJ on the A100 40GB, where they are as many; 2x the
-FLOP's on sm_86 and later). Ops without a count (the multiplies by a scalar, from which the
-A100 40GB's DRAM energy is derived; copies) keep the FLOP energy. ``k`` is fitted by least
-squares of the relative error on a declared training split, FlagPerf's three argmax rows (the
-most instructions per byte), and reported on the held-out rest and on the H200's metered
-kernels of the same kinds (``data/measured/h200_2026-12-04_events``, whose DRAM energy is
-derived on its copies, uncounted too).
-"""
+spread over its issue slots instead (17.06 pJ on the A100 40GB, where they are as many; twice
+the FLOP's on sm_86 and later: 19.41 pJ on the H200). Ops without a count (the multiplies by a
+scalar, from which the A100 40GB's DRAM energy is derived; copies) keep the FLOP energy. ``k``
+is fitted by least squares of the relative error on a declared training split, FlagPerf's three
+argmax rows (the most instructions per byte), and reported on the held-out rest and on the
+H200's metered kernels of the same kinds (``data/measured/h200_2026-12-04_events``, whose DRAM
+energy is derived on its copies, uncounted too)."""
 
 from __future__ import annotations
 

@@ -4,14 +4,13 @@ embedding but a ``fused`` one (:mod:`~opmodel.models.streaming.gather`)."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from opmodel.core.enums import OpKind
 from opmodel.core.op import LocalOp
 from opmodel.core.views_reduction import ReductionView
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.streaming.aten_reduce import (
     LAUNCHES,
+    REGISTERS,
     ReduceShape,
     aten_reduce_kernel,
     output_vector,
@@ -32,14 +31,19 @@ def launch_by_sms(
     if sm is None:
         return None
     if isinstance(view, ReductionView):
-        shape = ReduceShape(
-            rows, length, element_bytes, view.function, view.inner_outputs, view.reduced_block
-        )
-        kernel = aten_reduce_kernel(shape, sm)
         # the launch loading v outputs at once (reduce_kernel<512 / v, v>) holds its own count
         per_load = output_vector(view.inner_outputs)  # 1 when the innermost axis is reduced
         counted = reduce_registers(hardware.architecture, view.x.dtype, view.function, per_load)
-        return kernel if counted is None else replace(kernel, registers_per_thread=counted)
+        shape = ReduceShape(
+            rows,
+            length,
+            element_bytes,
+            view.function,
+            view.inner_outputs,
+            view.reduced_block,
+            REGISTERS if counted is None else counted,
+        )
+        return aten_reduce_kernel(shape, sm)
     if op.kind is OpKind.EMBEDDING and op.attrs.get("implementation") != "fused":
         return index_select_kernel(rows, length, sm.sm_count)
     return None

@@ -112,7 +112,8 @@ class ReduceShape:
     """What ``setReduceConfig`` reads of a reduction: ``outputs`` results of ``length`` values
     each, of ``element_bytes``; ``inner_outputs`` outputs next to each other in the input after
     its last reduced axis (1: the last axis is reduced); ``reduced_block``: the reduced axes
-    coalesce into one (a contiguous block of axes)."""
+    coalesce into one (a contiguous block of axes); ``registers`` per thread of the instance
+    that runs it (the counted ones, :mod:`~opmodel.models.streaming.counted_reduce`)."""
 
     outputs: int
     length: int
@@ -120,6 +121,7 @@ class ReduceShape:
     function: str = "sum"
     inner_outputs: int = 1
     reduced_block: bool = True
+    registers: int = REGISTERS
 
 
 def output_vector(inner_outputs: int) -> int:
@@ -190,7 +192,7 @@ def _split(shape: ReduceShape, block: _Block, sms: tuple[int, int]) -> StreamKer
         implementation="pytorch",
         ctas=grid * ctas_per_output,
         threads_per_cta=threads,
-        registers_per_thread=REGISTERS,
+        registers_per_thread=shape.registers,
         elements_per_cta=max(1, math.ceil(outputs_per_cta * shape.length / ctas_per_output)),
         serial_loads=math.ceil(values / VALUES_PER_STEP),
         global_passes=1,

@@ -55,6 +55,7 @@ def _shipped_instructions() -> Counts:
     return load_counts(COUNTS_FILE, "instructions_per_element")
 
 
+@cache  # a pure function of the shipped file, asked once per fresh reduction predict
 def reduce_issue_cycles(
     architecture: str | None,
     dtype: DType,
@@ -115,6 +116,7 @@ def _shipped_lists(section: str) -> dict[tuple[str, str, str], tuple[float, ...]
     return load_reduce_lists(COUNTS_FILE, section)
 
 
+@cache  # as reduce_issue_cycles
 def reduce_registers(
     architecture: str | None, dtype: DType, function: str, outputs_per_load: int
 ) -> int | None:
