@@ -18,7 +18,8 @@ import json
 import sys
 from pathlib import Path
 
-from csv_table import OP_TABLE_COLUMNS as COLUMNS
+from csv_table import PROFILER_US_TRUNCATION_S
+from csv_table import TRUNCATED_OP_TABLE_COLUMNS as COLUMNS
 
 SYSTEMS = {"h100_dgx": "h100_sxm", "a100_dgx": "a100_80gb_sxm"}
 """Vidur's system folders and the opmodel configs of their GPUs."""
@@ -46,6 +47,7 @@ def _row(system: str, record: dict[str, str]) -> dict[str, str]:
         "implementation": "nccl",
         "label": f"{system}:{collective}:ranks{ranks}:bytes{size}",
         "timing_scope": "kernel",
+        "time_truncation_s": PROFILER_US_TRUNCATION_S,  # whole microseconds, truncated
     }
 
 

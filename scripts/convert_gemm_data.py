@@ -17,6 +17,7 @@ import csv
 from collections.abc import Iterator
 from pathlib import Path
 
+from csv_table import PROFILER_US_TRUNCATION_S
 from script_errors import require_sources
 
 from opmodel.validation.gemm_traffic import oriented_tile
@@ -42,6 +43,8 @@ COLUMNS = (
 KERNEL_COLUMNS = (*COLUMNS, "block_size")  # the Rapid-LLM rows also give the threads per CTA
 # XLA's profiler runs each GEMM alone between host transfers: burst power state (SOURCE.md)
 XLA_COLUMNS = (*COLUMNS, "power_state")
+# Vidur's profiler times are whole microseconds, truncated (csv_table.PROFILER_US_TRUNCATION_S)
+VIDUR_COLUMNS = (*COLUMNS, "time_truncation_s")
 VIDUR_GPUS = {"a100": "a100_80gb_sxm", "h100": "h100_sxm", "a40": "a40"}
 # what the converters read under --shared-dir
 VIDUR_ROOT = "vidur_profiling/data/profiling/compute"
@@ -51,7 +54,8 @@ SOURCES = (VIDUR_ROOT, XLA_TABLE, RAPID_LLM_TABLE)
 
 
 def _row(**values: object) -> dict[str, object]:
-    return {column: values.get(column, "") for column in (*KERNEL_COLUMNS, "power_state")}
+    columns = (*KERNEL_COLUMNS, "power_state", "time_truncation_s")
+    return {column: values.get(column, "") for column in columns}
 
 
 def _vidur_gemms(record: dict[str, str]) -> Iterator[tuple[str, int, int]]:
@@ -89,9 +93,10 @@ def convert_vidur(shared: Path, out: Path) -> None:
                                 hardware=config,
                                 source="vidur",
                                 label=f"{model}:{label}:tp{record['num_tensor_parallel_workers']}",
+                                time_truncation_s=PROFILER_US_TRUNCATION_S,
                             )
                         )
-        _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
+        _write(out / "vidur" / f"vidur_{gpu}.csv", rows, VIDUR_COLUMNS)
 
 
 XLA_GPUS = {

@@ -18,7 +18,7 @@ import csv
 import json
 from pathlib import Path
 
-from csv_table import OP_TABLE_COLUMNS
+from csv_table import OP_TABLE_COLUMNS, PROFILER_US_TRUNCATION_S, TRUNCATED_OP_TABLE_COLUMNS
 from liger_columns import (
     LIGER_BACKWARD_KERNELS,
     LIGER_CUTILE_BACKWARD_KERNELS,
@@ -47,7 +47,7 @@ SOURCES = (VIDUR_ROOT, LIGER_TABLE, LIGER_CUTILE_TABLE)
 
 
 def _row(**values: object) -> dict[str, object]:
-    return {column: values.get(column, "") for column in OP_TABLE_COLUMNS}
+    return {column: values.get(column, "") for column in TRUNCATED_OP_TABLE_COLUMNS}
 
 
 DO_BENCH_FLUSH_BYTES = 256 * 1024 * 1024  # the buffer Triton's do_bench writes before each call
@@ -83,9 +83,11 @@ def convert_vidur(shared: Path, out: Path, *, producer_waves: bool = False) -> N
                                 implementation=kernel,
                                 label=f"{model}:{op}:tp{tp}:tokens{record['num_tokens']}",
                                 timing_scope="kernel",  # torch.profiler kernel time
+                                # whole microseconds, truncated (csv_table)
+                                time_truncation_s=PROFILER_US_TRUNCATION_S,
                             )
                         )
-        _write(out / "vidur" / f"vidur_{gpu}.csv", rows)
+        _write(out / "vidur" / f"vidur_{gpu}.csv", rows, TRUNCATED_OP_TABLE_COLUMNS)
 
 
 def convert_liger(shared: Path, out: Path) -> None:
@@ -217,10 +219,14 @@ def convert_liger_cutile(shared: Path, out: Path) -> None:
     _write(out / "liger" / "liger_cutile.csv", rows)
 
 
-def _write(path: Path, rows: list[dict[str, object]]) -> None:
+def _write(
+    path: Path, rows: list[dict[str, object]], columns: tuple[str, ...] = OP_TABLE_COLUMNS
+) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", newline="") as handle:
-        writer = csv.DictWriter(handle, fieldnames=OP_TABLE_COLUMNS, lineterminator="\n")
+        writer = csv.DictWriter(
+            handle, fieldnames=columns, lineterminator="\n", extrasaction="ignore"
+        )
         writer.writeheader()
         writer.writerows(rows)
     print(f"{path}: {len(rows)} rows")

@@ -26,6 +26,15 @@ OP_TABLE_COLUMNS = (
 )
 """The columns of an op table (docs/sweeps.md), as ``validate-ops`` reads them."""
 
+PROFILER_US_TRUNCATION_S = "1e-06"
+"""``time_truncation_s`` of a time PyTorch's profiler took before its traces held nanoseconds:
+each kernel's duration cut down to whole microseconds (kineto's ``(end - start) / 1000``;
+opmodel.validation.measured_values). Vidur's tables show it: every time is a whole or half
+microsecond, the median of 20 whole ones."""
+
+TRUNCATED_OP_TABLE_COLUMNS = (*OP_TABLE_COLUMNS, "time_truncation_s")
+"""An op table whose times were truncated, with the step in its last column."""
+
 
 def write_table(path: Path, columns: Sequence[str], rows: Sequence[dict[str, object]]) -> None:
     """Write ``rows`` (dicts keyed by ``columns``) to ``path``."""

@@ -78,7 +78,7 @@ def test_models_and_hardware_listings(capsys: pytest.CaptureFixture[str]) -> Non
         250.0,
         "a100_40gb_pcie_sustained.yaml",
     )
-    assert pcie["power_limited_clock_hz"] == pytest.approx(0.981e9, rel=1e-3)
+    assert pcie["power_limited_clock_hz"] == pytest.approx(0.996e9, rel=1e-3)
     assert rows["a10"]["power_limited_clock_hz"] is None
     code, out, _ = _run(capsys, "hardware", "show", "h100_sxm")
     assert code == 0 and json.loads(out)["compute"]["sm"]["sm_count"] == 132

@@ -30,16 +30,16 @@ def _config(tmp_path: Path, calibration: str, *, extra: str = "") -> Path:
 
 
 def test_shipped_a100_takes_its_values_from_the_calibration_file() -> None:
-    """a100_80gb_sxm.yaml holds datasheet values; 1170 MHz and 0.935 come from its sustained
+    """a100_80gb_sxm.yaml holds datasheet values; 1170 MHz and 0.937 come from its sustained
     calibration (scripts/fit_published_sustained.py). at_clock drops the power-limited clock (a
     locked clock) and keeps the HBM fraction (the memory clock does not move)."""
     spec = load_hardware("a100_80gb_sxm")
     assert spec.sustained_calibration == "a100_80gb_sxm_sustained.yaml"
     assert spec.compute.power_limited_clock_hz == 1.17e9
-    assert spec.memory_fraction("hbm") == 0.935
+    assert spec.memory_fraction("hbm") == 0.937
     locked = spec.at_clock(1.0e9)
     assert locked.compute.power_limited_clock_hz is None
-    assert locked.memory_fraction("hbm") == 0.935
+    assert locked.memory_fraction("hbm") == 0.937
 
 
 def test_a_calibration_beside_the_config_applies_its_values(tmp_path: Path) -> None:

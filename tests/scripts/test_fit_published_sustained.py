@@ -15,15 +15,15 @@ from tests.scripts.loader import load_script
 def test_fit_reproduces_the_shipped_calibration() -> None:
     """The declared fits give the values a100_80gb_sxm_sustained.yaml ships: a change to the
     models that moves them makes the file stale and fails here. Dot (1.75 TB/s) over the
-    model's 537 MB read stream gives 0.935 (0.926 before the streaming chain priced the CTA
-    turnaround); the three GEMMs of >= 1 TFLOP give 1170 MHz and are
+    model's 537 MB read stream gives 0.937 (0.935 before the streaming kernels took their fitted
+    start and drain, 0.926 before the streaming chain priced the CTA turnaround); the three GEMMs of >= 1 TFLOP give 1170 MHz and are
     then within 1.5 % of their published throughput."""
     script = load_script("fit_published_sustained")
     result = script.fit("a100_80gb_sxm")
     spec = load_hardware("a100_80gb_sxm")
-    assert result.hbm_fraction == spec.memory_fraction("hbm") == 0.935
+    assert result.hbm_fraction == spec.memory_fraction("hbm") == 0.937
     assert result.power_limited_clock_hz == spec.compute.power_limited_clock_hz == 1.17e9
-    assert result.predicted_read_tb_per_s == pytest.approx(1.75 / 0.935, rel=1e-3)
+    assert result.predicted_read_tb_per_s == pytest.approx(1.75 / 0.937, rel=1e-3)
     train = [r for r in result.gemms if r.training]
     assert [(r.m, r.n, r.k) for r in train] == [
         (8192, 8192, 8192),
@@ -35,17 +35,18 @@ def test_fit_reproduces_the_shipped_calibration() -> None:
 
 def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
     """docs/validation.md: held out on A100, 2048^3 and 4096^3 are within 9 % (0.91x, 1.04x),
-    the 1024-sized GEMMs 1.05x and 1.10x (1.19-1.21x before the GEMM overheads were fitted per
-    architecture) and 802,816 x 192 x 768 1.28x too fast. On H100 and H200 the model's read stream is already
+    the 1024-sized GEMMs 1.01x and 1.08x (1.05x and 1.10x before Vidur's truncated microseconds
+    raised the fitted GEMM overheads, 1.19-1.21x before they were fitted per architecture) and 802,816 x 192 x 768 1.28x too fast. On H100 and H200 the model's read stream is already
     slower than Dot (no HBM fraction); their FP8 tables give an FP8 clock of 1305 and 1275 MHz,
     the shipped values, with the training GEMMs within 3.5 % and 2048^3 and 4096^3 held out
-    within 5 %."""
+    within 8 % (5 % before Vidur's truncated microseconds raised the fitted GEMM overheads:
+    2048^3 0.92-0.93x, 0.95x before)."""
     script = load_script("fit_published_sustained")
     a100 = script.fit("a100_80gb_sxm")
     by_shape = {(r.m, r.n, r.k): r.ratio for r in a100.gemms if not r.training}
     for size in (2048, 4096):
         assert 0.88 <= by_shape[(size, size, size)] <= 1.06
-    assert 1.02 <= by_shape[(1024, 1024, 1024)] <= 1.07
+    assert 1.0 <= by_shape[(1024, 1024, 1024)] <= 1.05
     assert 1.07 <= by_shape[(1024, 2145, 1024)] <= 1.12
     assert 1.25 <= by_shape[(802816, 192, 768)] <= 1.35
     for name, clock_hz in (("h100_sxm", 1.305e9), ("h200_sxm", 1.275e9)):
@@ -58,7 +59,7 @@ def test_held_out_rows_and_the_gpus_without_a_derate() -> None:
         assert spec.compute.power_limited_clock_for(DType.BF16) == 1.455e9
         assert all(abs(r.ratio - 1) < 0.035 for r in result.gemms if r.training)
         held = {(r.m, r.n, r.k): r.ratio for r in result.gemms if not r.training}
-        assert all(0.94 <= held[(s, s, s)] <= 1.03 for s in (2048, 4096))
+        assert all(0.92 <= held[(s, s, s)] <= 1.03 for s in (2048, 4096))
 
 
 def test_gb200_fp8_clock_from_azures_nd_gb200_v6_runs() -> None:
@@ -88,10 +89,10 @@ def test_write_round_trips_through_the_loader(
     monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
     assert script.main(["--write"]) == 0
     out = capsys.readouterr().out
-    assert "power-limited clock: 1170 MHz" in out and "0.935" in out
+    assert "power-limited clock: 1170 MHz" in out and "0.937" in out
     written = tmp_path / "a100_80gb_sxm_sustained.yaml"
     calibration = load_sustained_calibration(written, "a100_80gb_sxm")
-    assert calibration.hbm_fraction == 0.935 and calibration.power_limited_clock_hz == 1.17e9
+    assert calibration.hbm_fraction == 0.937 and calibration.power_limited_clock_hz == 1.17e9
     shipped = Path(script.__file__).resolve().parent.parent / "src/opmodel/configs/calibrations"
     assert written.read_text() == (shipped / written.name).read_text()
     assert script.main(["--hardware", "h200_sxm", "--write"]) == 0
@@ -109,18 +110,20 @@ def test_a40_clock_from_the_community_gemm_table(
 ) -> None:
     """docs/validation.md: the A40's four FP16/BF16 GEMMs of >= 1 TFLOP (8192^3, 10240^3) give
     1395 MHz, the value a40_sustained.yaml ships, and are then within 6 % (0.95-1.06x); held
-    out, 1024^3 and 2048^3 are within 7 % (0.93-0.98x; 0.97-1.01x before the GEMM overheads
-    were fitted per architecture) and 4096^3 is 0.91-0.92x. No stream table of the
-    board is published, so the HBM fraction, 0.842, comes from the declared split of Vidur's
+    out, 1024^3 and 2048^3 are within 8 % (0.92-0.98x; 0.93-0.98x before Vidur's truncated
+    microseconds raised the fitted GEMM overheads, 0.97-1.01x before they were fitted per
+    architecture) and 4096^3 is 0.91-0.92x. No stream table of the
+    board is published, so the HBM fraction, 0.843 (0.842 before the streaming kernels' fitted
+    start and drain), comes from the declared split of Vidur's
     A40 rows (192 Llama-2-7B residual adds, within 1.2 % on average); the file written is the
     one shipped."""
     script = load_script("fit_published_sustained")
     result = script.fit("a40")
     assert result.power_limited_clock_hz == 1.395e9 and result.clock_dtype is None
-    assert result.stream_tb_per_s == () and result.hbm_fraction == 0.842
+    assert result.stream_tb_per_s == () and result.hbm_fraction == 0.843
     assert result.fraction_rows == 192 and result.fraction_mape is not None
     assert result.fraction_mape < 0.015
-    assert load_hardware("a40").utilization.memory_fraction["hbm"] == 0.842
+    assert load_hardware("a40").utilization.memory_fraction["hbm"] == 0.843
     assert load_hardware("a40").compute.power_limited_clock_hz == 1.395e9
     train = [r for r in result.gemms if r.training]
     assert {(r.m, r.dtype) for r in train} == {
@@ -128,7 +131,9 @@ def test_a40_clock_from_the_community_gemm_table(
     }
     assert all(0.94 <= r.ratio <= 1.07 for r in train)
     held = {(r.m, r.dtype): r.ratio for r in result.gemms if not r.training}
-    assert all(0.93 <= held[(s, d)] <= 0.99 for s in (1024, 2048) for d in (DType.FP16, DType.BF16))
+    assert all(
+        0.915 <= held[(s, d)] <= 0.99 for s in (1024, 2048) for d in (DType.FP16, DType.BF16)
+    )
     assert all(0.905 <= held[(4096, d)] <= 0.93 for d in (DType.FP16, DType.BF16))
     monkeypatch.setattr(script, "CALIBRATIONS", tmp_path)
     assert script.main(["--hardware", "a40", "--write"]) == 0

@@ -16,6 +16,7 @@ from opmodel.validation.measured_values import (
     measured_clock_hz,
     measured_energy_j,
     measured_ms,
+    measured_truncation_s,
 )
 from opmodel.validation.op_latency import OpRow, load_op_rows, validate_op_latency
 
@@ -98,3 +99,49 @@ def test_op_rows_with_unsettled_repeats_are_reported_apart(tmp_path: Path) -> No
     assert result.overall.count == 4
     settled = validate_op_latency(rows[:2] + rows[3:], "roofline")
     assert settled.by_spread == {}  # nothing unsettled: no split
+
+
+TRUNCATION = "time_truncation_s not from 0 to 0.001 s"
+
+
+def test_a_truncation_step_reads_in_seconds_and_refuses_what_no_timer_has() -> None:
+    assert measured_truncation_s({}) == 0.0
+    assert measured_truncation_s({"time_truncation_s": " "}) == 0.0
+    assert measured_truncation_s({"time_truncation_s": "1e-06"}) == 1e-6
+    for text in ("-1e-6", "nan", "0.002", "inf"):
+        with pytest.raises(ValueError, match=re.escape(TRUNCATION)):
+            measured_truncation_s({"time_truncation_s": text})
+
+
+def test_truncated_op_rows_get_half_a_step_back(tmp_path: Path) -> None:
+    """Vidur's whole microseconds: a published 2 us is 2-3 us, 2.5 us expected; the row keeps
+    its step; a step no timer has makes the row malformed."""
+    cells = [("0.002", "1e-06"), ("0.002", ""), ("0.002", "1")]
+    rows, skipped = _norm_rows(tmp_path, "time_truncation_s", cells)
+    assert [r.time_s for r in rows] == [pytest.approx(2.5e-6), pytest.approx(2e-6)]
+    assert [r.time_truncation_s for r in rows] == [1e-6, 0.0]
+    assert skipped == {TRUNCATION: 1}
+
+
+def test_truncated_gemm_rows_get_half_a_step_back(tmp_path: Path) -> None:
+    header = "time,time_truncation_s,batch,dimM,dimN,dimK,dtype,hardware,source\n"
+    lines = [f"0.004,{s},1,256,256,256,fp16,a10,s\n" for s in ("1e-06", "", "-1")]
+    (tmp_path / "g.csv").write_text(header + "".join(lines))
+    loaded = load_gemm_rows(tmp_path)
+    assert [r.time_s for r in loaded.rows] == [pytest.approx(4.5e-6), pytest.approx(4e-6)]
+    assert [r.time_truncation_s for r in loaded.rows] == [1e-6, 0.0]
+    assert dict(loaded.skipped) == {f"malformed row: {TRUNCATION}": 1}
+
+
+def test_the_shipped_vidur_tables_declare_their_whole_microseconds() -> None:
+    """Every Vidur time is a whole or half microsecond (the median of 20 truncated samples),
+    and every Vidur table says so; no other table does."""
+    data = Path(__file__).resolve().parents[2] / "data"
+    rows, _ = load_op_rows(data)
+    gemms = load_gemm_rows(data / "gemm").rows
+    for row in [*rows, *gemms]:
+        vidur = row.source == "vidur"
+        assert row.time_truncation_s == (1e-6 if vidur else 0.0), row.label
+        if vidur:
+            published_us = (row.time_s - row.time_truncation_s / 2) * 1e6
+            assert abs(2 * published_us - round(2 * published_us)) < 1e-6, row.label

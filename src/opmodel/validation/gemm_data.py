@@ -8,7 +8,9 @@ EnergAIzer column) giving ``warps_per_cta`` when the CTA tile is given (a row wi
 tile runs the kernel selection picks, whatever its block size). A non-empty ``kernel_time``
 [ms] (``opmodel measure`` with ``kernel_timing``: the kernels alone, without event gaps) is
 used in place of ``time``; else an optional ``time_min`` [ms], the fastest of the timed repeats
-whose median ``time`` is, gives the row's repeat spread (``GemmRow.repeat_spread``). EnergAIzer
+whose median ``time`` is, gives the row's repeat spread (``GemmRow.repeat_spread``);
+``time_truncation_s`` [s], the step each timed sample was truncated to (Vidur's whole
+microseconds, :mod:`opmodel.validation.measured_values`), adds half that step. EnergAIzer
 per-kernel files
 work too: when ``hardware`` is absent the file name decides (``yz8_`` -> a100_40gb_pcie,
 ``a10_`` -> a10) and ``freqNNN`` in it gives the clock. Malformed rows are skipped and counted
@@ -32,6 +34,7 @@ from opmodel.validation.measured_values import (
     measured_energy_j,
     measured_ms,
     measured_time_min_s,
+    measured_truncation_s,
 )
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
@@ -68,6 +71,9 @@ class GemmRow:
     # the fastest of the timed repeats (optional ``time_min`` column, ``opmodel measure``'s),
     # when ``time`` (their median) is the row's time
     time_min_s: float | None = None
+    # the step each timed sample was truncated to (optional ``time_truncation_s`` column,
+    # opmodel.validation.measured_values); half of it is in ``time_s``
+    time_truncation_s: float = 0.0
 
     @property
     def repeat_spread(self) -> float | None:
@@ -90,6 +96,7 @@ def _hardware_from_name(path: Path) -> str | None:
 def _parse(record: dict[str, str], path: Path) -> GemmRow:
     """One row; ValueError with the reason when it is malformed."""
     time_ms = measured_ms(record.get("kernel_time") or record["time"])
+    truncation = measured_truncation_s(record)
     dims = [int(record.get(name) or 1) for name in ("batch", "dimM", "dimN", "dimK")]
     if min(dims) <= 0:
         raise ValueError("non-positive dimension")
@@ -102,7 +109,7 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
     freq = re.search(r"freq(\d+)", path.name)
     clock = record.get("clock_mhz") or (freq.group(1) if freq else "")
     return GemmRow(
-        time_s=time_ms / 1000,
+        time_s=time_ms / 1000 + truncation / 2,
         batch=dims[0],
         m=dims[1],
         n=dims[2],
@@ -121,6 +128,7 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
         time_min_s=measured_time_min_s(record, time_ms),
+        time_truncation_s=truncation,
     )
 
 

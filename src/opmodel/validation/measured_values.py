@@ -5,6 +5,16 @@ outside the spans below) makes its row malformed: the loaders skip it and count 
 where before a ``nan`` time was a row whose error was NaN and a time of ``1e-300`` ms stopped
 the event-scope fit with ZeroDivisionError. The spans are wide: they reject units slips and
 corrupt cells, not fast or slow kernels.
+
+A published time can also be coarser than the kernel: PyTorch's profiler wrote each kernel's
+duration as whole microseconds, truncated (kineto's ``(end - start) / 1000`` on CUPTI's
+nanoseconds, until its traces switched to nanoseconds; PyTorch 2.1.2's ``libtorch_cpu.so``
+compiles ``CuptiActivity<CUpti_ActivityKernel4>::duration`` to exactly that integer division).
+A table whose times were taken so says how coarse in its optional ``time_truncation_s`` column:
+every timed sample was cut down to a whole multiple of it, so the time reported is low by
+between 0 and that step, by half of it on average over kernels of every length. The loaders add
+that half to the row's time (:func:`measured_truncation_s` reads the step); the file keeps
+the published number.
 """
 
 from __future__ import annotations
@@ -21,11 +31,13 @@ __all__ = [
     "measured_energy_j",
     "measured_ms",
     "measured_time_min_s",
+    "measured_truncation_s",
 ]
 
 MIN_TIME_MS = 1e-6  # 1 ns, under a tenth of any kernel launch
 MAX_TIME_MS = 1e8  # about 28 hours
 MAX_ENERGY_J = 1e9  # a 1 kW board for 11 days
+MAX_TRUNCATION_S = 1e-3  # a millisecond: coarser steps are not a kernel timer's
 
 
 def measured_ms(text: str, column: str = "time") -> float:
@@ -68,3 +80,17 @@ def measured_time_min_s(record: Mapping[str, str], time_ms: float) -> float | No
     if not value <= time_ms:
         raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
     return value / 1000
+
+
+def measured_truncation_s(record: Mapping[str, str]) -> float:
+    """The optional ``time_truncation_s`` column: the step every timed sample of the row was
+    truncated to, in seconds, from 0 to ``MAX_TRUNCATION_S`` (0 when absent: the time is as
+    fine as its digits); else ValueError naming the column and the span."""
+    text = (record.get("time_truncation_s") or "").strip()
+    if not text:
+        return 0.0
+    value = float(text)
+    if not 0 <= value <= MAX_TRUNCATION_S:  # NaN fails too
+        msg = f"time_truncation_s not from 0 to {MAX_TRUNCATION_S:g} s"
+        raise ValueError(msg)
+    return value

@@ -5,13 +5,16 @@ Data: CSV op tables under ``--data-dir`` (by default ``data/ops/**`` and the ``o
 phase, tensors, attrs``, docs/sweeps.md) and its measurement: ``time`` [ms] (a non-empty
 ``kernel_time`` replaces it: ``opmodel measure``'s kernel-scope time), ``hardware`` (an
 opmodel config), optional ``clock_mhz``, ``source``, ``implementation`` (else the op's
-``implementation`` attr), ``label`` and ``timing_scope`` (``kernel`` or ``event``; when
-absent, ``event`` for ``opmodel measure``'s event times, else ``kernel``). ``opmodel measure``
+``implementation`` attr), ``label``, ``timing_scope`` (``kernel`` or ``event``; when
+absent, ``event`` for ``opmodel measure``'s event times, else ``kernel``) and
+``time_truncation_s`` (the step each timed sample was truncated to: half of it is added,
+opmodel.validation.measured_values). ``opmodel measure``
 writes ``ops.csv`` in this form; ``scripts/convert_op_data.py`` converts the public Vidur and
 Liger-Kernel measurements. One thing is fitted here: per GPU, the offset event-timed rows get
 for the span CUDA events add around a kernel (opmodel.validation.timing_scope), on its declared
 training rows. Those rows and the ones the shipped calibrations were fitted on (instruction
-issue, the warp softmax's loads in flight and the block softmax's issue cost) are reported
+issue, the streaming kernels' start and drain, the warp softmax's loads in flight and the
+block softmax's issue cost) are reported
 apart as training rows; every other row is held out.
 Malformed rows are skipped and counted by reason.
 """
@@ -32,6 +35,7 @@ from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
 from opmodel.models.streaming.issue import issue_calibration, issue_key
+from opmodel.models.streaming.start_drain import start_drain_calibration
 from opmodel.validation.hbm_split import is_hbm_fraction_training_row
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics
@@ -232,12 +236,14 @@ def _with_event_offsets(
 
 def is_training_row(row: OpRow) -> bool:
     """True for a row a calibration was fitted on (reported apart): the instruction-issue
-    calibration's, a sustained HBM fraction's (opmodel.validation.hbm_split), or that of ATen's
-    softmax kernels."""
-    if row.clock_hz is None and issue_calibration().is_training_row(
-        row.hardware, row.source, row.implementation, issue_key(row.op)
-    ):
-        return True
+    calibration's, the streaming kernels' start and drain's, a sustained HBM fraction's
+    (opmodel.validation.hbm_split), or that of ATen's softmax kernels."""
+    if row.clock_hz is None:
+        key = (row.hardware, row.source, row.implementation, issue_key(row.op))
+        if issue_calibration().is_training_row(*key):
+            return True
+        if start_drain_calibration().is_training_row(*key):
+            return True
     if is_hbm_fraction_training_row(row):
         return True
     view = row.op.view

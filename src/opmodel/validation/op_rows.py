@@ -1,8 +1,9 @@
 """The measured rows of ``validate-ops``: CSV op tables under ``--data-dir`` (by default
 ``data/ops/**`` and the ``ops.csv`` of each ``opmodel measure`` run in ``data/measured/*/``)
 whose rows describe one op (``name, kind, phase, tensors, attrs``, docs/sweeps.md) and its
-measurement (:mod:`opmodel.validation.op_latency` lists the columns). Malformed rows are
-skipped and counted by reason."""
+measurement (:mod:`opmodel.validation.op_latency` lists the columns). A row whose times were
+truncated (``time_truncation_s``, :mod:`opmodel.validation.measured_values`) is compared at its
+published time plus half that step. Malformed rows are skipped and counted by reason."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from opmodel.validation.measured_values import (
     measured_clock_hz,
     measured_ms,
     measured_time_min_s,
+    measured_truncation_s,
 )
 from opmodel.validation.timing_scope import timing_scope
 
@@ -32,7 +34,7 @@ class OpRow:
     """One measured op."""
 
     op: LocalOp
-    time_s: float
+    time_s: float  # the published time, plus half its truncation step (below)
     hardware: str
     clock_hz: float | None
     source: str
@@ -42,6 +44,9 @@ class OpRow:
     # the fastest of the timed repeats (optional ``time_min`` column, ``opmodel measure``'s),
     # when ``time`` (their median) is the row's time
     time_min_s: float | None = None
+    # the step each timed sample was truncated to (optional ``time_truncation_s`` column,
+    # opmodel.validation.measured_values); half of it is in ``time_s``
+    time_truncation_s: float = 0.0
 
     @property
     def repeat_spread(self) -> float | None:
@@ -55,6 +60,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
     time_ms = measured_ms(record.get("kernel_time") or record["time"])
+    truncation = measured_truncation_s(record)
     clock = (record.get("clock_mhz") or "").strip()
     try:
         op = op_from_row(record, where)
@@ -62,7 +68,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         raise ValueError(f"invalid op ({exc.problems[0].split(': ', 1)[-1]})") from None
     return OpRow(
         op=op,
-        time_s=time_ms / 1e3,
+        time_s=time_ms / 1e3 + truncation / 2,
         hardware=record["hardware"].strip(),
         clock_hz=measured_clock_hz(clock) if clock else None,
         source=(record.get("source") or "").strip() or "unknown",
@@ -72,6 +78,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         label=(record.get("label") or "").strip(),
         timing_scope=timing_scope(record),
         time_min_s=measured_time_min_s(record, time_ms),
+        time_truncation_s=truncation,
     )
 
 

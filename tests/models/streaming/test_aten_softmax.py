@@ -24,6 +24,7 @@ from opmodel.models.streaming.aten_softmax import (
     register_stall_factor,
     softmax_path,
 )
+from opmodel.models.streaming.start_drain import start_drain_calibration
 from tests.config_errors import assert_one_line_error
 
 
@@ -104,7 +105,9 @@ def test_block_issue_cost_by_hand() -> None:
     block = predict_streaming(_softmax(65536, 32768), h200)
     expected = 497 * 32768 * issue / 128 / clock
     assert block.diagnostics.limiter == "compute"  # type: ignore[attr-defined]
-    fixed = h200.overhead.fixed_device_overhead_cycles / clock
+    fixed = (
+        start_drain_calibration().start_drain_cycles / clock
+    )  # opmodel.models.streaming.start_drain
     assert block.latency_s == pytest.approx(fixed + expected, rel=1e-9)
     doubled = dataclasses.replace(
         aten_softmax_calibration(), block_instructions_per_element=2 * issue

@@ -16,7 +16,10 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
     t_math   = ceil(CTAs / S) x max(FLOPs per CTA / (vector peak / S),
                                     SFU ops per CTA / (SFU results per cycle per SM x clock),
                                     I x elements per CTA / (SMSPs x warp size x clock))
-    latency  = fixed overhead + max(t_chain, t_dram, t_l2, t_math)
+    latency  = start and drain + max(t_chain, t_dram, t_l2, t_math)
+
+The start and drain span is :func:`~opmodel.models.streaming.start_drain.start_drain_s`: a
+calibration in seconds on CUDA GPUs, the config's fixed overhead cycles elsewhere.
 
 ``x = waves x n x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
 round trips and ``b = waves x chain - x`` the rest of its chain. Under load a DRAM round trip
@@ -68,6 +71,7 @@ from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec, SmSpec
 from opmodel.models.shared.queueing import loaded_chain_s
 from opmodel.models.streaming.l2_use import L2Use, StreamWork, l2_use
+from opmodel.models.streaming.start_drain import start_drain_s
 from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]
@@ -112,7 +116,6 @@ class _Device(FastValue):
     l2_rate: float  # inf without an L2
     t_reduce: float  # one block reduction: shuffle tree, shared-memory round trip, barrier
     t_turnaround: float  # launching a CTA, running it and freeing its slot (cta_turnaround_cycles)
-    fixed_s: float
 
 
 def _device(hardware: HardwareSpec) -> _Device:
@@ -135,7 +138,6 @@ def _device(hardware: HardwareSpec) -> _Device:
         l2_rate=l2.bandwidth_bytes_per_s * hardware.memory_fraction("l2") if l2 else math.inf,
         t_reduce=(2 * math.log2(sm.warp_size) + 4) * (smem.latency_s if smem else 0.0),
         t_turnaround=sm.cta_turnaround_cycles / hardware.compute.clock_hz,
-        fixed_s=hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz,
     )
     hardware.derived_cache["streaming.device"] = device
     return device
@@ -262,7 +264,8 @@ def evaluate_streaming(
     times, rho, chain = _bounds(kernel, dev, work, use, waves)
     limiter = max(times, key=lambda key: times[key])
     full, tail = divmod(ctas, concurrent)
-    fixed, l_dram = dev.fixed_s, dev.l_dram
+    # the launch and drain span, read per call: the fitting script overrides it (start_drain)
+    fixed, l_dram = start_drain_s(hardware), dev.l_dram
     return StreamingEvaluation(
         kernel=kernel,
         resident_ctas_per_sm=resident,
