@@ -40,6 +40,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
 
+from op_fit_args import op_fit_parser
+
 from opmodel.core.enums import OpKind
 from opmodel.core.views import RowView
 from opmodel.hardware import HardwareSpec, load_hardware
@@ -52,7 +54,6 @@ from opmodel.models.streaming.aten_softmax import (
 )
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
-ROOT = Path(__file__).resolve().parent.parent
 COARSE = [float(i) for i in range(201)]
 COARSE_FACTOR = [0.05 * i for i in range(1, 81)]
 
@@ -212,11 +213,7 @@ def _report(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
-    parser.add_argument("--output", type=Path, default=CALIBRATION_FILE)
-    parser.add_argument("--hardware", default="h200_sxm")
-    parser.add_argument("--source", default="opmodel-measure")
+    parser = op_fit_parser(__doc__, CALIBRATION_FILE, "h200_sxm", "opmodel-measure")
     parser.add_argument("--warp-max-rows", type=int, default=512)
     parser.add_argument("--block-min-rows", type=int, default=8192)
     args = parser.parse_args(argv)

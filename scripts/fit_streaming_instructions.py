@@ -24,12 +24,13 @@ fitted value the factor is 1: the count alone); the file lists it under ``stall_
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from collections import defaultdict
 from collections.abc import Sequence
 from pathlib import Path
+
+from op_fit_args import op_fit_parser
 
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
@@ -41,7 +42,6 @@ from opmodel.models.streaming.issue import (
 )
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
-ROOT = Path(__file__).resolve().parent.parent
 IMPLEMENTATIONS = ("pytorch", "vllm")  # ATen and vLLM kernels, whose rows name them
 # up to 400: ATen's index_select (the embedding) costs the SM about 2 cycles per element
 COARSE = [2.0 * i for i in range(201)]
@@ -176,12 +176,7 @@ def _fit_and_report(
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit every listed cost, print the MAPEs, write the calibration file."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
-    parser.add_argument("--hardware", default="a100_80gb_sxm")
-    parser.add_argument("--source", default="vidur")
-    parser.add_argument("--output", type=Path, default=CALIBRATION_FILE)
-    args = parser.parse_args(argv)
+    args = op_fit_parser(__doc__, CALIBRATION_FILE, "a100_80gb_sxm", "vidur").parse_args(argv)
     rows, _skipped = load_op_rows(args.data_dir)
     specs = {hw: load_hardware(hw) for hw in {r.hardware for r in rows}}
     fitted: dict[tuple[str, str], float | None] = {}

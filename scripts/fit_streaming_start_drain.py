@@ -19,11 +19,12 @@ the span in place.
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+
+from op_fit_args import op_fit_parser
 
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.clocking import boosted
@@ -37,7 +38,6 @@ from opmodel.models.streaming.start_drain import (
 from opmodel.validation.nnls import relative_offset
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
-ROOT = Path(__file__).resolve().parent.parent
 KERNELS = (("pytorch", "add"), ("vllm", "silu_and_mul"))
 
 
@@ -88,12 +88,7 @@ def _write(path: Path, span: StartDrainCalibration, count: int) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Fit the span, print the MAPEs, write the calibration file."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", type=Path, default=ROOT / "data")
-    parser.add_argument("--hardware", default="a100_80gb_sxm")
-    parser.add_argument("--source", default="vidur")
-    parser.add_argument("--output", type=Path, default=CALIBRATION_FILE)
-    args = parser.parse_args(argv)
+    args = op_fit_parser(__doc__, CALIBRATION_FILE, "a100_80gb_sxm", "vidur").parse_args(argv)
     zero = StartDrainCalibration(0.0, args.hardware, args.source, frozenset(KERNELS))
     rows, _skipped = load_op_rows(args.data_dir)
     chosen = [

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.hardware.clocking import boosted
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
@@ -20,23 +19,9 @@ from opmodel.models.streaming.start_drain import (
     start_drain_s,
 )
 from tests.config_errors import assert_one_line_error
+from tests.models.streaming.ops import elementwise_op
 
 KERNELS = frozenset({("pytorch", "add"), ("vllm", "silu_and_mul")})
-
-
-def _add(tokens: int) -> LocalOp:
-    shape = (tokens, 4096)
-    return LocalOp(
-        name="add",
-        kind=OpKind.ELEMENTWISE,
-        phase=Phase.PREFILL,
-        tensors=(
-            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
-            TensorSpec(TensorRole.INPUT, shape, DType.FP16),
-            TensorSpec(TensorRole.OUTPUT, shape, DType.FP16),
-        ),
-        attrs={"function": "add", "implementation": "pytorch"},
-    )
 
 
 def test_shipped_calibration_names_its_training_rows() -> None:
@@ -72,7 +57,9 @@ def test_a_streaming_kernel_moves_by_exactly_the_span(tokens: int) -> None:
     times = []
     for cycles in (0.0, 3000.0):
         with overridden(StartDrainCalibration(cycles, "a100_80gb_sxm", "vidur", KERNELS)):
-            profile = predict_streaming(_add(tokens), spec)
+            profile = predict_streaming(
+                elementwise_op(tokens, 4096, "add", inputs=2, implementation="pytorch"), spec
+            )
         times.append(profile.latency_s)
     # at the clock the kernel runs at: the H100's boost clock, 1.98 GHz
     assert times[1] - times[0] == pytest.approx(3000.0 / boosted(spec).compute.clock_hz)
