@@ -1,5 +1,5 @@
 """The arguments every fit on measured op rows takes: where the op tables are, the split's
-hardware and source, and the calibration file to write (fit_streaming_start_drain.py,
+hardware and source, and the calibration file to write (fit_start_drain.py,
 fit_streaming_instructions.py, fit_aten_softmax.py)."""
 
 from __future__ import annotations

@@ -8,8 +8,9 @@ from tests.scripts.loader import load_script
 
 
 def test_rows_within_the_documented_error(capsys: pytest.CaptureFixture[str]) -> None:
-    """docs/validation.md: the model's median ratio 0.81-0.87 on the five settings (16.7 %),
-    every kept draw's ratio within 0.79-0.89; with a little slack."""
+    """docs/validation.md: the model's median ratio 0.82-0.87 on the five settings (15.2 %;
+    0.81-0.87 before the attention kernels took the fitted start and drain, 2026-12-07), every
+    kept draw's ratio within 0.79-0.89; with a little slack."""
     script = load_script("compare_published_mla_compute")
     rows = script.compare()
     assert [r.seqlen for r in rows] == [1024, 2048, 4096, 8192, 16384]
@@ -17,7 +18,7 @@ def test_rows_within_the_documented_error(capsys: pytest.CaptureFixture[str]) ->
     assert all(0.78 <= r.median <= 0.9 for r in rows)
     assert all(0.77 <= x <= 0.91 for r in rows for x in r.ratios)
     assert script.main([]) == 0
-    assert "median ratios: 0.81-0.87" in capsys.readouterr().out
+    assert "median ratios: 0.82-0.87" in capsys.readouterr().out
 
 
 def test_draws_match_the_posted_sums() -> None:

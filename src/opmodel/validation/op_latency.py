@@ -33,9 +33,9 @@ from opmodel.core.op import LocalOp
 from opmodel.core.views import CollectiveView, ElementwiseView, RowView
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
+from opmodel.models.shared.start_drain import start_drain_calibration
 from opmodel.models.streaming.aten_softmax import aten_softmax_calibration
 from opmodel.models.streaming.issue import issue_calibration, issue_key
-from opmodel.models.streaming.start_drain import start_drain_calibration
 from opmodel.validation.hbm_split import is_hbm_fraction_training_row
 from opmodel.validation.limiter import limiter_of
 from opmodel.validation.metrics import ErrorMetrics, error_metrics

@@ -14,6 +14,7 @@ from opmodel.core.errors import OpModelError
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.models import get_model
 from opmodel.models.attention import AttentionEvaluation
+from opmodel.models.shared.start_drain import start_drain_s
 
 H200 = load_hardware("h200_sxm")
 H100 = load_hardware("h100_sxm")
@@ -68,7 +69,7 @@ def test_decode_pays_the_evicted_lines_at_dram_bandwidth_by_hand() -> None:
     # pipeline fills with a DRAM round trip and drains with its last block's compute (16 blocks
     # of 128 keys per CTA, each streamed longer than it computes)
     bandwidth = H200.hbm.bandwidth_bytes_per_s * H200.memory_fraction("hbm")
-    fixed = H200.overhead.fixed_device_overhead_cycles / H200.compute.clock_hz
+    fixed = start_drain_s(H200)  # the kernel's launch and drain (models.shared.start_drain)
     streamed = (kv + q + o + round(dirty)) / bandwidth  # the queries and outputs too
     drain = e.tile_cycles / H200.compute.clock_hz
     assert drain < streamed / 16

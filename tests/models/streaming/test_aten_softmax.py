@@ -12,6 +12,7 @@ import pytest
 from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.hardware import load_hardware
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
+from opmodel.models.shared.start_drain import start_drain_calibration
 from opmodel.models.streaming import streaming_kernel
 from opmodel.models.streaming.aten_softmax import (
     CALIBRATION_FILE,
@@ -24,7 +25,6 @@ from opmodel.models.streaming.aten_softmax import (
     register_stall_factor,
     softmax_path,
 )
-from opmodel.models.streaming.start_drain import start_drain_calibration
 from tests.config_errors import assert_one_line_error
 
 
@@ -107,7 +107,7 @@ def test_block_issue_cost_by_hand() -> None:
     assert block.diagnostics.limiter == "compute"  # type: ignore[attr-defined]
     fixed = (
         start_drain_calibration().start_drain_cycles / clock
-    )  # opmodel.models.streaming.start_drain
+    )  # opmodel.models.shared.start_drain
     assert block.latency_s == pytest.approx(fixed + expected, rel=1e-9)
     doubled = dataclasses.replace(
         aten_softmax_calibration(), block_instructions_per_element=2 * issue

@@ -14,10 +14,10 @@ from opmodel import DType, LocalOp, OpKind, Phase, TensorRole, TensorSpec
 from opmodel.core.errors import OpModelError
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
+from opmodel.models.shared.start_drain import start_drain_calibration
 from opmodel.models.streaming import StreamingEvaluation, evaluate_streaming
 from opmodel.models.streaming.gather import index_select_kernel
 from opmodel.models.streaming.issue import instructions_per_element
-from opmodel.models.streaming.start_drain import start_drain_calibration
 from opmodel.validation.op_latency import load_op_rows
 from tests.conftest import REPO
 from tests.models.streaming.ops import no_bytes
@@ -97,7 +97,7 @@ def test_only_a_fused_embedding_keeps_the_vector_gather() -> None:
 def test_the_calibrated_cost_sets_the_large_embedding_by_hand() -> None:
     """4096 x 4096 on the A100: 8 CTAs per SM, each 128 threads x 152 iterations at the
     calibrated issue cost, issued by 4 x 32 lanes at 1.41 GHz, plus the start and drain (the
-    calibrated cycles, opmodel.models.streaming.start_drain). Vidur's
+    calibrated cycles, opmodel.models.shared.start_drain). Vidur's
     A100 measures 235 us for Llama-2-7B's 4096 tokens, a training row."""
     cost = instructions_per_element("pytorch", "embedding")
     assert 150 < cost < 400

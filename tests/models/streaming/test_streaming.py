@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from opmodel import DType, OpKind
 from opmodel.hardware import HardwareSpec
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
+from opmodel.models.shared.start_drain import start_drain_calibration
 from opmodel.models.streaming import (
     evaluate_streaming,
     loaded_chain_s,
@@ -19,7 +20,6 @@ from opmodel.models.streaming import (
 )
 from opmodel.models.streaming.counted import RowKernelCount, counted_layer_norm
 from opmodel.models.streaming.issue import IssueCalibration, issue_calibration, overridden
-from opmodel.models.streaming.start_drain import start_drain_calibration
 from tests.models.streaming.ops import (
     A100,
     H100,
@@ -32,7 +32,7 @@ from tests.models.streaming.ops import (
 )
 
 # a streaming kernel's start and drain on a CUDA GPU, SM cycles (the shipped calibration,
-# opmodel.models.streaming.start_drain; the configs' estimate of 2,000 before it)
+# opmodel.models.shared.start_drain; the configs' estimate of 2,000 before it)
 START = start_drain_calibration().start_drain_cycles
 
 

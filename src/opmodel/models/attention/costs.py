@@ -20,6 +20,7 @@ from opmodel.models.attention.counted import loop_count
 from opmodel.models.attention.kernels import FlashKernel
 from opmodel.models.attention.tiles import TileCounts
 from opmodel.models.shared.l2_survival import dirty_write_back_bytes
+from opmodel.models.shared.start_drain import start_drain_s
 
 __all__ = [
     "busiest_sm_s",
@@ -134,7 +135,7 @@ def common(hardware: HardwareSpec) -> tuple[SmSpec, float, float, float, float]:
     sm = hardware.compute.sm
     assert sm is not None
     l2 = hardware.levels_by_name.get("l2")
-    fixed = hardware.overhead.fixed_device_overhead_cycles / hardware.compute.clock_hz
+    fixed = start_drain_s(hardware)  # the kernel's launch and drain (models.shared.start_drain)
     l_l2 = l2.latency_s if l2 else 0.0
     return sm, fixed, hardware.hbm.latency_s, l_l2, hardware.compute.clock_hz
 

@@ -18,7 +18,7 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
                                     I x elements per CTA / (SMSPs x warp size x clock))
     latency  = start and drain + max(t_chain, t_dram, t_l2, t_math)
 
-The start and drain span is :func:`~opmodel.models.streaming.start_drain.start_drain_s`: a
+The start and drain span is :func:`~opmodel.models.shared.start_drain.start_drain_s`: a
 calibration in seconds on CUDA GPUs, the config's fixed overhead cycles elsewhere.
 
 ``x = waves x n x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
@@ -70,8 +70,8 @@ import math
 from opmodel.core.values import FastValue, value_type
 from opmodel.hardware.spec import HardwareSpec, SmSpec
 from opmodel.models.shared.queueing import loaded_chain_s
+from opmodel.models.shared.start_drain import start_drain_s
 from opmodel.models.streaming.l2_use import L2Use, StreamWork, l2_use
-from opmodel.models.streaming.start_drain import start_drain_s
 from opmodel.models.streaming.structure import StreamKernel
 
 __all__ = ["StreamWork", "StreamingEvaluation", "evaluate_streaming", "loaded_chain_s"]

@@ -10,7 +10,7 @@ import pytest
 from opmodel.hardware import load_hardware
 from opmodel.hardware.clocking import boosted
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
-from opmodel.models.streaming.start_drain import (
+from opmodel.models.shared.start_drain import (
     CALIBRATION_FILE,
     StartDrainCalibration,
     load_start_drain_calibration,

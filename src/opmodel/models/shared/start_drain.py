@@ -1,20 +1,23 @@
-"""Start and drain of a streaming kernel on a CUDA GPU: a calibration, in SM cycles.
+"""Start and drain of a kernel on a CUDA GPU: a calibration, in SM cycles.
 
 A profiler's kernel time runs from the front end's first CTA launch to the retirement of the
 last CTA with its writes acknowledged. Besides its waves, every kernel pays a span for that
-launch and drain, the ``fixed_s`` that
-:func:`~opmodel.models.streaming.evaluate.evaluate_streaming` adds to its time.
+launch and drain. The streaming kernels
+(:func:`~opmodel.models.streaming.evaluate.evaluate_streaming`, ``fixed_s``) and the attention
+kernels (:func:`~opmodel.models.attention.costs.common`) add this one; the GEMM models add their
+own fitted overhead, which also holds their prologue and epilogue
+(:mod:`~opmodel.models.gemm.overhead`).
 
-On CUDA GPUs (architectures ``sm*``) that span is the calibration
-``configs/calibrations/streaming_start_drain.yaml``, written by
-``scripts/fit_streaming_start_drain.py``: the one count of SM cycles that minimises the squared
-relative errors of ``effective_roofline`` on the training rows it names, the kernels with no
-fitted issue cost (ATen's residual add, whose arithmetic is counted from its SASS, and vLLM's
-SiLU-and-mul) measured by Vidur on the A100 (closed form: the span adds to every prediction,
-``opmodel.validation.nnls.relative_offset`` with each row's clock). Like the config's estimate it
-replaces (``overhead.fixed_device_overhead_cycles``), it is counted in cycles of the SM clock,
-so ``HardwareSpec.at_clock`` scales it; a span of fixed seconds fitted on the same rows put the
-held-out H100 and A40 rows further off (docs/models/streaming.md, "Start and drain").
+On CUDA GPUs (architectures ``sm*``) the span is the calibration
+``configs/calibrations/start_drain.yaml``, written by ``scripts/fit_start_drain.py``: the one
+count of SM cycles that minimises the squared relative errors of ``effective_roofline`` on the
+training rows it names, the streaming kernels with no fitted issue cost (ATen's residual add,
+whose arithmetic is counted from its SASS, and vLLM's SiLU-and-mul) measured by Vidur on the
+A100 (closed form: the span adds to every prediction,
+``opmodel.validation.nnls.relative_offset`` with each row's clock). Like the config's estimate
+it replaces (``overhead.fixed_device_overhead_cycles``), it is counted in cycles of the SM
+clock, so ``HardwareSpec.at_clock`` scales it; a span of fixed time fitted on the same rows put
+the held-out H100 and A40 rows further off (docs/models/streaming.md, "Start and drain").
 
 Other architectures (AMD's CDNA, TPUs, the generic configs) keep their config's estimate.
 """
@@ -43,7 +46,7 @@ __all__ = [
     "start_drain_s",
 ]
 
-CALIBRATION_FILE = CALIBRATIONS_DIR / "streaming_start_drain.yaml"
+CALIBRATION_FILE = CALIBRATIONS_DIR / "start_drain.yaml"
 # 200,000 cycles (about 100 µs at 2 GHz): far above any kernel launch; more is a units slip
 MAX_START_DRAIN_CYCLES = 200_000
 _FIELDS = ("fitted_on", "start_drain_cycles")

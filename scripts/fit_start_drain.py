@@ -1,6 +1,6 @@
-"""Fit the start-and-drain cycles of streaming kernels on CUDA GPUs (models.streaming.start_drain).
+"""Fit a kernel's start-and-drain cycles on CUDA GPUs (opmodel.models.shared.start_drain).
 
-Usage: python scripts/fit_streaming_start_drain.py [--data-dir data] [--output FILE]
+Usage: python scripts/fit_start_drain.py [--data-dir data] [--output FILE]
 
 Training rows: the measured kernel times in ``data/ops`` from ``--source`` (Vidur) on
 ``--hardware`` (A100-SXM4-80GB) of the kernels in ``KERNELS``: ATen's residual add and vLLM's
@@ -29,12 +29,12 @@ from op_fit_args import op_fit_parser
 from opmodel.hardware import HardwareSpec, load_hardware
 from opmodel.hardware.clocking import boosted
 from opmodel.models.effective_roofline.streaming_op import predict_streaming
-from opmodel.models.streaming.issue import issue_key
-from opmodel.models.streaming.start_drain import (
+from opmodel.models.shared.start_drain import (
     CALIBRATION_FILE,
     StartDrainCalibration,
     overridden,
 )
+from opmodel.models.streaming.issue import issue_key
 from opmodel.validation.nnls import relative_offset
 from opmodel.validation.op_latency import OpRow, load_op_rows
 
@@ -68,9 +68,9 @@ def _mape(
 def _write(path: Path, span: StartDrainCalibration, count: int) -> None:
     kernels = sorted("/".join(k) for k in span.kernels)
     lines = [
-        "# Start and drain of a streaming kernel on a CUDA GPU, SM cycles",
-        "# (opmodel.models.streaming.start_drain): a calibration, not a datasheet value.",
-        "# Written by `python scripts/fit_streaming_start_drain.py` from the",
+        "# Start and drain of a streaming or attention kernel on a CUDA GPU, SM cycles",
+        "# (opmodel.models.shared.start_drain): a calibration, not a datasheet value.",
+        "# Written by `python scripts/fit_start_drain.py` from the",
         f"# {span.source} rows on {span.hardware} of the kernels below ({count} rows of",
         "# data/ops, their whole-microsecond times with half a microsecond put back);",
         "# every other GPU's and source's rows are held out (docs/validation.md,",
@@ -97,7 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     train = [r for r in chosen if zero.is_training_row(r.hardware, r.source, *_key(r))]
     held = [r for r in chosen if not zero.is_training_row(r.hardware, r.source, *_key(r))]
     if not train:
-        sys.exit(f"fit_streaming_start_drain: no training rows on {args.hardware}")
+        sys.exit(f"fit_start_drain: no training rows on {args.hardware}")
     specs = {hw: load_hardware(hw) for hw in {r.hardware for r in chosen}}
     p_train, p_held = _predicted(train, specs, zero), _predicted(held, specs, zero)
     clocks = [_clock_hz(specs[r.hardware]) for r in train]
