@@ -110,7 +110,7 @@ def test_streaming_rows_name_their_limiter() -> None:
 
 def test_shipped_accuracy_does_not_regress(shipped: OpLatencyResult) -> None:
     """effective_roofline on every held-out shipped non-GEMM row stays at or below the figures
-    of docs/validation.md (8.5 % overall, 9.3 % from 100 µs up, 11.1 % under 10 µs, 8.7 % on
+    of docs/validation.md (8.5 % overall, 9.3 % from 100 µs up, 11.1 % under 10 µs, 8.6 % on
     A40 (its add 6.1 %, GELU 4.7 %, RoPE 8.2 %, SiluAndMul 9.8 %, RMSNorm 8.8 %, LayerNorm
     7.5 %, embedding 14.8 %), 8.4 % on H100 (vLLM RMSNorm 7.5 %, embedding 11.8 %, ATen GELU
     5.9 %, LayerNorm 6.0 %, vLLM RoPE 8.3 %, residual add 7.5 %, SiluAndMul 10.1 %), 8.0 % on

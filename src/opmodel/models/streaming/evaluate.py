@@ -19,7 +19,7 @@ With ``S`` SMs, ``r`` resident CTAs per SM and ``waves = ceil(CTAs / (r S))``:
     latency  = start and drain + max(t_chain, t_dram, t_l2, t_math)
 
 The start and drain span is :func:`~opmodel.models.shared.start_drain.start_drain_s`: a
-calibration in seconds on CUDA GPUs, the config's fixed overhead cycles elsewhere.
+calibration in SM cycles on CUDA GPUs, the config's fixed overhead cycles elsewhere.
 
 ``x = waves x n x ((1 - w) + (passes - 1)(1 - h)) x L_dram`` is the busiest slot's time in DRAM
 round trips and ``b = waves x chain - x`` the rest of its chain. Under load a DRAM round trip
