@@ -123,6 +123,19 @@ def test_truncated_op_rows_get_half_a_step_back(tmp_path: Path) -> None:
     assert skipped == {TRUNCATION: 1}
 
 
+def test_a_truncated_fastest_repeat_gets_the_same_half_step(tmp_path: Path) -> None:
+    """A median of 3 us over a fastest repeat of 2 us, both whole microseconds: compared as 3.5
+    and 2.5 us, so the spread is 1.4, not 1.5 nor 3.5 / 2."""
+    path = tmp_path / "ops"
+    path.mkdir()
+    header = "name,kind,phase,tensors,attrs,time,time_min,time_truncation_s,hardware,source\n"
+    row = f"rms,rmsnorm,prefill,{NORM},,0.003,0.002,1e-06,a100_80gb_sxm,s\n"
+    (path / "t.csv").write_text(header + row)
+    (only,), _ = load_op_rows(tmp_path)
+    assert only.time_min_s == pytest.approx(2.5e-6)
+    assert only.repeat_spread == pytest.approx(1.4)
+
+
 def test_truncated_gemm_rows_get_half_a_step_back(tmp_path: Path) -> None:
     header = "time,time_truncation_s,batch,dimM,dimN,dimK,dtype,hardware,source\n"
     lines = [f"0.004,{s},1,256,256,256,fp16,a10,s\n" for s in ("1e-06", "", "-1")]

@@ -71,7 +71,8 @@ def measured_clock_hz(text_mhz: str, column: str = "clock_mhz") -> float:
 
 def measured_time_min_s(record: Mapping[str, str], time_ms: float) -> float | None:
     """The optional ``time_min`` column [ms], the fastest of the timed repeats whose median is
-    ``time_ms``, in seconds: within the time span and at most ``time_ms``. None when absent, or
+    ``time_ms``, in seconds: within the time span and at most ``time_ms``, plus half the row's
+    truncation step as its time gets (:func:`measured_truncation_s`). None when absent, or
     when ``kernel_time`` stands in for ``time`` (the kernels alone, not the timed repeats)."""
     text = (record.get("time_min") or "").strip()
     if not text or record.get("kernel_time"):
@@ -79,7 +80,7 @@ def measured_time_min_s(record: Mapping[str, str], time_ms: float) -> float | No
     value = measured_ms(text, "time_min")
     if not value <= time_ms:
         raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
-    return value / 1000
+    return value / 1000 + measured_truncation_s(record) / 2
 
 
 def measured_truncation_s(record: Mapping[str, str]) -> float:
