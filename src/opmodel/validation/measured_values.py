@@ -26,6 +26,7 @@ from opmodel.hardware.ranges import CLOCK_HZ_SPAN
 __all__ = [
     "MAX_ENERGY_J",
     "MAX_TIME_MS",
+    "MAX_TRUNCATION_S",
     "MIN_TIME_MS",
     "measured_clock_hz",
     "measured_energy_j",
