@@ -32,9 +32,7 @@ from opmodel.parsing.textfile import text_file
 from opmodel.validation.measured_values import (
     measured_clock_hz,
     measured_energy_j,
-    measured_ms,
-    measured_time_min_s,
-    measured_truncation_s,
+    measured_times,
 )
 
 __all__ = ["GemmRow", "LoadedRows", "load_gemm_rows"]
@@ -95,8 +93,7 @@ def _hardware_from_name(path: Path) -> str | None:
 
 def _parse(record: dict[str, str], path: Path) -> GemmRow:
     """One row; ValueError with the reason when it is malformed."""
-    time_ms = measured_ms(record.get("kernel_time") or record["time"])
-    truncation = measured_truncation_s(record)
+    times = measured_times(record)
     dims = [int(record.get(name) or 1) for name in ("batch", "dimM", "dimN", "dimK")]
     if min(dims) <= 0:
         raise ValueError("non-positive dimension")
@@ -109,7 +106,7 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
     freq = re.search(r"freq(\d+)", path.name)
     clock = record.get("clock_mhz") or (freq.group(1) if freq else "")
     return GemmRow(
-        time_s=time_ms / 1000 + truncation / 2,
+        time_s=times.time_s,
         batch=dims[0],
         m=dims[1],
         n=dims[2],
@@ -127,8 +124,8 @@ def _parse(record: dict[str, str], path: Path) -> GemmRow:
         energy_j=measured_energy_j(text) if (text := record.get("energy")) else None,
         l2_dirty_bytes=_dirty(record.get("l2_dirty_bytes")),
         power_state=_power_state(record.get("power_state")),
-        time_min_s=measured_time_min_s(record, time_ms),
-        time_truncation_s=truncation,
+        time_min_s=times.time_min_s,
+        time_truncation_s=times.truncation_s,
     )
 
 

@@ -13,13 +13,13 @@ compiles ``CuptiActivity<CUpti_ActivityKernel4>::duration`` to exactly that inte
 A table whose times were taken so says how coarse in its optional ``time_truncation_s`` column:
 every timed sample was cut down to a whole multiple of it, so the time reported is low by
 between 0 and that step, by half of it on average over kernels of every length. The loaders add
-that half to the row's time (:func:`measured_truncation_s` reads the step); the file keeps
-the published number.
+that half to the row's times (:func:`measured_times`); the file keeps the published number.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from opmodel.hardware.ranges import CLOCK_HZ_SPAN
 
@@ -28,10 +28,11 @@ __all__ = [
     "MAX_TIME_MS",
     "MAX_TRUNCATION_S",
     "MIN_TIME_MS",
+    "MeasuredTimes",
     "measured_clock_hz",
     "measured_energy_j",
     "measured_ms",
-    "measured_time_min_s",
+    "measured_times",
     "measured_truncation_s",
 ]
 
@@ -70,18 +71,31 @@ def measured_clock_hz(text_mhz: str, column: str = "clock_mhz") -> float:
     return value
 
 
-def measured_time_min_s(record: Mapping[str, str], time_ms: float) -> float | None:
-    """The optional ``time_min`` column [ms], the fastest of the timed repeats whose median is
-    ``time_ms``, in seconds: within the time span and at most ``time_ms``, plus half the row's
-    truncation step as its time gets (:func:`measured_truncation_s`). None when absent, or
-    when ``kernel_time`` stands in for ``time`` (the kernels alone, not the timed repeats)."""
+class MeasuredTimes(NamedTuple):
+    """A row's times in seconds, each with half its truncation step added (module docstring)."""
+
+    time_s: float  # ``kernel_time`` where given, else ``time``
+    time_min_s: float | None  # the fastest timed repeat (``time_min``), None without one
+    truncation_s: float  # the step (``time_truncation_s``), 0 without the column
+
+
+def measured_times(record: Mapping[str, str]) -> MeasuredTimes:
+    """The row's time: its ``kernel_time`` [ms] where given, else its ``time`` [ms], within the
+    time span; the optional ``time_min`` [ms], the fastest of the timed repeats whose median is
+    ``time``, within the span and at most ``time`` (None when absent, or when ``kernel_time``
+    stands in for ``time``: the kernels alone, not the timed repeats); and the optional
+    truncation step, half of which both times get. ValueError naming the column otherwise."""
+    time_ms = measured_ms(record.get("kernel_time") or record["time"])
+    truncation = measured_truncation_s(record)
     text = (record.get("time_min") or "").strip()
-    if not text or record.get("kernel_time"):
-        return None
-    value = measured_ms(text, "time_min")
-    if not value <= time_ms:
-        raise ValueError(f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})")
-    return value / 1000 + measured_truncation_s(record) / 2
+    minimum_s = None
+    if text and not record.get("kernel_time"):
+        value = measured_ms(text, "time_min")
+        if not value <= time_ms:
+            msg = f"time_min must be in (0, time] (got {text!r} for time {time_ms!r})"
+            raise ValueError(msg)
+        minimum_s = value / 1000 + truncation / 2
+    return MeasuredTimes(time_ms / 1000 + truncation / 2, minimum_s, truncation)
 
 
 def measured_truncation_s(record: Mapping[str, str]) -> float:

@@ -18,9 +18,7 @@ from opmodel.core.op import LocalOp
 from opmodel.parsing.textfile import text_file
 from opmodel.validation.measured_values import (
     measured_clock_hz,
-    measured_ms,
-    measured_time_min_s,
-    measured_truncation_s,
+    measured_times,
 )
 from opmodel.validation.timing_scope import timing_scope
 
@@ -59,8 +57,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
     for column in _REQUIRED:
         if not (record.get(column) or "").strip():
             raise ValueError(f"empty {column}")
-    time_ms = measured_ms(record.get("kernel_time") or record["time"])
-    truncation = measured_truncation_s(record)
+    times = measured_times(record)
     clock = (record.get("clock_mhz") or "").strip()
     try:
         op = op_from_row(record, where)
@@ -68,7 +65,7 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         raise ValueError(f"invalid op ({exc.problems[0].split(': ', 1)[-1]})") from None
     return OpRow(
         op=op,
-        time_s=time_ms / 1e3 + truncation / 2,
+        time_s=times.time_s,
         hardware=record["hardware"].strip(),
         clock_hz=measured_clock_hz(clock) if clock else None,
         source=(record.get("source") or "").strip() or "unknown",
@@ -77,8 +74,8 @@ def _parse(record: dict[str, str], where: str) -> OpRow:
         or str(op.attrs.get("implementation", "unknown")),
         label=(record.get("label") or "").strip(),
         timing_scope=timing_scope(record),
-        time_min_s=measured_time_min_s(record, time_ms),
-        time_truncation_s=truncation,
+        time_min_s=times.time_min_s,
+        time_truncation_s=times.truncation_s,
     )
 
 
