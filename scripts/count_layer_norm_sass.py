@@ -39,6 +39,7 @@ from pathlib import Path
 
 from sass_listing import (
     BRANCH,
+    DTYPES,
     Instruction,
     arch_cubins,
     count_main,
@@ -49,7 +50,6 @@ from sass_listing import (
     yaml_lines,
 )
 
-DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
 WARPS = 4  # 128 threads: (warp, num_threads() / warp) in layer_norm_kernel.cu
 VECTOR_ELEMENTS = 4  # vec_size in layer_norm_kernel.cu
 SLOW_PATH = 5  # most instructions a slow-path detour (MOV, MOV, CALL, BRA) takes

@@ -39,6 +39,7 @@ from pathlib import Path
 from count_layer_norm_sass import PIPE_RATE, issue_cycles, loop_path
 from sass_listing import (
     BRANCH,
+    DTYPES,
     Instruction,
     arch_cubins,
     count_main,
@@ -50,7 +51,6 @@ from sass_listing import (
     yaml_lines,
 )
 
-DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
 STEP_ELEMENTS = 4  # vt0 and input_vec_size: the elements one loop iteration folds in
 # function -> the ReduceOp's operation for scalar type T (demangled)
 FUNCTIONS = {

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from count_layer_norm_sass import PIPE_RATE, issue_cycles, walk
 from sass_listing import (
+    DTYPES,
     arch_cubins,
     count_main,
     cuobjdump,
@@ -40,7 +41,6 @@ from sass_listing import (
     yaml_lines,
 )
 
-DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
 ELEMENTS_PER_THREAD = range(1, 10)  # the kernel's instances, 1 to 9 (SoftMax.cu)
 WARP_LOG2_ELEMENTS = range(12)  # the warp softmax's instances: rows of 2^0 to 2^11 elements
 _RESOURCES = re.compile(r"Function ([^\s:]+):\s*\n\s*REG:(\d+)")

@@ -18,6 +18,8 @@ T = TypeVar("T")
 V = TypeVar("V")
 WriteStep = Callable[[Path, dict[str, T], Path], None]
 ARCHITECTURES = ("sm_80", "sm_86", "sm_90")  # the SASS the counters read (sm_89 runs sm_86's)
+# the dtypes the counters count and their C++ scalar types in the demangled kernel names
+DTYPES = {"bf16": "c10::BFloat16", "fp16": "c10::Half", "fp32": "float"}
 
 _LINE = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 # torch.where's where_kernel_impl dispatches on element size: its lambda takes the condition
