@@ -158,12 +158,30 @@ def _interconnect_problems(spec: HardwareSpec) -> list[str]:
     return problems
 
 
+def _mesh_problems(link: InterconnectSpec) -> list[str]:
+    """An xGMI mesh joins at least two devices and has no switch to reduce in (no NVLS)."""
+    problems = []
+    if link.devices_per_node < 2:
+        problems.append(
+            "interconnect.devices_per_node: must be at least 2 for link_type xgmi (a mesh of "
+            f"links between the node's devices; got {link.devices_per_node})"
+        )
+    if link.nvls_bandwidth_bytes_per_s is not None:
+        problems.append(
+            "interconnect.nvls_bandwidth_bytes_per_s: not for link_type xgmi (NVLink SHARP "
+            "reduces in an NVSwitch; an xGMI mesh has none)"
+        )
+    return problems
+
+
 def _torus_problems(link: InterconnectSpec) -> list[str]:
-    """ICI needs its torus's dimensions (2 or 3); NVLink and PCIe have none, nor NCCL's rates."""
+    """ICI needs its torus's dimensions (2 or 3); NVLink, PCIe and xGMI have none, nor does ICI
+    take NCCL's rates."""
     if link.link_type is not LinkType.ICI:
+        mesh = _mesh_problems(link) if link.link_type is LinkType.XGMI else []
         if link.torus_dims is not None:
-            return ["interconnect.torus_dims: only for link_type ici (a TPU's torus)"]
-        return []
+            return ["interconnect.torus_dims: only for link_type ici (a TPU's torus)", *mesh]
+        return mesh
     problems = []
     if link.torus_dims not in (2, 3):
         problems.append(

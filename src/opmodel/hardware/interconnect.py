@@ -18,13 +18,19 @@ __all__ = ["InterconnectSpec", "LinkType", "NetworkSpec"]
 
 class LinkType(StrValueEnum):
     """How the devices of a node reach each other: NVLink (through NVSwitch when there are
-    more than two) or PCIe, where NCCL's per-step latencies differ by link type; or a TPU's
-    ICI, point-to-point links to its neighbours in a 2-D or 3-D torus, where XLA runs the
+    more than two) or PCIe, where NCCL's per-step latencies differ by link type; AMD's xGMI
+    (Infinity Fabric), a full mesh of point-to-point links, one to each other device of the
+    node, which RCCL types as NCCL's NVLink path (docs/models/collective.md, "xGMI"); or a
+    TPU's ICI, point-to-point links to its neighbours in a 2-D or 3-D torus, where XLA runs the
     collectives (docs/models/collective.md, "TPUs over ICI")."""
 
     NVLINK = "nvlink"
     PCIE = "pcie"
+    XGMI = "xgmi"
     ICI = "ici"
+
+
+_XGMI = LinkType.XGMI  # bound once: CPython looks an enum member up at ~50 ns a time
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -60,7 +66,11 @@ class InterconnectSpec:
     (docs/models/collective.md). ``torus_dims`` (ICI only, required there) is the torus's
     dimensions, 2 or 3: a device has ``2 x torus_dims`` links, one to each neighbour, each
     carrying ``bandwidth_bytes_per_s / (2 x torus_dims)`` each way; ``devices_per_node`` is
-    then the largest group one ICI domain (a pod's largest slice) holds.
+    then the largest group one ICI domain (a pod's largest slice) holds. On ``xgmi`` the
+    device has ``devices_per_node - 1`` links, one to each peer, each carrying
+    ``bandwidth_bytes_per_s / (devices_per_node - 1)`` each way (and ``nccl_bandwidth_bytes_per_s``
+    shared the same way); a group of ``g`` ranks of one node reaches its peers over ``g - 1`` of
+    them (:meth:`group_share`).
     ``nvls_bandwidth_bytes_per_s`` (optional) is the algorithm
     bandwidth (buffer bytes per second) of an all-reduce NCCL runs with NVLink SHARP, the
     reduction in the NVSwitch (H100 and later boards); a collective with ``algorithm: nvls``
@@ -79,10 +89,25 @@ class InterconnectSpec:
 
     @property
     def link_bandwidth_bytes_per_s(self) -> float:
-        """One ICI link's rate each way, ``bandwidth_bytes_per_s / (2 x torus_dims)`` (the
-        whole rate on a link type without a torus)."""
+        """One link's rate each way: ``bandwidth_bytes_per_s / (2 x torus_dims)`` on ICI,
+        ``bandwidth_bytes_per_s / (devices_per_node - 1)`` on an xGMI mesh, the whole rate on
+        NVLink (through a switch) and PCIe."""
         dims = self.torus_dims
-        return self.bandwidth_bytes_per_s / (2 * dims) if dims else self.bandwidth_bytes_per_s
+        if dims:
+            return self.bandwidth_bytes_per_s / (2 * dims)
+        return self.bandwidth_bytes_per_s * self.group_share(2)
+
+    def group_share(self, ranks_in_node: int) -> float:
+        """The share of the device's link bandwidth a group of ``ranks_in_node`` ranks of one
+        node can use: on an xGMI mesh the links to its ``ranks_in_node - 1`` peers,
+        ``(ranks_in_node - 1) / (devices_per_node - 1)`` (RCCL's note on MI300X: with fewer
+        than 8 GPUs "one can only achieve a fraction of the potential bandwidth", ROCm/rccl
+        pull request #1270); 1 elsewhere (a switch or a bus reaches every peer at the whole
+        rate)."""
+        if self.link_type is not _XGMI or self.devices_per_node < 2:
+            return 1.0
+        peers = min(max(ranks_in_node, 2), self.devices_per_node) - 1
+        return peers / (self.devices_per_node - 1)
 
     @property
     def nics_per_device(self) -> float:

@@ -6,6 +6,9 @@ One rank's time with protocol ``p`` is ``t_p = a_p + s x b_p(link) + B / (R_bulk
 protocol moves data over one device's links each way, and ``f_p`` each protocol's share of it.
 ``R_bulk`` is the config's measured ``interconnect.nccl_bandwidth_bytes_per_s`` where it has
 one, else ``e x R``, the share ``e`` of the line rate ``R`` (``bandwidth_bytes_per_s``).
+On an xGMI mesh (``link_type: xgmi``) a group of ``g`` ranks of one node moves its bytes over
+the links to its ``g - 1`` peers, ``R_bulk x (g - 1) / (devices_per_node - 1)``
+(:meth:`~opmodel.hardware.interconnect.InterconnectSpec.group_share`).
 ``protocol: auto`` takes the smallest ``t_p``, as NCCL's tuner takes the smallest time of its
 own cost model. The HBM and vector-engine times of the roofline bound it from below
 (:mod:`opmodel.models.shared.collective_estimate`).
@@ -61,6 +64,7 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     if spec.link_type is _ICI:
         return predict_ici_collective(op, hardware, (spec, group))
     bulk = spec.nccl_bandwidth_bytes_per_s or spec.bandwidth_bytes_per_s * NCCL_BULK_FRACTION
+    bulk *= spec.group_share(group.per_node)  # an xGMI mesh: the links to the group's peers
     if view.algorithm == "tree" and group.nodes == 1:
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): algorithm tree runs across nodes (the group is "

@@ -261,7 +261,8 @@ def _collective(
     view = op.view
     assert isinstance(view, CollectiveView)
     link, group = interconnect_of(op, view, hardware)
-    rate = link.bandwidth_bytes_per_s  # the line rate
+    # the line rate; on an xGMI mesh that of the links to the group's peers in the node
+    rate = link.bandwidth_bytes_per_s * link.group_share(group.per_node)
     if group.nodes > 1 and link.network is not None:  # each link at its line rate
         sent, net = split_link_bytes(view, group)
         nics = group.nic_share * link.network.nic_bandwidth_bytes_per_s
