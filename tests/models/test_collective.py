@@ -96,8 +96,8 @@ def test_more_ranks_take_longer() -> None:
 
 
 def test_hardware_without_links_is_a_one_line_error() -> None:
-    with pytest.raises(UnsupportedOpError, match="hardware 'a40' has no interconnect section"):
-        get_model("effective_roofline").predict(_all_reduce(MIB64), load_hardware("a40"))
+    with pytest.raises(UnsupportedOpError, match="hardware 'mi355x' has no interconnect section"):
+        get_model("effective_roofline").predict(_all_reduce(MIB64), load_hardware("mi355x"))
 
 
 def test_a_group_across_nodes_needs_the_network() -> None:

@@ -230,7 +230,10 @@ def test_the_llama_example_lowers_the_sweep_table_s_layer(
     [
         (["--tokens", "0"], r"^ops\.rmsnorm: rows must be a positive integer \(got 0\)$"),
         (["--hardware", "h100"], r"^unknown hardware config 'h100'; did you mean"),
-        (["--hardware", "l4", "--tp", "2"], r"^op 'all_reduce' \(collective\): .*no interconnect"),
+        (
+            ["--hardware", "mi355x", "--tp", "2"],
+            r"^op 'all_reduce' \(collective\): .*no interconnect",
+        ),
     ],
 )
 def test_the_llama_example_rejects_bad_input_in_one_line(
