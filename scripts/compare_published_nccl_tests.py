@@ -32,6 +32,18 @@ Sources (each row held out; nothing is fitted):
   bandwidth (727-919 GB/s) exceeds the 900 GB/s NVLink line rate, which only NVLink SHARP's
   in-switch reduction allows, so the model runs ``nvls`` (``gb300``'s NVLS rate is an
   estimate from 8 B300s, gb300.yaml: this run checks it).
+- ``tinygrad``: a user's ``all_reduce_perf -b 256M -e 2G -f 2 -g 4`` on 4 RTX 4090s over PCIe
+  4.0 (tinygrad/open-gpu-kernel-modules issue #36, the driver with peer-to-peer enabled; fp32),
+  the out-of-place times of 256 MiB to 1 GiB (the 2 GiB row is cut off in the stored copy):
+  ``rtx4090``, whose PCIe section gives the line rate only (NCCL's share of it, 370/450, is an
+  NVLink4 figure; the board's rate is this run's to check). On PCIe the host's root complexes
+  and switches set what NCCL gets ("On PCI systems, the performance you get is usually
+  determined by the bandwidth your CPU and memory can deliver", NCCL's maintainer, NVIDIA/nccl
+  issue #1639), so another server's 4090s may run slower.
+- ``hpe``: a ``rccl-tests`` ``all_reduce_perf`` on one node of 8 MI300Xs (crickett-hpe/hpc-ai-envs
+  pull request #30, rccl-tests develop:83d38d9; fp32), the out-of-place time of its 8 MiB row
+  (the one row of the table the stored copy holds): ``mi300x``'s xGMI mesh at RCCL's 48 GB/s a
+  link.
 """
 
 from __future__ import annotations
@@ -80,6 +92,9 @@ CASES = (
          _times((1806.7, 3108.8, 5589.1, 10094, 20299), GIB // 2)),
     Case("72 x GB300, NVL72 rack, NVLS", "verda", "gb300", 72, 72, "nvls",
          _times((2914.04, 5253.87, 9972.94, 19176.2, 36878.3), GIB)),
+    Case("4 x RTX 4090, PCIe", "tinygrad", "rtx4090", 4, 4, "auto",
+         _times((15654, 31194, 62077), GIB // 4)),
+    Case("8 x MI300X, xGMI", "hpe", "mi300x", 8, 8, "auto", _times((91.10,), 8 * MIB)),
     Case("ND A100 v4, 8 GPUs, ring", "azure", "a100_80gb_sxm", 8, 8, "auto", _from_busbw(8, (
         0.04, 0.08, 0.17, 0.33, 0.67, 1.37, 2.70, 5.15, 10.11, 19.24, 36.22, 53.54, 71.43,
         89.99, 109.22, 132.77, 166.63, 174.18, 213.87, 221.58, 228.10, 230.22, 230.48, 231.58))),
