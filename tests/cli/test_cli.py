@@ -237,6 +237,7 @@ def test_effective_roofline_kernel_models_match_golden(
             "effective_roofline/splitkv/",
             "effective_roofline/flashmla/",
             "effective_roofline/nccl-ring-",
+            "effective_roofline/nccl-nvls",
         )
     )
     parts = profile["energy"]

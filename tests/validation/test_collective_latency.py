@@ -52,8 +52,11 @@ def _metrics(
 @pytest.mark.parametrize(
     ("hardware", "ranks", "mape", "low", "high"),
     [  # buffers of 1 MiB and more, held out (nothing fitted)
-        ("h100_sxm", None, 0.095, 0.97, 0.99),  # 9.4 % over 36 rows, 0.98x
-        ("h100_sxm", 8, 0.075, 1.05, 1.06),  # 7.4 %, 0.88-1.21x
+        # auto weighs NVLink SHARP beside the ring (2026-12-07): 8.1 % over 36 rows, 0.95x (the
+        # ring alone: 9.3 %, 0.97x); 8 ranks 5.1 %, 0.87-1.20x (ring: 7.1 %, 1.05x), whose rows
+        # of 50-64 MiB ran faster than NCCL's ring can (NCCL 2.18 ran them with NVLS)
+        ("h100_sxm", None, 0.083, 0.94, 0.96),
+        ("h100_sxm", 8, 0.053, 1.00, 1.03),
         ("h100_sxm", 4, 0.053, 0.94, 0.96),  # 5.3 % (5.1 % read as published, 0.5 us short)
         ("h100_sxm", 2, 0.205, 0.79, 0.81),  # 20.3 %: two ranks run at 0.80x
         # the A100 at the 195 GB/s a published nccl-tests run measured on 8 A100s (the config's

@@ -32,8 +32,10 @@ takes the fastest by its own cost model."""
 COLLECTIVE_ALGORITHMS = ("auto", "ring", "tree", "nvls")
 """NCCL's algorithms the models run (``NCCL_ALGO``): its ring, its double binary tree
 (all-reduce across nodes), or NVLink SHARP (all-reduce in the NVSwitch, on configs with
-``interconnect.nvls_bandwidth_bytes_per_s``); ``auto`` (the default) is the ring inside one node
-and the faster of ring and tree for an all-reduce across nodes."""
+``interconnect.nvls_bandwidth_bytes_per_s``); ``auto`` (the default) takes the fastest NCCL
+would weigh: inside one node the ring, or for an all-reduce of more than two ranks on a board
+with an NVLS rate the faster of the ring and NVLS (NCCL's default since 2.17 where the fabric
+has it); across nodes the faster of ring and tree for an all-reduce."""
 
 COLLECTIVE = (
     AttrSpec(
@@ -69,10 +71,11 @@ COLLECTIVE = (
         name="algorithm",
         kind=str,
         choices=COLLECTIVE_ALGORITHMS,
-        doc="NCCL's algorithm: auto (default: the ring in one node, the faster of ring and tree "
-        "across nodes), ring, tree (all_reduce across nodes) or nvls, NVLink SHARP (all_reduce "
-        "in one node, reduced in the NVSwitch; the config must give "
-        "interconnect.nvls_bandwidth_bytes_per_s)",
+        doc="NCCL's algorithm: auto (default: in one node the ring, or the faster of ring and "
+        "nvls for an all_reduce of more than two ranks where the config gives an NVLS rate; "
+        "across nodes the faster of ring and tree), ring, tree (all_reduce across nodes) or "
+        "nvls, NVLink SHARP (all_reduce in one node, reduced in the NVSwitch; the config must "
+        "give interconnect.nvls_bandwidth_bytes_per_s)",
     ),
     AttrSpec(
         name="torus_shape",

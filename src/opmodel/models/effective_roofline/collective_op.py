@@ -34,18 +34,23 @@ Equations and validation: docs/models/collective.md.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
-from opmodel.hardware.interconnect import LinkType
+from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.ici_collective import predict_ici_collective
 from opmodel.models.effective_roofline.nccl_algorithms import nccl_timing
-from opmodel.models.effective_roofline.nvls import NVLS_LATENCY_S, nvls_timing
+from opmodel.models.effective_roofline.nvls import NVLS_LATENCY_S, nvls_timing, nvls_usable
 from opmodel.models.shared.collective_estimate import (
+    LinkTime,
+    NodeGroup,
     collective_profile,
     interconnect_of,
+    split_link_bytes,
 )
 from opmodel.models.shared.roofline_estimate import roofline_setup
 
@@ -70,9 +75,46 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             f"op '{op.name}' (collective): algorithm tree runs across nodes (the group is "
             f"one node of {group.per_node} ranks; use ring or auto)"
         )
+    placed = (spec, group)
     if view.algorithm == "nvls":
-        timing, name = nvls_timing(op, spec, hardware), "effective_roofline/nccl-nvls"
+        return _profile(op, hardware, placed, nvls_timing(op, spec, hardware))
+    ring = nccl_timing(view, placed, bulk)
+    if view.algorithm == "auto" and _nvls_allowed(view, spec, group, hardware):
+        nvls = nvls_timing(op, spec, hardware)
+        ring_s = ring.latency_s + split_link_bytes(view, group)[0] / ring.bandwidth_bytes_per_s
+        if nvls.latency_s + view.buffer_bytes / nvls.bandwidth_bytes_per_s < ring_s:
+            # NCCL's tuner takes the faster by its model: the op as NVLS (its bytes, no additions)
+            as_nvls = replace(op, attrs={**op.attrs, "algorithm": "nvls"})
+            return _profile(as_nvls, hardware, placed, nvls)
+    return _profile(op, hardware, placed, ring)
+
+
+def _nvls_allowed(
+    view: CollectiveView, spec: InterconnectSpec, group: NodeGroup, hardware: HardwareSpec
+) -> bool:
+    """Whether NCCL would weigh NVLink SHARP for this collective (``algorithm: auto``): an
+    all-reduce inside one node of more than two ranks (NCCL 2.17-2.2x leave NVLS off for two
+    GPUs, ``gpuCount <= 2`` in src/transport/nvls.cc) on a board with an NVLS rate its loops
+    deliver, with the Simple protocol allowed."""
+    return (
+        view.operation == "all_reduce"
+        and group.nodes == 1
+        and view.ranks > 2
+        and view.protocol in ("auto", "simple")
+        and spec.nvls_bandwidth_bytes_per_s is not None
+        and nvls_usable(spec, hardware)
+    )
+
+
+def _profile(
+    op: LocalOp,
+    hardware: HardwareSpec,
+    placed: tuple[InterconnectSpec, NodeGroup],
+    timing: LinkTime,
+) -> OpProfile:
+    """The profile of ``op`` with the link time of the algorithm that ran."""
+    if timing.algorithm == "nvls":
+        name = "effective_roofline/nccl-nvls"
     else:
-        timing = nccl_timing(view, (spec, group), bulk)
         name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
-    return collective_profile(op, roofline_setup(op, hardware), (spec, group), (name, timing))
+    return collective_profile(op, roofline_setup(op, hardware), placed, (name, timing))

@@ -60,6 +60,7 @@ __all__ = [
     "nvls_reference_loop_bytes",
     "nvls_seconds",
     "nvls_timing",
+    "nvls_usable",
 ]
 
 NVLS_LATENCY_S = 23e-6
@@ -133,6 +134,22 @@ def nvls_inverse_rate(rate_bytes_per_s: float, loop_bytes: int, sync_s: float) -
     return 1.0 / rate_bytes_per_s - sync_s / loop_bytes
 
 
+def _inverse_rate(spec: InterconnectSpec, hardware: HardwareSpec) -> float | None:
+    """``1 / R_inf`` from the config's NVLS rate, or None where it has none or where the rate
+    would need more than twice itself between synchronisations (module docstring)."""
+    rate = spec.nvls_bandwidth_bytes_per_s
+    if rate is None:
+        return None
+    loop_bytes = nvls_reference_loop_bytes(hardware, spec)
+    inverse = nvls_inverse_rate(rate, loop_bytes, nvls_loop_sync_s(spec.devices_per_node))
+    return inverse if inverse * rate >= 0.5 else None
+
+
+def nvls_usable(spec: InterconnectSpec, hardware: HardwareSpec) -> bool:
+    """Whether ``hardware`` runs NVLS at all: a config NVLS rate its loops can deliver."""
+    return _inverse_rate(spec, hardware) is not None
+
+
 def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> LinkTime:
     """The latency and rate of an NVLS all-reduce of ``op``'s buffer (module docstring)."""
     rate = spec.nvls_bandwidth_bytes_per_s
@@ -142,10 +159,10 @@ def nvls_timing(op: LocalOp, spec: InterconnectSpec, hardware: HardwareSpec) -> 
             f"interconnect.nvls_bandwidth_bytes_per_s, which hardware '{hardware.name}' does not "
             "give (NVLink SHARP: NVSwitch reduction, H100 and later boards)"
         )
-    loop_bytes = nvls_reference_loop_bytes(hardware, spec)
-    reference_sync = nvls_loop_sync_s(spec.devices_per_node)
-    inverse = nvls_inverse_rate(rate, loop_bytes, reference_sync)
-    if inverse * rate < 0.5:  # the quoted rate would need more than twice it between syncs
+    inverse = _inverse_rate(spec, hardware)
+    if inverse is None:
+        loop_bytes = nvls_reference_loop_bytes(hardware, spec)
+        reference_sync = nvls_loop_sync_s(spec.devices_per_node)
         raise UnsupportedOpError(
             f"op '{op.name}' (collective): hardware '{hardware.name}' "
             f"interconnect.nvls_bandwidth_bytes_per_s {rate:.3g} is more than NCCL's NVLS "
