@@ -36,7 +36,8 @@ to show what the missing algorithm costs.
 
 Config ``h100_sxm``; the one-node rows run the algorithm NCCL ran (``algorithm: nvls`` where it
 ran NVLS, the ring with the protocol left to the model otherwise, whose choice is printed beside
-NCCL's).
+NCCL's). The model's own choice (``algorithm: auto``, which weighs NVLS beside the ring on a
+board with an NVLS rate) is printed beside the algorithm NCCL's default ran, size by size.
 All held out: the NVLS constants come from Azure's ND H100 v5 curve under NCCL 2.18.5
 (``fit_published_nvls.py``), nothing here is fitted.
 """
@@ -50,6 +51,7 @@ from ratio_summary import Timed, ratio_summary
 from opmodel import ops
 from opmodel.hardware import load_hardware
 from opmodel.models import get_model
+from opmodel.models.shared.collective_estimate import CollectiveDiagnostics
 
 CONFIG = "h100_sxm"
 MIB = 1 << 20
@@ -130,8 +132,7 @@ def compare() -> list[Row]:
             if algorithm is not None:
                 columns.insert(0, ("default", algorithm, protocol, us))
             for column, algo, proto, micro in columns:
-                attrs = {"algorithm": "nvls"} if algo == "nvls" else {}
-                op = ops.collective("all_reduce", size // 4, 8, "fp32", **attrs)
+                op = ops.collective("all_reduce", size // 4, 8, "fp32", algorithm=algo)
                 profile = model.predict(op, hardware)
                 nccl = f"{algo}-{proto}" if proto else algo
                 rows.append(Row(buffer_bytes=size, run=run, column=column, nccl=nccl,
@@ -151,6 +152,25 @@ def two_nodes() -> list[Row]:
                         model=_name(profile.implementation), measured_s=ms * 1e-3,
                         model_s=profile.latency_s))  # fmt: skip
     return rows
+
+
+def auto_choices() -> list[tuple[int, str, str]]:
+    """(buffer bytes, the algorithm NCCL's default ran, the one ``algorithm: auto`` takes) for
+    every size whose default column NCCL's log or the run names, each size once."""
+    model, hardware = get_model("effective_roofline"), load_hardware(CONFIG)
+    choices: dict[int, tuple[str, str]] = {}
+    for _, published in RUNS:
+        for size, algorithm, _, _, _, _ in published:
+            if algorithm is not None and size not in choices:
+                op = ops.collective("all_reduce", size // 4, 8, "fp32")
+                taken = model.predict(op, hardware).diagnostics
+                assert isinstance(taken, CollectiveDiagnostics)
+                choices[size] = (algorithm, taken.algorithm)
+    return [(size, nccl, auto) for size, (nccl, auto) in sorted(choices.items())]
+
+
+def _size(size: int) -> str:
+    return f"{size >> 10} KiB" if size >= 1024 else f"{size} B"
 
 
 def summary(rows: list[Row]) -> dict[str, tuple[int, float, float]]:
@@ -178,6 +198,12 @@ def main() -> int:
     logged = [r for r in rows if r.nccl.startswith("ring-")]
     agree, ring = sum(r.model == r.nccl for r in logged), len(logged)
     print(f"the ring's protocol as NCCL's log gives it: {agree} of {ring}")
+    choices = auto_choices()
+    same = sum(nccl == auto for _, nccl, auto in choices)
+    print(
+        f"algorithm: auto takes the algorithm NCCL's default ran at {same} of {len(choices)} "
+        "sizes: " + ", ".join(f"{_size(size)} {nccl}/{auto}" for size, nccl, auto in choices)
+    )
     print("2 nodes (NVLS tree, not modelled): "
           + ", ".join(f"{r.ratio:.2f}x" for r in across))  # fmt: skip
     return 0
