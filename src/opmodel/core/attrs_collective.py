@@ -34,8 +34,8 @@ COLLECTIVE_ALGORITHMS = ("auto", "ring", "tree", "nvls")
 (all-reduce across nodes), or NVLink SHARP (all-reduce in the NVSwitch, on configs with
 ``interconnect.nvls_bandwidth_bytes_per_s``); ``auto`` (the default) takes the fastest NCCL
 would weigh: inside one node the ring, or for an all-reduce of more than two ranks on a board
-with an NVLS rate the faster of the ring and NVLS (NCCL's default since 2.17 where the fabric
-has it); across nodes the faster of ring and tree for an all-reduce."""
+with an NVLS rate the faster of the ring and NVLS (NCCL's default where the fabric has it);
+across nodes the faster of ring and tree for an all-reduce."""
 
 COLLECTIVE = (
     AttrSpec(

@@ -93,9 +93,9 @@ def _nvls_allowed(
     view: CollectiveView, spec: InterconnectSpec, group: NodeGroup, hardware: HardwareSpec
 ) -> bool:
     """Whether NCCL would weigh NVLink SHARP for this collective (``algorithm: auto``): an
-    all-reduce inside one node of more than two ranks (NCCL 2.17-2.2x leave NVLS off for two
-    GPUs, ``gpuCount <= 2`` in src/transport/nvls.cc) on a board with an NVLS rate its loops
-    deliver, with the Simple protocol allowed."""
+    all-reduce inside one node of more than two ranks (NCCL's releases after its first NVLS one
+    leave it off for two GPUs, ``gpuCount <= 2`` in src/transport/nvls.cc, until the newest) on
+    a board with an NVLS rate its loops deliver, with the Simple protocol allowed."""
     return (
         view.operation == "all_reduce"
         and group.nodes == 1
