@@ -54,7 +54,7 @@ def _metrics(
     [  # buffers of 1 MiB and more, held out (nothing fitted)
         # auto weighs NVLink SHARP beside the ring (2026-12-07): 8.1 % over 36 rows, 0.95x (the
         # ring alone: 9.3 %, 0.97x); 8 ranks 5.1 %, 0.87-1.20x (ring: 7.1 %, 1.05x), whose rows
-        # of 50-64 MiB ran faster than NCCL's ring can (NCCL 2.18 ran them with NVLS)
+        # of 50-64 MiB ran faster than NCCL's ring can (NCCL ran them with NVLS)
         ("h100_sxm", None, 0.083, 0.94, 0.96),
         ("h100_sxm", 8, 0.053, 1.00, 1.03),
         ("h100_sxm", 4, 0.053, 0.94, 0.96),  # 5.3 % (5.1 % read as published, 0.5 us short)
