@@ -36,7 +36,7 @@ from opmodel.formulas.traffic import (
     gather_read_bytes,
 )
 
-__all__ = ["OpWork", "op_work"]
+__all__ = ["OpWork", "collective_work", "op_work"]
 
 
 @value_type
@@ -178,6 +178,12 @@ def _cross_entropy_work(op: LocalOp, view: CrossEntropyView, read: int, write: i
 
 
 def _collective_work(op: LocalOp, view: CollectiveView, read: int, write: int) -> OpWork:
+    return collective_work(view)
+
+
+def collective_work(view: CollectiveView) -> OpWork:
+    """One rank's work in a collective of ``view`` (its additions and HBM bytes), for the
+    algorithm the view names (``nvls``: the buffer once each way, no additions on the GPU)."""
     link = c.collective_link_bytes(view.operation, view.ranks, view.buffer_bytes, view.algorithm)
     hbm_read, hbm_write = c.collective_hbm_bytes(
         view.operation, link, view.send.nbytes, view.recv.nbytes

@@ -40,6 +40,7 @@ from opmodel.core.errors import UnsupportedOpError
 from opmodel.core.op import LocalOp
 from opmodel.core.profile import OpProfile
 from opmodel.core.views import CollectiveView
+from opmodel.formulas.work import collective_work
 from opmodel.hardware.interconnect import InterconnectSpec, LinkType
 from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.effective_roofline.ici_collective import predict_ici_collective
@@ -52,7 +53,7 @@ from opmodel.models.shared.collective_estimate import (
     interconnect_of,
     split_link_bytes,
 )
-from opmodel.models.shared.roofline_estimate import roofline_setup
+from opmodel.models.shared.roofline_estimate import roofline_setup, setup_of_work
 
 __all__ = ["NCCL_BULK_FRACTION", "NVLS_LATENCY_S", "predict_collective"]
 
@@ -84,8 +85,10 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         ring_s = ring.latency_s + split_link_bytes(view, group)[0] / ring.bandwidth_bytes_per_s
         if nvls.latency_s + view.buffer_bytes / nvls.bandwidth_bytes_per_s < ring_s:
             # NCCL's tuner takes the faster by its model: the op as NVLS (its bytes, no additions)
-            as_nvls = replace(op, attrs={**op.attrs, "algorithm": "nvls"})
-            return _profile(as_nvls, hardware, placed, nvls)
+            ran = replace(view, algorithm="nvls")
+            setup = setup_of_work(collective_work(ran), hardware)
+            timing = ("effective_roofline/nccl-nvls", nvls)
+            return collective_profile(op, setup, placed, timing, ran)
     return _profile(op, hardware, placed, ring)
 
 

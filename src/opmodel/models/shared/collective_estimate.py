@@ -192,16 +192,16 @@ def collective_profile(
     setup: RooflineSetup,
     placed: tuple[InterconnectSpec, NodeGroup],
     timing: tuple[str, LinkTime],
+    ran: CollectiveView | None = None,
 ) -> OpProfile:
-    """The profile of ``op`` given its roofline setup, the hardware's links and the group's
-    nodes (checked by :func:`interconnect_of`) and its link time; ``timing`` is the
-    implementation name and how the links move the bytes."""
-    view, (link, group), (implementation, link_time) = op.view, placed, timing
+    """The profile of ``op`` from its roofline setup, links and nodes (:func:`interconnect_of`)
+    and link time (implementation name, how the links move the bytes); ``ran``: its view with
+    the algorithm that ran where the op names another (``auto`` taking NVLS)."""
+    view, (link, group), (implementation, link_time) = ran or op.view, placed, timing
     assert isinstance(view, CollectiveView)
     sent, net = split_link_bytes(view, group)
     t_link = link_time.latency_s + sent / link_time.bandwidth_bytes_per_s
-    t_vector = compute_time_s(setup.vector_flops, setup.vector_flops_per_s, 1.0)
-    t_hbm = memory_time_s(setup.moved_bytes, setup.hbm_bytes_per_s, 1.0, setup.hbm_latency_s)
+    t_vector, t_hbm = _vector_and_hbm_s(setup)
     latency = max(t_link, t_hbm, t_vector)
     return OpProfile.make(
         latency_s=latency,
@@ -230,6 +230,13 @@ def collective_profile(
             chunk_bytes=link_time.chunk_bytes,
         ),
     )
+
+
+def _vector_and_hbm_s(setup: RooflineSetup) -> tuple[float, float]:
+    """The roofline's vector-engine and HBM times of the op's additions and bytes."""
+    t_vector = compute_time_s(setup.vector_flops, setup.vector_flops_per_s, 1.0)
+    t_hbm = memory_time_s(setup.moved_bytes, setup.hbm_bytes_per_s, 1.0, setup.hbm_latency_s)
+    return t_vector, t_hbm
 
 
 def _steps(view: CollectiveView, group: NodeGroup, algorithm: str) -> int:

@@ -33,7 +33,13 @@ from opmodel.models.shared.collective_estimate import (
 )
 from opmodel.models.shared.memo import per_op_and_hardware
 
-__all__ = ["RooflineDiagnostics", "RooflineSetup", "roofline_estimate", "roofline_setup"]
+__all__ = [
+    "RooflineDiagnostics",
+    "RooflineSetup",
+    "roofline_estimate",
+    "roofline_setup",
+    "setup_of_work",
+]
 
 # bound once: on CPython 3.11 ``OpKind.COLLECTIVE`` is a descriptor lookup (~50 ns), which every
 # roofline predict would pay
@@ -168,7 +174,12 @@ class RooflineSetup(FastValue):
 
 
 def _build_setup(op: LocalOp, hardware: HardwareSpec) -> RooflineSetup:
-    work = op_work(op)
+    return setup_of_work(op_work(op), hardware)
+
+
+def setup_of_work(work: OpWork, hardware: HardwareSpec) -> RooflineSetup:
+    """The roofline setup of ``work`` on ``hardware`` (:func:`roofline_setup` without the op:
+    an ``effective_roofline`` collective that runs another algorithm than its op names)."""
     plan = _plan(hardware, work)
     rates = _rates(hardware)
     if plan.matmul_on_tensor:
