@@ -87,8 +87,7 @@ def predict_collective(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
             # NCCL's tuner takes the faster by its model: the op as NVLS (its bytes, no additions)
             ran = replace(view, algorithm="nvls")
             setup = setup_of_work(collective_work(ran), hardware)
-            timing = ("effective_roofline/nccl-nvls", nvls)
-            return collective_profile(op, setup, placed, timing, ran)
+            return collective_profile(op, setup, placed, (_implementation(nvls), nvls), ran)
     return _profile(op, hardware, placed, ring)
 
 
@@ -104,7 +103,6 @@ def _nvls_allowed(
         and group.nodes == 1
         and view.ranks > 2
         and view.protocol in ("auto", "simple")
-        and spec.nvls_bandwidth_bytes_per_s is not None
         and nvls_usable(spec, hardware)
     )
 
@@ -116,8 +114,13 @@ def _profile(
     timing: LinkTime,
 ) -> OpProfile:
     """The profile of ``op`` with the link time of the algorithm that ran."""
-    if timing.algorithm == "nvls":
-        name = "effective_roofline/nccl-nvls"
-    else:
-        name = f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
+    name = _implementation(timing)
     return collective_profile(op, roofline_setup(op, hardware), placed, (name, timing))
+
+
+def _implementation(timing: LinkTime) -> str:
+    """The profile's implementation name: NCCL's NVLS (Simple only), or its algorithm and
+    protocol."""
+    if timing.algorithm == "nvls":
+        return "effective_roofline/nccl-nvls"
+    return f"effective_roofline/nccl-{timing.algorithm}-{timing.protocol}"
