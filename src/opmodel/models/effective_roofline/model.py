@@ -31,7 +31,7 @@ from opmodel.models.effective_roofline.optimizer_op import predict_optimizer
 from opmodel.models.effective_roofline.streaming_op import STREAMING_KINDS, predict_streaming
 from opmodel.models.effective_roofline.systolic import predict_systolic_gemm
 from opmodel.models.gemm import GemmProblem
-from opmodel.models.gemm.choice import choose_kernel, evaluate_chosen
+from opmodel.models.gemm.choice import choose_kernel, chosen_at_clock
 from opmodel.models.gemm.evaluate import KernelEvaluation, traffic_by_level
 from opmodel.models.gemm.overhead import in_force
 from opmodel.models.registry import register_model
@@ -71,7 +71,7 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     activity = tensor_activity(hardware, problem.compute_dtype, issued, e.latency_s)
     slow = throttled_at(hardware, activity, problem.compute_dtype)
     if slow is not None:  # the same kernel at the lower clock
-        e = evaluate_chosen(kernel, problem, slow)
+        e = chosen_at_clock(e, problem, slow)
     flops = problem.flops
     return OpProfile.make(
         latency_s=e.latency_s,

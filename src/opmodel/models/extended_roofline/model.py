@@ -91,16 +91,14 @@ def _rates(
     return rates
 
 
-def _build_setup(op: LocalOp, hardware: HardwareSpec, chosen: GemmKernel | None = None) -> _Setup:
-    """Everything but the wave schedule; ``chosen``: the kernel picked on another clock of the
-    same device (a power-limited clock does not change the kernel)."""
+def _build_setup(op: LocalOp, hardware: HardwareSpec) -> _Setup:
+    """Everything but the wave schedule (:func:`_at_clock` moves it to a power-limited clock
+    of the same device, which does not change the kernel)."""
     sm = hardware.compute.sm
     assert sm is not None
     problem = GemmProblem.from_op(op)
     on_tensor = hardware.compute.tensor_peak(problem.compute_dtype) is not None
-    if chosen is not None:
-        built = setup_of(chosen, problem, hardware)
-    elif KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
+    if KERNEL_ATTRS.isdisjoint(op.attrs):  # the kernel automatic selection picks
         built = setup_of(choose_kernel(op, problem, hardware).evaluation.kernel, problem, hardware)
     else:  # built from the attrs once per spec, attrs and dtypes
         built = attrs_kernel_setup(op, problem, hardware)
@@ -188,22 +186,57 @@ def _overlapped_cycles(s: _Setup, full: WaveTimeline | None, tail: WaveTimeline 
 
 def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
     s = _build_setup(op, hardware)
-    profile = _predict_gemm(op, hardware, s)
-    if not s.kernel.on_tensor:
-        return profile
-    # under a power limit the kernel runs at the clock its tensor activity allows (the law
-    # effective_roofline applies; docs/models/effective_roofline.md)
-    slow = throttled(hardware, s.problem.compute_dtype, s.issued_flops, profile.latency_s)
-    return profile if slow is None else _predict_gemm(op, slow, _build_setup(op, slow, s.kernel))
+    timing = _timing(s)
+    if s.kernel.on_tensor:
+        # under a power limit the kernel runs at the clock its tensor activity allows (the law
+        # effective_roofline applies; docs/models/effective_roofline.md)
+        dtype = s.problem.compute_dtype
+        slow = throttled(hardware, dtype, s.issued_flops, timing.total_cycles / s.rates.clock_hz)
+        if slow is not None:
+            hardware, s = slow, _at_clock(s, slow)
+            timing = _timing(s)
+    return _profile(op, hardware, s, timing)
 
 
-def _predict_gemm(op: LocalOp, hardware: HardwareSpec, s: _Setup) -> OpProfile:
+class _Timing(NamedTuple):
+    """The wave schedule of one setup: the full and the tail wave and the kernel's cycles."""
+
+    full: WaveTimeline | None
+    tail: WaveTimeline | None
+    overlapped_cycles: float
+    total_cycles: float
+
+
+def _timing(s: _Setup) -> _Timing:
+    """``full_waves x full + tail - overlapped + fixed`` cycles (module docstring)."""
     full, tail = _waves(s)
     waves_total = (s.grid.full_waves * full.total_cycles if full is not None else 0.0) + (
         tail.total_cycles if tail is not None else 0.0
     )
     overlapped = _overlapped_cycles(s, full, tail)
     total = waves_total - overlapped + s.rates.fixed_overhead_cycles
+    return _Timing(full, tail, overlapped, total)
+
+
+def _at_clock(s: _Setup, hardware: HardwareSpec) -> _Setup:
+    """``s`` on ``hardware``, another clock of the same device: the clock moves the rates and
+    the energies per FLOP and per byte (the core domain's voltage), not the kernel, its
+    occupancy, grid, traffic or stage work, which are kept."""
+    dtype = s.problem.compute_dtype
+    on_tensor = hardware.compute.tensor_peak(dtype) is not None  # as _build_setup
+    mma_sync = s.kernel.instruction is Instruction.MMA_SYNC
+    rates = _rates(hardware, s.problem, on_tensor=on_tensor, mma_sync=mma_sync)
+    per_flop = hardware.compute.energy_per_flop(tensor=on_tensor, dtype=dtype)
+    return s._replace(
+        rates=rates,
+        math_j=s.issued_flops * per_flop,
+        memory_j=memory_energy(s.traffic, setup_of(s.kernel, s.problem, hardware).rates),
+    )
+
+
+def _profile(op: LocalOp, hardware: HardwareSpec, s: _Setup, timing: _Timing) -> OpProfile:
+    """The profile of ``s`` on ``hardware`` with its wave schedule ``timing``."""
+    full, tail, overlapped, total = timing
     latency = total / s.rates.clock_hz
     kernel = s.kernel
     on_tensor = kernel.on_tensor

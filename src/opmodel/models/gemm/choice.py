@@ -22,6 +22,7 @@ from opmodel.hardware.spec import HardwareSpec
 from opmodel.models.gemm.evaluate import (
     KernelEvaluation,
     KernelSetup,
+    evaluate_at_clock,
     evaluate_kernel,
     kernel_setup,
 )
@@ -44,6 +45,7 @@ __all__ = [
     "KernelChoice",
     "attrs_kernel_setup",
     "choose_kernel",
+    "chosen_at_clock",
     "evaluate_chosen",
     "setup_of",
 ]
@@ -160,6 +162,15 @@ def evaluate_chosen(
     ``hardware``: a power-limited clock changes how fast the kernel runs, not which kernel the
     library launches (cuBLAS's heuristics do not know the clock)."""
     return evaluate_kernel(kernel, problem, hardware, setup_of(kernel, problem, hardware))
+
+
+def chosen_at_clock(
+    e: KernelEvaluation, problem: GemmProblem, hardware: HardwareSpec
+) -> KernelEvaluation:
+    """:func:`evaluate_chosen` of ``e``'s kernel on ``hardware``, another clock of the device
+    ``e`` was evaluated on, keeping ``e``'s grid, traffic and per-CTA work, which the clock
+    does not change (:func:`~opmodel.models.gemm.evaluate.evaluate_at_clock`)."""
+    return evaluate_at_clock(e, setup_of(e.kernel, problem, hardware))
 
 
 def _evaluate_memoised(

@@ -33,6 +33,7 @@ from opmodel.models.gemm.traffic import GemmTraffic, gemm_traffic
 __all__ = [
     "KernelEvaluation",
     "KernelSetup",
+    "evaluate_at_clock",
     "evaluate_kernel",
     "kernel_setup",
     "memory_energy",
@@ -140,11 +141,25 @@ def evaluate_kernel(
     assert sm is not None
     if setup is None:
         setup = kernel_setup(kernel, problem, hardware)
-    rates = setup.rates
-    occ = setup.occupancy
-    grid = grid_of(kernel, problem, sm, occ)
-    traffic = gemm_traffic(kernel, problem, grid, rates.l2_capacity_bytes, tiles=setup.tiles)
+    grid = grid_of(kernel, problem, sm, setup.occupancy)
+    traffic = gemm_traffic(kernel, problem, grid, setup.rates.l2_capacity_bytes, tiles=setup.tiles)
     work = cta_work(kernel, problem, traffic, grid, local=setup.local)
+    return _evaluation(kernel, setup, grid, traffic, work)
+
+
+def evaluate_at_clock(e: KernelEvaluation, setup: KernelSetup) -> KernelEvaluation:
+    """``e``, an evaluation on one clock of a device, again on another clock of it whose
+    :func:`kernel_setup` of ``e``'s kernel is ``setup`` (a power-limited clock): the grid,
+    the traffic and the per-CTA work depend on the kernel, the problem and the device's
+    limits, not on the clock, and are kept; the cycles and energies are evaluated anew."""
+    return _evaluation(e.kernel, setup, e.grid, e.traffic, e.work)
+
+
+def _evaluation(
+    kernel: GemmKernel, setup: KernelSetup, grid: Grid, traffic: GemmTraffic, work: CtaWork
+) -> KernelEvaluation:
+    """The evaluation of ``kernel`` (``setup``'s) with its grid, traffic and per-CTA work."""
+    rates, occ = setup.rates, setup.occupancy
     cycles = kernel_cycles(
         work, rates, grid, occ.resident_ctas_per_sm, local_stages=setup.local_stages
     )
