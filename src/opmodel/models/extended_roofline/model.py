@@ -191,20 +191,16 @@ def _predict_gpu_gemm(op: LocalOp, hardware: HardwareSpec) -> OpProfile:
         # under a power limit the kernel runs at the clock its tensor activity allows (the law
         # effective_roofline applies; docs/models/effective_roofline.md)
         dtype = s.problem.compute_dtype
-        slow = throttled(hardware, dtype, s.issued_flops, timing.total_cycles / s.rates.clock_hz)
+        slow = throttled(hardware, dtype, s.issued_flops, timing[3] / s.rates.clock_hz)
         if slow is not None:
             hardware, s = slow, _at_clock(s, slow)
             timing = _timing(s)
     return _profile(op, hardware, s, timing)
 
 
-class _Timing(NamedTuple):
-    """The wave schedule of one setup: the full and the tail wave and the kernel's cycles."""
-
-    full: WaveTimeline | None
-    tail: WaveTimeline | None
-    overlapped_cycles: float
-    total_cycles: float
+# the wave schedule of one setup: the full and the tail wave, the overlapped cycles and the
+# kernel's cycles (a plain tuple: built on every fresh predict, cheaper than a named one)
+_Timing = tuple[WaveTimeline | None, WaveTimeline | None, float, float]
 
 
 def _timing(s: _Setup) -> _Timing:
@@ -215,7 +211,7 @@ def _timing(s: _Setup) -> _Timing:
     )
     overlapped = _overlapped_cycles(s, full, tail)
     total = waves_total - overlapped + s.rates.fixed_overhead_cycles
-    return _Timing(full, tail, overlapped, total)
+    return full, tail, overlapped, total
 
 
 def _at_clock(s: _Setup, hardware: HardwareSpec) -> _Setup:
