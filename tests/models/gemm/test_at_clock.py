@@ -36,7 +36,8 @@ def _slow(name: str, clock_hz: float) -> tuple[HardwareSpec, HardwareSpec]:
 @pytest.mark.parametrize(("m", "n", "k"), SHAPES)
 def test_chosen_at_clock_equals_a_fresh_evaluation(name: str, m: int, n: int, k: int) -> None:
     """The grid, traffic and per-CTA work kept; the cycles, latency and energies those of
-    the slower clock (1,050 MHz, below both boards' power-limited clocks)."""
+    the slower clock (1,050 MHz: below each board's boost clock, near the clocks their
+    power limits allow a busy GEMM, 996-1,455 MHz)."""
     hardware, slow = _slow(name, 1.05e9)
     op = gemm(m, n, k, DType.BF16, cta_tile_m=128, cta_tile_n=256)
     problem = GemmProblem.from_op(op)
