@@ -46,7 +46,7 @@ def test_chosen_at_clock_equals_a_fresh_evaluation(name: str, m: int, n: int, k:
     again = chosen_at_clock(first, problem, slow)
     assert again == evaluate_chosen(kernel, problem, slow)
     assert again.latency_s > first.latency_s  # fewer cycles a second: slower
-    assert again.grid is first.grid and again.traffic is first.traffic
+    assert (again.grid, again.traffic, again.work) == (first.grid, first.traffic, first.work)
 
 
 @pytest.mark.parametrize("name", CONFIGS)

@@ -169,8 +169,14 @@ def chosen_at_clock(
 ) -> KernelEvaluation:
     """:func:`evaluate_chosen` of ``e``'s kernel on ``hardware``, another clock of the device
     ``e`` was evaluated on, keeping ``e``'s grid, traffic and per-CTA work, which the clock
-    does not change (:func:`~opmodel.models.gemm.evaluate.evaluate_at_clock`)."""
-    return evaluate_at_clock(e, setup_of(e.kernel, problem, hardware))
+    does not change (:func:`~opmodel.models.gemm.evaluate.evaluate_at_clock`); memoised in
+    ``hardware``'s evaluations on (kernel, problem) beside :func:`_evaluate_memoised`'s (the same
+    values): a shape repeated in new ops costs a lookup on a throttled clock too."""
+    memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
+    kernel = e.kernel
+    return _memoised(
+        memo, (kernel, problem), lambda: evaluate_at_clock(e, setup_of(kernel, problem, hardware))
+    )
 
 
 def _evaluate_memoised(
