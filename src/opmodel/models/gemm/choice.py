@@ -169,14 +169,23 @@ def chosen_at_clock(
 ) -> KernelEvaluation:
     """:func:`evaluate_chosen` of ``e``'s kernel on ``hardware``, another clock of the device
     ``e`` was evaluated on, keeping ``e``'s grid, traffic and per-CTA work, which the clock
-    does not change (:func:`~opmodel.models.gemm.evaluate.evaluate_at_clock`); memoised in
-    ``hardware``'s evaluations on (kernel, problem) beside :func:`_evaluate_memoised`'s (the same
-    values): a shape repeated in new ops costs a lookup on a throttled clock too."""
-    memo: dict[object, KernelEvaluation] = hardware.derived_cache.setdefault("gemm.evaluations", {})
-    kernel = e.kernel
-    return _memoised(
-        memo, (kernel, problem), lambda: evaluate_at_clock(e, setup_of(kernel, problem, hardware))
+    does not change (:func:`~opmodel.models.gemm.evaluate.evaluate_at_clock`).
+
+    Memoised on ``hardware`` by ``e`` itself: the first evaluation comes from the memos of
+    :func:`choose_kernel`, so a shape repeated in new ops brings the same object, and its
+    identity is a key that costs nothing to hash (the entry holds ``e``, so the identity
+    cannot pass to another object while it lives)."""
+    memo: dict[int, tuple[KernelEvaluation, KernelEvaluation]] = hardware.derived_cache.setdefault(
+        "gemm.at_clock", {}
     )
+    hit = memo.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    again = evaluate_at_clock(e, setup_of(e.kernel, problem, hardware))
+    if len(memo) >= _EVALUATIONS_KEPT:
+        memo.clear()
+    memo[id(e)] = (e, again)
+    return again
 
 
 def _evaluate_memoised(
