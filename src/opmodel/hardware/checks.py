@@ -147,7 +147,7 @@ def _interconnect_problems(spec: HardwareSpec) -> list[str]:
                 f"({link.bandwidth_bytes_per_s:g}), the line rate"
             )
     if link is not None:
-        problems += _torus_problems(link)
+        problems += _torus_problems(link) + _mesh_problems(link)
     net = link.network if link is not None else None
     if net is not None and (net.nccl_bandwidth_bytes_per_s or 0) > net.nic_bandwidth_bytes_per_s:
         problems.append(
@@ -159,8 +159,11 @@ def _interconnect_problems(spec: HardwareSpec) -> list[str]:
 
 
 def _mesh_problems(link: InterconnectSpec) -> list[str]:
-    """An xGMI mesh joins at least two devices and has no switch to reduce in (no NVLS)."""
-    problems = []
+    """An xGMI mesh joins at least two devices and has no switch to reduce in (no NVLS);
+    nothing to say of another link type."""
+    problems: list[str] = []
+    if link.link_type is not LinkType.XGMI:
+        return problems
     if link.devices_per_node < 2:
         problems.append(
             "interconnect.devices_per_node: must be at least 2 for link_type xgmi (a mesh of "
@@ -178,10 +181,9 @@ def _torus_problems(link: InterconnectSpec) -> list[str]:
     """ICI needs its torus's dimensions (2 or 3); NVLink, PCIe and xGMI have none, nor does ICI
     take NCCL's rates."""
     if link.link_type is not LinkType.ICI:
-        mesh = _mesh_problems(link) if link.link_type is LinkType.XGMI else []
         if link.torus_dims is not None:
-            return ["interconnect.torus_dims: only for link_type ici (a TPU's torus)", *mesh]
-        return mesh
+            return ["interconnect.torus_dims: only for link_type ici (a TPU's torus)"]
+        return []
     problems = []
     if link.torus_dims not in (2, 3):
         problems.append(
